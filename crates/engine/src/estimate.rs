@@ -1,0 +1,662 @@
+//! The two estimation methods and the per-GPU budget verdict.
+//!
+//! `lesson` is chapter 62's formula (seed 003), term for term. `detailed` counts each tensor a
+//! PyTorch training or inference step keeps alive at its peak, with the constants cited where they
+//! are defined. Both produce the same [`Estimate`]: components with their formula and the numbers
+//! substituted in, a per-GPU total, and a verdict against the usable budget.
+
+use crate::model::{Architecture, MatrixShape};
+use crate::precision::*;
+use crate::scenario::{FieldError, Resolved, Scenario};
+use crate::units::{Bytes, GB, MIB};
+use serde::{Deserialize, Serialize};
+
+pub const ESTIMATE_SCHEMA: &str = "vramfit.estimate/1";
+
+/// Chapter 62's fixed "CUDA kernels + workspace" overhead: 0.5 GB.
+pub const LESSON_OVERHEAD_BYTES: f64 = 0.5 * GB;
+/// Chapter 62: "Activations ≈ 2 × layers × batch_size × seq_length × hidden_dim × bytes".
+pub const LESSON_ACTIVATION_FACTOR: f64 = 2.0;
+/// Chapter 62's checkpointing multiplier ("activation_base *= 0.4  # ~60% savings").
+pub const LESSON_CHECKPOINT_FACTOR: f64 = 0.4;
+
+/// Memory the CUDA driver context, cuBLAS/cuDNN handles and PyTorch's kernel images take before any
+/// tensor exists. With CUDA ≥ 11.7 lazy module loading (the default since PyTorch 2.0) this is about
+/// 0.4–0.6 GiB on A100/H100-class cards; the public set's 2021 V100 row (M084, eager loading) shows
+/// 1343 MiB. 512 MiB is the lazy-loading figure.
+pub const CUDA_CONTEXT_BYTES: f64 = 512.0 * MIB;
+/// PyTorch's caching allocator rounds large blocks up and keeps freed blocks cached, so reserved
+/// memory exceeds the live tensors. Transient tensors (activations, logits, KV growth) fragment;
+/// tensors allocated once and kept (weights, optimizer state) barely do. The split follows
+/// Answer.AI's fsdp_qlora benchmark (peak allocated 8.28 GiB vs reserved 9.16 GiB, row M131's source).
+pub const FRAGMENTATION_OF_TRANSIENT: f64 = 0.20;
+pub const FRAGMENTATION_OF_STATIC: f64 = 0.02;
+/// bitsandbytes NF4 quantizes in blocks of 64 weights with one fp32 absmax each (Dettmers et al.
+/// 2023, QLoRA §2); double quantization stores those absmax values as 8-bit with one fp32 constant per
+/// 256 of them (§3: 0.5 → 0.127 bits per parameter).
+pub const NF4_BLOCK: f64 = 64.0;
+pub const NF4_DOUBLE_QUANT_BLOCK: f64 = 256.0;
+/// GPTQ/AWQ-style int4 stores an fp16 scale and a packed 4-bit zero point per group of 128 weights.
+pub const INT4_GROUP: f64 = 128.0;
+/// The chunk of tokens a chunked cross-entropy keeps in fp32 at once.
+pub const LOSS_CHUNK_TOKENS: f64 = 1024.0;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Fits,
+    Tight,
+    Oom,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Fits => "fits",
+            Verdict::Tight => "tight",
+            Verdict::Oom => "oom",
+        }
+    }
+}
+
+/// One slice of the memory stack.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Component {
+    /// Stable: `weights`, `quant_constants`, `adapters`, `gradients`, `optimizer`, `master_weights`,
+    /// `activations`, `logits`, `kv_cache`, `cuda_context`, `fragmentation`, `custom:<name>`.
+    pub id: String,
+    pub label: String,
+    pub bytes: Bytes,
+    /// The formula with its numbers substituted ("show your work").
+    pub formula: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Estimate {
+    pub schema: String,
+    pub scenario: Scenario,
+    pub method: Method,
+    pub params: f64,
+    pub trainable_params: f64,
+    pub components: Vec<Component>,
+    /// Everything on one GPU: what nvidia-smi would show for this process.
+    pub total_bytes: Bytes,
+    pub capacity_bytes: Bytes,
+    /// Capacity less memory in use by others and the safety margin.
+    pub usable_bytes: Bytes,
+    /// Usable less total; negative when it does not fit.
+    pub headroom_bytes: i64,
+    pub tight_threshold_bytes: Bytes,
+    pub verdict: Verdict,
+    pub gpu_name: String,
+    pub gpus: u32,
+    pub notes: Vec<String>,
+}
+
+impl Estimate {
+    pub fn component(&self, id: &str) -> Option<&Component> {
+        self.components.iter().find(|c| c.id == id)
+    }
+
+    pub fn bytes_of(&self, id: &str) -> Bytes {
+        self.component(id).map(|c| c.bytes).unwrap_or(Bytes::ZERO)
+    }
+
+    /// What `torch.cuda.max_memory_allocated()` would report: no context, no allocator slack.
+    pub fn allocated_bytes(&self) -> Bytes {
+        self.total_bytes
+            .saturating_sub(self.bytes_of("cuda_context"))
+            .saturating_sub(self.bytes_of("fragmentation"))
+    }
+
+    /// What `torch.cuda.max_memory_reserved()` would report: allocator slack but no context.
+    pub fn reserved_bytes(&self) -> Bytes {
+        self.total_bytes.saturating_sub(self.bytes_of("cuda_context"))
+    }
+}
+
+/// Builds the estimate, or every invalid field.
+pub fn estimate(scenario: &Scenario) -> Result<Estimate, Vec<FieldError>> {
+    let resolved = scenario.resolve()?;
+    Ok(estimate_resolved(scenario, &resolved, true))
+}
+
+/// The total on one GPU without building any formula text: the solver's inner loop.
+pub fn total_bytes(scenario: &Scenario) -> Result<Bytes, Vec<FieldError>> {
+    let resolved = scenario.resolve()?;
+    Ok(estimate_resolved(scenario, &resolved, false).total_bytes)
+}
+
+/// Formats formula text only when it will be shown, so the solver's thousands of estimates stay cheap.
+macro_rules! explain {
+    ($on:expr, $($arg:tt)*) => {
+        if $on { format!($($arg)*) } else { String::new() }
+    };
+}
+
+/// A compact number for formulas: 4096, 8.03B, 1.07e-3.
+fn num(x: f64) -> String {
+    let abs = x.abs();
+    if abs >= 1e12 {
+        format!("{:.2}T", x / 1e12)
+    } else if abs >= 1e9 {
+        format!("{:.2}B", x / 1e9)
+    } else if abs >= 1e6 {
+        format!("{:.2}M", x / 1e6)
+    } else if x.fract() == 0.0 {
+        format!("{x}")
+    } else {
+        format!("{x:.3}")
+    }
+}
+
+struct Stack {
+    explain: bool,
+    components: Vec<Component>,
+}
+
+impl Stack {
+    fn push(&mut self, id: &str, label: &str, bytes: f64, formula: String) {
+        if bytes > 0.0 || id == "weights" {
+            self.components.push(Component {
+                id: id.to_string(),
+                label: if self.explain { label.to_string() } else { String::new() },
+                bytes: Bytes::from_f64(bytes),
+                formula,
+            });
+        }
+    }
+
+    fn sum(&self, ids: &[&str]) -> f64 {
+        self.components
+            .iter()
+            .filter(|c| ids.contains(&c.id.as_str()))
+            .map(|c| c.bytes.as_f64())
+            .sum()
+    }
+}
+
+/// How many ways each kind of state is split across the GPUs.
+struct Split {
+    weights: f64,
+    gradients: f64,
+    optimizer: f64,
+    model_parallel: f64,
+}
+
+impl Split {
+    fn new(s: &Scenario) -> Split {
+        let n = f64::from(s.gpus.max(1));
+        let by = |on: bool| if on { n } else { 1.0 };
+        Split {
+            weights: by(s.sharding.shards_weights()),
+            gradients: by(s.sharding.shards_gradients()),
+            optimizer: by(s.sharding.shards_optimizer()),
+            model_parallel: by(s.sharding.is_model_parallel()),
+        }
+    }
+
+    fn note(&self, on: f64) -> &'static str {
+        if on > 1.0 {
+            " ÷ N"
+        } else {
+            ""
+        }
+    }
+}
+
+fn estimate_resolved(s: &Scenario, r: &Resolved, explain: bool) -> Estimate {
+    let mut stack = Stack { explain, components: Vec::with_capacity(12) };
+    let mut notes = Vec::new();
+    let trainable = match s.method {
+        Method::Lesson => lesson(s, r, &mut stack),
+        Method::Detailed => detailed(s, r, &mut stack, &mut notes),
+    };
+    for c in &s.custom {
+        stack.push(
+            &format!("custom:{}", c.name),
+            &c.name,
+            c.bytes.as_f64(),
+            explain!(explain, "given: {} bytes", c.bytes.0),
+        );
+    }
+    if explain && r.arch_note.starts_with("fields not given") && s.model.is_none() {
+        notes.push(format!("Architecture: {}.", r.arch_note));
+    }
+    let total: Bytes = stack.components.iter().map(|c| c.bytes).sum();
+    let usable = r.capacity.saturating_sub(s.reserved).saturating_sub(s.margin);
+    let tight_threshold = Bytes::from_f64(usable.as_f64() * s.tight / 100.0);
+    let verdict = if total > usable {
+        Verdict::Oom
+    } else if total > tight_threshold {
+        Verdict::Tight
+    } else {
+        Verdict::Fits
+    };
+    let headroom = i64::try_from(usable.0).unwrap_or(i64::MAX).saturating_sub(i64::try_from(total.0).unwrap_or(i64::MAX));
+    Estimate {
+        schema: ESTIMATE_SCHEMA.to_string(),
+        scenario: if explain { s.clone() } else { Scenario::default() },
+        method: s.method,
+        params: r.params,
+        trainable_params: trainable,
+        components: stack.components,
+        total_bytes: total,
+        capacity_bytes: r.capacity,
+        usable_bytes: usable,
+        headroom_bytes: headroom,
+        tight_threshold_bytes: tight_threshold,
+        verdict,
+        gpu_name: r.gpu_name.clone(),
+        gpus: s.gpus,
+        notes,
+    }
+}
+
+/// Chapter 62 (seed 003), exactly:
+/// `Total = P·Bw + P·Bg + P·Bo + 2·L·B·S·H·Ba (×0.4 with checkpointing) + 0.5 GB`, with LoRA's
+/// trainable count `2 × rank × hidden × num_target_modules × layers`.
+///
+/// The lesson's printed Python outputs (98.65 and 5.36) contradict its own code, which gives 97.57
+/// and 5.01 for the same inputs, so only the formula is reproduced, never those printouts. Its QLoRA
+/// prose says ~5.6 GB because it rounds checkpointed activations up to "~1 GB"; the formula gives
+/// 1.07 × 0.4 = 0.43 GB.
+fn lesson(s: &Scenario, r: &Resolved, stack: &mut Stack) -> f64 {
+    let ex = stack.explain;
+    let split = Split::new(s);
+    let p = r.params;
+    let a = &r.arch;
+    let bw = r.weights.bytes();
+    stack.push(
+        "weights",
+        "Model weights",
+        p * bw / split.weights,
+        explain!(ex, "P × Bw = {} × {} B{}", num(p), bw, split.note(split.weights)),
+    );
+    if !s.mode.is_training() {
+        stack.push("cuda_context", "Overhead (CUDA kernels + workspace)", LESSON_OVERHEAD_BYTES, explain!(ex, "fixed 0.5 GB"));
+        return 0.0;
+    }
+    let (trainable, trainable_formula) = if s.mode.is_adapter() {
+        let count = 2.0 * f64::from(s.lora_rank) * f64::from(a.hidden) * f64::from(s.lora_targets.len()) * f64::from(a.layers);
+        let text = explain!(
+            ex,
+            "2 × r × H × targets × L = 2 × {} × {} × {} × {}",
+            s.lora_rank,
+            a.hidden,
+            s.lora_targets.len(),
+            a.layers
+        );
+        (count, text)
+    } else {
+        (p, explain!(ex, "P = {}", num(p)))
+    };
+    let bg = r.grads.bytes();
+    stack.push(
+        "gradients",
+        "Gradients",
+        trainable * bg / split.gradients,
+        explain!(ex, "({trainable_formula}) × Bg {} B{}", bg, split.note(split.gradients)),
+    );
+    // Seed 004's table gives Adafactor "0.5× model size"; the lesson only covers AdamW.
+    let bo = s.optimizer.state_bytes_per_param().unwrap_or(0.5 * bw);
+    let optimizer_on_gpu = if s.offload == Offload::None { 1.0 } else { 0.0 };
+    stack.push(
+        "optimizer",
+        "Optimizer states",
+        trainable * bo * optimizer_on_gpu / split.optimizer,
+        explain!(ex, "{} trainable × Bo {} B ({}){}", num(trainable), bo, s.optimizer, split.note(split.optimizer)),
+    );
+    if r.master_weights {
+        stack.push(
+            "master_weights",
+            "fp32 master weights",
+            trainable * 4.0 * optimizer_on_gpu / split.optimizer,
+            explain!(ex, "{} trainable × 4 B", num(trainable)),
+        );
+    }
+    let ba = r.act_dtype.bytes();
+    let checkpoint = if s.checkpointing == Checkpointing::None { 1.0 } else { LESSON_CHECKPOINT_FACTOR };
+    let activations = LESSON_ACTIVATION_FACTOR
+        * f64::from(a.layers)
+        * f64::from(s.batch)
+        * f64::from(s.seq)
+        * f64::from(a.hidden)
+        * ba
+        * checkpoint
+        / split.model_parallel;
+    stack.push(
+        "activations",
+        "Activations",
+        activations,
+        explain!(
+            ex,
+            "2 × L × B × S × H × Ba{} = 2 × {} × {} × {} × {} × {} B{}",
+            if checkpoint < 1.0 { " × 0.4 (checkpointing)" } else { "" },
+            a.layers,
+            s.batch,
+            s.seq,
+            a.hidden,
+            ba,
+            split.note(split.model_parallel)
+        ),
+    );
+    stack.push("cuda_context", "Overhead (CUDA kernels + workspace)", LESSON_OVERHEAD_BYTES, explain!(ex, "fixed 0.5 GB"));
+    trainable
+}
+
+/// The matrices an optimizer updates: every weight for full fine-tuning, the low-rank A and B
+/// factors (r×in and out×r, Hu et al. 2021) of each targeted projection for LoRA.
+fn trainable_matrices(s: &Scenario, a: &Architecture) -> Vec<MatrixShape> {
+    if !s.mode.is_adapter() {
+        let mut all = a.block_linears();
+        all.extend(a.embedding_matrices());
+        return all;
+    }
+    let h = f64::from(a.hidden);
+    let ffn = f64::from(a.ffn);
+    let r = f64::from(s.lora_rank);
+    let layers = f64::from(a.layers);
+    let mut shapes = Vec::new();
+    for target in s.lora_targets.iter() {
+        let (fan_in, fan_out) = match target {
+            LoraTarget::Q => (h, a.q_width()),
+            LoraTarget::K | LoraTarget::V => (h, a.kv_width()),
+            LoraTarget::O => (a.q_width(), h),
+            LoraTarget::Gate if !a.gated => continue,
+            LoraTarget::Gate | LoraTarget::Up => (h, ffn),
+            LoraTarget::Down => (ffn, h),
+        };
+        shapes.push(MatrixShape { rows: r, cols: fan_in, count: layers });
+        shapes.push(MatrixShape { rows: fan_out, cols: r, count: layers });
+    }
+    shapes
+}
+
+/// Bytes each token keeps alive in one transformer layer for the backward pass, without the
+/// attention-score term. Korthikanti et al. 2022 (§4.1) count `sbh(34 + 5as/h)` for GPT-3 with
+/// dropout; this is the same accounting for today's layers, tensor by tensor:
+/// - each of the two norms saves its fp32 upcast input and its output (RMSNorm as HF and LitGPT
+///   write it) or its input and output (LayerNorm);
+/// - attention saves q, k, v after RoPE (k and v at the KV width, so GQA shrinks them) and its
+///   output, plus flash attention's fp32 log-sum-exp per head;
+/// - a gated MLP saves gate, up, act(gate) and their product; a plain MLP fc1's output and the
+///   activation's output. No dropout: LLM fine-tunes run with dropout 0.
+fn layer_bytes_per_token(a: &Architecture, e: f64) -> f64 {
+    let h = f64::from(a.hidden);
+    let norm = if a.gated { h * (4.0 + e) } else { 2.0 * h * e };
+    let attention = e * (2.0 * a.q_width() + 2.0 * a.kv_width()) + 4.0 * f64::from(a.heads);
+    let mlp = if a.gated { 4.0 } else { 2.0 } * f64::from(a.ffn) * e;
+    2.0 * norm + attention + mlp
+}
+
+/// Eager attention's extra bytes per token per layer: the s×s scores per head, kept as the fp32
+/// softmax output (HF upcasts it) and its copy in the compute dtype. Flash/SDPA never stores them.
+fn eager_scores_bytes_per_token(s: &Scenario, a: &Architecture, e: f64) -> f64 {
+    if s.attention == Attention::Flash {
+        return 0.0;
+    }
+    let per_score = if e < 4.0 { 4.0 + e } else { 4.0 };
+    f64::from(a.heads) * f64::from(s.seq) * per_score
+}
+
+fn detailed(s: &Scenario, r: &Resolved, stack: &mut Stack, notes: &mut Vec<String>) -> f64 {
+    let ex = stack.explain;
+    let a = &r.arch;
+    let split = Split::new(s);
+    let e = r.act_dtype.bytes();
+    let tokens = f64::from(s.batch) * f64::from(s.seq);
+    let layers = f64::from(a.layers);
+    let shards_full_weights = matches!(s.sharding, Sharding::Zero3 | Sharding::Fsdp);
+
+    // Weights: a bare --params keeps its count; the shape only decides the linear/non-linear split.
+    let arch_params = a.param_count().max(1.0);
+    let linear = r.params * a.linear_params() / arch_params;
+    let other = r.params - linear;
+    let weights_on_gpu = if s.offload == Offload::All { 0.0 } else { 1.0 };
+    // ZeRO-3/FSDP all-gathers one layer at a time and prefetches the next (Zhao et al. 2023, FSDP §3).
+    let gathered = if shards_full_weights && split.weights > 1.0 {
+        2.0 * linear / layers * r.param_dtype.bytes()
+    } else {
+        0.0
+    };
+    let (weight_bytes, weight_formula) = if r.weights.is_quantized() {
+        let compute = r.act_dtype.bytes();
+        (
+            linear * r.weights.bytes() + other * compute,
+            explain!(
+                ex,
+                "linear {} × {} B ({}) + embeddings/norms {} × {} B ({})",
+                num(linear),
+                r.weights.bytes(),
+                r.weights,
+                num(other),
+                compute,
+                r.act_dtype
+            ),
+        )
+    } else {
+        (
+            r.params * r.weights.bytes(),
+            explain!(ex, "P × Bw = {} × {} B ({})", num(r.params), r.weights.bytes(), r.weights),
+        )
+    };
+    stack.push(
+        "weights",
+        "Model weights",
+        weight_bytes * weights_on_gpu / split.weights + gathered,
+        explain!(
+            ex,
+            "{weight_formula}{}{}{}",
+            split.note(split.weights),
+            if weights_on_gpu == 0.0 { " (offloaded to CPU)" } else { "" },
+            if gathered > 0.0 { format!(" + 2 gathered layers {}", Bytes::from_f64(gathered).display(s.units)) } else { String::new() }
+        ),
+    );
+
+    if r.weights.is_quantized() {
+        let (constants, formula) = match r.weights {
+            Dtype::Nf4 if s.double_quant => (
+                linear / NF4_BLOCK + linear / (NF4_BLOCK * NF4_DOUBLE_QUANT_BLOCK) * 4.0,
+                explain!(ex, "double-quant: {} / 64 × 1 B + {} / 16384 × 4 B", num(linear), num(linear)),
+            ),
+            Dtype::Nf4 => (linear / NF4_BLOCK * 4.0, explain!(ex, "{} / 64 blocks × 4 B absmax", num(linear))),
+            Dtype::Int4 => (linear / INT4_GROUP * 2.5, explain!(ex, "{} / 128 groups × 2.5 B (fp16 scale + 4-bit zero)", num(linear))),
+            // LLM.int8 keeps one fp32 scale per output row (Dettmers et al. 2022); fp8 one per tensor.
+            Dtype::Int8 => {
+                let rows: f64 = a.block_linears().iter().map(|m| m.cols * m.count).sum();
+                (rows * 4.0, explain!(ex, "{} output rows × 4 B scale", num(rows)))
+            }
+            _ => (0.0, String::new()),
+        };
+        stack.push("quant_constants", "Quantization constants", constants * weights_on_gpu / split.weights, formula);
+    }
+
+    if !s.mode.is_training() {
+        inference_working_set(s, r, stack, &split);
+        context_and_fragmentation(s, stack);
+        return 0.0;
+    }
+
+    let matrices = trainable_matrices(s, a);
+    let mut trainable: f64 = matrices.iter().map(MatrixShape::elements).sum();
+    if s.mode == Mode::Full {
+        // A bare --params is the count to train; norms are part of it.
+        trainable = r.params;
+    }
+    if s.mode.is_adapter() {
+        stack.push(
+            "adapters",
+            "LoRA adapters",
+            trainable * r.param_dtype.bytes(),
+            explain!(
+                ex,
+                "{} params (r={} on {}) × {} B ({})",
+                num(trainable),
+                s.lora_rank,
+                s.lora_targets.to_wire(),
+                r.param_dtype.bytes(),
+                r.param_dtype
+            ),
+        );
+    }
+    let optimizer_on_gpu = if s.offload == Offload::None { 1.0 } else { 0.0 };
+    if r.master_weights && r.param_dtype != Dtype::Fp32 {
+        stack.push(
+            "master_weights",
+            "fp32 master weights",
+            trainable * 4.0 * optimizer_on_gpu / split.optimizer,
+            explain!(ex, "{} × 4 B{}", num(trainable), split.note(split.optimizer)),
+        );
+    }
+    stack.push(
+        "gradients",
+        "Gradients",
+        trainable * r.grads.bytes() / split.gradients,
+        explain!(ex, "{} × {} B ({}){}", num(trainable), r.grads.bytes(), r.grads, split.note(split.gradients)),
+    );
+    let (optimizer_bytes, optimizer_formula) = match s.optimizer.state_bytes_per_param() {
+        Some(per_param) => (trainable * per_param, explain!(ex, "{} × {} B ({})", num(trainable), per_param, s.optimizer)),
+        None => {
+            // Adafactor factors each matrix's second moment into a row and a column vector
+            // (Shazeer & Stern 2018), with no first moment by default.
+            let factored: f64 = matrices.iter().map(|m| (m.rows + m.cols) * m.count).sum();
+            (factored * 4.0, explain!(ex, "Σ(rows + cols) {} × 4 B (factored)", num(factored)))
+        }
+    };
+    stack.push(
+        "optimizer",
+        "Optimizer states",
+        optimizer_bytes * optimizer_on_gpu / split.optimizer,
+        explain!(
+            ex,
+            "{optimizer_formula}{}{}",
+            split.note(split.optimizer),
+            if optimizer_on_gpu == 0.0 { " (offloaded to CPU)" } else { "" }
+        ),
+    );
+    if optimizer_on_gpu == 0.0 && ex {
+        notes.push(format!(
+            "Offloaded to CPU RAM: {} of optimizer state{}.",
+            Bytes::from_f64(optimizer_bytes / split.optimizer).display(s.units),
+            if r.master_weights { " plus the fp32 master copy" } else { "" }
+        ));
+    }
+
+    let per_layer = layer_bytes_per_token(a, e);
+    let scores = eager_scores_bytes_per_token(s, a, e);
+    let one_layer = tokens * (per_layer + scores);
+    let (saved, saved_formula) = match s.checkpointing {
+        Checkpointing::None => (
+            layers * one_layer,
+            explain!(ex, "L × b·s × (layer {} B + scores {} B) = {} × {} × {}", num(per_layer), num(scores), a.layers, num(tokens), num(per_layer + scores)),
+        ),
+        Checkpointing::Selective => (
+            layers * tokens * per_layer,
+            explain!(ex, "L × b·s × layer {} B (scores recomputed) = {} × {} × {}", num(per_layer), a.layers, num(tokens), num(per_layer)),
+        ),
+        Checkpointing::Full => (
+            layers * tokens * f64::from(a.hidden) * e,
+            explain!(ex, "L × b·s × H × {} B (layer inputs only) = {} × {} × {}", e, a.layers, num(tokens), a.hidden),
+        ),
+    };
+    // The backward pass of one layer needs that layer's activations (recomputed, under
+    // checkpointing) and their gradients at once.
+    let working = one_layer;
+    stack.push(
+        "activations",
+        "Activations",
+        (saved + working) / split.model_parallel,
+        explain!(ex, "{saved_formula} + one layer in backward {}{}", num(working), split.note(split.model_parallel)),
+    );
+    if s.head == Head::Lm {
+        let elements = tokens * f64::from(a.vocab);
+        let (bytes, formula) = if s.chunked_loss {
+            let chunk = f64::from(s.batch) * LOSS_CHUNK_TOKENS.min(f64::from(s.seq)) * f64::from(a.vocab);
+            (
+                elements * e + chunk * 8.0,
+                explain!(ex, "b·s·V × {} B + one {}-token chunk × 8 B (fp32 log-probs + grad)", e, LOSS_CHUNK_TOKENS),
+            )
+        } else {
+            (
+                elements * (e + 8.0),
+                explain!(
+                    ex,
+                    "b·s·V × ({} B logits + 4 B fp32 log-probs + 4 B their grad) = {} × {} × {}",
+                    e,
+                    num(tokens),
+                    a.vocab,
+                    e + 8.0
+                ),
+            )
+        };
+        let vocab_split = if s.sharding == Sharding::Tensor { split.model_parallel } else { 1.0 };
+        stack.push("logits", "Logits & cross-entropy", bytes / vocab_split, formula);
+    }
+    context_and_fragmentation(s, stack);
+    trainable
+}
+
+/// Inference keeps the KV cache for every token in context, the prompt's logits, and one layer's
+/// transient tensors at a time.
+fn inference_working_set(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split) {
+    let ex = stack.explain;
+    let a = &r.arch;
+    let e = r.act_dtype.bytes();
+    let tokens = f64::from(s.batch) * f64::from(s.seq);
+    let kv_per_token = 2.0 * f64::from(a.layers) * a.kv_width() * r.kv_dtype.bytes();
+    stack.push(
+        "kv_cache",
+        "KV cache",
+        tokens * kv_per_token / split.model_parallel,
+        explain!(
+            ex,
+            "2 × L × kv-heads × head-dim × b·s × {} B = 2 × {} × {} × {} × {} × {}{}",
+            r.kv_dtype.bytes(),
+            a.layers,
+            a.kv_heads,
+            a.head_dim,
+            num(tokens),
+            r.kv_dtype.bytes(),
+            split.note(split.model_parallel)
+        ),
+    );
+    let one_layer = tokens * (layer_bytes_per_token(a, e) + eager_scores_bytes_per_token(s, a, e));
+    stack.push(
+        "activations",
+        "Activations (one layer's working set)",
+        one_layer / split.model_parallel,
+        explain!(ex, "b·s × one layer's tensors = {} × {}", num(tokens), num(one_layer / tokens.max(1.0))),
+    );
+    if s.head == Head::Lm {
+        stack.push(
+            "logits",
+            "Prompt logits",
+            tokens * f64::from(a.vocab) * e,
+            explain!(ex, "b·s·V × {} B = {} × {}", e, num(tokens), a.vocab),
+        );
+    }
+}
+
+fn context_and_fragmentation(s: &Scenario, stack: &mut Stack) {
+    let ex = stack.explain;
+    let transient = stack.sum(&["activations", "logits", "kv_cache"]);
+    let persistent = stack.sum(&["weights", "quant_constants", "adapters", "gradients", "optimizer", "master_weights"]);
+    stack.push(
+        "cuda_context",
+        "CUDA context",
+        CUDA_CONTEXT_BYTES,
+        explain!(ex, "driver + kernels, lazy loading: 512 MiB"),
+    );
+    stack.push(
+        "fragmentation",
+        "Allocator fragmentation",
+        transient * FRAGMENTATION_OF_TRANSIENT + persistent * FRAGMENTATION_OF_STATIC,
+        explain!(
+            ex,
+            "20% of transient {} + 2% of persistent {}",
+            Bytes::from_f64(transient).display(s.units),
+            Bytes::from_f64(persistent).display(s.units)
+        ),
+    );
+}

@@ -1,0 +1,16 @@
+//! vramfit's formula engine: pure functions from a [`Scenario`] to a memory breakdown, a verdict,
+//! solver answers and the quick-reference tables. No IO, no clock, no global state; it builds for
+//! wasm32 and native alike, and nothing in it panics on any input.
+
+pub mod estimate;
+pub mod gpu;
+pub mod model;
+pub mod precision;
+pub mod scenario;
+pub mod units;
+
+pub use estimate::{estimate, Component, Estimate, Verdict};
+pub use scenario::{FieldError, Scenario};
+pub use units::{Bytes, Units};
+/// The nvidia-smi / snapshot parsers, shared with the page and the CLI.
+pub use vramfit_smi as smi;

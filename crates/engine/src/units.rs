@@ -1,0 +1,220 @@
+//! Byte counts and their honest labels: GB means 10^9 bytes, GiB means 2^30, MiB means 2^20.
+//!
+//! Every formula in the engine computes in `f64` (so 10T parameters times a 1M-token sequence cannot
+//! overflow) and lands in [`Bytes`], whose conversion from `f64` saturates instead of wrapping.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// 10^9 bytes: what drive makers, the chapter-62 lesson and `max_memory_allocated()/1e9` call a GB.
+pub const GB: f64 = 1e9;
+/// 2^30 bytes.
+pub const GIB: f64 = 1_073_741_824.0;
+/// 2^20 bytes: the unit nvidia-smi prints.
+pub const MIB: f64 = 1_048_576.0;
+
+/// A non-negative whole number of bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Bytes(pub u64);
+
+impl Bytes {
+    pub const ZERO: Bytes = Bytes(0);
+
+    /// Rounds to the nearest byte. NaN and negatives become 0, and values past `u64::MAX` saturate:
+    /// Rust's float-to-int `as` cast is saturating by definition, so this cannot panic.
+    pub fn from_f64(bytes: f64) -> Bytes {
+        if bytes.is_nan() || bytes <= 0.0 {
+            Bytes(0)
+        } else {
+            Bytes(bytes.round() as u64)
+        }
+    }
+
+    pub fn as_f64(self) -> f64 {
+        self.0 as f64
+    }
+
+    pub fn saturating_add(self, other: Bytes) -> Bytes {
+        Bytes(self.0.saturating_add(other.0))
+    }
+
+    pub fn saturating_sub(self, other: Bytes) -> Bytes {
+        Bytes(self.0.saturating_sub(other.0))
+    }
+
+    pub fn gb(self) -> f64 {
+        self.as_f64() / GB
+    }
+
+    pub fn gib(self) -> f64 {
+        self.as_f64() / GIB
+    }
+
+    pub fn mib(self) -> f64 {
+        self.as_f64() / MIB
+    }
+
+    /// Formats in the chosen unit family with a label that says which one it is.
+    pub fn display(self, units: Units) -> String {
+        match units {
+            Units::Gb => format_scaled(self.as_f64(), GB, "GB", 1e6, "MB"),
+            Units::Gib => format_scaled(self.as_f64(), GIB, "GiB", MIB, "MiB"),
+        }
+    }
+}
+
+impl std::iter::Sum for Bytes {
+    fn sum<I: Iterator<Item = Bytes>>(iter: I) -> Bytes {
+        iter.fold(Bytes::ZERO, Bytes::saturating_add)
+    }
+}
+
+fn format_scaled(bytes: f64, big: f64, big_label: &str, small: f64, small_label: &str) -> String {
+    if bytes >= big / 10.0 {
+        format!("{:.2} {big_label}", bytes / big)
+    } else {
+        format!("{:.1} {small_label}", bytes / small)
+    }
+}
+
+/// Which unit family the results are shown in.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Units {
+    /// Decimal: GB = 10^9 bytes (the lesson's unit).
+    #[default]
+    Gb,
+    /// Binary: GiB = 2^30 bytes (what nvidia-smi and PyTorch's allocator count in).
+    Gib,
+}
+
+/// Why a size could not be read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SizeError(pub String);
+
+impl fmt::Display for SizeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The rule shown next to every size field.
+pub const SIZE_RULE: &str =
+    "a bare number is GiB (a \"24 GB\" card is 24 GiB = 24576 MiB); or write 24GiB, 16376MiB, 512MB or 24GB (10^9 bytes)";
+
+/// Reads a memory size: `24`, `20.5`, `24GiB`, `16376MiB`, `24GB`, `512 MB`, `1.5TiB`, `0`.
+///
+/// A bare number means GiB because GPU makers' "24 GB" is 24576 MiB, which is how seed 002 reads
+/// `--vram 24`. `GB`/`MB`/`TB` are decimal; `GiB`/`MiB`/`KiB`/`TiB` are binary; `B` is bytes.
+pub fn parse_size(text: &str) -> Result<Bytes, SizeError> {
+    let trimmed = text.trim();
+    if trimmed.is_empty() {
+        return Err(SizeError("empty size; ".to_string() + SIZE_RULE));
+    }
+    let split = trimmed
+        .find(|c: char| c.is_ascii_alphabetic())
+        .unwrap_or(trimmed.len());
+    let (number_text, unit_text) = trimmed.split_at(split);
+    let number: f64 = number_text.trim().parse().map_err(|_| {
+        SizeError(format!(
+            "`{trimmed}` is not a size; {SIZE_RULE}"
+        ))
+    })?;
+    if !number.is_finite() || number < 0.0 {
+        return Err(SizeError(format!(
+            "`{trimmed}` must be a finite, non-negative size"
+        )));
+    }
+    let scale = match unit_text.trim().to_ascii_lowercase().as_str() {
+        "" | "g" | "gib" => GIB,
+        "gb" => GB,
+        "m" | "mib" => MIB,
+        "mb" => 1e6,
+        "k" | "kib" => 1024.0,
+        "kb" => 1e3,
+        "t" | "tib" => GIB * 1024.0,
+        "tb" => 1e12,
+        "b" => 1.0,
+        other => {
+            return Err(SizeError(format!(
+                "unknown unit `{other}` in `{trimmed}`; {SIZE_RULE}"
+            )))
+        }
+    };
+    let bytes = number * scale;
+    if bytes > 1e18 {
+        return Err(SizeError(format!(
+            "`{trimmed}` is larger than any GPU memory this planner handles (1 EB)"
+        )));
+    }
+    Ok(Bytes::from_f64(bytes))
+}
+
+/// Writes a size so that [`parse_size`] reads back exactly the same byte count.
+pub fn format_size_exact(bytes: Bytes) -> String {
+    let value = bytes.0;
+    if value == 0 {
+        "0".to_string()
+    } else if value % (1 << 30) == 0 {
+        format!("{}GiB", value >> 30)
+    } else if value % (1 << 20) == 0 {
+        format!("{}MiB", value >> 20)
+    } else if value % 1_000_000 == 0 {
+        format!("{}MB", value / 1_000_000)
+    } else {
+        format!("{value}B")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bare_number_is_gib_as_seed_002_reads_vram_24() {
+        assert_eq!(parse_size("24").unwrap(), Bytes(24 * 1024 * 1024 * 1024));
+        assert_eq!(parse_size("20.5").unwrap(), Bytes(22_011_707_392));
+    }
+
+    #[test]
+    fn units_are_honest() {
+        assert_eq!(parse_size("24GB").unwrap(), Bytes(24_000_000_000));
+        assert_eq!(parse_size("16376MiB").unwrap(), Bytes(16376 * 1_048_576));
+        assert_eq!(parse_size("24 GiB").unwrap(), Bytes(24 << 30));
+        assert_eq!(parse_size("512mb").unwrap(), Bytes(512_000_000));
+        assert_eq!(parse_size("0").unwrap(), Bytes(0));
+    }
+
+    #[test]
+    fn bad_sizes_explain_themselves() {
+        for bad in ["", "abc", "-1", "NaN", "inf", "12 parsecs", "1e30", "1e400"] {
+            let err = parse_size(bad).unwrap_err();
+            assert!(!err.0.is_empty(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn exact_format_round_trips() {
+        for bytes in [0, 1, 1 << 20, 24 << 30, 16376 * 1_048_576, 512_000_000, 123_456_789] {
+            let text = format_size_exact(Bytes(bytes));
+            assert_eq!(parse_size(&text).unwrap(), Bytes(bytes), "{text}");
+        }
+    }
+
+    #[test]
+    fn from_f64_saturates_and_clamps() {
+        assert_eq!(Bytes::from_f64(f64::NAN), Bytes(0));
+        assert_eq!(Bytes::from_f64(-5.0), Bytes(0));
+        assert_eq!(Bytes::from_f64(1e30), Bytes(u64::MAX));
+        assert_eq!(Bytes::from_f64(f64::INFINITY), Bytes(u64::MAX));
+    }
+
+    #[test]
+    fn display_labels_match_the_divisor() {
+        assert_eq!(Bytes(16_000_000_000).display(Units::Gb), "16.00 GB");
+        assert_eq!(Bytes(16 << 30).display(Units::Gib), "16.00 GiB");
+        assert_eq!(Bytes(16_777_216).display(Units::Gb), "16.8 MB");
+        assert_eq!(Bytes(16_777_216).display(Units::Gib), "16.0 MiB");
+    }
+}
