@@ -1,1 +1,136 @@
-fn main() {}
+//! `vramfit`: the planner's command line. A thin front-end: it turns flags into a `Scenario`, asks
+//! the engine, and prints text or JSON. Exit codes: 0 ok, 2 bad input, 3 no usable GPU library.
+
+mod render;
+mod scenario_args;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use scenario_args::ScenarioArgs;
+use std::process::ExitCode;
+use vramfit_engine::{estimate, solver, tables, FieldError};
+
+#[derive(Parser)]
+#[command(name = "vramfit", version, about = "Plan GPU memory for LLM training and inference")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Estimate the memory stack of one scenario.
+    Estimate {
+        #[command(flatten)]
+        scenario: ScenarioArgs,
+        /// Print one JSON object (schema vramfit.estimate/1).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Solve for what fits: max batch and sequence, accumulation, smallest GPU, fix-it ladder.
+    Fit {
+        #[command(flatten)]
+        scenario: ScenarioArgs,
+        /// The effective batch to reach with gradient accumulation.
+        #[arg(long, value_name = "N")]
+        target_batch: Option<u32>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The quick-reference tables (chapter 62 and seed 000), computed for a scenario's GPU and method.
+    Tables {
+        #[command(flatten)]
+        scenario: ScenarioArgs,
+        #[arg(long, conflicts_with = "markdown")]
+        json: bool,
+        #[arg(long)]
+        markdown: bool,
+    },
+    /// List the model presets or the GPU catalogue.
+    List {
+        what: ListWhat,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ListWhat {
+    Models,
+    Gpus,
+}
+
+fn invalid(errors: &[FieldError]) -> ExitCode {
+    for e in errors {
+        eprintln!("vramfit: invalid {}: {}", e.field, e.message);
+    }
+    ExitCode::from(2)
+}
+
+fn print_json(value: &impl serde::Serialize) -> ExitCode {
+    match serde_json::to_string_pretty(value) {
+        Ok(text) => {
+            println!("{text}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("vramfit: cannot write JSON: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Estimate { scenario, json } => match scenario.scenario().and_then(|s| estimate(&s)) {
+            Ok(e) if json => print_json(&e),
+            Ok(e) => {
+                print!("{}", render::estimate(&e));
+                ExitCode::SUCCESS
+            }
+            Err(errors) => invalid(&errors),
+        },
+        Command::Fit { scenario, target_batch, json } => {
+            let result = scenario.scenario().and_then(|s| Ok((solver::solve(&s, target_batch)?, s)));
+            match result {
+                Ok((solution, _)) if json => print_json(&solution),
+                Ok((solution, s)) => {
+                    print!("{}", render::solution(&solution, s.units));
+                    ExitCode::SUCCESS
+                }
+                Err(errors) => invalid(&errors),
+            }
+        }
+        Command::Tables { scenario, json, markdown } => match scenario.scenario() {
+            Ok(s) => {
+                let all = tables::all_tables(&s);
+                if json {
+                    return print_json(&all);
+                }
+                for t in &all {
+                    if markdown {
+                        println!("### {}\n\n{}\n{}\n", t.title, t.to_markdown(), t.note);
+                    } else {
+                        println!("{}\n{}", t.title, render::table(t));
+                    }
+                }
+                ExitCode::SUCCESS
+            }
+            Err(errors) => invalid(&errors),
+        },
+        Command::List { what, json } => {
+            let rows = match what {
+                ListWhat::Models => render::models(),
+                ListWhat::Gpus => render::gpus(),
+            };
+            if json {
+                print_json(&rows)
+            } else {
+                for row in rows {
+                    println!("{}", row.values().map(|v| v.to_string().trim_matches('"').to_string()).collect::<Vec<_>>().join("\t"));
+                }
+                ExitCode::SUCCESS
+            }
+        }
+    }
+}

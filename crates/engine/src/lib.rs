@@ -7,6 +7,8 @@ pub mod gpu;
 pub mod model;
 pub mod precision;
 pub mod scenario;
+pub mod solver;
+pub mod tables;
 pub mod units;
 
 pub use estimate::{estimate, Component, Estimate, Verdict};

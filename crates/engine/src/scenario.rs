@@ -149,7 +149,7 @@ pub const KEYS: &[&str] = &[
 
 /// Largest batch, sequence, GPU count or shape dimension accepted: far past any real run, small
 /// enough that every product in the formulas stays finite in f64.
-const MAX_COUNT: f64 = 1e7;
+pub(crate) const MAX_COUNT: f64 = 1e7;
 
 fn parse_count(text: &str, min: u32) -> Result<u32, String> {
     let value: f64 = text

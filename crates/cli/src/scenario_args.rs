@@ -1,0 +1,122 @@
+//! The scenario flags. They are generated from the engine's list of scenario keys, so every URL
+//! query key `k=v` is the flag `--k v` and no key can be missing from one side.
+
+use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
+use std::path::PathBuf;
+use vramfit_engine::scenario::{FieldError, KEYS};
+use vramfit_engine::{model, Scenario};
+
+/// The scenario as given on the command line, applied in the order: `--config` shape, then flags.
+#[derive(Clone, Debug, Default)]
+pub struct ScenarioArgs {
+    pairs: Vec<(String, String)>,
+    config: Option<PathBuf>,
+}
+
+fn help_for(key: &str) -> &'static str {
+    match key {
+        "model" => "preset id (see `vramfit list models`)",
+        "params" => "parameter count: 8B, 1.1B, 135M, 8e9",
+        "mode" => "inference | full | lora | qlora",
+        "weights" | "grads" | "act-dtype" | "kv-dtype" => "fp32 | fp16 | bf16 | fp8 | int8 | int4 | nf4",
+        "optimizer" => "adamw | adamw-bf16 | adamw-8bit | adafactor | sgd | sgd-momentum | lion | lamb | none",
+        "checkpointing" => "none | selective | full",
+        "attention" => "eager | flash",
+        "method" => "lesson (chapter 62's formula) | detailed (calibrated)",
+        "gpu" => "catalogue GPU id (see `vramfit list gpus`)",
+        "vram" | "reserved" | "margin" => "size: 24 (= GiB), 24GiB, 16376MiB, 24GB (1e9 bytes)",
+        "sharding" => "none | ddp | zero1 | zero2 | zero3 | fsdp | tensor | pipeline",
+        "offload" => "none | optimizer | all",
+        "lora-targets" => "q,k,v,o,gate,up,down or all",
+        "custom" => "extra component name:size, repeatable",
+        "tight" => "percent of usable above which the verdict is tight",
+        "units" => "gb | gib",
+        "head" => "lm | classifier",
+        _ => "",
+    }
+}
+
+impl Args for ScenarioArgs {
+    fn augment_args(cmd: Command) -> Command {
+        let cmd = KEYS.iter().fold(cmd, |cmd, key| {
+            let arg = Arg::new(*key).long(*key).value_name("VALUE").help(help_for(key))
+                .help_heading("Scenario")
+                .allow_hyphen_values(true);
+            cmd.arg(if *key == "custom" { arg.action(ArgAction::Append) } else { arg })
+        });
+        cmd.arg(
+            Arg::new("config")
+                .long("config")
+                .value_name("FILE")
+                .value_parser(clap::value_parser!(PathBuf))
+                .help("a Hugging Face config.json giving the architecture")
+                .help_heading("Scenario"),
+        )
+    }
+
+    fn augment_args_for_update(cmd: Command) -> Command {
+        Self::augment_args(cmd)
+    }
+}
+
+impl FromArgMatches for ScenarioArgs {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
+        let mut pairs = Vec::new();
+        for key in KEYS {
+            if let Some(values) = matches.get_many::<String>(key) {
+                pairs.extend(values.map(|v| (key.to_string(), v.clone())));
+            }
+        }
+        Ok(ScenarioArgs { pairs, config: matches.get_one::<PathBuf>("config").cloned() })
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(matches)?;
+        Ok(())
+    }
+}
+
+impl ScenarioArgs {
+    /// Builds and validates the scenario, or returns every bad field.
+    pub fn scenario(&self) -> Result<Scenario, Vec<FieldError>> {
+        let mut scenario = Scenario::default();
+        let mut errors = Vec::new();
+        if let Some(path) = &self.config {
+            match std::fs::read_to_string(path)
+                .map_err(|e| format!("cannot read {}: {e}", path.display()))
+                .and_then(|text| model::parse_hf_config(&text))
+            {
+                Ok(config) => {
+                    let a = config.arch;
+                    for (key, value) in [
+                        ("layers", a.layers.to_string()),
+                        ("hidden", a.hidden.to_string()),
+                        ("heads", a.heads.to_string()),
+                        ("kv-heads", a.kv_heads.to_string()),
+                        ("head-dim", a.head_dim.to_string()),
+                        ("ffn", a.ffn.to_string()),
+                        ("vocab", a.vocab.to_string()),
+                        ("tied", a.tied.to_string()),
+                        ("gated", a.gated.to_string()),
+                    ] {
+                        if let Err(e) = scenario.set(key, &value) {
+                            errors.push(e);
+                        }
+                    }
+                }
+                Err(message) => errors.push(FieldError::new("config", message)),
+            }
+        }
+        for (key, value) in &self.pairs {
+            if let Err(e) = scenario.set(key, value) {
+                errors.push(e);
+            }
+        }
+        errors.extend(scenario.validate());
+        if errors.is_empty() {
+            Ok(scenario)
+        } else {
+            Err(errors)
+        }
+    }
+}

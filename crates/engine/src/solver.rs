@@ -1,0 +1,255 @@
+//! Answers to "what fits?": the largest micro-batch and sequence, the gradient accumulation for a
+//! target effective batch, the smallest catalogue GPU, and the ordered fix-it ladder for a scenario
+//! that does not fit (seeds 000, 002 and 004).
+
+use crate::estimate::{total_bytes, Verdict};
+use crate::gpu::GPUS;
+use crate::precision::*;
+use crate::scenario::{FieldError, Scenario};
+use crate::units::Bytes;
+use serde::{Deserialize, Serialize};
+
+/// The longest sequence the solver searches.
+pub const MAX_SEQ_SEARCHED: u32 = 1 << 20;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LadderStep {
+    /// What changes, in words ("Halve the batch: 8 → 4").
+    pub action: String,
+    /// The `key=value` changes that apply this step, cumulative with the steps before it.
+    pub changes: Vec<(String, String)>,
+    pub total_bytes: Bytes,
+    pub verdict: Verdict,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Solution {
+    pub schema: String,
+    pub usable_bytes: Bytes,
+    /// Seed 004's rule: safe batch = (usable − fixed) / per-sample. Everything in the detailed and
+    /// lesson methods is affine in the micro-batch, so the rule is exact here.
+    pub fixed_bytes: Bytes,
+    pub per_sample_bytes: Bytes,
+    pub max_batch: Option<u32>,
+    pub max_seq: Option<u32>,
+    pub target_batch: Option<u32>,
+    /// Micro-batch and accumulation that reach `target_batch` (micro × accumulation × data-parallel GPUs).
+    pub micro_batch: Option<u32>,
+    pub grad_accum: Option<u32>,
+    pub smallest_gpu: Option<String>,
+    pub ladder: Vec<LadderStep>,
+}
+
+fn fits(s: &Scenario) -> Option<Bytes> {
+    let total = total_bytes(s).ok()?;
+    let usable = usable(s)?;
+    (total <= usable).then_some(total)
+}
+
+fn usable(s: &Scenario) -> Option<Bytes> {
+    let resolved = s.resolve().ok()?;
+    Some(resolved.capacity.saturating_sub(s.reserved).saturating_sub(s.margin))
+}
+
+fn with<T>(s: &Scenario, change: impl FnOnce(&mut Scenario) -> T) -> Scenario {
+    let mut copy = s.clone();
+    change(&mut copy);
+    copy
+}
+
+/// The largest `value` in `1..=hi` for which `ok(value)` holds, given `ok` is monotone (true then false).
+fn largest(hi: u32, ok: impl Fn(u32) -> bool) -> Option<u32> {
+    if !ok(1) {
+        return None;
+    }
+    let (mut lo, mut hi) = (1u32, hi);
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        if ok(mid) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    Some(lo)
+}
+
+pub fn solve(s: &Scenario, target_batch: Option<u32>) -> Result<Solution, Vec<FieldError>> {
+    let at = |batch: u32| total_bytes(&with(s, |c| c.batch = batch));
+    let one = at(1)?;
+    let two = at(2)?;
+    let per_sample = two.saturating_sub(one);
+    let fixed = one.saturating_sub(per_sample);
+    let usable = usable(s).unwrap_or(Bytes::ZERO);
+    let max_batch = if one > usable {
+        None
+    } else if per_sample.0 == 0 {
+        Some(crate::scenario::MAX_COUNT as u32)
+    } else {
+        let rule = usable.saturating_sub(fixed).0 / per_sample.0;
+        let candidate = u32::try_from(rule).unwrap_or(u32::MAX).min(crate::scenario::MAX_COUNT as u32).max(1);
+        // Guard the rule against rounding at the boundary.
+        largest(candidate, |b| fits(&with(s, |c| c.batch = b)).is_some())
+    };
+    let max_seq = largest(MAX_SEQ_SEARCHED, |seq| fits(&with(s, |c| c.seq = seq)).is_some());
+    let data_parallel = if s.sharding.is_model_parallel() { 1 } else { s.gpus.max(1) };
+    let (micro_batch, grad_accum) = match (target_batch, max_batch) {
+        (Some(target), Some(max)) if target > 0 => {
+            let per_step = target.div_ceil(data_parallel);
+            let micro = max.min(per_step).max(1);
+            (Some(micro), Some(per_step.div_ceil(micro)))
+        }
+        _ => (None, None),
+    };
+    let smallest_gpu = GPUS
+        .iter()
+        .find(|g| fits(&with(s, |c| {
+            c.vram = None;
+            c.gpu = g.id.to_string();
+        })).is_some())
+        .map(|g| g.id.to_string());
+    Ok(Solution {
+        schema: "vramfit.fit/1".to_string(),
+        usable_bytes: usable,
+        fixed_bytes: fixed,
+        per_sample_bytes: per_sample,
+        max_batch,
+        max_seq,
+        target_batch,
+        micro_batch,
+        grad_accum,
+        smallest_gpu,
+        ladder: ladder(s),
+    })
+}
+
+/// Seed 000's recovery order (halve the batch, checkpoint, 16-bit, then the bigger levers), each
+/// step applied on top of the ones before, until the scenario fits.
+pub fn ladder(s: &Scenario) -> Vec<LadderStep> {
+    let mut steps = Vec::new();
+    if fits(s).is_some() {
+        return steps;
+    }
+    let mut current = s.clone();
+    let mut changes: Vec<(String, String)> = Vec::new();
+    type Step = fn(&Scenario) -> Option<(String, Vec<(&'static str, String)>)>;
+    let candidates: [Step; 9] = [
+        |c| {
+            (c.batch > 1).then(|| {
+                let half = c.batch / 2;
+                (
+                    format!("Halve the batch: {} → {half}, accumulate ×{} to keep the effective batch", c.batch, c.grad_accum * 2),
+                    vec![("batch", half.to_string()), ("grad-accum", (c.grad_accum * 2).to_string())],
+                )
+            })
+        },
+        |c| {
+            (c.mode.is_training() && c.checkpointing != Checkpointing::Full)
+                .then(|| ("Turn on gradient checkpointing".to_string(), vec![("checkpointing", "full".to_string())]))
+        },
+        |c| {
+            (c.weights == Some(Dtype::Fp32)).then(|| ("Train in 16-bit (bf16)".to_string(), vec![("weights", "bf16".to_string())]))
+        },
+        |c| {
+            (c.mode == Mode::Full && matches!(c.optimizer, Optimizer::Adamw | Optimizer::Lamb | Optimizer::AdamwBf16))
+                .then(|| ("Use an 8-bit optimizer (bitsandbytes AdamW8bit)".to_string(), vec![("optimizer", "adamw-8bit".to_string())]))
+        },
+        |c| (c.mode == Mode::Full).then(|| ("Train LoRA adapters instead of all weights".to_string(), vec![("mode", "lora".to_string())])),
+        |c| {
+            (c.mode == Mode::Lora).then(|| {
+                ("Quantize the base model to NF4 (QLoRA)".to_string(), vec![("mode", "qlora".to_string()), ("weights", "nf4".to_string())])
+            })
+        },
+        |c| {
+            (c.seq > 256).then(|| (format!("Shorten the sequence: {} → {}", c.seq, c.seq / 2), vec![("seq", (c.seq / 2).to_string())]))
+        },
+        |c| {
+            (c.batch > 1).then(|| {
+                let accum = c.grad_accum * c.batch;
+                (format!("Micro-batch 1, accumulate ×{accum}"), vec![("batch", "1".to_string()), ("grad-accum", accum.to_string())])
+            })
+        },
+        |c| {
+            let gpus = (c.gpus * 2).max(2);
+            let sharding = if c.mode == Mode::Inference { "tensor" } else { "zero3" };
+            Some((format!("Shard across {gpus} GPUs ({sharding})"), vec![("gpus", gpus.to_string()), ("sharding", sharding.to_string())]))
+        },
+    ];
+    for step in candidates {
+        let Some((action, step_changes)) = step(&current) else { continue };
+        let mut next = current.clone();
+        if step_changes.iter().any(|(k, v)| next.set(k, v).is_err()) {
+            continue;
+        }
+        let Ok(total) = total_bytes(&next) else { continue };
+        for (k, v) in step_changes {
+            changes.retain(|(existing, _)| existing != k);
+            changes.push((k.to_string(), v));
+        }
+        let verdict = match usable(&next) {
+            Some(u) if total <= u => Verdict::Fits,
+            _ => Verdict::Oom,
+        };
+        steps.push(LadderStep { action, changes: changes.clone(), total_bytes: total, verdict });
+        current = next;
+        if verdict == Verdict::Fits {
+            break;
+        }
+    }
+    steps
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scenario(pairs: &[(&str, &str)]) -> Scenario {
+        let mut s = Scenario::default();
+        for (k, v) in pairs {
+            s.set(k, v).unwrap();
+        }
+        s
+    }
+
+    #[test]
+    fn max_batch_is_the_boundary() {
+        let s = scenario(&[("model", "llama-3.1-8b"), ("mode", "qlora"), ("seq", "1024"), ("checkpointing", "full"), ("gpu", "t4")]);
+        let sol = solve(&s, Some(16)).unwrap();
+        let max = sol.max_batch.unwrap();
+        assert!(fits(&with(&s, |c| c.batch = max)).is_some());
+        assert!(fits(&with(&s, |c| c.batch = max + 1)).is_none());
+        assert_eq!(sol.micro_batch, Some(max.min(16)));
+        assert!(sol.micro_batch.unwrap() * sol.grad_accum.unwrap() >= 16);
+    }
+
+    #[test]
+    fn seed_004_rule_falls_out() {
+        let s = scenario(&[("model", "llama-3.1-8b"), ("mode", "lora"), ("gpu", "h100-80")]);
+        let sol = solve(&s, None).unwrap();
+        let rule = (sol.usable_bytes.0 - sol.fixed_bytes.0) / sol.per_sample_bytes.0;
+        assert_eq!(u64::from(sol.max_batch.unwrap()), rule);
+    }
+
+    #[test]
+    fn ladder_ends_fitting_for_full_fine_tune_on_a_t4() {
+        let s = scenario(&[("params", "8B"), ("layers", "32"), ("hidden", "4096"), ("mode", "full"), ("batch", "4"), ("gpu", "t4")]);
+        let steps = ladder(&s);
+        assert!(steps.len() >= 3, "{steps:?}");
+        assert_eq!(steps.last().unwrap().verdict, Verdict::Fits);
+        let mut applied = s.clone();
+        for (k, v) in &steps.last().unwrap().changes {
+            applied.set(k, v).unwrap();
+        }
+        assert_eq!(total_bytes(&applied).unwrap(), steps.last().unwrap().total_bytes);
+    }
+
+    #[test]
+    fn smallest_gpu_fits_and_the_one_before_does_not() {
+        let s = scenario(&[("model", "llama-3.1-8b"), ("mode", "lora")]);
+        let sol = solve(&s, None).unwrap();
+        let id = sol.smallest_gpu.unwrap();
+        let index = GPUS.iter().position(|g| g.id == id).unwrap();
+        assert!(index > 0);
+        assert!(fits(&with(&s, |c| c.gpu = GPUS[index - 1].id.to_string())).is_none());
+    }
+}

@@ -1,0 +1,351 @@
+//! The quick-reference tables, computed by the engine rather than typed in: chapter 62's inference,
+//! QLoRA-training and GPU-recommendation tables, and seed 000's budget table. Each cell carries the
+//! scenario changes that produce it, so the page can highlight and apply it.
+
+use crate::estimate::{estimate, total_bytes, Verdict};
+use crate::gpu::GPUS;
+use crate::model::{PRESETS, CATALOGUE_PRESETS};
+use crate::scenario::Scenario;
+use crate::units::Units;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Cell {
+    pub text: String,
+    pub bytes: Option<u64>,
+    pub verdict: Option<Verdict>,
+    /// The `key=value` pairs, applied to the base scenario, that this cell describes.
+    pub pairs: Vec<(String, String)>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    pub label: String,
+    pub cells: Vec<Cell>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Table {
+    /// `inference`, `qlora`, `gpus` or `budget`: the page's `data-testid=table-<id>`.
+    pub id: String,
+    pub title: String,
+    pub corner: String,
+    pub columns: Vec<String>,
+    pub rows: Vec<Row>,
+    pub note: String,
+}
+
+impl Table {
+    pub fn to_markdown(&self) -> String {
+        let mut out = format!("| {} | {} |\n", self.corner, self.columns.join(" | "));
+        out += &format!("|{}\n", "---|".repeat(self.columns.len() + 1));
+        for row in &self.rows {
+            let cells: Vec<&str> = row.cells.iter().map(|c| c.text.as_str()).collect();
+            out += &format!("| {} | {} |\n", row.label, cells.join(" | "));
+        }
+        out
+    }
+
+    pub fn to_csv(&self) -> String {
+        let quote = |s: &str| {
+            if s.contains([',', '"', '\n']) {
+                format!("\"{}\"", s.replace('"', "\"\""))
+            } else {
+                s.to_string()
+            }
+        };
+        let mut out = std::iter::once(quote(&self.corner))
+            .chain(self.columns.iter().map(|c| quote(c)))
+            .collect::<Vec<_>>()
+            .join(",");
+        out.push('\n');
+        for row in &self.rows {
+            let line: Vec<String> = std::iter::once(quote(&row.label)).chain(row.cells.iter().map(|c| quote(&c.text))).collect();
+            out += &line.join(",");
+            out.push('\n');
+        }
+        out
+    }
+}
+
+impl Cell {
+    /// True when the scenario already has every value this cell sets.
+    pub fn matches(&self, scenario: &Scenario) -> bool {
+        let current = scenario.to_pairs();
+        let defaults = Scenario::default().to_pairs();
+        self.pairs.iter().all(|(k, v)| {
+            let value = current
+                .iter()
+                .chain(defaults.iter())
+                .find(|(ck, _)| ck == k)
+                .map(|(_, cv)| cv.clone());
+            match value {
+                Some(cv) => &cv == v,
+                None => {
+                    let mut probe = Scenario::default();
+                    probe.set(k, v).is_ok() && probe.to_pairs().iter().all(|(pk, _)| pk != k)
+                }
+            }
+        })
+    }
+}
+
+fn apply(base: &Scenario, pairs: &[(&str, String)]) -> Scenario {
+    let mut s = base.clone();
+    for (k, v) in pairs {
+        // Table pairs are constants of this module; a failure would leave the base value.
+        let _ = s.set(k, v);
+    }
+    s
+}
+
+fn owned(pairs: &[(&str, String)]) -> Vec<(String, String)> {
+    pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect()
+}
+
+fn estimate_cell(base: &Scenario, pairs: Vec<(&str, String)>, pick: impl Fn(&crate::Estimate) -> u64, units: Units) -> Cell {
+    let s = apply(base, &pairs);
+    match estimate(&s) {
+        Ok(e) => {
+            let bytes = pick(&e);
+            Cell {
+                text: crate::Bytes(bytes).display(units),
+                bytes: Some(bytes),
+                verdict: Some(e.verdict),
+                pairs: owned(&pairs),
+            }
+        }
+        Err(_) => Cell { text: "—".to_string(), bytes: None, verdict: None, pairs: owned(&pairs) },
+    }
+}
+
+/// The parts of the current scenario that carry into every table: method, GPU and budget.
+fn base_of(current: &Scenario) -> Scenario {
+    Scenario {
+        method: current.method,
+        gpu: current.gpu.clone(),
+        vram: current.vram,
+        reserved: current.reserved,
+        margin: current.margin,
+        tight: current.tight,
+        units: current.units,
+        double_quant: current.double_quant,
+        ..Scenario::default()
+    }
+}
+
+const SIZES: [(&str, &str); 4] = [("1B", "1B"), ("7-8B", "8B"), ("13B", "13B"), ("70B", "70B")];
+
+/// Chapter 62, "Inference (Model Loading Only)": weights (and quantization constants) per precision.
+pub fn inference_table(current: &Scenario) -> Table {
+    let base = base_of(current);
+    let precisions = [("FP16", "fp16"), ("INT8", "int8"), ("INT4/NF4", "nf4")];
+    let rows = SIZES
+        .iter()
+        .map(|(label, params)| Row {
+            label: label.to_string(),
+            cells: precisions
+                .iter()
+                .map(|(_, w)| {
+                    let pairs = vec![("mode", "inference".to_string()), ("params", params.to_string()), ("weights", w.to_string())];
+                    estimate_cell(&base, pairs, |e| e.bytes_of("weights").0 + e.bytes_of("quant_constants").0, current.units)
+                })
+                .collect(),
+        })
+        .collect();
+    Table {
+        id: "inference".to_string(),
+        title: "Inference (model loading only)".to_string(),
+        corner: "Model".to_string(),
+        columns: precisions.iter().map(|(c, _)| c.to_string()).collect(),
+        rows,
+        note: "Weights plus quantization constants; the KV cache and working set come on top.".to_string(),
+    }
+}
+
+/// Chapter 62, "Training (QLoRA with Gradient Checkpointing)".
+pub fn qlora_table(current: &Scenario) -> Table {
+    let base = base_of(current);
+    let shapes = [("Batch 1, Seq 2K", 1, 2048), ("Batch 4, Seq 512", 4, 512), ("Batch 4, Seq 1K", 4, 1024)];
+    let rows = SIZES[1..]
+        .iter()
+        .map(|(label, params)| Row {
+            label: label.trim_start_matches("7-").to_string(),
+            cells: shapes
+                .iter()
+                .map(|(_, batch, seq)| {
+                    let pairs = vec![
+                        ("mode", "qlora".to_string()),
+                        ("params", params.to_string()),
+                        ("weights", "nf4".to_string()),
+                        ("checkpointing", "full".to_string()),
+                        ("batch", batch.to_string()),
+                        ("seq", seq.to_string()),
+                    ];
+                    estimate_cell(&base, pairs, |e| e.total_bytes.0, current.units)
+                })
+                .collect(),
+        })
+        .collect();
+    Table {
+        id: "qlora".to_string(),
+        title: "Training (QLoRA with gradient checkpointing)".to_string(),
+        corner: "Model".to_string(),
+        columns: shapes.iter().map(|(c, _, _)| c.to_string()).collect(),
+        rows,
+        note: "Total per GPU, LoRA r=16 on q,v.".to_string(),
+    }
+}
+
+/// Chapter 62, "GPU Recommendations": the largest catalogue model each GPU fits, per method,
+/// at batch 1 × 2048 tokens (training with checkpointing).
+pub fn gpu_table(current: &Scenario) -> Table {
+    let base = base_of(current);
+    let methods: [(&str, &[(&str, &str)]); 5] = [
+        ("Inference FP16", &[("mode", "inference"), ("weights", "fp16")]),
+        ("Inference NF4", &[("mode", "inference"), ("weights", "nf4")]),
+        ("Full FT", &[("mode", "full"), ("checkpointing", "full")]),
+        ("LoRA", &[("mode", "lora"), ("checkpointing", "full")]),
+        ("QLoRA", &[("mode", "qlora"), ("checkpointing", "full")]),
+    ];
+    let mut models: Vec<_> = PRESETS[..CATALOGUE_PRESETS].iter().collect();
+    models.sort_by(|a, b| a.published_params.total_cmp(&b.published_params));
+    let rows = ["t4", "l4", "rtx-3090", "rtx-4090", "a100-40", "l40s", "a100-80", "h100-80", "h200"]
+        .iter()
+        .filter_map(|id| GPUS.iter().find(|g| g.id == *id))
+        .map(|g| Row {
+            label: g.name.to_string(),
+            cells: methods
+                .iter()
+                .map(|(_, method)| {
+                    let gpu_base = Scenario { vram: None, gpu: g.id.to_string(), ..base.clone() };
+                    let method_pairs: Vec<(&str, String)> = method.iter().map(|(k, v)| (*k, v.to_string())).collect();
+                    let best = models.iter().rev().find_map(|m| {
+                        let mut pairs = method_pairs.clone();
+                        pairs.push(("model", m.id.to_string()));
+                        let s = apply(&gpu_base, &pairs);
+                        let usable = s.resolve().ok()?.capacity.saturating_sub(s.reserved).saturating_sub(s.margin);
+                        (total_bytes(&s).ok()? <= usable).then_some((m.name, pairs))
+                    });
+                    match best {
+                        Some((name, mut pairs)) => {
+                            pairs.push(("gpu", g.id.to_string()));
+                            Cell { text: name.to_string(), bytes: None, verdict: Some(Verdict::Fits), pairs: owned(&pairs) }
+                        }
+                        None => Cell { text: "—".to_string(), bytes: None, verdict: Some(Verdict::Oom), pairs: Vec::new() },
+                    }
+                })
+                .collect(),
+        })
+        .collect();
+    Table {
+        id: "gpus".to_string(),
+        title: "GPU recommendations (largest preset that fits)".to_string(),
+        corner: "GPU".to_string(),
+        columns: methods.iter().map(|(c, _)| c.to_string()).collect(),
+        rows,
+        note: "Batch 1 × 2048 tokens; training with gradient checkpointing; your margin and in-use memory apply.".to_string(),
+    }
+}
+
+/// Seed 000's budget table: model × precision × batch × checkpointing → estimate, safe? — on the chosen GPU.
+pub fn budget_table(current: &Scenario) -> Table {
+    let base = base_of(current);
+    let configs: [(&str, &str, u32, u32, bool); 8] = [
+        ("smollm2-135m", "fp16", 16, 512, false),
+        ("smollm2-135m", "fp16", 32, 512, false),
+        ("tinyllama-1.1b", "fp32", 4, 1024, false),
+        ("tinyllama-1.1b", "fp16", 4, 1024, false),
+        ("tinyllama-1.1b", "fp16", 2, 1024, true),
+        ("tinyllama-1.1b", "fp16", 1, 1024, true),
+        ("llama-3.2-3b", "fp16", 1, 1024, true),
+        ("llama-2-7b", "fp16", 1, 1024, true),
+    ];
+    let rows = configs
+        .iter()
+        .map(|(model, weights, batch, seq, ckpt)| {
+            let pairs = vec![
+                ("model", model.to_string()),
+                ("mode", "full".to_string()),
+                ("weights", weights.to_string()),
+                ("batch", batch.to_string()),
+                ("seq", seq.to_string()),
+                ("checkpointing", if *ckpt { "full" } else { "none" }.to_string()),
+            ];
+            let cell = estimate_cell(&base, pairs, |e| e.total_bytes.0, current.units);
+            let safe = match cell.verdict {
+                Some(Verdict::Fits) => "✅ Yes",
+                Some(Verdict::Tight) => "⚠️ Tight",
+                _ => "❌ OOM",
+            };
+            let name = PRESETS.iter().find(|p| p.id == *model).map(|p| p.name).unwrap_or(model);
+            let text = |t: String| Cell { text: t, bytes: None, verdict: None, pairs: cell.pairs.clone() };
+            Row {
+                label: name.to_string(),
+                cells: vec![
+                    text(weights.to_uppercase()),
+                    text(batch.to_string()),
+                    text(if *ckpt { "Yes" } else { "No" }.to_string()),
+                    cell.clone(),
+                    Cell { text: safe.to_string(), ..cell },
+                ],
+            }
+        })
+        .collect();
+    let gpu_name = current.resolve().map(|r| r.gpu_name).unwrap_or_default();
+    Table {
+        id: "budget".to_string(),
+        title: format!("VRAM budget table for {gpu_name}"),
+        corner: "Model".to_string(),
+        columns: ["Precision", "Batch", "Checkpointing", "Est. VRAM", "Safe?"].iter().map(|c| c.to_string()).collect(),
+        rows,
+        note: "Full fine-tune with AdamW, as seed 000 plans it.".to_string(),
+    }
+}
+
+pub fn all_tables(current: &Scenario) -> Vec<Table> {
+    vec![inference_table(current), qlora_table(current), gpu_table(current), budget_table(current)]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lesson_inference_table_matches_chapter_62() {
+        let s = Scenario { method: crate::precision::Method::Lesson, ..Scenario::default() };
+        let t = inference_table(&s);
+        let text: Vec<Vec<&str>> = t.rows.iter().map(|r| r.cells.iter().map(|c| c.text.as_str()).collect()).collect();
+        assert_eq!(text[0], ["2.00 GB", "1.00 GB", "0.50 GB"]);
+        assert_eq!(text[1], ["16.00 GB", "8.00 GB", "4.00 GB"]);
+        assert_eq!(text[2], ["26.00 GB", "13.00 GB", "6.50 GB"]);
+        assert_eq!(text[3], ["140.00 GB", "70.00 GB", "35.00 GB"]);
+    }
+
+    #[test]
+    fn markdown_and_csv_have_every_row() {
+        let t = budget_table(&Scenario::default());
+        assert_eq!(t.to_markdown().lines().count(), t.rows.len() + 2);
+        assert_eq!(t.to_csv().lines().count(), t.rows.len() + 1);
+    }
+
+    #[test]
+    fn a_cell_matches_the_scenario_it_describes() {
+        let t = qlora_table(&Scenario::default());
+        let cell = &t.rows[0].cells[0];
+        let mut s = Scenario::default();
+        for (k, v) in &cell.pairs {
+            s.set(k, v).unwrap();
+        }
+        assert!(cell.matches(&s));
+        assert!(!t.rows[0].cells[1].matches(&s));
+    }
+
+    #[test]
+    fn bigger_gpus_fit_models_at_least_as_large() {
+        let t = gpu_table(&Scenario::default());
+        assert_eq!(t.rows.len(), 9);
+        let qlora_on_t4 = &t.rows[0].cells[4].text;
+        assert_ne!(qlora_on_t4, "—", "QLoRA of some preset fits a T4");
+    }
+}
