@@ -1,1 +1,210 @@
-fn main() {}
+//! `cargo xtask`: the project's two set-up commands and its measurement commands.
+//!
+//! - `serve`: install what is missing, build and serve the page at http://127.0.0.1:8080.
+//! - `test`: install what is missing, then fmt, clippy, workspace tests, a release build of the page
+//!   with Trunk, and the headless-Chromium end-to-end tests against the CLI's numbers.
+//! - `accuracy`: the detailed method against the public measurements, per category.
+//! - `bench-web`: wasm size and page timings in headless Chromium.
+//!
+//! Tools are installed idempotently into `$VRAMFIT_TOOLS` (default `~/.cache/vramfit/tools`) at the
+//! pinned versions shared/TOOLCHAIN.md records as working offline.
+
+mod accuracy;
+
+use std::env;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+const TRUNK_VERSION: &str = "0.21.14";
+
+type Result<T> = std::result::Result<T, String>;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+fn tools_dir() -> PathBuf {
+    env::var_os("VRAMFIT_TOOLS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            let home = env::var_os("HOME")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from("/tmp"));
+            home.join(".cache/vramfit/tools")
+        })
+}
+
+fn run(cmd: &mut Command) -> Result<()> {
+    eprintln!("xtask: $ {cmd:?}");
+    let status = cmd
+        .status()
+        .map_err(|e| format!("cannot start {cmd:?}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{cmd:?} failed with {status}"))
+    }
+}
+
+/// The `wasm-bindgen` version Cargo.lock pinned; the CLI must match it exactly.
+fn wasm_bindgen_version() -> Result<String> {
+    let lock = std::fs::read_to_string(root().join("Cargo.lock"))
+        .map_err(|e| format!("cannot read Cargo.lock: {e}"))?;
+    let mut lines = lock.lines();
+    while let Some(line) = lines.next() {
+        if line.trim() == "name = \"wasm-bindgen\"" {
+            if let Some(version) = lines
+                .next()
+                .and_then(|l| l.trim().strip_prefix("version = \""))
+            {
+                return Ok(version.trim_end_matches('"').to_string());
+            }
+        }
+    }
+    Err("wasm-bindgen is not in Cargo.lock".to_string())
+}
+
+struct Tools {
+    path: String,
+}
+
+fn install_cargo_tool(name: &str, krate: &str, version: &str, locked: bool) -> Result<PathBuf> {
+    let dir = tools_dir().join(format!("{name}-{version}"));
+    let bin = dir.join("bin");
+    if bin.join(name).exists() {
+        return Ok(bin);
+    }
+    let mut cmd = Command::new("cargo");
+    cmd.args(["install", "--root"])
+        .arg(&dir)
+        .arg(format!("{krate}@{version}"));
+    if locked {
+        cmd.arg("--locked");
+    }
+    run(&mut cmd)?;
+    Ok(bin)
+}
+
+/// Installs whatever is missing and returns a PATH with the tools first.
+fn ensure_tools(browser: bool) -> Result<Tools> {
+    let root = root();
+    let installed = Command::new("rustup")
+        .args(["target", "list", "--installed"])
+        .output()
+        .map(|o| o.stdout)
+        .unwrap_or_default();
+    if !String::from_utf8_lossy(&installed).contains("wasm32-unknown-unknown") {
+        run(Command::new("rustup").args(["target", "add", "wasm32-unknown-unknown"]))?;
+    }
+    // trunk 0.22 needs a newer rustc than this toolchain; its lockfile builds here.
+    let trunk = install_cargo_tool("trunk", "trunk", TRUNK_VERSION, true)?;
+    // wasm-bindgen-cli's own lockfile wants a crate version this registry lacks, so not --locked.
+    let bindgen = install_cargo_tool(
+        "wasm-bindgen",
+        "wasm-bindgen-cli",
+        &wasm_bindgen_version()?,
+        false,
+    )?;
+    if !root.join("node_modules/.bin/wasm-opt").exists()
+        || !root.join("node_modules/playwright-core").exists()
+    {
+        run(Command::new("npm")
+            .args(["ci", "--no-audit", "--no-fund"])
+            .current_dir(&root))?;
+    }
+    if browser && !Path::new("/usr/bin/chromium").exists() {
+        run(Command::new("apt-get").arg("update"))?;
+        run(Command::new("apt-get").args(["install", "-y", "chromium", "chromium-driver"]))?;
+    }
+    let path = env::join_paths(
+        [trunk, bindgen, root.join("node_modules/.bin")]
+            .into_iter()
+            .chain(env::split_paths(&env::var_os("PATH").unwrap_or_default())),
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(Tools {
+        path: path.to_string_lossy().into_owned(),
+    })
+}
+
+fn cargo(args: &[&str]) -> Command {
+    let mut cmd = Command::new(env::var("CARGO").unwrap_or_else(|_| "cargo".to_string()));
+    cmd.args(args).current_dir(root());
+    cmd
+}
+
+fn build_page(tools: &Tools) -> Result<()> {
+    run(Command::new("trunk")
+        .args(["build", "--release"])
+        .env("PATH", &tools.path)
+        .current_dir(root()))
+}
+
+fn build_cli() -> Result<PathBuf> {
+    run(&mut cargo(&["build", "--package", "vramfit-cli"]))?;
+    Ok(root().join("target/debug/vramfit"))
+}
+
+fn node_test(tools: &Tools, files: &[&str]) -> Result<()> {
+    let cli = build_cli()?;
+    let mut cmd = Command::new("node");
+    cmd.arg("--test").arg("--test-concurrency=1").args(files);
+    cmd.env("PATH", &tools.path)
+        .env("VRAMFIT_BIN", cli)
+        .env("VRAMFIT_DIST", root().join("dist"))
+        .current_dir(root());
+    run(&mut cmd)
+}
+
+fn test() -> Result<()> {
+    let tools = ensure_tools(true)?;
+    run(&mut cargo(&["fmt", "--all", "--", "--check"]))?;
+    run(&mut cargo(&[
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ]))?;
+    run(&mut cargo(&["test", "--workspace"]))?;
+    build_page(&tools)?;
+    node_test(&tools, &["tests/e2e/page.test.mjs"])?;
+    eprintln!("xtask: all checks passed");
+    Ok(())
+}
+
+fn serve() -> Result<()> {
+    let tools = ensure_tools(false)?;
+    run(Command::new("trunk")
+        .args(["serve", "--release"])
+        .env("PATH", &tools.path)
+        .current_dir(root()))
+}
+
+fn bench_web() -> Result<()> {
+    let tools = ensure_tools(true)?;
+    build_page(&tools)?;
+    node_test(&tools, &["tests/e2e/bench.mjs"])
+}
+
+fn main() -> ExitCode {
+    let task = env::args().nth(1).unwrap_or_default();
+    let result = match task.as_str() {
+        "test" => test(),
+        "serve" => serve(),
+        "accuracy" => accuracy::report(&root()),
+        "bench-web" => bench_web(),
+        _ => Err("usage: cargo xtask <serve | test | accuracy | bench-web>".to_string()),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("xtask: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,6 +1,8 @@
 //! `vramfit`: the planner's command line. A thin front-end: it turns flags into a `Scenario`, asks
 //! the engine, and prints text or JSON. Exit codes: 0 ok, 2 bad input, 3 no usable GPU library.
 
+mod gpu;
+mod parse_smi;
 mod render;
 mod scenario_args;
 
@@ -10,7 +12,11 @@ use std::process::ExitCode;
 use vramfit_engine::{estimate, solver, tables, FieldError};
 
 #[derive(Parser)]
-#[command(name = "vramfit", version, about = "Plan GPU memory for LLM training and inference")]
+#[command(
+    name = "vramfit",
+    version,
+    about = "Plan GPU memory for LLM training and inference"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -45,6 +51,14 @@ enum Command {
         #[arg(long)]
         markdown: bool,
     },
+    /// Read nvidia-smi output in any format (table, CSV, -q, -q -x, -L, gpustat --json) from FILE or stdin.
+    ParseSmi(parse_smi::ParseSmiArgs),
+    /// Show each GPU's memory, processes and MIG devices, read live through NVML.
+    Probe(gpu::ProbeArgs),
+    /// Watch VRAM use live, warning at thresholds; Ctrl-C prints a summary.
+    Watch(gpu::WatchArgs),
+    /// Run a command and measure the GPU memory of its processes: vramfit run -- CMD ARGS…
+    Run(gpu::RunArgs),
     /// List the model presets or the GPU catalogue.
     List {
         what: ListWhat,
@@ -82,16 +96,24 @@ fn print_json(value: &impl serde::Serialize) -> ExitCode {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Estimate { scenario, json } => match scenario.scenario().and_then(|s| estimate(&s)) {
-            Ok(e) if json => print_json(&e),
-            Ok(e) => {
-                print!("{}", render::estimate(&e));
-                ExitCode::SUCCESS
+        Command::Estimate { scenario, json } => {
+            match scenario.scenario().and_then(|s| estimate(&s)) {
+                Ok(e) if json => print_json(&e),
+                Ok(e) => {
+                    print!("{}", render::estimate(&e));
+                    ExitCode::SUCCESS
+                }
+                Err(errors) => invalid(&errors),
             }
-            Err(errors) => invalid(&errors),
-        },
-        Command::Fit { scenario, target_batch, json } => {
-            let result = scenario.scenario().and_then(|s| Ok((solver::solve(&s, target_batch)?, s)));
+        }
+        Command::Fit {
+            scenario,
+            target_batch,
+            json,
+        } => {
+            let result = scenario
+                .scenario()
+                .and_then(|s| Ok((solver::solve(&s, target_batch)?, s)));
             match result {
                 Ok((solution, _)) if json => print_json(&solution),
                 Ok((solution, s)) => {
@@ -101,7 +123,11 @@ fn main() -> ExitCode {
                 Err(errors) => invalid(&errors),
             }
         }
-        Command::Tables { scenario, json, markdown } => match scenario.scenario() {
+        Command::Tables {
+            scenario,
+            json,
+            markdown,
+        } => match scenario.scenario() {
             Ok(s) => {
                 let all = tables::all_tables(&s);
                 if json {
@@ -118,6 +144,10 @@ fn main() -> ExitCode {
             }
             Err(errors) => invalid(&errors),
         },
+        Command::ParseSmi(args) => parse_smi::parse_smi(&args),
+        Command::Probe(args) => gpu::probe(&args),
+        Command::Watch(args) => gpu::watch(&args),
+        Command::Run(args) => gpu::run(&args),
         Command::List { what, json } => {
             let rows = match what {
                 ListWhat::Models => render::models(),
@@ -127,7 +157,13 @@ fn main() -> ExitCode {
                 print_json(&rows)
             } else {
                 for row in rows {
-                    println!("{}", row.values().map(|v| v.to_string().trim_matches('"').to_string()).collect::<Vec<_>>().join("\t"));
+                    println!(
+                        "{}",
+                        row.values()
+                            .map(|v| v.to_string().trim_matches('"').to_string())
+                            .collect::<Vec<_>>()
+                            .join("\t")
+                    );
                 }
                 ExitCode::SUCCESS
             }

@@ -4,13 +4,16 @@
 use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
 use std::path::PathBuf;
 use vramfit_engine::scenario::{FieldError, KEYS};
-use vramfit_engine::{model, Scenario};
+use vramfit_engine::units::format_size_exact;
+use vramfit_engine::{model, Bytes, Scenario};
 
 /// The scenario as given on the command line, applied in the order: `--config` shape, then flags.
 #[derive(Clone, Debug, Default)]
 pub struct ScenarioArgs {
     pairs: Vec<(String, String)>,
     config: Option<PathBuf>,
+    from_probe: Option<PathBuf>,
+    probe_gpu: usize,
 }
 
 fn help_for(key: &str) -> &'static str {
@@ -18,13 +21,19 @@ fn help_for(key: &str) -> &'static str {
         "model" => "preset id (see `vramfit list models`)",
         "params" => "parameter count: 8B, 1.1B, 135M, 8e9",
         "mode" => "inference | full | lora | qlora",
-        "weights" | "grads" | "act-dtype" | "kv-dtype" => "fp32 | fp16 | bf16 | fp8 | int8 | int4 | nf4",
-        "optimizer" => "adamw | adamw-bf16 | adamw-8bit | adafactor | sgd | sgd-momentum | lion | lamb | none",
+        "weights" | "grads" | "act-dtype" | "kv-dtype" => {
+            "fp32 | fp16 | bf16 | fp8 | int8 | int4 | nf4"
+        }
+        "optimizer" => {
+            "adamw | adamw-bf16 | adamw-8bit | adafactor | sgd | sgd-momentum | lion | lamb | none"
+        }
         "checkpointing" => "none | selective | full",
         "attention" => "eager | flash",
         "method" => "lesson (chapter 62's formula) | detailed (calibrated)",
         "gpu" => "catalogue GPU id (see `vramfit list gpus`)",
-        "vram" | "reserved" | "margin" => "size: 24 (= GiB), 24GiB, 16376MiB, 24GB (1e9 bytes)",
+        "vram" | "reserved" | "margin" | "context" => {
+            "size: 24 (= GiB), 24GiB, 16376MiB, 24GB (1e9 bytes)"
+        }
         "sharding" => "none | ddp | zero1 | zero2 | zero3 | fsdp | tensor | pipeline",
         "offload" => "none | optimizer | all",
         "lora-targets" => "q,k,v,o,gate,up,down or all",
@@ -39,10 +48,17 @@ fn help_for(key: &str) -> &'static str {
 impl Args for ScenarioArgs {
     fn augment_args(cmd: Command) -> Command {
         let cmd = KEYS.iter().fold(cmd, |cmd, key| {
-            let arg = Arg::new(*key).long(*key).value_name("VALUE").help(help_for(key))
+            let arg = Arg::new(*key)
+                .long(*key)
+                .value_name("VALUE")
+                .help(help_for(key))
                 .help_heading("Scenario")
                 .allow_hyphen_values(true);
-            cmd.arg(if *key == "custom" { arg.action(ArgAction::Append) } else { arg })
+            cmd.arg(if *key == "custom" {
+                arg.action(ArgAction::Append)
+            } else {
+                arg
+            })
         });
         cmd.arg(
             Arg::new("config")
@@ -50,6 +66,23 @@ impl Args for ScenarioArgs {
                 .value_name("FILE")
                 .value_parser(clap::value_parser!(PathBuf))
                 .help("a Hugging Face config.json giving the architecture")
+                .help_heading("Scenario"),
+        )
+        .arg(
+            Arg::new("from-probe")
+                .long("from-probe")
+                .value_name("FILE")
+                .value_parser(clap::value_parser!(PathBuf))
+                .help("plan against a real card: `vramfit probe --json` (or any nvidia-smi output) sets vram and reserved")
+                .help_heading("Scenario"),
+        )
+        .arg(
+            Arg::new("probe-gpu")
+                .long("probe-gpu")
+                .value_name("N")
+                .value_parser(clap::value_parser!(usize))
+                .default_value("0")
+                .help("which GPU of --from-probe, by position")
                 .help_heading("Scenario"),
         )
     }
@@ -67,7 +100,12 @@ impl FromArgMatches for ScenarioArgs {
                 pairs.extend(values.map(|v| (key.to_string(), v.clone())));
             }
         }
-        Ok(ScenarioArgs { pairs, config: matches.get_one::<PathBuf>("config").cloned() })
+        Ok(ScenarioArgs {
+            pairs,
+            config: matches.get_one::<PathBuf>("config").cloned(),
+            from_probe: matches.get_one::<PathBuf>("from-probe").cloned(),
+            probe_gpu: matches.get_one::<usize>("probe-gpu").copied().unwrap_or(0),
+        })
     }
 
     fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
@@ -77,6 +115,31 @@ impl FromArgMatches for ScenarioArgs {
 }
 
 impl ScenarioArgs {
+    /// The card's real total and what other processes already use on it.
+    fn probe_pairs(&self, path: &PathBuf) -> Result<Vec<(&'static str, String)>, String> {
+        let snapshot = crate::parse_smi::read_snapshot(path)?;
+        let gpu = snapshot.gpus.get(self.probe_gpu).ok_or_else(|| {
+            format!(
+                "{} has {} GPUs; --probe-gpu {} is out of range",
+                path.display(),
+                snapshot.gpus.len(),
+                self.probe_gpu
+            )
+        })?;
+        let total = gpu.memory.total_bytes.ok_or_else(|| {
+            format!(
+                "{} does not report GPU {}'s total memory",
+                path.display(),
+                self.probe_gpu
+            )
+        })?;
+        let mut pairs = vec![("vram", format_size_exact(Bytes(total)))];
+        if let Some(used) = gpu.memory.used_bytes {
+            pairs.push(("reserved", format_size_exact(Bytes(used))));
+        }
+        Ok(pairs)
+    }
+
     /// Builds and validates the scenario, or returns every bad field.
     pub fn scenario(&self) -> Result<Scenario, Vec<FieldError>> {
         let mut scenario = Scenario::default();
@@ -105,6 +168,18 @@ impl ScenarioArgs {
                     }
                 }
                 Err(message) => errors.push(FieldError::new("config", message)),
+            }
+        }
+        if let Some(path) = &self.from_probe {
+            match self.probe_pairs(path) {
+                Ok(pairs) => {
+                    for (key, value) in pairs {
+                        if let Err(e) = scenario.set(key, &value) {
+                            errors.push(e);
+                        }
+                    }
+                }
+                Err(message) => errors.push(FieldError::new("from-probe", message)),
             }
         }
         for (key, value) in &self.pairs {

@@ -111,7 +111,8 @@ impl Estimate {
 
     /// What `torch.cuda.max_memory_reserved()` would report: allocator slack but no context.
     pub fn reserved_bytes(&self) -> Bytes {
-        self.total_bytes.saturating_sub(self.bytes_of("cuda_context"))
+        self.total_bytes
+            .saturating_sub(self.bytes_of("cuda_context"))
     }
 }
 
@@ -160,7 +161,11 @@ impl Stack {
         if bytes > 0.0 || id == "weights" {
             self.components.push(Component {
                 id: id.to_string(),
-                label: if self.explain { label.to_string() } else { String::new() },
+                label: if self.explain {
+                    label.to_string()
+                } else {
+                    String::new()
+                },
                 bytes: Bytes::from_f64(bytes),
                 formula,
             });
@@ -206,7 +211,10 @@ impl Split {
 }
 
 fn estimate_resolved(s: &Scenario, r: &Resolved, explain: bool) -> Estimate {
-    let mut stack = Stack { explain, components: Vec::with_capacity(12) };
+    let mut stack = Stack {
+        explain,
+        components: Vec::with_capacity(12),
+    };
     let mut notes = Vec::new();
     let trainable = match s.method {
         Method::Lesson => lesson(s, r, &mut stack),
@@ -224,7 +232,10 @@ fn estimate_resolved(s: &Scenario, r: &Resolved, explain: bool) -> Estimate {
         notes.push(format!("Architecture: {}.", r.arch_note));
     }
     let total: Bytes = stack.components.iter().map(|c| c.bytes).sum();
-    let usable = r.capacity.saturating_sub(s.reserved).saturating_sub(s.margin);
+    let usable = r
+        .capacity
+        .saturating_sub(s.reserved)
+        .saturating_sub(s.margin);
     let tight_threshold = Bytes::from_f64(usable.as_f64() * s.tight / 100.0);
     let verdict = if total > usable {
         Verdict::Oom
@@ -233,10 +244,16 @@ fn estimate_resolved(s: &Scenario, r: &Resolved, explain: bool) -> Estimate {
     } else {
         Verdict::Fits
     };
-    let headroom = i64::try_from(usable.0).unwrap_or(i64::MAX).saturating_sub(i64::try_from(total.0).unwrap_or(i64::MAX));
+    let headroom = i64::try_from(usable.0)
+        .unwrap_or(i64::MAX)
+        .saturating_sub(i64::try_from(total.0).unwrap_or(i64::MAX));
     Estimate {
         schema: ESTIMATE_SCHEMA.to_string(),
-        scenario: if explain { s.clone() } else { Scenario::default() },
+        scenario: if explain {
+            s.clone()
+        } else {
+            Scenario::default()
+        },
         method: s.method,
         params: r.params,
         trainable_params: trainable,
@@ -271,14 +288,29 @@ fn lesson(s: &Scenario, r: &Resolved, stack: &mut Stack) -> f64 {
         "weights",
         "Model weights",
         p * bw / split.weights,
-        explain!(ex, "P × Bw = {} × {} B{}", num(p), bw, split.note(split.weights)),
+        explain!(
+            ex,
+            "P × Bw = {} × {} B{}",
+            num(p),
+            bw,
+            split.note(split.weights)
+        ),
     );
     if !s.mode.is_training() {
-        stack.push("cuda_context", "Overhead (CUDA kernels + workspace)", LESSON_OVERHEAD_BYTES, explain!(ex, "fixed 0.5 GB"));
+        stack.push(
+            "cuda_context",
+            "Overhead (CUDA kernels + workspace)",
+            LESSON_OVERHEAD_BYTES,
+            explain!(ex, "fixed 0.5 GB"),
+        );
         return 0.0;
     }
     let (trainable, trainable_formula) = if s.mode.is_adapter() {
-        let count = 2.0 * f64::from(s.lora_rank) * f64::from(a.hidden) * f64::from(s.lora_targets.len()) * f64::from(a.layers);
+        let count = 2.0
+            * f64::from(s.lora_rank)
+            * f64::from(a.hidden)
+            * f64::from(s.lora_targets.len())
+            * f64::from(a.layers);
         let text = explain!(
             ex,
             "2 × r × H × targets × L = 2 × {} × {} × {} × {}",
@@ -296,7 +328,12 @@ fn lesson(s: &Scenario, r: &Resolved, stack: &mut Stack) -> f64 {
         "gradients",
         "Gradients",
         trainable * bg / split.gradients,
-        explain!(ex, "({trainable_formula}) × Bg {} B{}", bg, split.note(split.gradients)),
+        explain!(
+            ex,
+            "({trainable_formula}) × Bg {} B{}",
+            bg,
+            split.note(split.gradients)
+        ),
     );
     // Seed 004's table gives Adafactor "0.5× model size"; the lesson only covers AdamW.
     let bo = s.optimizer.state_bytes_per_param().unwrap_or(0.5 * bw);
@@ -305,7 +342,14 @@ fn lesson(s: &Scenario, r: &Resolved, stack: &mut Stack) -> f64 {
         "optimizer",
         "Optimizer states",
         trainable * bo * optimizer_on_gpu / split.optimizer,
-        explain!(ex, "{} trainable × Bo {} B ({}){}", num(trainable), bo, s.optimizer, split.note(split.optimizer)),
+        explain!(
+            ex,
+            "{} trainable × Bo {} B ({}){}",
+            num(trainable),
+            bo,
+            s.optimizer,
+            split.note(split.optimizer)
+        ),
     );
     if r.master_weights {
         stack.push(
@@ -316,7 +360,11 @@ fn lesson(s: &Scenario, r: &Resolved, stack: &mut Stack) -> f64 {
         );
     }
     let ba = r.act_dtype.bytes();
-    let checkpoint = if s.checkpointing == Checkpointing::None { 1.0 } else { LESSON_CHECKPOINT_FACTOR };
+    let checkpoint = if s.checkpointing == Checkpointing::None {
+        1.0
+    } else {
+        LESSON_CHECKPOINT_FACTOR
+    };
     let activations = LESSON_ACTIVATION_FACTOR
         * f64::from(a.layers)
         * f64::from(s.batch)
@@ -332,7 +380,11 @@ fn lesson(s: &Scenario, r: &Resolved, stack: &mut Stack) -> f64 {
         explain!(
             ex,
             "2 × L × B × S × H × Ba{} = 2 × {} × {} × {} × {} × {} B{}",
-            if checkpoint < 1.0 { " × 0.4 (checkpointing)" } else { "" },
+            if checkpoint < 1.0 {
+                " × 0.4 (checkpointing)"
+            } else {
+                ""
+            },
             a.layers,
             s.batch,
             s.seq,
@@ -341,7 +393,12 @@ fn lesson(s: &Scenario, r: &Resolved, stack: &mut Stack) -> f64 {
             split.note(split.model_parallel)
         ),
     );
-    stack.push("cuda_context", "Overhead (CUDA kernels + workspace)", LESSON_OVERHEAD_BYTES, explain!(ex, "fixed 0.5 GB"));
+    stack.push(
+        "cuda_context",
+        "Overhead (CUDA kernels + workspace)",
+        LESSON_OVERHEAD_BYTES,
+        explain!(ex, "fixed 0.5 GB"),
+    );
     trainable
 }
 
@@ -367,8 +424,16 @@ fn trainable_matrices(s: &Scenario, a: &Architecture) -> Vec<MatrixShape> {
             LoraTarget::Gate | LoraTarget::Up => (h, ffn),
             LoraTarget::Down => (ffn, h),
         };
-        shapes.push(MatrixShape { rows: r, cols: fan_in, count: layers });
-        shapes.push(MatrixShape { rows: fan_out, cols: r, count: layers });
+        shapes.push(MatrixShape {
+            rows: r,
+            cols: fan_in,
+            count: layers,
+        });
+        shapes.push(MatrixShape {
+            rows: fan_out,
+            cols: r,
+            count: layers,
+        });
     }
     shapes
 }
@@ -438,7 +503,13 @@ fn detailed(s: &Scenario, r: &Resolved, stack: &mut Stack, notes: &mut Vec<Strin
     } else {
         (
             r.params * r.weights.bytes(),
-            explain!(ex, "P × Bw = {} × {} B ({})", num(r.params), r.weights.bytes(), r.weights),
+            explain!(
+                ex,
+                "P × Bw = {} × {} B ({})",
+                num(r.params),
+                r.weights.bytes(),
+                r.weights
+            ),
         )
     };
     stack.push(
@@ -449,8 +520,19 @@ fn detailed(s: &Scenario, r: &Resolved, stack: &mut Stack, notes: &mut Vec<Strin
             ex,
             "{weight_formula}{}{}{}",
             split.note(split.weights),
-            if weights_on_gpu == 0.0 { " (offloaded to CPU)" } else { "" },
-            if gathered > 0.0 { format!(" + 2 gathered layers {}", Bytes::from_f64(gathered).display(s.units)) } else { String::new() }
+            if weights_on_gpu == 0.0 {
+                " (offloaded to CPU)"
+            } else {
+                ""
+            },
+            if gathered > 0.0 {
+                format!(
+                    " + 2 gathered layers {}",
+                    Bytes::from_f64(gathered).display(s.units)
+                )
+            } else {
+                String::new()
+            }
         ),
     );
 
@@ -458,18 +540,41 @@ fn detailed(s: &Scenario, r: &Resolved, stack: &mut Stack, notes: &mut Vec<Strin
         let (constants, formula) = match r.weights {
             Dtype::Nf4 if s.double_quant => (
                 linear / NF4_BLOCK + linear / (NF4_BLOCK * NF4_DOUBLE_QUANT_BLOCK) * 4.0,
-                explain!(ex, "double-quant: {} / 64 × 1 B + {} / 16384 × 4 B", num(linear), num(linear)),
+                explain!(
+                    ex,
+                    "double-quant: {} / 64 × 1 B + {} / 16384 × 4 B",
+                    num(linear),
+                    num(linear)
+                ),
             ),
-            Dtype::Nf4 => (linear / NF4_BLOCK * 4.0, explain!(ex, "{} / 64 blocks × 4 B absmax", num(linear))),
-            Dtype::Int4 => (linear / INT4_GROUP * 2.5, explain!(ex, "{} / 128 groups × 2.5 B (fp16 scale + 4-bit zero)", num(linear))),
+            Dtype::Nf4 => (
+                linear / NF4_BLOCK * 4.0,
+                explain!(ex, "{} / 64 blocks × 4 B absmax", num(linear)),
+            ),
+            Dtype::Int4 => (
+                linear / INT4_GROUP * 2.5,
+                explain!(
+                    ex,
+                    "{} / 128 groups × 2.5 B (fp16 scale + 4-bit zero)",
+                    num(linear)
+                ),
+            ),
             // LLM.int8 keeps one fp32 scale per output row (Dettmers et al. 2022); fp8 one per tensor.
             Dtype::Int8 => {
                 let rows: f64 = a.block_linears().iter().map(|m| m.cols * m.count).sum();
-                (rows * 4.0, explain!(ex, "{} output rows × 4 B scale", num(rows)))
+                (
+                    rows * 4.0,
+                    explain!(ex, "{} output rows × 4 B scale", num(rows)),
+                )
             }
             _ => (0.0, String::new()),
         };
-        stack.push("quant_constants", "Quantization constants", constants * weights_on_gpu / split.weights, formula);
+        stack.push(
+            "quant_constants",
+            "Quantization constants",
+            constants * weights_on_gpu / split.weights,
+            formula,
+        );
     }
 
     if !s.mode.is_training() {
@@ -506,22 +611,40 @@ fn detailed(s: &Scenario, r: &Resolved, stack: &mut Stack, notes: &mut Vec<Strin
             "master_weights",
             "fp32 master weights",
             trainable * 4.0 * optimizer_on_gpu / split.optimizer,
-            explain!(ex, "{} × 4 B{}", num(trainable), split.note(split.optimizer)),
+            explain!(
+                ex,
+                "{} × 4 B{}",
+                num(trainable),
+                split.note(split.optimizer)
+            ),
         );
     }
     stack.push(
         "gradients",
         "Gradients",
         trainable * r.grads.bytes() / split.gradients,
-        explain!(ex, "{} × {} B ({}){}", num(trainable), r.grads.bytes(), r.grads, split.note(split.gradients)),
+        explain!(
+            ex,
+            "{} × {} B ({}){}",
+            num(trainable),
+            r.grads.bytes(),
+            r.grads,
+            split.note(split.gradients)
+        ),
     );
     let (optimizer_bytes, optimizer_formula) = match s.optimizer.state_bytes_per_param() {
-        Some(per_param) => (trainable * per_param, explain!(ex, "{} × {} B ({})", num(trainable), per_param, s.optimizer)),
+        Some(per_param) => (
+            trainable * per_param,
+            explain!(ex, "{} × {} B ({})", num(trainable), per_param, s.optimizer),
+        ),
         None => {
             // Adafactor factors each matrix's second moment into a row and a column vector
             // (Shazeer & Stern 2018), with no first moment by default.
             let factored: f64 = matrices.iter().map(|m| (m.rows + m.cols) * m.count).sum();
-            (factored * 4.0, explain!(ex, "Σ(rows + cols) {} × 4 B (factored)", num(factored)))
+            (
+                factored * 4.0,
+                explain!(ex, "Σ(rows + cols) {} × 4 B (factored)", num(factored)),
+            )
         }
     };
     stack.push(
@@ -532,14 +655,22 @@ fn detailed(s: &Scenario, r: &Resolved, stack: &mut Stack, notes: &mut Vec<Strin
             ex,
             "{optimizer_formula}{}{}",
             split.note(split.optimizer),
-            if optimizer_on_gpu == 0.0 { " (offloaded to CPU)" } else { "" }
+            if optimizer_on_gpu == 0.0 {
+                " (offloaded to CPU)"
+            } else {
+                ""
+            }
         ),
     );
     if optimizer_on_gpu == 0.0 && ex {
         notes.push(format!(
             "Offloaded to CPU RAM: {} of optimizer state{}.",
             Bytes::from_f64(optimizer_bytes / split.optimizer).display(s.units),
-            if r.master_weights { " plus the fp32 master copy" } else { "" }
+            if r.master_weights {
+                " plus the fp32 master copy"
+            } else {
+                ""
+            }
         ));
     }
 
@@ -549,15 +680,37 @@ fn detailed(s: &Scenario, r: &Resolved, stack: &mut Stack, notes: &mut Vec<Strin
     let (saved, saved_formula) = match s.checkpointing {
         Checkpointing::None => (
             layers * one_layer,
-            explain!(ex, "L × b·s × (layer {} B + scores {} B) = {} × {} × {}", num(per_layer), num(scores), a.layers, num(tokens), num(per_layer + scores)),
+            explain!(
+                ex,
+                "L × b·s × (layer {} B + scores {} B) = {} × {} × {}",
+                num(per_layer),
+                num(scores),
+                a.layers,
+                num(tokens),
+                num(per_layer + scores)
+            ),
         ),
         Checkpointing::Selective => (
             layers * tokens * per_layer,
-            explain!(ex, "L × b·s × layer {} B (scores recomputed) = {} × {} × {}", num(per_layer), a.layers, num(tokens), num(per_layer)),
+            explain!(
+                ex,
+                "L × b·s × layer {} B (scores recomputed) = {} × {} × {}",
+                num(per_layer),
+                a.layers,
+                num(tokens),
+                num(per_layer)
+            ),
         ),
         Checkpointing::Full => (
             layers * tokens * f64::from(a.hidden) * e,
-            explain!(ex, "L × b·s × H × {} B (layer inputs only) = {} × {} × {}", e, a.layers, num(tokens), a.hidden),
+            explain!(
+                ex,
+                "L × b·s × H × {} B (layer inputs only) = {} × {} × {}",
+                e,
+                a.layers,
+                num(tokens),
+                a.hidden
+            ),
         ),
     };
     // The backward pass of one layer needs that layer's activations (recomputed, under
@@ -567,15 +720,26 @@ fn detailed(s: &Scenario, r: &Resolved, stack: &mut Stack, notes: &mut Vec<Strin
         "activations",
         "Activations",
         (saved + working) / split.model_parallel,
-        explain!(ex, "{saved_formula} + one layer in backward {}{}", num(working), split.note(split.model_parallel)),
+        explain!(
+            ex,
+            "{saved_formula} + one layer in backward {}{}",
+            num(working),
+            split.note(split.model_parallel)
+        ),
     );
     if s.head == Head::Lm {
         let elements = tokens * f64::from(a.vocab);
         let (bytes, formula) = if s.chunked_loss {
-            let chunk = f64::from(s.batch) * LOSS_CHUNK_TOKENS.min(f64::from(s.seq)) * f64::from(a.vocab);
+            let chunk =
+                f64::from(s.batch) * LOSS_CHUNK_TOKENS.min(f64::from(s.seq)) * f64::from(a.vocab);
             (
                 elements * e + chunk * 8.0,
-                explain!(ex, "b·s·V × {} B + one {}-token chunk × 8 B (fp32 log-probs + grad)", e, LOSS_CHUNK_TOKENS),
+                explain!(
+                    ex,
+                    "b·s·V × {} B + one {}-token chunk × 8 B (fp32 log-probs + grad)",
+                    e,
+                    LOSS_CHUNK_TOKENS
+                ),
             )
         } else {
             (
@@ -590,8 +754,17 @@ fn detailed(s: &Scenario, r: &Resolved, stack: &mut Stack, notes: &mut Vec<Strin
                 ),
             )
         };
-        let vocab_split = if s.sharding == Sharding::Tensor { split.model_parallel } else { 1.0 };
-        stack.push("logits", "Logits & cross-entropy", bytes / vocab_split, formula);
+        let vocab_split = if s.sharding == Sharding::Tensor {
+            split.model_parallel
+        } else {
+            1.0
+        };
+        stack.push(
+            "logits",
+            "Logits & cross-entropy",
+            bytes / vocab_split,
+            formula,
+        );
     }
     context_and_fragmentation(s, stack);
     trainable
@@ -626,7 +799,12 @@ fn inference_working_set(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &
         "activations",
         "Activations (one layer's working set)",
         one_layer / split.model_parallel,
-        explain!(ex, "b·s × one layer's tensors = {} × {}", num(tokens), num(one_layer / tokens.max(1.0))),
+        explain!(
+            ex,
+            "b·s × one layer's tensors = {} × {}",
+            num(tokens),
+            num(one_layer / tokens.max(1.0))
+        ),
     );
     if s.head == Head::Lm {
         stack.push(
@@ -641,12 +819,23 @@ fn inference_working_set(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &
 fn context_and_fragmentation(s: &Scenario, stack: &mut Stack) {
     let ex = stack.explain;
     let transient = stack.sum(&["activations", "logits", "kv_cache"]);
-    let persistent = stack.sum(&["weights", "quant_constants", "adapters", "gradients", "optimizer", "master_weights"]);
+    let persistent = stack.sum(&[
+        "weights",
+        "quant_constants",
+        "adapters",
+        "gradients",
+        "optimizer",
+        "master_weights",
+    ]);
     stack.push(
         "cuda_context",
         "CUDA context",
-        CUDA_CONTEXT_BYTES,
-        explain!(ex, "driver + kernels, lazy loading: 512 MiB"),
+        s.context.as_f64(),
+        explain!(
+            ex,
+            "driver + kernels: {}",
+            crate::units::format_size_exact(s.context)
+        ),
     );
     stack.push(
         "fragmentation",

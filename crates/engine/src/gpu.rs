@@ -24,8 +24,18 @@ impl Gpu {
     }
 }
 
-const fn gpu(id: &'static str, name: &'static str, advertised_gib: f64, smi_total_mib: Option<u32>) -> Gpu {
-    Gpu { id, name, advertised_gib, smi_total_mib }
+const fn gpu(
+    id: &'static str,
+    name: &'static str,
+    advertised_gib: f64,
+    smi_total_mib: Option<u32>,
+) -> Gpu {
+    Gpu {
+        id,
+        name,
+        advertised_gib,
+        smi_total_mib,
+    }
 }
 
 /// Ordered by capacity, smallest first, so "the smallest GPU that fits" is the first match.
@@ -63,7 +73,12 @@ mod tests {
     #[test]
     fn catalogue_is_sorted_by_capacity_for_the_smallest_fit_search() {
         for pair in GPUS.windows(2) {
-            assert!(pair[0].capacity() <= pair[1].capacity(), "{} > {}", pair[0].id, pair[1].id);
+            assert!(
+                pair[0].capacity() <= pair[1].capacity(),
+                "{} > {}",
+                pair[0].id,
+                pair[1].id
+            );
         }
     }
 

@@ -2,10 +2,12 @@
 //! solver answers and the quick-reference tables. No IO, no clock, no global state; it builds for
 //! wasm32 and native alike, and nothing in it panics on any input.
 
+pub mod calibration;
 pub mod estimate;
 pub mod gpu;
 pub mod model;
 pub mod precision;
+pub mod query;
 pub mod scenario;
 pub mod solver;
 pub mod tables;

@@ -52,13 +52,33 @@ impl Architecture {
         let ffn = f64::from(self.ffn);
         let layers = f64::from(self.layers);
         let mut shapes = vec![
-            MatrixShape { rows: h, cols: self.q_width(), count: layers },
-            MatrixShape { rows: h, cols: self.kv_width(), count: 2.0 * layers },
-            MatrixShape { rows: self.q_width(), cols: h, count: layers },
+            MatrixShape {
+                rows: h,
+                cols: self.q_width(),
+                count: layers,
+            },
+            MatrixShape {
+                rows: h,
+                cols: self.kv_width(),
+                count: 2.0 * layers,
+            },
+            MatrixShape {
+                rows: self.q_width(),
+                cols: h,
+                count: layers,
+            },
         ];
         let up_projections = if self.gated { 2.0 } else { 1.0 };
-        shapes.push(MatrixShape { rows: h, cols: ffn, count: up_projections * layers });
-        shapes.push(MatrixShape { rows: ffn, cols: h, count: layers });
+        shapes.push(MatrixShape {
+            rows: h,
+            cols: ffn,
+            count: up_projections * layers,
+        });
+        shapes.push(MatrixShape {
+            rows: ffn,
+            cols: h,
+            count: layers,
+        });
         shapes
     }
 
@@ -77,7 +97,10 @@ impl Architecture {
     }
 
     pub fn embedding_params(&self) -> f64 {
-        self.embedding_matrices().iter().map(MatrixShape::elements).sum()
+        self.embedding_matrices()
+            .iter()
+            .map(MatrixShape::elements)
+            .sum()
     }
 
     /// Norm weights: two per layer plus the final norm (LayerNorm adds a bias of the same size).
@@ -128,7 +151,17 @@ const fn arch(
     tied: bool,
     gated: bool,
 ) -> Architecture {
-    Architecture { layers, hidden, heads, kv_heads, head_dim, ffn, vocab, tied, gated }
+    Architecture {
+        layers,
+        hidden,
+        heads,
+        kv_heads,
+        head_dim,
+        ffn,
+        vocab,
+        tied,
+        gated,
+    }
 }
 
 /// How many of [`PRESETS`] are the catalogue proper; the rest exist for the calibration set.
@@ -137,31 +170,151 @@ pub const CATALOGUE_PRESETS: usize = 17;
 /// Presets, with each number taken from the model's config.json on the Hugging Face Hub.
 /// The last group are the models in the public calibration set, so its rows can name them.
 pub const PRESETS: &[Preset] = &[
-    Preset { id: "smollm2-135m", name: "SmolLM2-135M", arch: arch(30, 576, 9, 3, 64, 1536, 49152, true, true), published_params: 134_515_008.0 },
-    Preset { id: "gpt2", name: "GPT-2 small", arch: arch(12, 768, 12, 12, 64, 3072, 50257, true, false), published_params: 124_439_808.0 },
-    Preset { id: "tinyllama-1.1b", name: "TinyLlama-1.1B", arch: arch(22, 2048, 32, 4, 64, 5632, 32000, false, true), published_params: 1_100_048_384.0 },
-    Preset { id: "llama-3.2-1b", name: "Llama-3.2-1B", arch: arch(16, 2048, 32, 8, 64, 8192, 128256, true, true), published_params: 1_235_814_400.0 },
-    Preset { id: "llama-3.2-3b", name: "Llama-3.2-3B", arch: arch(28, 3072, 24, 8, 128, 8192, 128256, true, true), published_params: 3_212_749_824.0 },
-    Preset { id: "llama-2-7b", name: "Llama-2-7B", arch: arch(32, 4096, 32, 32, 128, 11008, 32000, false, true), published_params: 6_738_415_616.0 },
-    Preset { id: "llama-2-13b", name: "Llama-2-13B", arch: arch(40, 5120, 40, 40, 128, 13824, 32000, false, true), published_params: 13_015_864_320.0 },
-    Preset { id: "llama-2-70b", name: "Llama-2-70B", arch: arch(80, 8192, 64, 8, 128, 28672, 32000, false, true), published_params: 68_976_648_192.0 },
-    Preset { id: "llama-3.1-8b", name: "Llama-3.1-8B", arch: arch(32, 4096, 32, 8, 128, 14336, 128256, false, true), published_params: 8_030_261_248.0 },
-    Preset { id: "llama-3.1-70b", name: "Llama-3.1-70B", arch: arch(80, 8192, 64, 8, 128, 28672, 128256, false, true), published_params: 70_553_706_496.0 },
-    Preset { id: "mistral-7b", name: "Mistral-7B-v0.1", arch: arch(32, 4096, 32, 8, 128, 14336, 32000, false, true), published_params: 7_241_732_096.0 },
-    Preset { id: "qwen2.5-7b", name: "Qwen2.5-7B", arch: arch(28, 3584, 28, 4, 128, 18944, 152064, false, true), published_params: 7_615_616_512.0 },
-    Preset { id: "qwen2.5-14b", name: "Qwen2.5-14B", arch: arch(48, 5120, 40, 8, 128, 13824, 152064, false, true), published_params: 14_770_033_664.0 },
-    Preset { id: "qwen2.5-32b", name: "Qwen2.5-32B", arch: arch(64, 5120, 40, 8, 128, 27648, 152064, false, true), published_params: 32_763_876_352.0 },
-    Preset { id: "qwen2.5-72b", name: "Qwen2.5-72B", arch: arch(80, 8192, 64, 8, 128, 29568, 152064, false, true), published_params: 72_706_203_648.0 },
-    Preset { id: "phi-3-mini", name: "Phi-3-mini-4k", arch: arch(32, 3072, 32, 32, 96, 8192, 32064, false, true), published_params: 3_821_079_552.0 },
-    Preset { id: "gemma-2-9b", name: "Gemma-2-9B", arch: arch(42, 3584, 16, 8, 256, 14336, 256000, true, true), published_params: 9_241_705_984.0 },
+    Preset {
+        id: "smollm2-135m",
+        name: "SmolLM2-135M",
+        arch: arch(30, 576, 9, 3, 64, 1536, 49152, true, true),
+        published_params: 134_515_008.0,
+    },
+    Preset {
+        id: "gpt2",
+        name: "GPT-2 small",
+        arch: arch(12, 768, 12, 12, 64, 3072, 50257, true, false),
+        published_params: 124_439_808.0,
+    },
+    Preset {
+        id: "tinyllama-1.1b",
+        name: "TinyLlama-1.1B",
+        arch: arch(22, 2048, 32, 4, 64, 5632, 32000, false, true),
+        published_params: 1_100_048_384.0,
+    },
+    Preset {
+        id: "llama-3.2-1b",
+        name: "Llama-3.2-1B",
+        arch: arch(16, 2048, 32, 8, 64, 8192, 128256, true, true),
+        published_params: 1_235_814_400.0,
+    },
+    Preset {
+        id: "llama-3.2-3b",
+        name: "Llama-3.2-3B",
+        arch: arch(28, 3072, 24, 8, 128, 8192, 128256, true, true),
+        published_params: 3_212_749_824.0,
+    },
+    Preset {
+        id: "llama-2-7b",
+        name: "Llama-2-7B",
+        arch: arch(32, 4096, 32, 32, 128, 11008, 32000, false, true),
+        published_params: 6_738_415_616.0,
+    },
+    Preset {
+        id: "llama-2-13b",
+        name: "Llama-2-13B",
+        arch: arch(40, 5120, 40, 40, 128, 13824, 32000, false, true),
+        published_params: 13_015_864_320.0,
+    },
+    Preset {
+        id: "llama-2-70b",
+        name: "Llama-2-70B",
+        arch: arch(80, 8192, 64, 8, 128, 28672, 32000, false, true),
+        published_params: 68_976_648_192.0,
+    },
+    Preset {
+        id: "llama-3.1-8b",
+        name: "Llama-3.1-8B",
+        arch: arch(32, 4096, 32, 8, 128, 14336, 128256, false, true),
+        published_params: 8_030_261_248.0,
+    },
+    Preset {
+        id: "llama-3.1-70b",
+        name: "Llama-3.1-70B",
+        arch: arch(80, 8192, 64, 8, 128, 28672, 128256, false, true),
+        published_params: 70_553_706_496.0,
+    },
+    Preset {
+        id: "mistral-7b",
+        name: "Mistral-7B-v0.1",
+        arch: arch(32, 4096, 32, 8, 128, 14336, 32000, false, true),
+        published_params: 7_241_732_096.0,
+    },
+    Preset {
+        id: "qwen2.5-7b",
+        name: "Qwen2.5-7B",
+        arch: arch(28, 3584, 28, 4, 128, 18944, 152064, false, true),
+        published_params: 7_615_616_512.0,
+    },
+    Preset {
+        id: "qwen2.5-14b",
+        name: "Qwen2.5-14B",
+        arch: arch(48, 5120, 40, 8, 128, 13824, 152064, false, true),
+        published_params: 14_770_033_664.0,
+    },
+    Preset {
+        id: "qwen2.5-32b",
+        name: "Qwen2.5-32B",
+        arch: arch(64, 5120, 40, 8, 128, 27648, 152064, false, true),
+        published_params: 32_763_876_352.0,
+    },
+    Preset {
+        id: "qwen2.5-72b",
+        name: "Qwen2.5-72B",
+        arch: arch(80, 8192, 64, 8, 128, 29568, 152064, false, true),
+        published_params: 72_706_203_648.0,
+    },
+    Preset {
+        id: "phi-3-mini",
+        name: "Phi-3-mini-4k",
+        arch: arch(32, 3072, 32, 32, 96, 8192, 32064, false, true),
+        published_params: 3_821_079_552.0,
+    },
+    Preset {
+        id: "gemma-2-9b",
+        name: "Gemma-2-9B",
+        arch: arch(42, 3584, 16, 8, 256, 14336, 256000, true, true),
+        published_params: 9_241_705_984.0,
+    },
     // Models of the public calibration set (shared/calibration/measured-public.csv).
-    Preset { id: "phi-1.5", name: "Phi-1.5", arch: arch(24, 2048, 32, 32, 64, 8192, 51200, false, false), published_params: 1_418_270_720.0 },
-    Preset { id: "stablelm-base-alpha-3b", name: "StableLM-base-alpha-3B", arch: arch(16, 4096, 32, 32, 128, 16384, 50688, false, false), published_params: 3_638_525_952.0 },
-    Preset { id: "falcon-7b", name: "Falcon-7B", arch: arch(32, 4544, 71, 1, 64, 18176, 65024, false, false), published_params: 7_217_189_760.0 },
-    Preset { id: "falcon-40b", name: "Falcon-40B", arch: arch(60, 8192, 128, 8, 64, 32768, 65024, false, false), published_params: 41_838_936_064.0 },
-    Preset { id: "codellama-34b", name: "CodeLlama-34B", arch: arch(48, 8192, 64, 8, 128, 22016, 32000, false, true), published_params: 33_743_970_304.0 },
-    Preset { id: "starcoder-15.5b", name: "StarCoder-15.5B", arch: arch(40, 6144, 48, 1, 128, 24576, 49152, true, false), published_params: 15_517_462_528.0 },
-    Preset { id: "bert-large", name: "BERT-large-uncased", arch: arch(24, 1024, 16, 16, 64, 4096, 30522, true, false), published_params: 335_141_888.0 },
+    Preset {
+        id: "phi-1.5",
+        name: "Phi-1.5",
+        arch: arch(24, 2048, 32, 32, 64, 8192, 51200, false, false),
+        published_params: 1_418_270_720.0,
+    },
+    Preset {
+        id: "stablelm-base-alpha-3b",
+        name: "StableLM-base-alpha-3B",
+        arch: arch(16, 4096, 32, 32, 128, 16384, 50688, false, false),
+        published_params: 3_638_525_952.0,
+    },
+    Preset {
+        id: "falcon-7b",
+        name: "Falcon-7B",
+        arch: arch(32, 4544, 71, 1, 64, 18176, 65024, false, false),
+        published_params: 7_217_189_760.0,
+    },
+    Preset {
+        id: "falcon-40b",
+        name: "Falcon-40B",
+        arch: arch(60, 8192, 128, 8, 64, 32768, 65024, false, false),
+        published_params: 41_838_936_064.0,
+    },
+    Preset {
+        id: "codellama-34b",
+        name: "CodeLlama-34B",
+        arch: arch(48, 8192, 64, 8, 128, 22016, 32000, false, true),
+        published_params: 33_743_970_304.0,
+    },
+    Preset {
+        id: "starcoder-15.5b",
+        name: "StarCoder-15.5B",
+        arch: arch(40, 6144, 48, 1, 128, 24576, 49152, true, false),
+        published_params: 15_517_462_528.0,
+    },
+    Preset {
+        id: "bert-large",
+        name: "BERT-large-uncased",
+        arch: arch(24, 1024, 16, 16, 64, 4096, 30522, true, false),
+        published_params: 335_141_888.0,
+    },
 ];
 
 pub fn preset(id: &str) -> Option<&'static Preset> {
@@ -188,16 +341,17 @@ pub fn parse_param_count(text: &str) -> Result<f64, String> {
         Some('k') => (&trimmed[..trimmed.len() - 1], 1e3),
         _ => (trimmed, 1.0),
     };
-    let value: f64 = number
-        .trim()
-        .parse()
-        .map_err(|_| format!("`{trimmed}` is not a parameter count; write e.g. 8B, 1.1B, 135M or 8e9"))?;
+    let value: f64 = number.trim().parse().map_err(|_| {
+        format!("`{trimmed}` is not a parameter count; write e.g. 8B, 1.1B, 135M or 8e9")
+    })?;
     let params = value * scale;
     if !params.is_finite() || params < 1.0 {
         return Err(format!("`{trimmed}` must be at least 1 parameter"));
     }
     if params > 1e14 {
-        return Err(format!("`{trimmed}` is over 100T parameters, beyond what this planner models"));
+        return Err(format!(
+            "`{trimmed}` is over 100T parameters, beyond what this planner models"
+        ));
     }
     Ok(params.round())
 }
@@ -206,7 +360,10 @@ pub fn parse_param_count(text: &str) -> Result<f64, String> {
 pub fn format_param_count(params: f64) -> String {
     for (scale, suffix) in [(1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")] {
         let scaled = params / scale;
-        if scaled >= 1.0 && (scaled * 1000.0).fract() == 0.0 && (scaled * 1000.0).round() / 1000.0 * scale == params {
+        if scaled >= 1.0
+            && (scaled * 1000.0).fract() == 0.0
+            && (scaled * 1000.0).round() / 1000.0 * scale == params
+        {
             return format!("{scaled}{suffix}");
         }
     }
@@ -238,7 +395,13 @@ pub fn parse_hf_config(text: &str) -> Result<HfConfig, String> {
     let number = |keys: &[&str]| -> Option<u64> {
         keys.iter()
             .find_map(|k| config.get(*k).or_else(|| root.get(*k)))
-            .and_then(|v| v.as_u64().or_else(|| v.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0).map(|f| f as u64)))
+            .and_then(|v| {
+                v.as_u64().or_else(|| {
+                    v.as_f64()
+                        .filter(|f| f.fract() == 0.0 && *f >= 0.0)
+                        .map(|f| f as u64)
+                })
+            })
     };
     let mut missing = Vec::new();
     let mut required = |name: &str, keys: &[&str]| -> u32 {
@@ -250,7 +413,10 @@ pub fn parse_hf_config(text: &str) -> Result<HfConfig, String> {
             }
         }
     };
-    let layers = required("num_hidden_layers", &["num_hidden_layers", "n_layer", "num_layers"]);
+    let layers = required(
+        "num_hidden_layers",
+        &["num_hidden_layers", "n_layer", "num_layers"],
+    );
     let hidden = required("hidden_size", &["hidden_size", "n_embd", "d_model"]);
     let heads = required("num_attention_heads", &["num_attention_heads", "n_head"]);
     let vocab = required("vocab_size", &["vocab_size"]);
@@ -262,10 +428,14 @@ pub fn parse_hf_config(text: &str) -> Result<HfConfig, String> {
         .or_else(|| root.get("model_type"))
         .and_then(|v| v.as_str())
         .map(str::to_string);
-    let kv_heads = number(&["num_key_value_heads", "num_kv_heads", "multi_query_group_num"])
-        .and_then(|n| u32::try_from(n).ok())
-        .filter(|n| *n > 0)
-        .unwrap_or(heads);
+    let kv_heads = number(&[
+        "num_key_value_heads",
+        "num_kv_heads",
+        "multi_query_group_num",
+    ])
+    .and_then(|n| u32::try_from(n).ok())
+    .filter(|n| *n > 0)
+    .unwrap_or(heads);
     let head_dim = number(&["head_dim"])
         .and_then(|n| u32::try_from(n).ok())
         .filter(|n| *n > 0)
@@ -275,7 +445,10 @@ pub fn parse_hf_config(text: &str) -> Result<HfConfig, String> {
         .or_else(|| config.get("activation_function"))
         .and_then(|v| v.as_str())
         .unwrap_or("silu");
-    let gpt_style = matches!(model_type.as_deref(), Some("gpt2" | "gpt_neox" | "falcon" | "phi" | "bert" | "opt" | "gpt_bigcode"));
+    let gpt_style = matches!(
+        model_type.as_deref(),
+        Some("gpt2" | "gpt_neox" | "falcon" | "phi" | "bert" | "opt" | "gpt_bigcode")
+    );
     let gated = !gpt_style && !activation.starts_with("gelu_new") && activation != "relu";
     let ffn = number(&["intermediate_size", "n_inner", "ffn_dim"])
         .and_then(|n| u32::try_from(n).ok())
@@ -288,7 +461,17 @@ pub fn parse_hf_config(text: &str) -> Result<HfConfig, String> {
         // transformers' PretrainedConfig default is true.
         .unwrap_or(true);
     Ok(HfConfig {
-        arch: Architecture { layers, hidden, heads, kv_heads, head_dim, ffn, vocab, tied, gated },
+        arch: Architecture {
+            layers,
+            hidden,
+            heads,
+            kv_heads,
+            head_dim,
+            ffn,
+            vocab,
+            tied,
+            gated,
+        },
         model_type,
     })
 }
@@ -302,7 +485,13 @@ mod tests {
         for p in PRESETS {
             let derived = p.arch.param_count();
             let error = (derived - p.published_params).abs() / p.published_params;
-            assert!(error < 0.01, "{}: derived {derived} vs published {} ({:.2}%)", p.id, p.published_params, error * 100.0);
+            assert!(
+                error < 0.01,
+                "{}: derived {derived} vs published {} ({:.2}%)",
+                p.id,
+                p.published_params,
+                error * 100.0
+            );
         }
     }
 
@@ -320,7 +509,12 @@ mod tests {
     #[test]
     fn param_counts_format_round_trip() {
         for p in [8e9, 1.1e9, 135e6, 8_030_261_248.0, 7.0, 1e12] {
-            assert_eq!(parse_param_count(&format_param_count(p)).unwrap(), p, "{}", format_param_count(p));
+            assert_eq!(
+                parse_param_count(&format_param_count(p)).unwrap(),
+                p,
+                "{}",
+                format_param_count(p)
+            );
         }
     }
 
@@ -349,8 +543,15 @@ mod tests {
     #[test]
     fn hf_config_names_every_missing_field() {
         let err = parse_hf_config(r#"{"hidden_size": 4096}"#).unwrap_err();
-        assert!(err.contains("num_hidden_layers") && err.contains("num_attention_heads") && err.contains("vocab_size"), "{err}");
-        assert!(parse_hf_config("not json").unwrap_err().contains("not valid JSON"));
+        assert!(
+            err.contains("num_hidden_layers")
+                && err.contains("num_attention_heads")
+                && err.contains("vocab_size"),
+            "{err}"
+        );
+        assert!(parse_hf_config("not json")
+            .unwrap_err()
+            .contains("not valid JSON"));
         assert!(parse_hf_config("[1,2]").unwrap_err().contains("object"));
     }
 }

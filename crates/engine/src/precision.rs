@@ -187,14 +187,23 @@ impl Sharding {
     pub fn shards_optimizer(self) -> bool {
         matches!(
             self,
-            Sharding::Zero1 | Sharding::Zero2 | Sharding::Zero3 | Sharding::Fsdp | Sharding::Tensor | Sharding::Pipeline
+            Sharding::Zero1
+                | Sharding::Zero2
+                | Sharding::Zero3
+                | Sharding::Fsdp
+                | Sharding::Tensor
+                | Sharding::Pipeline
         )
     }
 
     pub fn shards_gradients(self) -> bool {
         matches!(
             self,
-            Sharding::Zero2 | Sharding::Zero3 | Sharding::Fsdp | Sharding::Tensor | Sharding::Pipeline
+            Sharding::Zero2
+                | Sharding::Zero3
+                | Sharding::Fsdp
+                | Sharding::Tensor
+                | Sharding::Pipeline
         )
     }
 
@@ -285,7 +294,9 @@ impl LoraTargets {
     }
 
     pub fn iter(self) -> impl Iterator<Item = LoraTarget> {
-        LoraTarget::ALL.into_iter().filter(move |t| self.contains(t.to_owned()))
+        LoraTarget::ALL
+            .into_iter()
+            .filter(move |t| self.contains(t.to_owned()))
     }
 
     pub fn len(self) -> u32 {
@@ -307,7 +318,9 @@ impl LoraTargets {
             let target = LoraTarget::ALL
                 .into_iter()
                 .find(|t| t.as_str() == name)
-                .ok_or_else(|| format!("`{part}` is not a LoRA target; use q,k,v,o,gate,up,down or all"))?;
+                .ok_or_else(|| {
+                    format!("`{part}` is not a LoRA target; use q,k,v,o,gate,up,down or all")
+                })?;
             targets.0 |= 1 << target as u8;
         }
         if targets.is_empty() {
@@ -320,7 +333,10 @@ impl LoraTargets {
         if self == LoraTargets::all() {
             "all".to_string()
         } else {
-            self.iter().map(LoraTarget::as_str).collect::<Vec<_>>().join(",")
+            self.iter()
+                .map(LoraTarget::as_str)
+                .collect::<Vec<_>>()
+                .join(",")
         }
     }
 }

@@ -68,6 +68,9 @@ pub struct Scenario {
     pub reserved: Bytes,
     /// Kept free on purpose (seed 002's default 1024 MiB).
     pub margin: Bytes,
+    /// The CUDA context this machine's driver and PyTorch take (detailed method). The default is the
+    /// lazy-loading figure; eager-loading stacks (CUDA < 11.7) take over 1 GiB.
+    pub context: Bytes,
     /// Percent of usable memory above which the verdict is `tight` (seed 000's warning levels).
     pub tight: f64,
     pub units: Units,
@@ -113,6 +116,7 @@ impl Default for Scenario {
             offload: Offload::None,
             reserved: Bytes::ZERO,
             margin: Bytes::from_f64(1024.0 * MIB),
+            context: Bytes::from_f64(crate::estimate::CUDA_CONTEXT_BYTES),
             tight: 85.0,
             units: Units::Gb,
             custom: Vec::new(),
@@ -129,7 +133,10 @@ pub struct FieldError {
 
 impl FieldError {
     pub fn new(field: &str, message: impl Into<String>) -> FieldError {
-        FieldError { field: field.to_string(), message: message.into() }
+        FieldError {
+            field: field.to_string(),
+            message: message.into(),
+        }
     }
 }
 
@@ -141,10 +148,46 @@ impl fmt::Display for FieldError {
 
 /// Every key [`Scenario::set`] accepts, in the order the page and `--help` show them.
 pub const KEYS: &[&str] = &[
-    "model", "params", "layers", "hidden", "heads", "kv-heads", "head-dim", "ffn", "vocab", "tied", "gated", "head",
-    "mode", "weights", "grads", "act-dtype", "kv-dtype", "optimizer", "master-weights", "batch", "seq", "grad-accum",
-    "checkpointing", "attention", "lora-rank", "lora-targets", "double-quant", "chunked-loss", "method", "gpu", "vram",
-    "gpus", "sharding", "offload", "reserved", "margin", "tight", "units", "custom",
+    "model",
+    "params",
+    "layers",
+    "hidden",
+    "heads",
+    "kv-heads",
+    "head-dim",
+    "ffn",
+    "vocab",
+    "tied",
+    "gated",
+    "head",
+    "mode",
+    "weights",
+    "grads",
+    "act-dtype",
+    "kv-dtype",
+    "optimizer",
+    "master-weights",
+    "batch",
+    "seq",
+    "grad-accum",
+    "checkpointing",
+    "attention",
+    "lora-rank",
+    "lora-targets",
+    "double-quant",
+    "chunked-loss",
+    "method",
+    "gpu",
+    "vram",
+    "gpus",
+    "sharding",
+    "offload",
+    "reserved",
+    "margin",
+    "context",
+    "tight",
+    "units",
+    "custom",
 ];
 
 /// Largest batch, sequence, GPU count or shape dimension accepted: far past any real run, small
@@ -176,7 +219,10 @@ fn parse_bool(text: &str) -> Result<bool, String> {
     }
 }
 
-fn parse_optional<T>(text: &str, parse: impl Fn(&str) -> Result<T, String>) -> Result<Option<T>, String> {
+fn parse_optional<T>(
+    text: &str,
+    parse: impl Fn(&str) -> Result<T, String>,
+) -> Result<Option<T>, String> {
     let trimmed = text.trim();
     if trimmed.is_empty() || trimmed.eq_ignore_ascii_case("auto") {
         Ok(None)
@@ -194,7 +240,10 @@ fn parse_custom(text: &str) -> Result<CustomComponent, String> {
         return Err("a custom component needs a name of 1 to 64 characters".to_string());
     }
     let bytes = parse_size(size).map_err(|e| e.0)?;
-    Ok(CustomComponent { name: name.to_string(), bytes })
+    Ok(CustomComponent {
+        name: name.to_string(),
+        bytes,
+    })
 }
 
 impl Scenario {
@@ -208,13 +257,15 @@ impl Scenario {
         match key {
             "model" => {
                 self.model = parse_optional(value, |t| {
-                    model::preset(t).map(|p| p.id.to_string()).ok_or_else(|| {
-                        format!("unknown model `{t}`; see `vramfit list models`")
-                    })
+                    model::preset(t)
+                        .map(|p| p.id.to_string())
+                        .ok_or_else(|| format!("unknown model `{t}`; see `vramfit list models`"))
                 })
                 .map_err(err)?
             }
-            "params" => self.params = parse_optional(value, model::parse_param_count).map_err(err)?,
+            "params" => {
+                self.params = parse_optional(value, model::parse_param_count).map_err(err)?
+            }
             "layers" => self.layers = opt_count(1)?,
             "hidden" => self.hidden = opt_count(1)?,
             "heads" => self.heads = opt_count(1)?,
@@ -231,7 +282,9 @@ impl Scenario {
             "act-dtype" => self.act_dtype = parse_optional(value, Dtype::parse).map_err(err)?,
             "kv-dtype" => self.kv_dtype = parse_optional(value, Dtype::parse).map_err(err)?,
             "optimizer" => self.optimizer = Optimizer::parse(value).map_err(err)?,
-            "master-weights" => self.master_weights = parse_optional(value, parse_bool).map_err(err)?,
+            "master-weights" => {
+                self.master_weights = parse_optional(value, parse_bool).map_err(err)?
+            }
             "batch" => self.batch = count(1)?,
             "seq" => self.seq = count(1)?,
             "grad-accum" => self.grad_accum = count(1)?,
@@ -243,9 +296,12 @@ impl Scenario {
             "chunked-loss" => self.chunked_loss = parse_bool(value).map_err(err)?,
             "method" => self.method = Method::parse(value).map_err(err)?,
             "gpu" => {
-                self.gpu = gpu::find(value)
-                    .map(|g| g.id.to_string())
-                    .ok_or_else(|| err(format!("unknown GPU `{}`; see `vramfit list gpus`", value.trim())))?
+                self.gpu = gpu::find(value).map(|g| g.id.to_string()).ok_or_else(|| {
+                    err(format!(
+                        "unknown GPU `{}`; see `vramfit list gpus`",
+                        value.trim()
+                    ))
+                })?
             }
             "vram" => {
                 self.vram = parse_optional(value, |t| {
@@ -263,6 +319,7 @@ impl Scenario {
             "offload" => self.offload = Offload::parse(value).map_err(err)?,
             "reserved" => self.reserved = size()?,
             "margin" => self.margin = size()?,
+            "context" => self.context = size()?,
             "tight" => {
                 let percent: f64 = value
                     .trim()
@@ -270,7 +327,9 @@ impl Scenario {
                     .parse()
                     .map_err(|_| err(format!("`{}` is not a percentage", value.trim())))?;
                 if !(percent > 0.0 && percent <= 100.0) {
-                    return Err(err("must be a percentage above 0 and at most 100".to_string()));
+                    return Err(err(
+                        "must be a percentage above 0 and at most 100".to_string()
+                    ));
                 }
                 self.tight = percent;
             }
@@ -292,9 +351,23 @@ impl Scenario {
         Ok(())
     }
 
+    /// Replaces every custom component from `name:size; name:size` (an empty text clears them);
+    /// on error nothing changes.
+    pub fn set_custom_list(&mut self, text: &str) -> Result<(), FieldError> {
+        let mut next = self.clone();
+        next.custom.clear();
+        for part in text.split(';').map(str::trim).filter(|p| !p.is_empty()) {
+            next.set("custom", part)?;
+        }
+        *self = next;
+        Ok(())
+    }
+
     /// Builds a scenario from `key=value` pairs, keeping the default for every pair that fails and
     /// reporting it: how the page reads its URL.
-    pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> (Scenario, Vec<FieldError>) {
+    pub fn from_pairs<'a>(
+        pairs: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> (Scenario, Vec<FieldError>) {
         let mut scenario = Scenario::default();
         let mut errors = Vec::new();
         for (key, value) in pairs {
@@ -305,62 +378,80 @@ impl Scenario {
         (scenario, errors)
     }
 
+    /// Every key's wire value, defaults included (`custom` once per component), in [`KEYS`] order.
+    pub fn all_pairs(&self) -> Vec<(&'static str, String)> {
+        let opt = |o: Option<String>| o.unwrap_or_default();
+        let num = |o: Option<u32>| opt(o.map(|v| v.to_string()));
+        let flag = |o: Option<bool>| opt(o.map(|b| b.to_string()));
+        let dtype = |o: Option<Dtype>| opt(o.map(|d| d.to_string()));
+        let mut pairs = vec![
+            ("model", opt(self.model.clone())),
+            ("params", opt(self.params.map(model::format_param_count))),
+            ("layers", num(self.layers)),
+            ("hidden", num(self.hidden)),
+            ("heads", num(self.heads)),
+            ("kv-heads", num(self.kv_heads)),
+            ("head-dim", num(self.head_dim)),
+            ("ffn", num(self.ffn)),
+            ("vocab", num(self.vocab)),
+            ("tied", flag(self.tied)),
+            ("gated", flag(self.gated)),
+            ("head", self.head.to_string()),
+            ("mode", self.mode.to_string()),
+            ("weights", dtype(self.weights)),
+            ("grads", dtype(self.grads)),
+            ("act-dtype", dtype(self.act_dtype)),
+            ("kv-dtype", dtype(self.kv_dtype)),
+            ("optimizer", self.optimizer.to_string()),
+            ("master-weights", flag(self.master_weights)),
+            ("batch", self.batch.to_string()),
+            ("seq", self.seq.to_string()),
+            ("grad-accum", self.grad_accum.to_string()),
+            ("checkpointing", self.checkpointing.to_string()),
+            ("attention", self.attention.to_string()),
+            ("lora-rank", self.lora_rank.to_string()),
+            ("lora-targets", self.lora_targets.to_wire()),
+            ("double-quant", self.double_quant.to_string()),
+            ("chunked-loss", self.chunked_loss.to_string()),
+            ("method", self.method.to_string()),
+            ("gpu", self.gpu.clone()),
+            ("vram", opt(self.vram.map(format_size_exact))),
+            ("gpus", self.gpus.to_string()),
+            ("sharding", self.sharding.to_string()),
+            ("offload", self.offload.to_string()),
+            ("reserved", format_size_exact(self.reserved)),
+            ("margin", format_size_exact(self.margin)),
+            ("context", format_size_exact(self.context)),
+            ("tight", format!("{}", self.tight)),
+            ("units", units_wire(self.units).to_string()),
+        ];
+        pairs.extend(self.custom.iter().map(|c| {
+            (
+                "custom",
+                format!("{}:{}", c.name, format_size_exact(c.bytes)),
+            )
+        }));
+        pairs
+    }
+
+    /// The wire value of one key (the first, for `custom`); empty when unset.
+    pub fn get(&self, key: &str) -> String {
+        self.all_pairs()
+            .into_iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| v)
+            .unwrap_or_default()
+    }
+
     /// The fields that differ from the default, in wire form: the URL query and the CLI flags.
     pub fn to_pairs(&self) -> Vec<(&'static str, String)> {
-        let d = Scenario::default();
-        let mut pairs = Vec::new();
-        let mut push = |key: &'static str, value: String, default: String| {
-            if value != default {
-                pairs.push((key, value));
-            }
-        };
-        let opt = |o: Option<String>| o.unwrap_or_default();
-        push("model", opt(self.model.clone()), opt(d.model.clone()));
-        push("params", opt(self.params.map(model::format_param_count)), String::new());
-        for (key, value) in [
-            ("layers", self.layers),
-            ("hidden", self.hidden),
-            ("heads", self.heads),
-            ("kv-heads", self.kv_heads),
-            ("head-dim", self.head_dim),
-            ("ffn", self.ffn),
-            ("vocab", self.vocab),
-        ] {
-            push(key, opt(value.map(|v| v.to_string())), String::new());
-        }
-        push("tied", opt(self.tied.map(|b| b.to_string())), String::new());
-        push("gated", opt(self.gated.map(|b| b.to_string())), String::new());
-        push("head", self.head.to_string(), d.head.to_string());
-        push("mode", self.mode.to_string(), d.mode.to_string());
-        push("weights", opt(self.weights.map(|v| v.to_string())), String::new());
-        push("grads", opt(self.grads.map(|v| v.to_string())), String::new());
-        push("act-dtype", opt(self.act_dtype.map(|v| v.to_string())), String::new());
-        push("kv-dtype", opt(self.kv_dtype.map(|v| v.to_string())), String::new());
-        push("optimizer", self.optimizer.to_string(), d.optimizer.to_string());
-        push("master-weights", opt(self.master_weights.map(|b| b.to_string())), String::new());
-        push("batch", self.batch.to_string(), d.batch.to_string());
-        push("seq", self.seq.to_string(), d.seq.to_string());
-        push("grad-accum", self.grad_accum.to_string(), d.grad_accum.to_string());
-        push("checkpointing", self.checkpointing.to_string(), d.checkpointing.to_string());
-        push("attention", self.attention.to_string(), d.attention.to_string());
-        push("lora-rank", self.lora_rank.to_string(), d.lora_rank.to_string());
-        push("lora-targets", self.lora_targets.to_wire(), d.lora_targets.to_wire());
-        push("double-quant", self.double_quant.to_string(), d.double_quant.to_string());
-        push("chunked-loss", self.chunked_loss.to_string(), d.chunked_loss.to_string());
-        push("method", self.method.to_string(), d.method.to_string());
-        push("gpu", self.gpu.clone(), d.gpu.clone());
-        push("vram", opt(self.vram.map(format_size_exact)), String::new());
-        push("gpus", self.gpus.to_string(), d.gpus.to_string());
-        push("sharding", self.sharding.to_string(), d.sharding.to_string());
-        push("offload", self.offload.to_string(), d.offload.to_string());
-        push("reserved", format_size_exact(self.reserved), format_size_exact(d.reserved));
-        push("margin", format_size_exact(self.margin), format_size_exact(d.margin));
-        push("tight", format!("{}", self.tight), format!("{}", d.tight));
-        push("units", units_wire(self.units).to_string(), units_wire(d.units).to_string());
-        for c in &self.custom {
-            pairs.push(("custom", format!("{}:{}", c.name, format_size_exact(c.bytes))));
-        }
-        pairs
+        let defaults = Scenario::default().all_pairs();
+        self.all_pairs()
+            .into_iter()
+            .filter(|(key, value)| {
+                *key == "custom" || !defaults.iter().any(|(k, v)| k == key && v == value)
+            })
+            .collect()
     }
 
     /// Fills every unset field and checks the whole scenario, returning each invalid field.
@@ -375,16 +466,22 @@ impl Scenario {
                 errors.push(FieldError::new(field, "must be at least 1"));
             }
         }
-        if self.head_dim.is_none() && arch.heads > 0 && arch.hidden % arch.heads != 0 {
+        if self.head_dim.is_none() && arch.heads > 0 && !arch.hidden.is_multiple_of(arch.heads) {
             errors.push(FieldError::new(
                 "heads",
-                format!("{} heads do not divide hidden {}; set head-dim explicitly", arch.heads, arch.hidden),
+                format!(
+                    "{} heads do not divide hidden {}; set head-dim explicitly",
+                    arch.heads, arch.hidden
+                ),
             ));
         }
-        if arch.kv_heads > arch.heads || (arch.kv_heads > 0 && arch.heads % arch.kv_heads != 0) {
+        if arch.kv_heads > arch.heads || (arch.kv_heads > 0 && !arch.heads.is_multiple_of(arch.kv_heads)) {
             errors.push(FieldError::new(
                 "kv-heads",
-                format!("{} kv-heads must divide the {} query heads", arch.kv_heads, arch.heads),
+                format!(
+                    "{} kv-heads must divide the {} query heads",
+                    arch.kv_heads, arch.heads
+                ),
             ));
         }
         if !(params.is_finite() && params >= 1.0) {
@@ -392,16 +489,34 @@ impl Scenario {
         }
 
         let weights = self.weights.unwrap_or(self.mode.default_weights());
-        let act_dtype = self.act_dtype.unwrap_or(if weights.is_float() { weights } else { Dtype::Bf16 });
+        let act_dtype = self.act_dtype.unwrap_or(if weights.is_float() {
+            weights
+        } else {
+            Dtype::Bf16
+        });
         if !act_dtype.is_float() {
-            errors.push(FieldError::new("act-dtype", "activations are stored as fp32, fp16 or bf16"));
+            errors.push(FieldError::new(
+                "act-dtype",
+                "activations are stored as fp32, fp16 or bf16",
+            ));
         }
-        let param_dtype = if weights.is_float() { weights } else { act_dtype };
+        let param_dtype = if weights.is_float() {
+            weights
+        } else {
+            act_dtype
+        };
         let grads = self.grads.unwrap_or(param_dtype);
         if !grads.is_float() {
-            errors.push(FieldError::new("grads", "gradients are stored as fp32, fp16 or bf16"));
+            errors.push(FieldError::new(
+                "grads",
+                "gradients are stored as fp32, fp16 or bf16",
+            ));
         }
-        let kv_dtype = self.kv_dtype.unwrap_or(if weights.is_float() { weights } else { act_dtype });
+        let kv_dtype = self.kv_dtype.unwrap_or(if weights.is_float() {
+            weights
+        } else {
+            act_dtype
+        });
         match self.mode {
             Mode::Full | Mode::Lora if weights.is_quantized() => errors.push(FieldError::new(
                 "weights",
@@ -416,18 +531,32 @@ impl Scenario {
         if self.mode.is_adapter() && self.lora_rank > arch.hidden {
             errors.push(FieldError::new(
                 "lora-rank",
-                format!("rank {} is larger than hidden {}", self.lora_rank, arch.hidden),
+                format!(
+                    "rank {} is larger than hidden {}",
+                    self.lora_rank, arch.hidden
+                ),
             ));
         }
         if self.double_quant && weights != Dtype::Nf4 {
-            errors.push(FieldError::new("double-quant", "double quantization applies to nf4 weights only"));
+            errors.push(FieldError::new(
+                "double-quant",
+                "double quantization applies to nf4 weights only",
+            ));
         }
-        if self.offload == Offload::All && !matches!(self.sharding, Sharding::Zero3 | Sharding::Fsdp) {
-            errors.push(FieldError::new("offload", "offloading parameters needs sharding zero3 or fsdp"));
+        if self.offload == Offload::All
+            && !matches!(self.sharding, Sharding::Zero3 | Sharding::Fsdp)
+        {
+            errors.push(FieldError::new(
+                "offload",
+                "offloading parameters needs sharding zero3 or fsdp",
+            ));
         }
         let gpu = gpu::find(&self.gpu);
         if gpu.is_none() {
-            errors.push(FieldError::new("gpu", format!("unknown GPU `{}`", self.gpu)));
+            errors.push(FieldError::new(
+                "gpu",
+                format!("unknown GPU `{}`", self.gpu),
+            ));
         }
         let capacity = self
             .vram
@@ -468,29 +597,48 @@ impl Scenario {
             (Some(id), _) => model::preset(id).map(|p| (p.arch, format!("shape of {}", p.name))),
             (None, Some(params)) => {
                 let p = model::nearest_preset(params);
-                Some((p.arch, format!("fields not given are assumed from {}, the preset nearest in size", p.name)))
+                Some((
+                    p.arch,
+                    format!(
+                        "fields not given are assumed from {}, the preset nearest in size",
+                        p.name
+                    ),
+                ))
             }
             (None, None) => None,
         };
         let (base, note) = base.unwrap_or_else(|| {
             let p = model::preset("llama-3.1-8b").unwrap_or(&model::PRESETS[0]);
-            (p.arch, format!("fields not given are taken from {}", p.name))
+            (
+                p.arch,
+                format!("fields not given are taken from {}", p.name),
+            )
         });
         let hidden = self.hidden.unwrap_or(base.hidden);
         let heads = self.heads.unwrap_or(base.heads);
         let explicit_shape = self.hidden.is_some() || self.heads.is_some();
-        let head_dim = self.head_dim.unwrap_or(if explicit_shape { hidden / heads.max(1) } else { base.head_dim });
+        let head_dim = self.head_dim.unwrap_or(if explicit_shape {
+            hidden / heads.max(1)
+        } else {
+            base.head_dim
+        });
         let arch = Architecture {
             layers: self.layers.unwrap_or(base.layers),
             hidden,
             heads,
-            kv_heads: self.kv_heads.unwrap_or(if self.heads.is_some() { heads } else { base.kv_heads.min(heads) }),
-            head_dim,
-            ffn: self.ffn.unwrap_or(if self.hidden.is_some() && self.model.is_none() {
-                hidden.saturating_mul(base.ffn) / base.hidden.max(1)
+            kv_heads: self.kv_heads.unwrap_or(if self.heads.is_some() {
+                heads
             } else {
-                base.ffn
+                base.kv_heads.min(heads)
             }),
+            head_dim,
+            ffn: self
+                .ffn
+                .unwrap_or(if self.hidden.is_some() && self.model.is_none() {
+                    hidden.saturating_mul(base.ffn) / base.hidden.max(1)
+                } else {
+                    base.ffn
+                }),
             vocab: self.vocab.unwrap_or(base.vocab),
             tied: self.tied.unwrap_or(base.tied),
             gated: self.gated.unwrap_or(base.gated),
@@ -538,10 +686,25 @@ mod tests {
     fn every_key_round_trips_through_pairs() {
         let mut s = Scenario::default();
         for (k, v) in [
-            ("model", "llama-3.1-8b"), ("params", "8B"), ("layers", "30"), ("mode", "qlora"), ("weights", "nf4"),
-            ("batch", "4"), ("seq", "1024"), ("checkpointing", "full"), ("lora-targets", "all"), ("vram", "16376MiB"),
-            ("reserved", "1.5GiB"), ("margin", "500MB"), ("tight", "90"), ("units", "gib"), ("custom", "RSSM dynamics:500MiB"),
-            ("double-quant", "true"), ("gpu", "t4"), ("sharding", "zero3"), ("gpus", "4"),
+            ("model", "llama-3.1-8b"),
+            ("params", "8B"),
+            ("layers", "30"),
+            ("mode", "qlora"),
+            ("weights", "nf4"),
+            ("batch", "4"),
+            ("seq", "1024"),
+            ("checkpointing", "full"),
+            ("lora-targets", "all"),
+            ("vram", "16376MiB"),
+            ("reserved", "1.5GiB"),
+            ("margin", "500MB"),
+            ("tight", "90"),
+            ("units", "gib"),
+            ("custom", "RSSM dynamics:500MiB"),
+            ("double-quant", "true"),
+            ("gpu", "t4"),
+            ("sharding", "zero3"),
+            ("gpus", "4"),
         ] {
             s.set(k, v).unwrap_or_else(|e| panic!("{e}"));
         }
@@ -554,8 +717,19 @@ mod tests {
     #[test]
     fn bad_values_name_the_field_and_keep_the_last_good_value() {
         let mut s = Scenario::default();
-        for (k, v) in [("batch", "-1"), ("batch", "NaN"), ("batch", "1e30"), ("batch", "2.5"), ("seq", ""), ("vram", "0"),
-            ("gpu", "h900"), ("weights", "int3"), ("tight", "0"), ("nonsense", "1"), ("custom", "no-size")] {
+        for (k, v) in [
+            ("batch", "-1"),
+            ("batch", "NaN"),
+            ("batch", "1e30"),
+            ("batch", "2.5"),
+            ("seq", ""),
+            ("vram", "0"),
+            ("gpu", "h900"),
+            ("weights", "int3"),
+            ("tight", "0"),
+            ("nonsense", "1"),
+            ("custom", "no-size"),
+        ] {
             let e = s.set(k, v).unwrap_err();
             assert_eq!(e.field, k);
             assert!(!e.message.is_empty());
@@ -565,7 +739,13 @@ mod tests {
 
     #[test]
     fn validate_lists_every_problem() {
-        let mut s = Scenario { mode: Mode::Qlora, weights: Some(Dtype::Bf16), hidden: Some(4000), heads: Some(7), ..Scenario::default() };
+        let mut s = Scenario {
+            mode: Mode::Qlora,
+            weights: Some(Dtype::Bf16),
+            hidden: Some(4000),
+            heads: Some(7),
+            ..Scenario::default()
+        };
         s.lora_rank = 5000;
         let fields: Vec<String> = s.validate().into_iter().map(|e| e.field).collect();
         assert!(fields.contains(&"weights".to_string()), "{fields:?}");
@@ -575,7 +755,10 @@ mod tests {
 
     #[test]
     fn json_uses_the_same_kebab_case_names() {
-        let s = Scenario { kv_dtype: Some(Dtype::Fp8), ..Scenario::default() };
+        let s = Scenario {
+            kv_dtype: Some(Dtype::Fp8),
+            ..Scenario::default()
+        };
         let json = serde_json::to_string(&s).unwrap();
         assert!(json.contains("\"kv-dtype\":\"fp8\""), "{json}");
         let back: Scenario = serde_json::from_str(&json).unwrap();

@@ -48,7 +48,12 @@ fn fits(s: &Scenario) -> Option<Bytes> {
 
 fn usable(s: &Scenario) -> Option<Bytes> {
     let resolved = s.resolve().ok()?;
-    Some(resolved.capacity.saturating_sub(s.reserved).saturating_sub(s.margin))
+    Some(
+        resolved
+            .capacity
+            .saturating_sub(s.reserved)
+            .saturating_sub(s.margin),
+    )
 }
 
 fn with<T>(s: &Scenario, change: impl FnOnce(&mut Scenario) -> T) -> Scenario {
@@ -83,16 +88,21 @@ pub fn solve(s: &Scenario, target_batch: Option<u32>) -> Result<Solution, Vec<Fi
     let usable = usable(s).unwrap_or(Bytes::ZERO);
     let max_batch = if one > usable {
         None
-    } else if per_sample.0 == 0 {
-        Some(crate::scenario::MAX_COUNT as u32)
     } else {
-        let rule = usable.saturating_sub(fixed).0 / per_sample.0;
-        let candidate = u32::try_from(rule).unwrap_or(u32::MAX).min(crate::scenario::MAX_COUNT as u32).max(1);
+        let cap = crate::scenario::MAX_COUNT as u32;
+        let rule = usable.saturating_sub(fixed).0.checked_div(per_sample.0).unwrap_or(u64::from(cap));
+        let candidate = u32::try_from(rule).unwrap_or(u32::MAX).clamp(1, cap);
         // Guard the rule against rounding at the boundary.
         largest(candidate, |b| fits(&with(s, |c| c.batch = b)).is_some())
     };
-    let max_seq = largest(MAX_SEQ_SEARCHED, |seq| fits(&with(s, |c| c.seq = seq)).is_some());
-    let data_parallel = if s.sharding.is_model_parallel() { 1 } else { s.gpus.max(1) };
+    let max_seq = largest(MAX_SEQ_SEARCHED, |seq| {
+        fits(&with(s, |c| c.seq = seq)).is_some()
+    });
+    let data_parallel = if s.sharding.is_model_parallel() {
+        1
+    } else {
+        s.gpus.max(1)
+    };
     let (micro_batch, grad_accum) = match (target_batch, max_batch) {
         (Some(target), Some(max)) if target > 0 => {
             let per_step = target.div_ceil(data_parallel);
@@ -103,10 +113,13 @@ pub fn solve(s: &Scenario, target_batch: Option<u32>) -> Result<Solution, Vec<Fi
     };
     let smallest_gpu = GPUS
         .iter()
-        .find(|g| fits(&with(s, |c| {
-            c.vram = None;
-            c.gpu = g.id.to_string();
-        })).is_some())
+        .find(|g| {
+            fits(&with(s, |c| {
+                c.vram = None;
+                c.gpu = g.id.to_string();
+            }))
+            .is_some()
+        })
         .map(|g| g.id.to_string());
     Ok(Solution {
         schema: "vramfit.fit/1".to_string(),
@@ -138,50 +151,113 @@ pub fn ladder(s: &Scenario) -> Vec<LadderStep> {
             (c.batch > 1).then(|| {
                 let half = c.batch / 2;
                 (
-                    format!("Halve the batch: {} → {half}, accumulate ×{} to keep the effective batch", c.batch, c.grad_accum * 2),
-                    vec![("batch", half.to_string()), ("grad-accum", (c.grad_accum * 2).to_string())],
+                    format!(
+                        "Halve the batch: {} → {half}, accumulate ×{} to keep the effective batch",
+                        c.batch,
+                        c.grad_accum * 2
+                    ),
+                    vec![
+                        ("batch", half.to_string()),
+                        ("grad-accum", (c.grad_accum * 2).to_string()),
+                    ],
                 )
             })
         },
         |c| {
-            (c.mode.is_training() && c.checkpointing != Checkpointing::Full)
-                .then(|| ("Turn on gradient checkpointing".to_string(), vec![("checkpointing", "full".to_string())]))
-        },
-        |c| {
-            (c.weights == Some(Dtype::Fp32)).then(|| ("Train in 16-bit (bf16)".to_string(), vec![("weights", "bf16".to_string())]))
-        },
-        |c| {
-            (c.mode == Mode::Full && matches!(c.optimizer, Optimizer::Adamw | Optimizer::Lamb | Optimizer::AdamwBf16))
-                .then(|| ("Use an 8-bit optimizer (bitsandbytes AdamW8bit)".to_string(), vec![("optimizer", "adamw-8bit".to_string())]))
-        },
-        |c| (c.mode == Mode::Full).then(|| ("Train LoRA adapters instead of all weights".to_string(), vec![("mode", "lora".to_string())])),
-        |c| {
-            (c.mode == Mode::Lora).then(|| {
-                ("Quantize the base model to NF4 (QLoRA)".to_string(), vec![("mode", "qlora".to_string()), ("weights", "nf4".to_string())])
+            (c.mode.is_training() && c.checkpointing != Checkpointing::Full).then(|| {
+                (
+                    "Turn on gradient checkpointing".to_string(),
+                    vec![("checkpointing", "full".to_string())],
+                )
             })
         },
         |c| {
-            (c.seq > 256).then(|| (format!("Shorten the sequence: {} → {}", c.seq, c.seq / 2), vec![("seq", (c.seq / 2).to_string())]))
+            (c.weights == Some(Dtype::Fp32)).then(|| {
+                (
+                    "Train in 16-bit (bf16)".to_string(),
+                    vec![("weights", "bf16".to_string())],
+                )
+            })
+        },
+        |c| {
+            (c.mode == Mode::Full
+                && matches!(
+                    c.optimizer,
+                    Optimizer::Adamw | Optimizer::Lamb | Optimizer::AdamwBf16
+                ))
+            .then(|| {
+                (
+                    "Use an 8-bit optimizer (bitsandbytes AdamW8bit)".to_string(),
+                    vec![("optimizer", "adamw-8bit".to_string())],
+                )
+            })
+        },
+        |c| {
+            (c.mode == Mode::Full).then(|| {
+                (
+                    "Train LoRA adapters instead of all weights".to_string(),
+                    vec![("mode", "lora".to_string())],
+                )
+            })
+        },
+        |c| {
+            (c.mode == Mode::Lora).then(|| {
+                (
+                    "Quantize the base model to NF4 (QLoRA)".to_string(),
+                    vec![
+                        ("mode", "qlora".to_string()),
+                        ("weights", "nf4".to_string()),
+                    ],
+                )
+            })
+        },
+        |c| {
+            (c.seq > 256).then(|| {
+                (
+                    format!("Shorten the sequence: {} → {}", c.seq, c.seq / 2),
+                    vec![("seq", (c.seq / 2).to_string())],
+                )
+            })
         },
         |c| {
             (c.batch > 1).then(|| {
                 let accum = c.grad_accum * c.batch;
-                (format!("Micro-batch 1, accumulate ×{accum}"), vec![("batch", "1".to_string()), ("grad-accum", accum.to_string())])
+                (
+                    format!("Micro-batch 1, accumulate ×{accum}"),
+                    vec![
+                        ("batch", "1".to_string()),
+                        ("grad-accum", accum.to_string()),
+                    ],
+                )
             })
         },
         |c| {
             let gpus = (c.gpus * 2).max(2);
-            let sharding = if c.mode == Mode::Inference { "tensor" } else { "zero3" };
-            Some((format!("Shard across {gpus} GPUs ({sharding})"), vec![("gpus", gpus.to_string()), ("sharding", sharding.to_string())]))
+            let sharding = if c.mode == Mode::Inference {
+                "tensor"
+            } else {
+                "zero3"
+            };
+            Some((
+                format!("Shard across {gpus} GPUs ({sharding})"),
+                vec![
+                    ("gpus", gpus.to_string()),
+                    ("sharding", sharding.to_string()),
+                ],
+            ))
         },
     ];
     for step in candidates {
-        let Some((action, step_changes)) = step(&current) else { continue };
+        let Some((action, step_changes)) = step(&current) else {
+            continue;
+        };
         let mut next = current.clone();
         if step_changes.iter().any(|(k, v)| next.set(k, v).is_err()) {
             continue;
         }
-        let Ok(total) = total_bytes(&next) else { continue };
+        let Ok(total) = total_bytes(&next) else {
+            continue;
+        };
         for (k, v) in step_changes {
             changes.retain(|(existing, _)| existing != k);
             changes.push((k.to_string(), v));
@@ -190,7 +266,12 @@ pub fn ladder(s: &Scenario) -> Vec<LadderStep> {
             Some(u) if total <= u => Verdict::Fits,
             _ => Verdict::Oom,
         };
-        steps.push(LadderStep { action, changes: changes.clone(), total_bytes: total, verdict });
+        steps.push(LadderStep {
+            action,
+            changes: changes.clone(),
+            total_bytes: total,
+            verdict,
+        });
         current = next;
         if verdict == Verdict::Fits {
             break;
@@ -213,7 +294,13 @@ mod tests {
 
     #[test]
     fn max_batch_is_the_boundary() {
-        let s = scenario(&[("model", "llama-3.1-8b"), ("mode", "qlora"), ("seq", "1024"), ("checkpointing", "full"), ("gpu", "t4")]);
+        let s = scenario(&[
+            ("model", "llama-3.1-8b"),
+            ("mode", "qlora"),
+            ("seq", "1024"),
+            ("checkpointing", "full"),
+            ("gpu", "t4"),
+        ]);
         let sol = solve(&s, Some(16)).unwrap();
         let max = sol.max_batch.unwrap();
         assert!(fits(&with(&s, |c| c.batch = max)).is_some());
@@ -224,7 +311,11 @@ mod tests {
 
     #[test]
     fn seed_004_rule_falls_out() {
-        let s = scenario(&[("model", "llama-3.1-8b"), ("mode", "lora"), ("gpu", "h100-80")]);
+        let s = scenario(&[
+            ("model", "llama-3.1-8b"),
+            ("mode", "lora"),
+            ("gpu", "h100-80"),
+        ]);
         let sol = solve(&s, None).unwrap();
         let rule = (sol.usable_bytes.0 - sol.fixed_bytes.0) / sol.per_sample_bytes.0;
         assert_eq!(u64::from(sol.max_batch.unwrap()), rule);
@@ -232,7 +323,14 @@ mod tests {
 
     #[test]
     fn ladder_ends_fitting_for_full_fine_tune_on_a_t4() {
-        let s = scenario(&[("params", "8B"), ("layers", "32"), ("hidden", "4096"), ("mode", "full"), ("batch", "4"), ("gpu", "t4")]);
+        let s = scenario(&[
+            ("params", "8B"),
+            ("layers", "32"),
+            ("hidden", "4096"),
+            ("mode", "full"),
+            ("batch", "4"),
+            ("gpu", "t4"),
+        ]);
         let steps = ladder(&s);
         assert!(steps.len() >= 3, "{steps:?}");
         assert_eq!(steps.last().unwrap().verdict, Verdict::Fits);
@@ -240,7 +338,10 @@ mod tests {
         for (k, v) in &steps.last().unwrap().changes {
             applied.set(k, v).unwrap();
         }
-        assert_eq!(total_bytes(&applied).unwrap(), steps.last().unwrap().total_bytes);
+        assert_eq!(
+            total_bytes(&applied).unwrap(),
+            steps.last().unwrap().total_bytes
+        );
     }
 
     #[test]

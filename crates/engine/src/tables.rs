@@ -4,7 +4,7 @@
 
 use crate::estimate::{estimate, total_bytes, Verdict};
 use crate::gpu::GPUS;
-use crate::model::{PRESETS, CATALOGUE_PRESETS};
+use crate::model::{CATALOGUE_PRESETS, PRESETS};
 use crate::scenario::Scenario;
 use crate::units::Units;
 use serde::{Deserialize, Serialize};
@@ -60,7 +60,9 @@ impl Table {
             .join(",");
         out.push('\n');
         for row in &self.rows {
-            let line: Vec<String> = std::iter::once(quote(&row.label)).chain(row.cells.iter().map(|c| quote(&c.text))).collect();
+            let line: Vec<String> = std::iter::once(quote(&row.label))
+                .chain(row.cells.iter().map(|c| quote(&c.text)))
+                .collect();
             out += &line.join(",");
             out.push('\n');
         }
@@ -71,22 +73,7 @@ impl Table {
 impl Cell {
     /// True when the scenario already has every value this cell sets.
     pub fn matches(&self, scenario: &Scenario) -> bool {
-        let current = scenario.to_pairs();
-        let defaults = Scenario::default().to_pairs();
-        self.pairs.iter().all(|(k, v)| {
-            let value = current
-                .iter()
-                .chain(defaults.iter())
-                .find(|(ck, _)| ck == k)
-                .map(|(_, cv)| cv.clone());
-            match value {
-                Some(cv) => &cv == v,
-                None => {
-                    let mut probe = Scenario::default();
-                    probe.set(k, v).is_ok() && probe.to_pairs().iter().all(|(pk, _)| pk != k)
-                }
-            }
-        })
+        !self.pairs.is_empty() && self.pairs.iter().all(|(k, v)| scenario.get(k) == *v)
     }
 }
 
@@ -100,10 +87,18 @@ fn apply(base: &Scenario, pairs: &[(&str, String)]) -> Scenario {
 }
 
 fn owned(pairs: &[(&str, String)]) -> Vec<(String, String)> {
-    pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect()
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .collect()
 }
 
-fn estimate_cell(base: &Scenario, pairs: Vec<(&str, String)>, pick: impl Fn(&crate::Estimate) -> u64, units: Units) -> Cell {
+fn estimate_cell(
+    base: &Scenario,
+    pairs: Vec<(&str, String)>,
+    pick: impl Fn(&crate::Estimate) -> u64,
+    units: Units,
+) -> Cell {
     let s = apply(base, &pairs);
     match estimate(&s) {
         Ok(e) => {
@@ -115,7 +110,12 @@ fn estimate_cell(base: &Scenario, pairs: Vec<(&str, String)>, pick: impl Fn(&cra
                 pairs: owned(&pairs),
             }
         }
-        Err(_) => Cell { text: "—".to_string(), bytes: None, verdict: None, pairs: owned(&pairs) },
+        Err(_) => Cell {
+            text: "—".to_string(),
+            bytes: None,
+            verdict: None,
+            pairs: owned(&pairs),
+        },
     }
 }
 
@@ -147,8 +147,17 @@ pub fn inference_table(current: &Scenario) -> Table {
             cells: precisions
                 .iter()
                 .map(|(_, w)| {
-                    let pairs = vec![("mode", "inference".to_string()), ("params", params.to_string()), ("weights", w.to_string())];
-                    estimate_cell(&base, pairs, |e| e.bytes_of("weights").0 + e.bytes_of("quant_constants").0, current.units)
+                    let pairs = vec![
+                        ("mode", "inference".to_string()),
+                        ("params", params.to_string()),
+                        ("weights", w.to_string()),
+                    ];
+                    estimate_cell(
+                        &base,
+                        pairs,
+                        |e| e.bytes_of("weights").0 + e.bytes_of("quant_constants").0,
+                        current.units,
+                    )
                 })
                 .collect(),
         })
@@ -159,14 +168,19 @@ pub fn inference_table(current: &Scenario) -> Table {
         corner: "Model".to_string(),
         columns: precisions.iter().map(|(c, _)| c.to_string()).collect(),
         rows,
-        note: "Weights plus quantization constants; the KV cache and working set come on top.".to_string(),
+        note: "Weights plus quantization constants; the KV cache and working set come on top."
+            .to_string(),
     }
 }
 
 /// Chapter 62, "Training (QLoRA with Gradient Checkpointing)".
 pub fn qlora_table(current: &Scenario) -> Table {
     let base = base_of(current);
-    let shapes = [("Batch 1, Seq 2K", 1, 2048), ("Batch 4, Seq 512", 4, 512), ("Batch 4, Seq 1K", 4, 1024)];
+    let shapes = [
+        ("Batch 1, Seq 2K", 1, 2048),
+        ("Batch 4, Seq 512", 4, 512),
+        ("Batch 4, Seq 1K", 4, 1024),
+    ];
     let rows = SIZES[1..]
         .iter()
         .map(|(label, params)| Row {
@@ -202,42 +216,70 @@ pub fn qlora_table(current: &Scenario) -> Table {
 pub fn gpu_table(current: &Scenario) -> Table {
     let base = base_of(current);
     let methods: [(&str, &[(&str, &str)]); 5] = [
-        ("Inference FP16", &[("mode", "inference"), ("weights", "fp16")]),
-        ("Inference NF4", &[("mode", "inference"), ("weights", "nf4")]),
+        (
+            "Inference FP16",
+            &[("mode", "inference"), ("weights", "fp16")],
+        ),
+        (
+            "Inference NF4",
+            &[("mode", "inference"), ("weights", "nf4")],
+        ),
         ("Full FT", &[("mode", "full"), ("checkpointing", "full")]),
         ("LoRA", &[("mode", "lora"), ("checkpointing", "full")]),
         ("QLoRA", &[("mode", "qlora"), ("checkpointing", "full")]),
     ];
     let mut models: Vec<_> = PRESETS[..CATALOGUE_PRESETS].iter().collect();
     models.sort_by(|a, b| a.published_params.total_cmp(&b.published_params));
-    let rows = ["t4", "l4", "rtx-3090", "rtx-4090", "a100-40", "l40s", "a100-80", "h100-80", "h200"]
-        .iter()
-        .filter_map(|id| GPUS.iter().find(|g| g.id == *id))
-        .map(|g| Row {
-            label: g.name.to_string(),
-            cells: methods
-                .iter()
-                .map(|(_, method)| {
-                    let gpu_base = Scenario { vram: None, gpu: g.id.to_string(), ..base.clone() };
-                    let method_pairs: Vec<(&str, String)> = method.iter().map(|(k, v)| (*k, v.to_string())).collect();
-                    let best = models.iter().rev().find_map(|m| {
-                        let mut pairs = method_pairs.clone();
-                        pairs.push(("model", m.id.to_string()));
-                        let s = apply(&gpu_base, &pairs);
-                        let usable = s.resolve().ok()?.capacity.saturating_sub(s.reserved).saturating_sub(s.margin);
-                        (total_bytes(&s).ok()? <= usable).then_some((m.name, pairs))
-                    });
-                    match best {
-                        Some((name, mut pairs)) => {
-                            pairs.push(("gpu", g.id.to_string()));
-                            Cell { text: name.to_string(), bytes: None, verdict: Some(Verdict::Fits), pairs: owned(&pairs) }
+    let rows = [
+        "t4", "l4", "rtx-3090", "rtx-4090", "a100-40", "l40s", "a100-80", "h100-80", "h200",
+    ]
+    .iter()
+    .filter_map(|id| GPUS.iter().find(|g| g.id == *id))
+    .map(|g| Row {
+        label: g.name.to_string(),
+        cells: methods
+            .iter()
+            .map(|(_, method)| {
+                let gpu_base = Scenario {
+                    vram: None,
+                    gpu: g.id.to_string(),
+                    ..base.clone()
+                };
+                let method_pairs: Vec<(&str, String)> =
+                    method.iter().map(|(k, v)| (*k, v.to_string())).collect();
+                let best = models.iter().rev().find_map(|m| {
+                    let mut pairs = method_pairs.clone();
+                    pairs.push(("model", m.id.to_string()));
+                    let s = apply(&gpu_base, &pairs);
+                    let usable = s
+                        .resolve()
+                        .ok()?
+                        .capacity
+                        .saturating_sub(s.reserved)
+                        .saturating_sub(s.margin);
+                    (total_bytes(&s).ok()? <= usable).then_some((m.name, pairs))
+                });
+                match best {
+                    Some((name, mut pairs)) => {
+                        pairs.push(("gpu", g.id.to_string()));
+                        Cell {
+                            text: name.to_string(),
+                            bytes: None,
+                            verdict: Some(Verdict::Fits),
+                            pairs: owned(&pairs),
                         }
-                        None => Cell { text: "—".to_string(), bytes: None, verdict: Some(Verdict::Oom), pairs: Vec::new() },
                     }
-                })
-                .collect(),
-        })
-        .collect();
+                    None => Cell {
+                        text: "—".to_string(),
+                        bytes: None,
+                        verdict: Some(Verdict::Oom),
+                        pairs: Vec::new(),
+                    },
+                }
+            })
+            .collect(),
+    })
+    .collect();
     Table {
         id: "gpus".to_string(),
         title: "GPU recommendations (largest preset that fits)".to_string(),
@@ -270,7 +312,10 @@ pub fn budget_table(current: &Scenario) -> Table {
                 ("weights", weights.to_string()),
                 ("batch", batch.to_string()),
                 ("seq", seq.to_string()),
-                ("checkpointing", if *ckpt { "full" } else { "none" }.to_string()),
+                (
+                    "checkpointing",
+                    if *ckpt { "full" } else { "none" }.to_string(),
+                ),
             ];
             let cell = estimate_cell(&base, pairs, |e| e.total_bytes.0, current.units);
             let safe = match cell.verdict {
@@ -278,8 +323,17 @@ pub fn budget_table(current: &Scenario) -> Table {
                 Some(Verdict::Tight) => "⚠️ Tight",
                 _ => "❌ OOM",
             };
-            let name = PRESETS.iter().find(|p| p.id == *model).map(|p| p.name).unwrap_or(model);
-            let text = |t: String| Cell { text: t, bytes: None, verdict: None, pairs: cell.pairs.clone() };
+            let name = PRESETS
+                .iter()
+                .find(|p| p.id == *model)
+                .map(|p| p.name)
+                .unwrap_or(model);
+            let text = |t: String| Cell {
+                text: t,
+                bytes: None,
+                verdict: None,
+                pairs: cell.pairs.clone(),
+            };
             Row {
                 label: name.to_string(),
                 cells: vec![
@@ -287,7 +341,10 @@ pub fn budget_table(current: &Scenario) -> Table {
                     text(batch.to_string()),
                     text(if *ckpt { "Yes" } else { "No" }.to_string()),
                     cell.clone(),
-                    Cell { text: safe.to_string(), ..cell },
+                    Cell {
+                        text: safe.to_string(),
+                        ..cell
+                    },
                 ],
             }
         })
@@ -297,14 +354,22 @@ pub fn budget_table(current: &Scenario) -> Table {
         id: "budget".to_string(),
         title: format!("VRAM budget table for {gpu_name}"),
         corner: "Model".to_string(),
-        columns: ["Precision", "Batch", "Checkpointing", "Est. VRAM", "Safe?"].iter().map(|c| c.to_string()).collect(),
+        columns: ["Precision", "Batch", "Checkpointing", "Est. VRAM", "Safe?"]
+            .iter()
+            .map(|c| c.to_string())
+            .collect(),
         rows,
         note: "Full fine-tune with AdamW, as seed 000 plans it.".to_string(),
     }
 }
 
 pub fn all_tables(current: &Scenario) -> Vec<Table> {
-    vec![inference_table(current), qlora_table(current), gpu_table(current), budget_table(current)]
+    vec![
+        inference_table(current),
+        qlora_table(current),
+        gpu_table(current),
+        budget_table(current),
+    ]
 }
 
 #[cfg(test)]
@@ -313,9 +378,16 @@ mod tests {
 
     #[test]
     fn lesson_inference_table_matches_chapter_62() {
-        let s = Scenario { method: crate::precision::Method::Lesson, ..Scenario::default() };
+        let s = Scenario {
+            method: crate::precision::Method::Lesson,
+            ..Scenario::default()
+        };
         let t = inference_table(&s);
-        let text: Vec<Vec<&str>> = t.rows.iter().map(|r| r.cells.iter().map(|c| c.text.as_str()).collect()).collect();
+        let text: Vec<Vec<&str>> = t
+            .rows
+            .iter()
+            .map(|r| r.cells.iter().map(|c| c.text.as_str()).collect())
+            .collect();
         assert_eq!(text[0], ["2.00 GB", "1.00 GB", "0.50 GB"]);
         assert_eq!(text[1], ["16.00 GB", "8.00 GB", "4.00 GB"]);
         assert_eq!(text[2], ["26.00 GB", "13.00 GB", "6.50 GB"]);

@@ -14,7 +14,9 @@ pub const GIB: f64 = 1_073_741_824.0;
 pub const MIB: f64 = 1_048_576.0;
 
 /// A non-negative whole number of bytes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 #[serde(transparent)]
 pub struct Bytes(pub u64);
 
@@ -116,11 +118,10 @@ pub fn parse_size(text: &str) -> Result<Bytes, SizeError> {
         .find(|c: char| c.is_ascii_alphabetic())
         .unwrap_or(trimmed.len());
     let (number_text, unit_text) = trimmed.split_at(split);
-    let number: f64 = number_text.trim().parse().map_err(|_| {
-        SizeError(format!(
-            "`{trimmed}` is not a size; {SIZE_RULE}"
-        ))
-    })?;
+    let number: f64 = number_text
+        .trim()
+        .parse()
+        .map_err(|_| SizeError(format!("`{trimmed}` is not a size; {SIZE_RULE}")))?;
     if !number.is_finite() || number < 0.0 {
         return Err(SizeError(format!(
             "`{trimmed}` must be a finite, non-negative size"
@@ -156,11 +157,11 @@ pub fn format_size_exact(bytes: Bytes) -> String {
     let value = bytes.0;
     if value == 0 {
         "0".to_string()
-    } else if value % (1 << 30) == 0 {
+    } else if value.is_multiple_of(1 << 30) {
         format!("{}GiB", value >> 30)
-    } else if value % (1 << 20) == 0 {
+    } else if value.is_multiple_of(1 << 20) {
         format!("{}MiB", value >> 20)
-    } else if value % 1_000_000 == 0 {
+    } else if value.is_multiple_of(1_000_000) {
         format!("{}MB", value / 1_000_000)
     } else {
         format!("{value}B")
@@ -196,7 +197,15 @@ mod tests {
 
     #[test]
     fn exact_format_round_trips() {
-        for bytes in [0, 1, 1 << 20, 24 << 30, 16376 * 1_048_576, 512_000_000, 123_456_789] {
+        for bytes in [
+            0,
+            1,
+            1 << 20,
+            24 << 30,
+            16376 * 1_048_576,
+            512_000_000,
+            123_456_789,
+        ] {
             let text = format_size_exact(Bytes(bytes));
             assert_eq!(parse_size(&text).unwrap(), Bytes(bytes), "{text}");
         }

@@ -20,7 +20,13 @@ const LLAMA_8B: [(&str, &str); 3] = [("params", "8B"), ("layers", "32"), ("hidde
 #[test]
 fn full_fine_tune_llama_8b_fp16_is_97_57_gb() {
     let mut pairs = LLAMA_8B.to_vec();
-    pairs.extend([("mode", "full"), ("weights", "fp16"), ("batch", "1"), ("seq", "2048"), ("checkpointing", "none")]);
+    pairs.extend([
+        ("mode", "full"),
+        ("weights", "fp16"),
+        ("batch", "1"),
+        ("seq", "2048"),
+        ("checkpointing", "none"),
+    ]);
     let e = lesson(&pairs);
     assert_eq!(e.bytes_of("weights"), Bytes(16_000_000_000));
     assert_eq!(e.bytes_of("gradients"), Bytes(16_000_000_000));
@@ -30,13 +36,21 @@ fn full_fine_tune_llama_8b_fp16_is_97_57_gb() {
     assert_eq!(e.bytes_of("cuda_context"), Bytes(500_000_000));
     assert_eq!(e.total_bytes, Bytes(97_573_741_824));
     assert_eq!(format!("{:.2}", e.total_bytes.gb()), "97.57");
-    assert!(e.component("master_weights").is_none(), "the lesson has no master copy");
+    assert!(
+        e.component("master_weights").is_none(),
+        "the lesson has no master copy"
+    );
 }
 
 #[test]
 fn lora_rank_16_on_q_v_trains_8_4m_params() {
     let mut pairs = LLAMA_8B.to_vec();
-    pairs.extend([("mode", "lora"), ("weights", "fp16"), ("lora-rank", "16"), ("lora-targets", "q,v")]);
+    pairs.extend([
+        ("mode", "lora"),
+        ("weights", "fp16"),
+        ("lora-rank", "16"),
+        ("lora-targets", "q,v"),
+    ]);
     let e = lesson(&pairs);
     assert_eq!(e.trainable_params, 8_388_608.0);
     assert_eq!(e.bytes_of("gradients"), Bytes(16_777_216)); // "16.8 MB"
@@ -49,7 +63,13 @@ fn lora_rank_16_on_q_v_trains_8_4m_params() {
 #[test]
 fn qlora_llama_8b_nf4_with_checkpointing_is_5_01_gb() {
     let mut pairs = LLAMA_8B.to_vec();
-    pairs.extend([("mode", "qlora"), ("weights", "nf4"), ("checkpointing", "full"), ("batch", "1"), ("seq", "2048")]);
+    pairs.extend([
+        ("mode", "qlora"),
+        ("weights", "nf4"),
+        ("checkpointing", "full"),
+        ("batch", "1"),
+        ("seq", "2048"),
+    ]);
     let e = lesson(&pairs);
     assert_eq!(e.bytes_of("weights"), Bytes(4_000_000_000));
     assert_eq!(e.bytes_of("gradients"), Bytes(16_777_216));

@@ -5,7 +5,6 @@
 //! index order unless the output was narrowed with `-i`.
 
 use crate::snapshot::{Gpu, MigDevice, Process, Snapshot, SourceFormat};
-use crate::table::push_mig;
 use crate::values::{self, MIB};
 
 pub(crate) fn detect(text: &str) -> bool {
@@ -89,22 +88,29 @@ impl Parser {
     }
 
     fn value(&mut self, key: &str, value: &str) {
-        let section = self.stack.last().map(|(_, s)| s.as_str()).unwrap_or("");
+        let section = self
+            .stack
+            .last()
+            .map(|(_, s)| s.clone())
+            .unwrap_or_default();
+        let section = section.as_str();
         if self.stack.is_empty() {
             match key {
                 "Timestamp" => self.snap.timestamp = values::text(value),
                 "Driver Version" if self.snap.driver_version.is_none() => {
-                    self.snap.driver_version = version(value)
+                    self.snap.driver_version = values::version(value)
                 }
-                "KMD Version" => self.snap.driver_version = version(value),
+                "KMD Version" => self.snap.driver_version = values::version(value),
                 "CUDA Version" if self.snap.cuda_version.is_none() => {
-                    self.snap.cuda_version = version(value)
+                    self.snap.cuda_version = values::version(value)
                 }
-                "CUDA UMD Version" => self.snap.cuda_version = version(value),
+                "CUDA UMD Version" => self.snap.cuda_version = values::version(value),
                 "Attached GPUs" => self.attached = values::uint(value),
                 _ => {}
             }
-            return;
+            if self.snap.gpus.is_empty() && !matches!(key, "Product Name" | "GPU UUID") {
+                return;
+            }
         }
         if self.in_section("Processes") {
             self.process_value(key, value);
@@ -129,8 +135,9 @@ impl Parser {
             ("Utilization", "GPU" | "Gpu") => gpu.utilization_pct = values::number(value),
             ("Temperature", "GPU Current Temp") => gpu.temperature_c = values::number(value),
             ("PCI", "Bus Id") => gpu.pci_bus_id = values::text(value).or(gpu.pci_bus_id.take()),
-            (_, "Product Name") => gpu.name = values::text(value),
-            (_, "GPU UUID") => gpu.uuid = values::text(value),
+            // Only directly under the GPU: vGPU licensing sections have a `Product Name` too.
+            ("GPU" | "", "Product Name") => gpu.name = values::text(value),
+            ("GPU" | "", "GPU UUID") => gpu.uuid = values::text(value),
             _ => {}
         }
     }
@@ -185,19 +192,16 @@ impl Parser {
 
     fn close_mig(&mut self) {
         if let Some(mig) = self.mig.take() {
-            let mut warnings = std::mem::take(&mut self.snap.warnings);
-            push_mig(self.gpu(), mig, &mut warnings);
-            self.snap.warnings = warnings;
+            if let Some(message) = self.gpu().add_mig_device(mig) {
+                self.snap.warn(message);
+            }
         }
     }
 
     fn close_process(&mut self) {
         if let Some(process) = self.process.take() {
             if process.used_bytes.is_none() {
-                self.snap.warn(
-                    "some processes have no memory figure (Windows WDDM and WSL cannot attribute \
-                     memory to a process); only the GPU totals are usable there",
-                );
+                self.snap.warn(values::NO_PROCESS_MEMORY);
             }
             self.gpu().processes.push(process);
         }
@@ -215,22 +219,14 @@ fn memory_value(memory: &mut crate::snapshot::Memory, key: &str, value: &str) {
     }
 }
 
-/// 610 appends `[Deprecated; …]` to some version values; only a version-shaped first word counts.
-fn version(value: &str) -> Option<String> {
-    value
-        .split_whitespace()
-        .next()
-        .filter(|v| values::is_version(v))
-        .map(str::to_string)
-}
-
 /// Splits at the first colon followed by whitespace or the end, so that values holding colons
 /// (times, bus ids) and `GPU 00000000:19:00.0` headers stay whole.
 fn split_key_value(line: &str) -> (&str, Option<&str>) {
     let bytes = line.as_bytes();
-    let colon = bytes.iter().enumerate().position(|(i, &b)| {
-        b == b':' && bytes.get(i + 1).is_none_or(|n| n.is_ascii_whitespace())
-    });
+    let colon = bytes
+        .iter()
+        .enumerate()
+        .position(|(i, &b)| b == b':' && bytes.get(i + 1).is_none_or(|n| n.is_ascii_whitespace()));
     match colon {
         Some(i) => {
             let key = line.get(..i).unwrap_or("").trim();
@@ -256,14 +252,5 @@ mod tests {
             ("GPU 00000000:19:00.0", None)
         );
         assert_eq!(split_key_value("MIG Mode"), ("MIG Mode", None));
-    }
-
-    #[test]
-    fn deprecated_suffix_is_dropped() {
-        assert_eq!(
-            version("610.57.04 [Deprecated; will be removed in CUDA 14.0. Use KMD Version instead]"),
-            Some("610.57.04".to_string())
-        );
-        assert_eq!(version("N/A"), None);
     }
 }

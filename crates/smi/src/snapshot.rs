@@ -92,13 +92,50 @@ impl Snapshot {
         }
     }
 
+    /// Adds a warning once. Past [`MAX_WARNINGS`] the rest are dropped with a note, which keeps
+    /// the duplicate check cheap on hostile input with thousands of distinct problems.
     pub(crate) fn warn(&mut self, message: impl Into<String>) {
+        const OMITTED: &str = "further warnings were omitted";
+        if self.warnings.len() >= MAX_WARNINGS {
+            if self.warnings.last().map(String::as_str) != Some(OMITTED) {
+                self.warnings.push(OMITTED.to_string());
+            }
+            return;
+        }
         let message = message.into();
         if !self.warnings.contains(&message) {
             self.warnings.push(message);
         }
     }
+
+    /// The position of the first GPU that `matches`, else of a new one from `make`, with whether
+    /// it is new. Past [`MAX_LOOKUP_GPUS`] no GPU is added and `None` comes back: each lookup
+    /// scans the list, and no real machine comes near that many, so only hostile input is cut
+    /// short.
+    pub(crate) fn gpu_entry(
+        &mut self,
+        matches: impl Fn(&Gpu) -> bool,
+        make: impl FnOnce() -> Gpu,
+    ) -> Option<(usize, bool)> {
+        if let Some(pos) = self.gpus.iter().position(matches) {
+            return Some((pos, false));
+        }
+        if self.gpus.len() >= MAX_LOOKUP_GPUS {
+            self.warn(format!(
+                "more than {MAX_LOOKUP_GPUS} GPUs are referenced; the rest were ignored"
+            ));
+            return None;
+        }
+        self.gpus.push(make());
+        Some((self.gpus.len() - 1, true))
+    }
 }
+
+/// The most warnings a snapshot collects.
+const MAX_WARNINGS: usize = 64;
+
+/// The most GPUs that process or MIG rows can create by naming them.
+const MAX_LOOKUP_GPUS: usize = 256;
 
 /// One physical GPU.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Default)]
@@ -127,7 +164,39 @@ impl Gpu {
         self.processes
             .iter()
             .filter_map(|p| p.used_bytes)
-            .fold(None, |sum, used| Some(sum.unwrap_or(0).saturating_add(used)))
+            .fold(None, |sum, used| {
+                Some(sum.unwrap_or(0).saturating_add(used))
+            })
+    }
+
+    /// Appends a MIG entry unless its GPU instance is already listed: compute instances of one
+    /// GPU instance repeat the same memory line, and counting each would double the memory.
+    /// Returns the warning to give when an entry was folded or dropped.
+    pub(crate) fn add_mig_device(&mut self, mig: MigDevice) -> Option<String> {
+        // A GPU has at most 7 GPU instances; the bound keeps the duplicate scan cheap on junk.
+        const MAX_MIG_DEVICES: usize = 64;
+        let gpu = self
+            .index
+            .map_or_else(|| "?".to_string(), |i| i.to_string());
+        if self.mig_devices.len() >= MAX_MIG_DEVICES {
+            return Some(format!(
+                "GPU {gpu} lists more than {MAX_MIG_DEVICES} MIG devices; the rest were ignored"
+            ));
+        }
+        let repeated = mig.gpu_instance.is_some()
+            && self
+                .mig_devices
+                .iter()
+                .any(|m| m.gpu_instance == mig.gpu_instance);
+        if !repeated {
+            self.mig_devices.push(mig);
+            return None;
+        }
+        Some(format!(
+            "GPU {gpu} MIG GPU instance {} has several compute instances sharing one memory \
+             pool; it is listed once",
+            mig.gpu_instance.unwrap_or_default()
+        ))
     }
 }
 

@@ -242,8 +242,12 @@ impl<'a> Parser<'a> {
         };
         mig.memory.used_bytes = used;
         mig.memory.total_bytes = total;
-        let gpu = gpu_for(&mut self.snap, gpu_index);
-        push_mig(gpu, mig, &mut self.snap.warnings);
+        let Some(gpu) = gpu_for(&mut self.snap, gpu_index) else {
+            return;
+        };
+        if let Some(message) = gpu.add_mig_device(mig) {
+            self.snap.warn(message);
+        }
     }
 
     fn process_row(&mut self, line: &str) {
@@ -284,10 +288,7 @@ impl<'a> Parser<'a> {
             .get(name_start..name_end.max(name_start))
             .and_then(values::text);
         if used_bytes.is_none() {
-            self.snap.warn(
-                "some processes have no memory figure (`N/A`: Windows WDDM and WSL cannot \
-                 attribute memory to a process); only the GPU totals are usable there",
-            );
+            self.snap.warn(values::NO_PROCESS_MEMORY);
         }
         let process = Process {
             pid,
@@ -297,13 +298,18 @@ impl<'a> Parser<'a> {
             gpu_instance,
             compute_instance,
         };
-        gpu_for(&mut self.snap, Some(gpu_index))
-            .processes
-            .push(process);
+        if let Some(gpu) = gpu_for(&mut self.snap, Some(gpu_index)) {
+            gpu.processes.push(process);
+        }
     }
 
     fn finish(mut self) -> Snapshot {
-        if self.snap.gpus.iter().any(|g| g.memory.total_bytes.is_some()) {
+        if self
+            .snap
+            .gpus
+            .iter()
+            .any(|g| g.memory.total_bytes.is_some())
+        {
             self.snap.warn(
                 "the table view shows used and total memory but not free memory; total − used \
                  overstates what can be allocated by the driver's reserve (about 350–870 MiB). \
@@ -316,47 +322,21 @@ impl<'a> Parser<'a> {
 }
 
 /// The GPU with `index`, created when a MIG or process row names a GPU whose row was not pasted.
-fn gpu_for(snap: &mut Snapshot, index: Option<u32>) -> &mut Gpu {
-    let pos = match snap.gpus.iter().position(|g| g.index == index) {
-        Some(pos) => pos,
-        None => {
-            let message = format!(
-                "the paste lists MIG devices or processes for GPU {} but not its row; its memory \
-                 is unknown",
-                index.map_or_else(|| "?".to_string(), |i| i.to_string())
-            );
-            snap.warn(message);
-            snap.gpus.push(Gpu {
-                index,
-                ..Gpu::default()
-            });
-            snap.gpus.len() - 1
-        }
+fn gpu_for(snap: &mut Snapshot, index: Option<u32>) -> Option<&mut Gpu> {
+    let make = || Gpu {
+        index,
+        ..Gpu::default()
     };
-    &mut snap.gpus[pos]
-}
-
-/// Appends a MIG entry unless its GPU instance is already listed: compute instances of one GPU
-/// instance repeat the same memory line, and counting each would double the memory.
-pub(crate) fn push_mig(gpu: &mut Gpu, mig: MigDevice, warnings: &mut Vec<String>) {
-    let repeated = mig.gpu_instance.is_some()
-        && gpu
-            .mig_devices
-            .iter()
-            .any(|m| m.gpu_instance == mig.gpu_instance);
-    if repeated {
+    let (pos, created) = snap.gpu_entry(|g| g.index == index, make)?;
+    if created {
         let message = format!(
-            "GPU {} MIG GPU instance {} has several compute instances sharing one memory pool; \
-             it is listed once",
-            gpu.index.map_or_else(|| "?".to_string(), |i| i.to_string()),
-            mig.gpu_instance.unwrap_or_default()
+            "the paste lists MIG devices or processes for GPU {} but not its row; its memory is \
+             unknown",
+            index.map_or_else(|| "?".to_string(), |i| i.to_string())
         );
-        if !warnings.contains(&message) {
-            warnings.push(message);
-        }
-        return;
+        snap.warn(message);
     }
-    gpu.mig_devices.push(mig);
+    snap.gpus.get_mut(pos)
 }
 
 /// `"  797MiB /   8192MiB "` → (used, total).
@@ -398,8 +378,5 @@ fn is_process_type(token: &str) -> bool {
 
 fn looks_like_date(line: &str) -> bool {
     let first = line.split_whitespace().next().unwrap_or("");
-    matches!(
-        first,
-        "Mon" | "Tue" | "Wed" | "Thu" | "Fri" | "Sat" | "Sun"
-    ) && line.contains(':')
+    matches!(first, "Mon" | "Tue" | "Wed" | "Thu" | "Fri" | "Sat" | "Sun") && line.contains(':')
 }

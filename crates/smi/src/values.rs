@@ -5,6 +5,10 @@
 
 pub(crate) const MIB: u64 = 1_048_576;
 
+/// The warning for processes listed without a memory figure.
+pub(crate) const NO_PROCESS_MEMORY: &str = "some processes have no memory figure (Windows WDDM \
+and WSL cannot attribute memory to a process); only the GPU totals are usable there";
+
 /// Whether `s` is one of the tokens nvidia-smi and friends print for "no value".
 pub(crate) fn is_placeholder(s: &str) -> bool {
     let t = s.trim();
@@ -113,7 +117,8 @@ pub(crate) fn is_bus_id(s: &str) -> bool {
     let s = s.trim();
     s.contains(':')
         && s.contains('.')
-        && s.chars().all(|c| c.is_ascii_hexdigit() || c == ':' || c == '.')
+        && s.chars()
+            .all(|c| c.is_ascii_hexdigit() || c == ':' || c == '.')
 }
 
 /// Whether `s` looks like a version number (`595.71.05`, `13.2`), as opposed to prose that 610
@@ -121,6 +126,15 @@ pub(crate) fn is_bus_id(s: &str) -> bool {
 pub(crate) fn is_version(s: &str) -> bool {
     let s = s.trim();
     s.starts_with(|c: char| c.is_ascii_digit()) && s.chars().all(|c| c.is_ascii_digit() || c == '.')
+}
+
+/// The version at the start of `value`, dropping the `[Deprecated; …]` note that 610 appends.
+pub(crate) fn version(value: &str) -> Option<String> {
+    value
+        .split_whitespace()
+        .next()
+        .filter(|v| is_version(v))
+        .map(str::to_string)
 }
 
 #[cfg(test)]
@@ -184,5 +198,12 @@ mod tests {
         assert!(!is_bus_id("GPU-0000"));
         assert!(is_version("610.57.04"));
         assert!(!is_version("Deprecated, see \"KMD version\" instead"));
+        assert_eq!(
+            version(
+                "610.57.04 [Deprecated; will be removed in CUDA 14.0. Use KMD Version instead]"
+            ),
+            Some("610.57.04".to_string())
+        );
+        assert_eq!(version("N/A"), None);
     }
 }

@@ -1,0 +1,472 @@
+//! The real [`GpuSource`]: a thin adapter from nvml-wrapper to the `vramfit.snapshot/1` types.
+//!
+//! It only translates. Anything worth testing (formatting, thresholds, accounting) lives above
+//! the trait, because this file can only run where there is an NVIDIA driver.
+
+use std::time::SystemTime;
+
+use nvml_wrapper::enum_wrappers::device::TemperatureSensor;
+use nvml_wrapper::enums::device::UsedGpuMemory;
+use nvml_wrapper::error::{nvml_sym, nvml_try, NvmlError};
+use nvml_wrapper::struct_wrappers::device::ProcessInfo;
+use nvml_wrapper::{Device, Nvml};
+use nvml_wrapper_sys::bindings::{
+    nvmlMemory_t, nvmlReturn_enum_NVML_ERROR_ARGUMENT_VERSION_MISMATCH,
+};
+use vramfit_smi::{Gpu, Memory, MigDevice, Process, Snapshot, SourceFormat};
+
+use super::error::GpuError;
+use super::procfs;
+use super::source::{DeviceSample, GpuSource, ProcessUsage};
+use super::units::rfc3339;
+
+/// Reads the GPUs through NVML.
+pub struct NvmlSource {
+    nvml: Nvml,
+}
+
+impl NvmlSource {
+    /// Loads `libnvidia-ml.so.1` and initialises NVML.
+    pub fn new() -> Result<NvmlSource, GpuError> {
+        Nvml::init()
+            .map(|nvml| NvmlSource { nvml })
+            .map_err(|e| GpuError::from_nvml(e, "NVML"))
+    }
+
+    fn gpu(&self, index: u32, warnings: &mut Vec<String>) -> Gpu {
+        let mut gpu = Gpu {
+            index: Some(index),
+            ..Gpu::default()
+        };
+        let label = format!("GPU {index}");
+        let device = match self.nvml.device_by_index(index) {
+            Ok(device) => device,
+            Err(e) => {
+                warnings.push(GpuError::from_nvml(e, &label).to_string());
+                return gpu;
+            }
+        };
+        let what = |field: &str| format!("{label}'s {field}");
+        gpu.name = optional(device.name(), &what("name"), warnings);
+        gpu.uuid = optional(device.uuid(), &what("UUID"), warnings);
+        gpu.pci_bus_id = optional(
+            device.pci_info().map(|p| p.bus_id),
+            &what("PCI bus id"),
+            warnings,
+        );
+        gpu.memory =
+            optional(memory(&self.nvml, &device), &what("memory"), warnings).unwrap_or_default();
+        gpu.utilization_pct = optional(
+            device.utilization_rates().map(|u| f64::from(u.gpu)),
+            &what("utilisation"),
+            warnings,
+        );
+        gpu.temperature_c = optional(
+            device.temperature(TemperatureSensor::Gpu).map(f64::from),
+            &what("temperature"),
+            warnings,
+        );
+        let mig = optional(device.mig_mode(), &what("MIG mode"), warnings);
+        gpu.mig_mode = mig.as_ref().map(|m| {
+            let state = if m.current == 1 {
+                "Enabled"
+            } else {
+                "Disabled"
+            };
+            // nvidia-smi's convention: a `*` marks a change that waits for a GPU reset.
+            let pending = if m.pending != m.current { "*" } else { "" };
+            format!("{state}{pending}")
+        });
+        let mut listed =
+            optional(processes(&device), &what("processes"), warnings).unwrap_or_default();
+        if mig.is_some_and(|m| m.current == 1) {
+            let slots = optional(
+                device.mig_device_count(),
+                &what("MIG device count"),
+                warnings,
+            )
+            .unwrap_or(0);
+            for slot in 0..slots {
+                let mig_label = format!("{label} MIG device {slot}");
+                let mig_device = match device.mig_device_by_index(slot) {
+                    Ok(d) => d,
+                    // Empty slots are normal: the count is the maximum, not the number in use.
+                    Err(NvmlError::NotFound) => continue,
+                    Err(e) => {
+                        warnings.push(GpuError::from_nvml(e, &mig_label).to_string());
+                        continue;
+                    }
+                };
+                let mig_what = |field: &str| format!("{mig_label}'s {field}");
+                let entry = MigDevice {
+                    gpu_instance: instance_id(&self.nvml, &mig_device, Instance::Gpu),
+                    compute_instance: instance_id(&self.nvml, &mig_device, Instance::Compute),
+                    mig_index: Some(slot),
+                    profile: mig_device
+                        .name()
+                        .ok()
+                        .as_deref()
+                        .and_then(profile_from_name),
+                    uuid: optional(mig_device.uuid(), &mig_what("UUID"), warnings),
+                    memory: optional(
+                        memory(&self.nvml, &mig_device),
+                        &mig_what("memory"),
+                        warnings,
+                    )
+                    .unwrap_or_default(),
+                };
+                // With MIG on, processes are listed per instance rather than on the parent.
+                let on_mig = optional(processes(&mig_device), &mig_what("processes"), warnings);
+                for mut p in on_mig.unwrap_or_default() {
+                    p.gpu_instance = p.gpu_instance.or(entry.gpu_instance);
+                    p.compute_instance = p.compute_instance.or(entry.compute_instance);
+                    merge_process(&mut listed, p);
+                }
+                // NVML has one MIG device per compute instance, but compute instances share
+                // their GPU instance's memory: the schema keeps one entry per GPU instance so
+                // that summing entries never counts memory twice.
+                let known = gpu
+                    .mig_devices
+                    .iter()
+                    .any(|d| d.gpu_instance.is_some() && d.gpu_instance == entry.gpu_instance);
+                if !known {
+                    gpu.mig_devices.push(entry);
+                }
+            }
+        }
+        for p in &mut listed {
+            p.name = p.pid.and_then(procfs::process_name);
+        }
+        gpu.processes = listed;
+        gpu
+    }
+}
+
+impl GpuSource for NvmlSource {
+    fn snapshot(&mut self) -> Result<Snapshot, GpuError> {
+        let mut snap = Snapshot::new(SourceFormat::VramfitProbe);
+        snap.timestamp = Some(rfc3339(SystemTime::now()));
+        snap.host = host_name();
+        let count = self
+            .nvml
+            .device_count()
+            .map_err(|e| GpuError::from_nvml(e, "the number of GPUs"))?;
+        let mut warnings = Vec::new();
+        snap.driver_version = optional(
+            self.nvml.sys_driver_version(),
+            "the driver version",
+            &mut warnings,
+        );
+        snap.cuda_version = optional(
+            self.nvml.sys_cuda_driver_version(),
+            "the CUDA version",
+            &mut warnings,
+        )
+        .map(|v| {
+            format!(
+                "{}.{}",
+                nvml_wrapper::cuda_driver_version_major(v),
+                nvml_wrapper::cuda_driver_version_minor(v)
+            )
+        });
+        for index in 0..count {
+            snap.gpus.push(self.gpu(index, &mut warnings));
+        }
+        for warning in warnings {
+            if !snap.warnings.contains(&warning) {
+                snap.warnings.push(warning);
+            }
+        }
+        Ok(snap)
+    }
+
+    fn sample(&mut self, gpus: &[u32]) -> Vec<(u32, Result<DeviceSample, GpuError>)> {
+        gpus.iter()
+            .map(|&index| {
+                let label = format!("GPU {index}");
+                let sample = self
+                    .nvml
+                    .device_by_index(index)
+                    .and_then(|device| {
+                        let memory = memory(&self.nvml, &device)?;
+                        // A failed process list must not hide the device's figure; `run`
+                        // falls back to device-level accounting when it sees no processes.
+                        let processes = processes(&device)
+                            .unwrap_or_default()
+                            .into_iter()
+                            .filter_map(|p| {
+                                Some(ProcessUsage {
+                                    pid: p.pid?,
+                                    used_bytes: p.used_bytes,
+                                })
+                            })
+                            .collect();
+                        Ok(DeviceSample {
+                            index,
+                            memory,
+                            processes,
+                        })
+                    })
+                    .map_err(|e| GpuError::from_nvml(e, &label));
+                (index, sample)
+            })
+            .collect()
+    }
+}
+
+/// `Some` on success; `None` (with a warning unless the device simply lacks the feature) on
+/// failure, so one unreadable field never loses the rest of the GPU.
+fn optional<T>(result: Result<T, NvmlError>, what: &str, warnings: &mut Vec<String>) -> Option<T> {
+    match result {
+        Ok(value) => Some(value),
+        Err(NvmlError::NotSupported) => None,
+        Err(e) => {
+            warnings.push(GpuError::from_nvml(e, what).to_string());
+            None
+        }
+    }
+}
+
+/// Memory through `nvmlDeviceGetMemoryInfo_v2`, which reports the driver's reserve; drivers
+/// before 510 lack it and get the v1 call, without the reserve.
+fn memory(nvml: &Nvml, device: &Device) -> Result<Memory, NvmlError> {
+    match device.memory_info() {
+        Ok(m) => Ok(Memory {
+            total_bytes: Some(m.total),
+            used_bytes: Some(m.used),
+            free_bytes: Some(m.free),
+            reserved_bytes: Some(m.reserved),
+        }),
+        Err(NvmlError::FailedToLoadSymbol(_))
+        | Err(NvmlError::FunctionNotFound)
+        | Err(NvmlError::NotSupported) => memory_v1(nvml, device),
+        Err(NvmlError::UnexpectedVariant(code))
+            if code == nvmlReturn_enum_NVML_ERROR_ARGUMENT_VERSION_MISMATCH =>
+        {
+            memory_v1(nvml, device)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+fn memory_v1(nvml: &Nvml, device: &Device) -> Result<Memory, NvmlError> {
+    let get = nvml_sym(nvml.lib().nvmlDeviceGetMemoryInfo.as_ref())?;
+    let mut raw = nvmlMemory_t {
+        total: 0,
+        free: 0,
+        used: 0,
+    };
+    // SAFETY: the handle belongs to `nvml`, which outlives this call, and `raw` is a live,
+    // writable nvmlMemory_t of the layout the v1 call fills.
+    nvml_try(unsafe { get(device.handle(), &mut raw) })?;
+    Ok(Memory {
+        total_bytes: Some(raw.total),
+        used_bytes: Some(raw.used),
+        free_bytes: Some(raw.free),
+        reserved_bytes: None,
+    })
+}
+
+enum Instance {
+    Gpu,
+    Compute,
+}
+
+/// A MIG device's GPU or compute instance id, which nvml-wrapper does not wrap.
+fn instance_id(nvml: &Nvml, device: &Device, which: Instance) -> Option<u32> {
+    let lib = nvml.lib();
+    let get = match which {
+        Instance::Gpu => lib.nvmlDeviceGetGpuInstanceId.as_ref(),
+        Instance::Compute => lib.nvmlDeviceGetComputeInstanceId.as_ref(),
+    }
+    .ok()?;
+    let mut id = 0;
+    // SAFETY: the handle belongs to `nvml`, which outlives this call, and `id` is a live u32.
+    nvml_try(unsafe { get(device.handle(), &mut id) }).ok()?;
+    Some(id)
+}
+
+/// `3g.40gb` from a MIG device's name, `NVIDIA H100 80GB HBM3 MIG 3g.40gb`.
+fn profile_from_name(name: &str) -> Option<String> {
+    name.rsplit_once(" MIG ")
+        .map(|(_, profile)| profile.trim().to_string())
+        .filter(|p| !p.is_empty())
+}
+
+/// Compute and graphics processes of `device`, one entry per PID and instance (`C+G` where a
+/// process is both).
+fn processes(device: &Device) -> Result<Vec<Process>, NvmlError> {
+    let compute = with_v2_fallback(device.running_compute_processes(), || {
+        device.running_compute_processes_v2()
+    })?;
+    // Graphics processes are optional: headless and MIG GPUs may refuse the query.
+    let graphics = with_v2_fallback(device.running_graphics_processes(), || {
+        device.running_graphics_processes_v2()
+    })
+    .unwrap_or_default();
+    let mut list = Vec::new();
+    for (infos, kind) in [(compute, "C"), (graphics, "G")] {
+        for info in infos {
+            merge_process(&mut list, process(info, kind));
+        }
+    }
+    Ok(list)
+}
+
+/// The v3 process calls arrived with driver 510; older drivers only have v2.
+fn with_v2_fallback(
+    v3: Result<Vec<ProcessInfo>, NvmlError>,
+    v2: impl FnOnce() -> Result<Vec<ProcessInfo>, NvmlError>,
+) -> Result<Vec<ProcessInfo>, NvmlError> {
+    match v3 {
+        Err(NvmlError::FailedToLoadSymbol(_)) | Err(NvmlError::FunctionNotFound) => v2(),
+        other => other,
+    }
+}
+
+fn process(info: ProcessInfo, kind: &str) -> Process {
+    Process {
+        pid: Some(info.pid),
+        name: None,
+        kind: Some(kind.to_string()),
+        used_bytes: match info.used_gpu_memory {
+            UsedGpuMemory::Used(bytes) => Some(bytes),
+            UsedGpuMemory::Unavailable => None,
+        },
+        gpu_instance: info.gpu_instance_id,
+        compute_instance: info.compute_instance_id,
+    }
+}
+
+/// Adds `p`, or folds it into the entry for the same PID and instance: NVML lists a process
+/// that does both compute and graphics once per list, with the same allocation.
+fn merge_process(list: &mut Vec<Process>, p: Process) {
+    let same = |q: &&mut Process| {
+        q.pid == p.pid
+            && q.gpu_instance == p.gpu_instance
+            && q.compute_instance == p.compute_instance
+    };
+    match list.iter_mut().find(same) {
+        Some(existing) => {
+            if existing.kind != p.kind {
+                existing.kind = Some("C+G".to_string());
+            }
+            existing.used_bytes = existing.used_bytes.or(p.used_bytes);
+        }
+        None => list.push(p),
+    }
+}
+
+/// This machine's host name, where the OS gives one.
+pub(crate) fn host_name() -> Option<String> {
+    let mut buf = [0u8; 256];
+    // SAFETY: `buf` is writable for its whole length, which is what we pass.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if rc != 0 {
+        return None;
+    }
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    let name = String::from_utf8_lossy(&buf[..end]).into_owned();
+    (!name.is_empty()).then_some(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Library directories a driver install puts `libnvidia-ml.so.1` in.
+    fn nvml_installed() -> bool {
+        let mut dirs: Vec<String> = [
+            "/usr/lib",
+            "/usr/lib64",
+            "/usr/lib/x86_64-linux-gnu",
+            "/usr/lib/aarch64-linux-gnu",
+            "/lib/x86_64-linux-gnu",
+            "/lib/aarch64-linux-gnu",
+            "/usr/local/nvidia/lib64",
+            "/usr/lib/wsl/lib",
+        ]
+        .map(String::from)
+        .to_vec();
+        if let Ok(path) = std::env::var("LD_LIBRARY_PATH") {
+            dirs.extend(path.split(':').map(String::from));
+        }
+        dirs.iter()
+            .any(|d| std::path::Path::new(d).join("libnvidia-ml.so.1").exists())
+    }
+
+    #[test]
+    fn without_a_driver_new_reports_the_missing_library() {
+        match NvmlSource::new() {
+            // A machine with a working driver: nothing to check here.
+            Ok(_) => assert!(nvml_installed()),
+            Err(err) if !nvml_installed() => {
+                assert!(matches!(err, GpuError::NoLibrary(_)), "{err:?}");
+                let mut out = Vec::new();
+                let code = err.report(&mut out);
+                assert_eq!(code, std::process::ExitCode::from(3));
+                let text = String::from_utf8_lossy(&out);
+                assert!(text.starts_with("vramfit: no NVML library: "), "{text}");
+                assert!(text.contains("libnvidia-ml.so.1"), "{text}");
+                assert!(text.contains("nvidia-smi | vramfit parse-smi"), "{text}");
+            }
+            // The library is there but the driver is not usable: still a clean exit 3.
+            Err(err) => assert_eq!(err.exit_code(), 3, "{err:?}"),
+        }
+    }
+
+    #[test]
+    fn mig_profiles_come_from_device_names() {
+        assert_eq!(
+            profile_from_name("NVIDIA H100 80GB HBM3 MIG 3g.40gb"),
+            Some("3g.40gb".into())
+        );
+        assert_eq!(
+            profile_from_name("NVIDIA A100-SXM4-80GB MIG 1c.3g.40gb"),
+            Some("1c.3g.40gb".into())
+        );
+        assert_eq!(profile_from_name("NVIDIA H100 80GB HBM3"), None);
+    }
+
+    #[test]
+    fn compute_and_graphics_entries_merge() {
+        let mut list = Vec::new();
+        let p = |kind: &str, used| Process {
+            pid: Some(7),
+            kind: Some(kind.into()),
+            used_bytes: used,
+            ..Process::default()
+        };
+        merge_process(&mut list, p("C", None));
+        merge_process(&mut list, p("G", Some(10)));
+        merge_process(
+            &mut list,
+            Process {
+                gpu_instance: Some(2),
+                ..p("C", Some(5))
+            },
+        );
+        assert_eq!(list.len(), 2);
+        assert_eq!(list[0].kind.as_deref(), Some("C+G"));
+        assert_eq!(list[0].used_bytes, Some(10));
+        assert_eq!(list[1].gpu_instance, Some(2));
+    }
+
+    #[test]
+    fn v2_is_tried_only_when_v3_is_missing() {
+        let v2 = || Ok(Vec::new());
+        assert!(matches!(
+            with_v2_fallback(Err(NvmlError::FunctionNotFound), v2).as_deref(),
+            Ok([])
+        ));
+        assert!(matches!(
+            with_v2_fallback(Err(NvmlError::GpuLost), || panic!("v2 must not be called")),
+            Err(NvmlError::GpuLost)
+        ));
+    }
+
+    #[test]
+    fn host_name_is_read() {
+        assert!(host_name().is_some_and(|h| !h.is_empty()));
+    }
+}

@@ -1,0 +1,967 @@
+//! `vramfit run -- CMD ARGS…`: runs a command, samples the GPU memory of its process tree while
+//! it runs, and writes a `vramfit.measurement/1` document — the measured counterpart of the
+//! planner's estimate.
+//!
+//! Memory is attributed per process where NVML can (the command's tree from `/proc` ppid
+//! links, matched against NVML's per-process figures). Where it cannot — Windows' WDDM, or a
+//! container whose PID namespace hides NVML's host PIDs — the figure is the device's used
+//! memory minus what was in use before the command started, and the document says so.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::io::{self, Write};
+use std::os::unix::process::ExitStatusExt;
+use std::path::PathBuf;
+use std::process::{Command, ExitCode};
+use std::time::{Duration, Instant, SystemTime};
+
+use serde::{Deserialize, Serialize};
+
+use super::error::GpuError;
+use super::nvml::host_name;
+use super::procfs;
+use super::signals::{self, Received};
+use super::source::{select_gpus, DeviceSample, GpuSource, ProcessUsage};
+use super::units::{human_duration, mib, parse_duration, rfc3339};
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct RunArgs {
+    /// Time between samples, e.g. 200ms or 1s.
+    #[arg(long, default_value = "200ms", value_parser = parse_duration)]
+    pub interval: Duration,
+    /// GPUs to measure, by index: 0,1. All of them by default.
+    #[arg(long, value_delimiter = ',')]
+    pub gpu: Vec<u32>,
+    /// Where to write the `vramfit.measurement/1` JSON.
+    #[arg(long, default_value = "measurement.json")]
+    pub out: PathBuf,
+    /// Read recorded snapshots from this file instead of NVML (tests and demos).
+    #[arg(long, hide = true)]
+    pub replay: Option<PathBuf>,
+    /// The command to run, after `--`: `vramfit run -- python train.py`.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+/// The schema id carried in every measurement's `schema` field.
+pub const MEASUREMENT_SCHEMA: &str = "vramfit.measurement/1";
+
+/// What `vramfit run` measured. Field names are a stable interface: the web page reads them.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct Measurement {
+    /// Always [`MEASUREMENT_SCHEMA`].
+    pub schema: String,
+    pub command: Vec<String>,
+    pub host: Option<String>,
+    pub driver_version: Option<String>,
+    /// RFC 3339 UTC.
+    pub started_at: String,
+    pub ended_at: String,
+    pub duration_ms: u64,
+    pub interval_ms: u64,
+    /// How `used_bytes` figures were obtained.
+    pub accounting: Accounting,
+    pub gpus: Vec<MeasuredGpu>,
+    /// The largest total over the measured GPUs in any one sample.
+    pub peak_used_bytes: u64,
+    pub peak_at: Option<String>,
+    /// Each of the command's processes seen on a GPU, with its own peak (per-process
+    /// accounting only).
+    pub processes: Vec<ProcessPeak>,
+    pub samples_taken: u64,
+    /// Every `sample_stride`-th sample is kept in `samples`; long runs are thinned so the
+    /// document stays small, while the peaks above still cover every sample.
+    pub sample_stride: u64,
+    pub samples: Vec<MeasurementSample>,
+    pub exit: ExitInfo,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Accounting {
+    /// The sum of NVML's per-process figures over the command's process tree.
+    PerProcess,
+    /// The device's used memory minus its use before the command started; includes anything
+    /// else that allocated on the GPU meanwhile.
+    DeviceDelta,
+}
+
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub struct MeasuredGpu {
+    pub index: u32,
+    pub name: Option<String>,
+    pub uuid: Option<String>,
+    pub total_bytes: Option<u64>,
+    /// The device's used memory just before the command started.
+    pub baseline_used_bytes: Option<u64>,
+    /// The command's peak on this GPU, by [`Measurement::accounting`].
+    pub peak_used_bytes: u64,
+    pub peak_at: Option<String>,
+    /// The device's own peak used memory, whoever held it.
+    pub peak_device_used_bytes: Option<u64>,
+}
+
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub struct ProcessPeak {
+    pub pid: u32,
+    pub name: Option<String>,
+    pub gpu: u32,
+    pub peak_used_bytes: u64,
+    pub peak_at: String,
+}
+
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub struct MeasurementSample {
+    pub elapsed_ms: u64,
+    pub gpus: Vec<SampleGpu>,
+}
+
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub struct SampleGpu {
+    pub index: u32,
+    /// The command's use, by [`Measurement::accounting`]; `None` where the GPU could not be read.
+    pub used_bytes: Option<u64>,
+    pub device_used_bytes: Option<u64>,
+    /// The sum of NVML's figures for the command's processes (0 when none was listed).
+    pub process_tree_bytes: Option<u64>,
+    pub error: Option<String>,
+}
+
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExitInfo {
+    /// The command's exit code, when it exited by itself.
+    pub code: Option<i32>,
+    /// The signal that ended it, when one did.
+    pub signal: Option<i32>,
+    /// What `vramfit run` exits with: the code, or 128 + the signal.
+    pub exit_code: i32,
+}
+
+/// Runs `vramfit run`.
+pub fn run(args: &RunArgs) -> ExitCode {
+    let mut source = match super::open_source(args.replay.as_deref()) {
+        Ok(source) => source,
+        Err(e) => return e.report(&mut io::stderr()),
+    };
+    if let Err(e) = signals::install() {
+        eprintln!("vramfit: signals to vramfit will not reach the command ({e})");
+    }
+    let measured = measure(&mut *source, args, &mut signals::take);
+    let (measurement, exit_code) = match measured {
+        Ok(done) => done,
+        Err(RunError::Gpu(e)) => return e.report(&mut io::stderr()),
+        Err(RunError::Spawn { program, error }) => {
+            eprintln!("vramfit: cannot run `{program}`: {error}");
+            // The shell's conventions: 127 not found, 126 found but not runnable.
+            let code = if error.kind() == io::ErrorKind::NotFound {
+                127
+            } else {
+                126
+            };
+            return ExitCode::from(code);
+        }
+        Err(RunError::Wait(error)) => {
+            eprintln!("vramfit: lost track of the command: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut err = io::stderr();
+    let _ = writeln!(err, "{}", report_line(&measurement));
+    // The measurement failing to save must not hide the command's own exit code.
+    if let Err(e) = write_measurement(&measurement, args) {
+        let _ = writeln!(
+            err,
+            "vramfit: cannot write the measurement to {}: {e}",
+            args.out.display()
+        );
+    } else {
+        let _ = writeln!(
+            err,
+            "vramfit: measurement written to {}",
+            args.out.display()
+        );
+    }
+    // Exit codes are 0–255; 128 + signal always fits.
+    ExitCode::from(u8::try_from(exit_code & 0xff).unwrap_or(1))
+}
+
+fn write_measurement(measurement: &Measurement, args: &RunArgs) -> io::Result<()> {
+    let mut text = serde_json::to_string_pretty(measurement).map_err(io::Error::other)?;
+    text.push('\n');
+    std::fs::write(&args.out, text)
+}
+
+/// `vramfit: peak 9000 MiB (GPU 0 9000 MiB), per-process accounting, over 12.3s; exit 0`.
+fn report_line(m: &Measurement) -> String {
+    let per_gpu: Vec<String> = m
+        .gpus
+        .iter()
+        .map(|g| format!("GPU {} {}", g.index, mib(g.peak_used_bytes)))
+        .collect();
+    let accounting = match m.accounting {
+        Accounting::PerProcess => "per-process accounting",
+        Accounting::DeviceDelta => "device used minus baseline",
+    };
+    format!(
+        "vramfit: peak {} ({}), {accounting}, over {}; exit {}",
+        mib(m.peak_used_bytes),
+        per_gpu.join(", "),
+        human_duration(Duration::from_millis(m.duration_ms)),
+        m.exit.exit_code
+    )
+}
+
+#[derive(Debug)]
+enum RunError {
+    Gpu(GpuError),
+    Spawn { program: String, error: io::Error },
+    Wait(io::Error),
+}
+
+/// How often the child's exit and pending signals are checked between samples.
+const POLL: Duration = Duration::from_millis(20);
+
+fn measure(
+    source: &mut dyn GpuSource,
+    args: &RunArgs,
+    interrupts: &mut dyn FnMut() -> Option<Received>,
+) -> Result<(Measurement, i32), RunError> {
+    let snapshot = source.snapshot().map_err(RunError::Gpu)?;
+    let gpus = select_gpus(&snapshot, &args.gpu).map_err(RunError::Gpu)?;
+    let baseline: HashMap<u32, Option<u64>> = source
+        .sample(&gpus)
+        .into_iter()
+        .map(|(index, r)| (index, r.ok().and_then(|s| s.memory.used_bytes)))
+        .collect();
+    let (program, rest) = args.command.split_first().ok_or_else(|| RunError::Spawn {
+        program: String::new(),
+        error: io::Error::new(io::ErrorKind::InvalidInput, "no command given"),
+    })?;
+    let started_at = rfc3339(SystemTime::now());
+    let start = Instant::now();
+    let mut child = Command::new(program)
+        .args(rest)
+        .spawn()
+        .map_err(|error| RunError::Spawn {
+            program: program.clone(),
+            error,
+        })?;
+    let root = child.id();
+    let mut recorder = Recorder::new(baseline);
+    let mut next_sample = start;
+    let status = loop {
+        if let Some(status) = child.try_wait().map_err(RunError::Wait)? {
+            break status;
+        }
+        if let Some(received) = interrupts() {
+            // Ctrl-C reached the child already: the terminal signals the whole foreground
+            // process group. A `kill` aimed at vramfit did not, so it is passed on.
+            if !received.from_terminal {
+                if let Ok(pid) = libc::pid_t::try_from(root) {
+                    // SAFETY: kill(2) with a PID we spawned and have not reaped yet.
+                    unsafe { libc::kill(pid, received.signal) };
+                }
+            }
+        }
+        let now = Instant::now();
+        if now >= next_sample {
+            let tree = procfs::descendants(root, &procfs::parent_map());
+            let timestamp = rfc3339(SystemTime::now());
+            let results = source.sample(&gpus);
+            recorder.observe(now - start, &timestamp, &results, &tree);
+            next_sample = (next_sample + args.interval).max(Instant::now());
+        }
+        std::thread::sleep(
+            next_sample
+                .saturating_duration_since(Instant::now())
+                .min(POLL),
+        );
+    };
+    let exit = ExitInfo {
+        code: status.code(),
+        signal: status.signal(),
+        exit_code: status
+            .code()
+            .or_else(|| status.signal().map(|s| 128 + s))
+            .unwrap_or(1),
+    };
+    let context = Context {
+        command: args.command.clone(),
+        host: snapshot.host.clone().or_else(host_name),
+        driver_version: snapshot.driver_version.clone(),
+        started_at,
+        ended_at: rfc3339(SystemTime::now()),
+        duration: start.elapsed(),
+        interval: args.interval,
+        exit,
+    };
+    let measurement = recorder.finish(&snapshot, &gpus, context);
+    Ok((measurement, exit.exit_code))
+}
+
+/// What the command's tree holds on one GPU in one sample.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct TreeUsage {
+    /// The sum of the figures NVML gives for processes in the tree.
+    pub bytes: u64,
+    /// Whether NVML gave a figure for any process in the tree: the evidence that per-process
+    /// accounting works here.
+    pub seen: bool,
+    pub per_process: Vec<(u32, u64)>,
+}
+
+pub(crate) fn tree_usage(tree: &HashSet<u32>, processes: &[ProcessUsage]) -> TreeUsage {
+    let mut usage = TreeUsage::default();
+    for p in processes.iter().filter(|p| tree.contains(&p.pid)) {
+        if let Some(bytes) = p.used_bytes {
+            usage.bytes = usage.bytes.saturating_add(bytes);
+            usage.seen = true;
+            usage.per_process.push((p.pid, bytes));
+        }
+    }
+    usage
+}
+
+/// Keeps every `stride`-th item, doubling the stride whenever more than `cap` are kept, so a
+/// run of any length yields at most `cap` evenly spaced items.
+#[derive(Debug)]
+struct Thinned<T> {
+    items: Vec<T>,
+    stride: u64,
+    seen: u64,
+    cap: usize,
+}
+
+impl<T> Thinned<T> {
+    /// `cap` is rounded up to even: halving an odd count would break the even spacing.
+    fn new(cap: usize) -> Thinned<T> {
+        Thinned {
+            items: Vec::new(),
+            stride: 1,
+            seen: 0,
+            cap: cap.max(2).next_multiple_of(2),
+        }
+    }
+
+    fn push(&mut self, item: T) {
+        if self.seen.is_multiple_of(self.stride) {
+            self.items.push(item);
+            if self.items.len() > self.cap {
+                let mut position = 0;
+                self.items.retain(|_| {
+                    position += 1;
+                    position % 2 == 1
+                });
+                self.stride *= 2;
+            }
+        }
+        self.seen += 1;
+    }
+}
+
+/// At 200 ms this keeps every sample of the first 13 minutes.
+const MAX_SAMPLES: usize = 4000;
+
+/// One GPU in one sample, with both accountings until the run ends and one is chosen.
+#[derive(Debug, Clone)]
+struct RawGpu {
+    index: u32,
+    device_used: Option<u64>,
+    tree: Option<u64>,
+    delta: Option<u64>,
+    error: Option<String>,
+}
+
+/// A peak and when it happened.
+type Peak = Option<(u64, String)>;
+
+fn raise(peak: &mut Peak, value: u64, timestamp: &str) {
+    if peak.as_ref().is_none_or(|(p, _)| value > *p) {
+        *peak = Some((value, timestamp.to_string()));
+    }
+}
+
+#[derive(Debug, Default)]
+struct GpuPeaks {
+    tree: Peak,
+    delta: Peak,
+    device: Option<u64>,
+}
+
+#[derive(Debug)]
+struct Recorder {
+    baseline: HashMap<u32, Option<u64>>,
+    samples: Thinned<(u64, Vec<RawGpu>)>,
+    seen_per_process: bool,
+    peaks: BTreeMap<u32, GpuPeaks>,
+    total_tree: Peak,
+    total_delta: Peak,
+    processes: BTreeMap<(u32, u32), ProcessPeak>,
+    warnings: Vec<String>,
+}
+
+/// The facts about the run that the samples do not carry.
+struct Context {
+    command: Vec<String>,
+    host: Option<String>,
+    driver_version: Option<String>,
+    started_at: String,
+    ended_at: String,
+    duration: Duration,
+    interval: Duration,
+    exit: ExitInfo,
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+impl Recorder {
+    fn new(baseline: HashMap<u32, Option<u64>>) -> Recorder {
+        Recorder {
+            baseline,
+            samples: Thinned::new(MAX_SAMPLES),
+            seen_per_process: false,
+            peaks: BTreeMap::new(),
+            total_tree: None,
+            total_delta: None,
+            processes: BTreeMap::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    fn warn(&mut self, message: String) {
+        if !self.warnings.contains(&message) {
+            self.warnings.push(message);
+        }
+    }
+
+    fn observe(
+        &mut self,
+        elapsed: Duration,
+        timestamp: &str,
+        results: &[(u32, Result<DeviceSample, GpuError>)],
+        tree: &HashSet<u32>,
+    ) {
+        let mut gpus = Vec::new();
+        let (mut tree_total, mut delta_total) = (0u64, 0u64);
+        for (index, result) in results {
+            let sample = match result {
+                Ok(sample) => sample,
+                Err(e) => {
+                    self.warn(format!("{e} (first seen at {timestamp})"));
+                    gpus.push(RawGpu {
+                        index: *index,
+                        device_used: None,
+                        tree: None,
+                        delta: None,
+                        error: Some(e.to_string()),
+                    });
+                    continue;
+                }
+            };
+            let usage = tree_usage(tree, &sample.processes);
+            self.seen_per_process |= usage.seen;
+            let device_used = sample.memory.used_bytes;
+            let baseline = self.baseline.get(index).copied().flatten();
+            let delta = device_used.zip(baseline).map(|(u, b)| u.saturating_sub(b));
+            let peaks = self.peaks.entry(*index).or_default();
+            raise(&mut peaks.tree, usage.bytes, timestamp);
+            if let Some(delta) = delta {
+                raise(&mut peaks.delta, delta, timestamp);
+            }
+            peaks.device = peaks.device.max(device_used);
+            for (pid, bytes) in &usage.per_process {
+                let entry = self
+                    .processes
+                    .entry((*pid, *index))
+                    .or_insert_with(|| ProcessPeak {
+                        pid: *pid,
+                        name: procfs::process_name(*pid),
+                        gpu: *index,
+                        peak_used_bytes: 0,
+                        peak_at: timestamp.to_string(),
+                    });
+                if *bytes > entry.peak_used_bytes {
+                    entry.peak_used_bytes = *bytes;
+                    entry.peak_at = timestamp.to_string();
+                }
+            }
+            tree_total = tree_total.saturating_add(usage.bytes);
+            delta_total = delta_total.saturating_add(delta.unwrap_or(0));
+            gpus.push(RawGpu {
+                index: *index,
+                device_used,
+                tree: Some(usage.bytes),
+                delta,
+                error: None,
+            });
+        }
+        raise(&mut self.total_tree, tree_total, timestamp);
+        raise(&mut self.total_delta, delta_total, timestamp);
+        self.samples.push((millis(elapsed), gpus));
+    }
+
+    fn finish(
+        mut self,
+        snapshot: &vramfit_smi::Snapshot,
+        gpus: &[u32],
+        context: Context,
+    ) -> Measurement {
+        let accounting = if self.seen_per_process {
+            Accounting::PerProcess
+        } else {
+            Accounting::DeviceDelta
+        };
+        if accounting == Accounting::DeviceDelta && self.samples.seen > 0 {
+            self.warn(
+                "NVML listed none of the command's processes with a memory figure (a container \
+                 with its own PID namespace, Windows WDDM, or no GPU use at all), so used_bytes \
+                 is the device's used memory minus its baseline and includes any other \
+                 process's allocations"
+                    .to_string(),
+            );
+        }
+        if self.samples.seen == 0 {
+            self.warn("the command ended before the first sample".to_string());
+        }
+        let pick = |peaks: &GpuPeaks| match accounting {
+            Accounting::PerProcess => peaks.tree.clone(),
+            Accounting::DeviceDelta => peaks.delta.clone(),
+        };
+        let measured_gpus = gpus
+            .iter()
+            .map(|&index| {
+                let info = snapshot.gpus.iter().find(|g| g.index == Some(index));
+                let peaks = self.peaks.get(&index);
+                let peak = peaks.and_then(pick);
+                MeasuredGpu {
+                    index,
+                    name: info.and_then(|g| g.name.clone()),
+                    uuid: info.and_then(|g| g.uuid.clone()),
+                    total_bytes: info.and_then(|g| g.memory.total_bytes),
+                    baseline_used_bytes: self.baseline.get(&index).copied().flatten(),
+                    peak_used_bytes: peak.as_ref().map_or(0, |(b, _)| *b),
+                    peak_at: peak.map(|(_, at)| at),
+                    peak_device_used_bytes: peaks.and_then(|p| p.device),
+                }
+            })
+            .collect();
+        let total = match accounting {
+            Accounting::PerProcess => self.total_tree,
+            Accounting::DeviceDelta => self.total_delta,
+        };
+        let samples = self
+            .samples
+            .items
+            .into_iter()
+            .map(|(elapsed_ms, raw)| MeasurementSample {
+                elapsed_ms,
+                gpus: raw
+                    .into_iter()
+                    .map(|g| SampleGpu {
+                        index: g.index,
+                        used_bytes: match accounting {
+                            Accounting::PerProcess => g.tree,
+                            Accounting::DeviceDelta => g.delta,
+                        },
+                        device_used_bytes: g.device_used,
+                        process_tree_bytes: g.tree,
+                        error: g.error,
+                    })
+                    .collect(),
+            })
+            .collect();
+        Measurement {
+            schema: MEASUREMENT_SCHEMA.to_string(),
+            command: context.command,
+            host: context.host,
+            driver_version: context.driver_version,
+            started_at: context.started_at,
+            ended_at: context.ended_at,
+            duration_ms: millis(context.duration),
+            interval_ms: millis(context.interval),
+            accounting,
+            gpus: measured_gpus,
+            peak_used_bytes: total.as_ref().map_or(0, |(b, _)| *b),
+            peak_at: total.map(|(_, at)| at),
+            processes: match accounting {
+                Accounting::PerProcess => self.processes.into_values().collect(),
+                Accounting::DeviceDelta => Vec::new(),
+            },
+            samples_taken: self.samples.seen,
+            sample_stride: self.samples.stride,
+            samples,
+            exit: context.exit,
+            warnings: self.warnings,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use vramfit_smi::{Memory, Snapshot};
+
+    use super::super::source::tests::{CLIMB, H100};
+    use super::super::source::RecordedSource;
+    use super::super::units::MIB;
+    use super::*;
+
+    fn args(command: &[&str]) -> RunArgs {
+        RunArgs {
+            interval: Duration::from_millis(10),
+            gpu: Vec::new(),
+            out: PathBuf::from("unused.json"),
+            replay: None,
+            command: command.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    fn replay(text: &str) -> RecordedSource {
+        RecordedSource::from_json(text).expect("fixture")
+    }
+
+    #[test]
+    fn tree_usage_counts_only_the_tree() {
+        let tree = HashSet::from([10, 11, 12]);
+        let processes = [
+            ProcessUsage {
+                pid: 10,
+                used_bytes: Some(5),
+            },
+            ProcessUsage {
+                pid: 11,
+                used_bytes: None,
+            },
+            ProcessUsage {
+                pid: 12,
+                used_bytes: Some(7),
+            },
+            ProcessUsage {
+                pid: 99,
+                used_bytes: Some(1000),
+            },
+        ];
+        let usage = tree_usage(&tree, &processes);
+        assert_eq!(
+            usage,
+            TreeUsage {
+                bytes: 12,
+                seen: true,
+                per_process: vec![(10, 5), (12, 7)]
+            }
+        );
+        let unavailable = [ProcessUsage {
+            pid: 11,
+            used_bytes: None,
+        }];
+        assert!(!tree_usage(&tree, &unavailable).seen);
+        assert_eq!(
+            tree_usage(&HashSet::new(), &processes),
+            TreeUsage::default()
+        );
+    }
+
+    #[test]
+    fn thinning_keeps_evenly_spaced_samples() {
+        let mut thinned = Thinned::new(4);
+        for i in 0..20u64 {
+            thinned.push(i);
+        }
+        assert_eq!(thinned.seen, 20);
+        assert_eq!(thinned.stride, 8);
+        assert_eq!(thinned.items, [0, 8, 16]);
+        assert!(thinned.items.iter().all(|i| i % thinned.stride == 0));
+        let mut odd = Thinned::new(3);
+        for i in 0..100u64 {
+            odd.push(i);
+        }
+        assert!(odd.items.len() <= 4);
+        assert!(odd.items.iter().all(|i| i % odd.stride == 0));
+    }
+
+    #[test]
+    fn recorder_accounts_per_process_when_nvml_knows_the_tree() {
+        let mut recorder = Recorder::new(HashMap::from([(0, Some(100 * MIB))]));
+        let tree = HashSet::from([std::process::id()]);
+        let sample = |used: u64, mine: u64| {
+            (
+                0,
+                Ok(DeviceSample {
+                    index: 0,
+                    memory: Memory {
+                        used_bytes: Some(used * MIB),
+                        ..Memory::default()
+                    },
+                    processes: vec![
+                        ProcessUsage {
+                            pid: std::process::id(),
+                            used_bytes: Some(mine * MIB),
+                        },
+                        ProcessUsage {
+                            pid: 1,
+                            used_bytes: Some(50 * MIB),
+                        },
+                    ],
+                }),
+            )
+        };
+        recorder.observe(Duration::ZERO, "t0", &[sample(200, 40)], &tree);
+        recorder.observe(Duration::from_millis(200), "t1", &[sample(900, 700)], &tree);
+        recorder.observe(Duration::from_millis(400), "t2", &[sample(600, 450)], &tree);
+        let snap = replay(H100).snapshot().expect("frame");
+        let m = recorder.finish(&snap, &[0], context(0));
+        assert_eq!(m.accounting, Accounting::PerProcess);
+        assert_eq!(m.peak_used_bytes, 700 * MIB);
+        assert_eq!(m.peak_at.as_deref(), Some("t1"));
+        assert_eq!(m.gpus[0].peak_device_used_bytes, Some(900 * MIB));
+        assert_eq!(m.gpus[0].baseline_used_bytes, Some(100 * MIB));
+        assert_eq!(m.gpus[0].name.as_deref(), Some("NVIDIA H100 80GB HBM3"));
+        assert_eq!(m.processes.len(), 1);
+        assert_eq!(m.processes[0].peak_used_bytes, 700 * MIB);
+        assert!(m.processes[0].name.is_some());
+        assert_eq!(m.samples[2].gpus[0].used_bytes, Some(450 * MIB));
+        assert_eq!(m.samples[2].gpus[0].device_used_bytes, Some(600 * MIB));
+        assert!(m.warnings.is_empty(), "{:?}", m.warnings);
+    }
+
+    fn context(exit_code: i32) -> Context {
+        Context {
+            command: vec!["true".into()],
+            host: None,
+            driver_version: None,
+            started_at: "s".into(),
+            ended_at: "e".into(),
+            duration: Duration::from_secs(1),
+            interval: Duration::from_millis(200),
+            exit: ExitInfo {
+                code: Some(exit_code),
+                signal: None,
+                exit_code,
+            },
+        }
+    }
+
+    #[test]
+    fn recorder_falls_back_to_device_delta_and_records_errors() {
+        let mut recorder = Recorder::new(HashMap::from([(0, Some(MIB)), (1, Some(MIB))]));
+        let mut source = replay(CLIMB);
+        let tree = HashSet::from([1]);
+        for step in 0..6u64 {
+            let results = source.sample(&[0, 1]);
+            recorder.observe(
+                Duration::from_millis(step * 500),
+                &format!("t{step}"),
+                &results,
+                &tree,
+            );
+        }
+        let snap = replay(CLIMB).snapshot().expect("frame");
+        let m = recorder.finish(&snap, &[0, 1], context(0));
+        assert_eq!(m.accounting, Accounting::DeviceDelta);
+        assert_eq!(m.gpus[0].peak_used_bytes, 77999 * MIB);
+        assert_eq!(m.gpus[1].peak_used_bytes, 20999 * MIB);
+        assert_eq!(m.gpus[0].peak_at.as_deref(), Some("t3"));
+        // The total peak is the largest single-sample sum, not the sum of per-GPU peaks.
+        assert_eq!(m.peak_used_bytes, (77999 + 20999) * MIB);
+        assert!(m.processes.is_empty());
+        assert_eq!(m.samples[4].gpus[1].used_bytes, None);
+        assert!(m.samples[4].gpus[1]
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("fallen off")));
+        assert!(m
+            .warnings
+            .iter()
+            .any(|w| w.contains("GPU 1") && w.contains("first seen at t4")));
+        assert!(m.warnings.iter().any(|w| w.contains("minus its baseline")));
+    }
+
+    #[test]
+    fn exit_codes_pass_through() {
+        let (m, code) = measure(
+            &mut replay(H100),
+            &args(&["sh", "-c", "exit 7"]),
+            &mut || None,
+        )
+        .expect("ran");
+        assert_eq!(code, 7);
+        assert_eq!(
+            m.exit,
+            ExitInfo {
+                code: Some(7),
+                signal: None,
+                exit_code: 7
+            }
+        );
+        assert_eq!(m.command, ["sh", "-c", "exit 7"]);
+        assert_eq!(m.accounting, Accounting::DeviceDelta);
+        // The replayed device never changes, so nothing is attributed to the command.
+        assert_eq!(m.peak_used_bytes, 0);
+        assert_eq!(m.gpus[0].baseline_used_bytes, Some(19818 * MIB));
+        assert_eq!(m.host.as_deref(), Some("replay-host"));
+    }
+
+    #[test]
+    fn a_killed_command_exits_128_plus_the_signal() {
+        let (m, code) = measure(
+            &mut replay(H100),
+            &args(&["sh", "-c", "kill -KILL $$"]),
+            &mut || None,
+        )
+        .expect("ran");
+        assert_eq!(code, 137);
+        assert_eq!(
+            m.exit,
+            ExitInfo {
+                code: None,
+                signal: Some(9),
+                exit_code: 137
+            }
+        );
+    }
+
+    #[test]
+    fn signals_sent_to_vramfit_are_forwarded() {
+        let start = Instant::now();
+        let mut sent = false;
+        // Wait until the shell has set its trap before signalling.
+        let mut interrupts = || {
+            if !sent && start.elapsed() > Duration::from_millis(300) {
+                sent = true;
+                return Some(Received {
+                    signal: libc::SIGTERM,
+                    from_terminal: false,
+                });
+            }
+            None
+        };
+        let script = "trap 'exit 42' TERM; while :; do sleep 0.05; done";
+        let (_, code) = measure(
+            &mut replay(H100),
+            &args(&["sh", "-c", script]),
+            &mut interrupts,
+        )
+        .expect("ran");
+        assert_eq!(code, 42);
+    }
+
+    #[test]
+    fn terminal_signals_are_not_sent_twice() {
+        let mut once = Some(Received {
+            signal: libc::SIGTERM,
+            from_terminal: true,
+        });
+        let (_, code) = measure(&mut replay(H100), &args(&["sleep", "0.2"]), &mut || {
+            once.take()
+        })
+        .expect("ran");
+        assert_eq!(code, 0);
+    }
+
+    #[test]
+    fn a_missing_program_is_reported() {
+        let result = measure(
+            &mut replay(H100),
+            &args(&["/nonexistent/vramfit-test"]),
+            &mut || None,
+        );
+        match result {
+            Err(RunError::Spawn { program, error }) => {
+                assert_eq!(program, "/nonexistent/vramfit-test");
+                assert_eq!(error.kind(), io::ErrorKind::NotFound);
+            }
+            other => panic!("expected a spawn error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn unknown_gpus_stop_the_run_before_it_starts() {
+        let run = RunArgs {
+            gpu: vec![3],
+            ..args(&["true"])
+        };
+        assert!(matches!(
+            measure(&mut replay(H100), &run, &mut || None),
+            Err(RunError::Gpu(GpuError::NoSuchGpu { index: 3, count: 1 }))
+        ));
+    }
+
+    /// Reports every child of this test process as holding 1 GiB, as NVML would for a CUDA
+    /// program started by `run`.
+    struct ChildrenOnGpu;
+
+    impl GpuSource for ChildrenOnGpu {
+        fn snapshot(&mut self) -> Result<Snapshot, GpuError> {
+            replay(H100).snapshot()
+        }
+
+        fn sample(&mut self, gpus: &[u32]) -> Vec<(u32, Result<DeviceSample, GpuError>)> {
+            let me = std::process::id();
+            let processes: Vec<ProcessUsage> = procfs::parent_map()
+                .into_iter()
+                .filter(|&(_, parent)| parent == me)
+                .map(|(pid, _)| ProcessUsage {
+                    pid,
+                    used_bytes: Some(1 << 30),
+                })
+                .collect();
+            let used = processes.len() as u64 * (1 << 30);
+            gpus.iter()
+                .map(|&index| {
+                    let memory = Memory {
+                        used_bytes: Some(used),
+                        ..Memory::default()
+                    };
+                    (
+                        index,
+                        Ok(DeviceSample {
+                            index,
+                            memory,
+                            processes: processes.clone(),
+                        }),
+                    )
+                })
+                .collect()
+        }
+    }
+
+    #[test]
+    fn a_real_child_is_accounted_per_process() {
+        let (m, code) =
+            measure(&mut ChildrenOnGpu, &args(&["sleep", "0.3"]), &mut || None).expect("ran");
+        assert_eq!(code, 0);
+        assert_eq!(m.accounting, Accounting::PerProcess);
+        assert_eq!(m.peak_used_bytes, 1 << 30);
+        assert_eq!(m.processes.len(), 1);
+        assert_eq!(m.processes[0].name.as_deref(), Some("sleep"));
+        assert!(m.samples_taken >= 2, "{}", m.samples_taken);
+    }
+
+    #[test]
+    fn measurements_round_trip_with_stable_names() {
+        let (m, _) = measure(&mut replay(H100), &args(&["true"]), &mut || None).expect("ran");
+        let text = serde_json::to_string(&m).expect("serialises");
+        let back: Measurement = serde_json::from_str(&text).expect("parses");
+        assert_eq!(back, m);
+        let value: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+        assert_eq!(value["schema"], MEASUREMENT_SCHEMA);
+        assert_eq!(value["accounting"], "device_delta");
+        for key in [
+            "started_at",
+            "ended_at",
+            "peak_used_bytes",
+            "samples",
+            "exit",
+            "gpus",
+        ] {
+            assert!(value.get(key).is_some(), "missing {key}");
+        }
+        assert_eq!(value["exit"]["exit_code"], 0);
+        let line = report_line(&m);
+        assert!(
+            line.starts_with("vramfit: peak 0 MiB (GPU 0 0 MiB), device used minus baseline"),
+            "{line}"
+        );
+    }
+}

@@ -1,0 +1,976 @@
+//! `vramfit watch`: a live VRAM status line per GPU, a warning each time use crosses a threshold
+//! upward, an optional per-sample log (JSON lines or CSV) written as each sample is taken, and a
+//! summary (peak, mean, time above each threshold) on Ctrl-C or at the end of `--duration`.
+
+use std::fs::File;
+use std::io::{self, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant, SystemTime};
+
+use serde::Serialize;
+
+use super::error::{GpuError, EXIT_GPU_UNAVAILABLE, EXIT_USAGE};
+use super::signals;
+use super::source::{select_gpus, DeviceSample, GpuSource};
+use super::units::{self, mib, parse_duration, percent, rfc3339, Threshold};
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct WatchArgs {
+    /// Time between samples, e.g. 500ms or 2s.
+    #[arg(long, default_value = "500ms", value_parser = parse_duration)]
+    pub interval: Duration,
+    /// Stop after this long, e.g. 10m; without it, watch until Ctrl-C.
+    #[arg(long, value_parser = parse_duration)]
+    pub duration: Option<Duration>,
+    /// GPUs to watch, by index: 0,1. All of them by default.
+    #[arg(long, value_delimiter = ',')]
+    pub gpu: Vec<u32>,
+    /// Warn when used memory reaches this share of the GPU's total (85%) or this size (14000MiB).
+    #[arg(long, default_value = "85%", value_parser = Threshold::parse)]
+    pub warn: Threshold,
+    /// Like --warn, for the second, critical level.
+    #[arg(long, default_value = "95%", value_parser = Threshold::parse)]
+    pub critical: Threshold,
+    /// Write every sample to this file as it is taken (an existing file is replaced).
+    #[arg(long)]
+    pub log: Option<PathBuf>,
+    /// The log's format; by default CSV for a `.csv` file and JSON lines otherwise.
+    #[arg(long, value_enum)]
+    pub format: Option<LogFormat>,
+    /// Read recorded snapshots from this file instead of NVML (tests and demos).
+    #[arg(long, hide = true)]
+    pub replay: Option<PathBuf>,
+}
+
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogFormat {
+    Jsonl,
+    Csv,
+}
+
+impl LogFormat {
+    fn for_path(path: &Path, chosen: Option<LogFormat>) -> LogFormat {
+        chosen.unwrap_or_else(|| match path.extension().and_then(|e| e.to_str()) {
+            Some(ext) if ext.eq_ignore_ascii_case("csv") => LogFormat::Csv,
+            _ => LogFormat::Jsonl,
+        })
+    }
+}
+
+/// Runs `vramfit watch`.
+pub fn watch(args: &WatchArgs) -> ExitCode {
+    let mut source = match super::open_source(args.replay.as_deref()) {
+        Ok(source) => source,
+        Err(e) => return e.report(&mut io::stderr()),
+    };
+    if let Err(e) = signals::install() {
+        eprintln!("vramfit: Ctrl-C will end watch without a summary ({e})");
+    }
+    let mut log = match &args.log {
+        Some(path) => {
+            let format = LogFormat::for_path(path, args.format);
+            match File::create(path).and_then(|f| SampleLog::new(Box::new(f), format)) {
+                Ok(log) => Some(log),
+                Err(e) => {
+                    eprintln!("vramfit: cannot create the log {}: {e}", path.display());
+                    return ExitCode::from(EXIT_USAGE);
+                }
+            }
+        }
+        None => None,
+    };
+    let stdout = io::stdout();
+    let mut screen = Screen {
+        tty: stdout.is_terminal(),
+        out: &mut stdout.lock(),
+        err: &mut io::stderr(),
+    };
+    let result = watch_loop(&mut *source, args, log.as_mut(), &mut screen, &mut || {
+        signals::take().is_some()
+    });
+    match result {
+        Ok(Outcome::Finished) => ExitCode::SUCCESS,
+        Ok(Outcome::AllLost) => ExitCode::from(EXIT_GPU_UNAVAILABLE),
+        Err(WatchError::Gpu(e)) => e.report(&mut io::stderr()),
+        Err(WatchError::Log(e)) => {
+            eprintln!("vramfit: cannot write the log: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Where the status line, warnings and summary go.
+struct Screen<'a> {
+    out: &'a mut dyn Write,
+    err: &'a mut dyn Write,
+    /// Redraw one status line in place rather than printing a line per sample.
+    tty: bool,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum Outcome {
+    Finished,
+    /// Every watched GPU failed on the same sample, so there was nothing left to watch.
+    AllLost,
+}
+
+#[derive(Debug)]
+enum WatchError {
+    Gpu(GpuError),
+    Log(io::Error),
+}
+
+/// The longest sleep between checks for Ctrl-C and for the end of `--duration`.
+const NAP: Duration = Duration::from_millis(50);
+
+fn watch_loop(
+    source: &mut dyn GpuSource,
+    args: &WatchArgs,
+    mut log: Option<&mut SampleLog>,
+    screen: &mut Screen,
+    stop: &mut dyn FnMut() -> bool,
+) -> Result<Outcome, WatchError> {
+    let snapshot = source.snapshot().map_err(WatchError::Gpu)?;
+    let gpus = select_gpus(&snapshot, &args.gpu).map_err(WatchError::Gpu)?;
+    let mut watcher = Watcher::new(&gpus, [("warn", args.warn), ("critical", args.critical)]);
+    let start = Instant::now();
+    let end_at = args.duration.map(|d| start + d);
+    let mut next = start;
+    let mut samples = 0u64;
+    let outcome = 'watch: loop {
+        if stop() || end_at.is_some_and(|end| Instant::now() >= end) {
+            break Outcome::Finished;
+        }
+        let elapsed = start.elapsed();
+        let timestamp = rfc3339(SystemTime::now());
+        let results = source.sample(&gpus);
+        samples += 1;
+        if let Some(log) = log.as_deref_mut() {
+            for (index, result) in &results {
+                log.write(&LogRecord::new(&timestamp, elapsed, *index, result))
+                    .map_err(WatchError::Log)?;
+            }
+        }
+        let events = watcher.observe(elapsed, &timestamp, &results);
+        // Output to the terminal is best effort: a closed stdout must not stop the log.
+        if screen.tty && !events.is_empty() {
+            let _ = write!(screen.out, "\r\x1b[K");
+            let _ = screen.out.flush();
+        }
+        for event in &events {
+            let _ = writeln!(screen.err, "{event}");
+        }
+        let line = watcher.status_line();
+        let _ = match screen.tty {
+            true => write!(screen.out, "\r\x1b[K{line}"),
+            false => writeln!(screen.out, "{line}"),
+        };
+        let _ = screen.out.flush();
+        if results.iter().all(|(_, r)| r.is_err()) {
+            break Outcome::AllLost;
+        }
+        next += args.interval;
+        // After a stall (a slow NVML call, a suspended laptop) skip the missed ticks instead
+        // of sampling in a burst.
+        next = next.max(Instant::now());
+        loop {
+            let wake = end_at.map_or(next, |end| end.min(next));
+            let now = Instant::now();
+            if now >= wake {
+                break;
+            }
+            if stop() {
+                break 'watch Outcome::Finished;
+            }
+            std::thread::sleep((wake - now).min(NAP));
+        }
+    };
+    let elapsed = match args.duration {
+        Some(d) => start.elapsed().min(d),
+        None => start.elapsed(),
+    };
+    watcher.finish(elapsed);
+    if screen.tty {
+        let _ = writeln!(screen.out);
+    }
+    if outcome == Outcome::AllLost {
+        let _ = writeln!(screen.err, "vramfit: no watched GPU can be read any more");
+    }
+    let _ = write!(screen.out, "{}", watcher.summary(elapsed, samples));
+    let _ = screen.out.flush();
+    Ok(outcome)
+}
+
+/// Threshold crossings, peaks, means and time above each level, fed one sample at a time.
+struct Watcher {
+    levels: [(&'static str, Threshold); 2],
+    tracks: Vec<Track>,
+}
+
+#[derive(Default)]
+struct Track {
+    index: u32,
+    total: Option<u64>,
+    used: Option<u64>,
+    peak: Option<(u64, String)>,
+    sum: u128,
+    count: u64,
+    errors: u64,
+    last_error: Option<String>,
+    above: [bool; 2],
+    time_above: [Duration; 2],
+    /// When the last readable sample was taken; `None` after an error, whose state is unknown.
+    last_at: Option<Duration>,
+}
+
+impl Track {
+    /// Counts the time since the last readable sample towards the levels it was above.
+    fn settle(&mut self, at: Duration) {
+        if let Some(last) = self.last_at {
+            for (level, above) in self.above.iter().enumerate() {
+                if *above {
+                    self.time_above[level] += at.saturating_sub(last);
+                }
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Event {
+    Crossed {
+        gpu: u32,
+        level: &'static str,
+        threshold: Threshold,
+        limit: u64,
+        used: u64,
+        total: Option<u64>,
+        timestamp: String,
+    },
+    Failed {
+        gpu: u32,
+        error: String,
+    },
+    Recovered {
+        gpu: u32,
+        timestamp: String,
+    },
+}
+
+impl std::fmt::Display for Event {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Event::Crossed {
+                gpu,
+                level,
+                threshold,
+                limit,
+                used,
+                total,
+                timestamp,
+            } => {
+                let share = total
+                    .and_then(|t| percent(*used, t))
+                    .map(|p| format!(" ({p}%)"))
+                    .unwrap_or_default();
+                let label = if *level == "warn" { "warning" } else { level };
+                let total = total.map(|t| format!(" / {}", mib(t))).unwrap_or_default();
+                write!(
+                    f,
+                    "{label}: GPU {gpu} VRAM {}{total}{share} crossed the {level} threshold {} \
+                     at {timestamp}",
+                    mib(*used),
+                    describe(threshold, Some(*limit))
+                )
+            }
+            Event::Failed { gpu, error } => write!(
+                f,
+                "error: GPU {gpu} cannot be read ({error}); watching the others"
+            ),
+            Event::Recovered { gpu, timestamp } => {
+                write!(f, "note: GPU {gpu} can be read again at {timestamp}")
+            }
+        }
+    }
+}
+
+impl Watcher {
+    fn new(gpus: &[u32], levels: [(&'static str, Threshold); 2]) -> Watcher {
+        Watcher {
+            levels,
+            tracks: gpus
+                .iter()
+                .map(|&index| Track {
+                    index,
+                    ..Track::default()
+                })
+                .collect(),
+        }
+    }
+
+    fn observe(
+        &mut self,
+        at: Duration,
+        timestamp: &str,
+        results: &[(u32, Result<DeviceSample, GpuError>)],
+    ) -> Vec<Event> {
+        let mut events = Vec::new();
+        for (index, result) in results {
+            let Some(track) = self.tracks.iter_mut().find(|t| t.index == *index) else {
+                continue;
+            };
+            track.settle(at);
+            let reading = match result {
+                Ok(sample) => sample
+                    .memory
+                    .used_bytes
+                    .map(|used| (used, sample.memory.total_bytes))
+                    .ok_or_else(|| format!("GPU {index} reported no used-memory figure")),
+                Err(e) => Err(e.to_string()),
+            };
+            match reading {
+                Ok((used, total)) => {
+                    if track.errors > 0 && track.last_at.is_none() {
+                        events.push(Event::Recovered {
+                            gpu: *index,
+                            timestamp: timestamp.to_string(),
+                        });
+                    }
+                    track.total = total.or(track.total);
+                    track.used = Some(used);
+                    track.sum += u128::from(used);
+                    track.count += 1;
+                    if track.peak.as_ref().is_none_or(|(peak, _)| used > *peak) {
+                        track.peak = Some((used, timestamp.to_string()));
+                    }
+                    for (level, (name, threshold)) in self.levels.iter().enumerate() {
+                        let Some(limit) = threshold.limit_bytes(track.total) else {
+                            continue;
+                        };
+                        let above = used >= limit;
+                        if above && !track.above[level] {
+                            events.push(Event::Crossed {
+                                gpu: *index,
+                                level: name,
+                                threshold: *threshold,
+                                limit,
+                                used,
+                                total: track.total,
+                                timestamp: timestamp.to_string(),
+                            });
+                        }
+                        track.above[level] = above;
+                    }
+                    track.last_at = Some(at);
+                }
+                Err(error) => {
+                    // One message per outage, not one per sample.
+                    if track.last_at.is_some() || track.count + track.errors == 0 {
+                        events.push(Event::Failed {
+                            gpu: *index,
+                            error: error.clone(),
+                        });
+                    }
+                    track.errors += 1;
+                    track.last_error = Some(error);
+                    track.used = None;
+                    track.last_at = None;
+                }
+            }
+        }
+        events
+    }
+
+    /// Counts the time from the last sample to the end of the watch.
+    fn finish(&mut self, at: Duration) {
+        for track in &mut self.tracks {
+            track.settle(at);
+            track.last_at = track.last_at.map(|_| at);
+        }
+    }
+
+    /// `VRAM: 8192 MiB / 16376 MiB (50%) | peak 9000 MiB`, prefixed `GPU n` when watching several.
+    fn status_line(&self) -> String {
+        let several = self.tracks.len() > 1;
+        self.tracks
+            .iter()
+            .map(|t| {
+                let label = if several {
+                    format!("GPU {} VRAM", t.index)
+                } else {
+                    "VRAM".to_string()
+                };
+                let Some(used) = t.used else {
+                    return format!("{label}: unreadable");
+                };
+                let total = t.total.map(mib).unwrap_or_else(|| "? MiB".to_string());
+                let share = t
+                    .total
+                    .and_then(|total| percent(used, total))
+                    .map(|p| format!(" ({p}%)"))
+                    .unwrap_or_default();
+                let peak = t.peak.as_ref().map_or(used, |(p, _)| *p);
+                format!(
+                    "{label}: {} / {total}{share} | peak {}",
+                    mib(used),
+                    mib(peak)
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+
+    fn summary(&self, elapsed: Duration, samples: u64) -> String {
+        let mut out = format!(
+            "summary: {samples} sample{} over {}\n",
+            if samples == 1 { "" } else { "s" },
+            units::human_duration(elapsed)
+        );
+        for t in &self.tracks {
+            let head = format!("  GPU {}  ", t.index);
+            let pad = " ".repeat(head.len());
+            match &t.peak {
+                Some((peak, at)) => {
+                    let total = t
+                        .total
+                        .map(|total| format!(" / {}", mib(total)))
+                        .unwrap_or_default();
+                    let share = t
+                        .total
+                        .and_then(|total| percent(*peak, total))
+                        .map(|p| format!(" ({p}%)"))
+                        .unwrap_or_default();
+                    out += &format!("{head}peak {}{total}{share} at {at}\n", mib(*peak));
+                    let mean = (t.sum / u128::from(t.count.max(1))) as u64;
+                    out += &format!("{pad}mean {}\n", mib(mean));
+                    for (level, (name, threshold)) in self.levels.iter().enumerate() {
+                        out += &format!(
+                            "{pad}above {name} {}: {}\n",
+                            describe(threshold, threshold.limit_bytes(t.total)),
+                            units::human_duration(t.time_above[level])
+                        );
+                    }
+                }
+                None => out += &format!("{head}no sample could be read\n"),
+            }
+            if let Some(error) = &t.last_error {
+                out += &format!(
+                    "{pad}errors: {} sample{}; last: {error}\n",
+                    t.errors,
+                    if t.errors == 1 { "" } else { "s" }
+                );
+            }
+        }
+        out
+    }
+}
+
+/// `85% (13920 MiB)` for a share, `14000 MiB` for a size.
+fn describe(threshold: &Threshold, limit: Option<u64>) -> String {
+    match (threshold, limit) {
+        (Threshold::Percent(_), Some(limit)) => format!("{threshold} ({})", mib(limit)),
+        _ => threshold.to_string(),
+    }
+}
+
+/// One GPU in one sample, as a line of the log.
+#[derive(Serialize, Debug, PartialEq)]
+struct LogRecord<'a> {
+    timestamp: &'a str,
+    elapsed_ms: u64,
+    gpu: u32,
+    used_bytes: Option<u64>,
+    total_bytes: Option<u64>,
+    free_bytes: Option<u64>,
+    reserved_bytes: Option<u64>,
+    error: Option<String>,
+}
+
+impl<'a> LogRecord<'a> {
+    fn new(
+        timestamp: &'a str,
+        elapsed: Duration,
+        gpu: u32,
+        result: &Result<DeviceSample, GpuError>,
+    ) -> LogRecord<'a> {
+        let memory = result.as_ref().map(|s| s.memory).unwrap_or_default();
+        LogRecord {
+            timestamp,
+            elapsed_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
+            gpu,
+            used_bytes: memory.used_bytes,
+            total_bytes: memory.total_bytes,
+            free_bytes: memory.free_bytes,
+            reserved_bytes: memory.reserved_bytes,
+            error: result.as_ref().err().map(|e| e.to_string()),
+        }
+    }
+}
+
+const CSV_HEADER: &str =
+    "timestamp,elapsed_ms,gpu,used_bytes,total_bytes,free_bytes,reserved_bytes,error\n";
+
+/// The per-sample log: every record goes to the OS as it is written, so killing watch (even
+/// with SIGKILL) loses at most the sample being taken.
+struct SampleLog {
+    writer: Box<dyn Write>,
+    format: LogFormat,
+}
+
+impl SampleLog {
+    fn new(mut writer: Box<dyn Write>, format: LogFormat) -> io::Result<SampleLog> {
+        if format == LogFormat::Csv {
+            writer.write_all(CSV_HEADER.as_bytes())?;
+            writer.flush()?;
+        }
+        Ok(SampleLog { writer, format })
+    }
+
+    fn write(&mut self, record: &LogRecord) -> io::Result<()> {
+        let line = match self.format {
+            LogFormat::Jsonl => {
+                let mut line = serde_json::to_string(record).map_err(io::Error::other)?;
+                line.push('\n');
+                line
+            }
+            LogFormat::Csv => {
+                let number = |v: Option<u64>| v.map(|n| n.to_string()).unwrap_or_default();
+                format!(
+                    "{},{},{},{},{},{},{},{}\n",
+                    record.timestamp,
+                    record.elapsed_ms,
+                    record.gpu,
+                    number(record.used_bytes),
+                    number(record.total_bytes),
+                    number(record.free_bytes),
+                    number(record.reserved_bytes),
+                    record.error.as_deref().map(csv_field).unwrap_or_default()
+                )
+            }
+        };
+        // One write per record, so a reader never sees half a line from us.
+        self.writer.write_all(line.as_bytes())?;
+        self.writer.flush()
+    }
+}
+
+/// Quotes a CSV field when it holds a separator, a quote or a line break.
+fn csv_field(text: &str) -> String {
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+    use std::rc::Rc;
+
+    use vramfit_smi::{Memory, Snapshot};
+
+    use super::super::source::tests::CLIMB;
+    use super::super::source::RecordedSource;
+    use super::super::units::MIB;
+    use super::*;
+
+    const TOTAL: u64 = 16376 * MIB;
+
+    fn ok(index: u32, used_mib: u64) -> (u32, Result<DeviceSample, GpuError>) {
+        (
+            index,
+            Ok(DeviceSample {
+                index,
+                memory: Memory {
+                    total_bytes: Some(TOTAL),
+                    used_bytes: Some(used_mib * MIB),
+                    free_bytes: Some(TOTAL - used_mib * MIB),
+                    reserved_bytes: None,
+                },
+                processes: Vec::new(),
+            }),
+        )
+    }
+
+    fn lost(index: u32) -> (u32, Result<DeviceSample, GpuError>) {
+        (index, Err(GpuError::GpuLost(format!("GPU {index}"))))
+    }
+
+    fn levels() -> [(&'static str, Threshold); 2] {
+        [
+            ("warn", Threshold::Percent(85.0)),
+            ("critical", Threshold::Bytes(15_000 * MIB)),
+        ]
+    }
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    fn crossings(events: &[Event]) -> Vec<(u32, &'static str)> {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Crossed { gpu, level, .. } => Some((*gpu, *level)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn status_line_matches_the_issue() {
+        let mut w = Watcher::new(&[0], levels());
+        w.observe(ms(0), "t0", &[ok(0, 9000)]);
+        w.observe(ms(500), "t1", &[ok(0, 8192)]);
+        assert_eq!(
+            w.status_line(),
+            "VRAM: 8192 MiB / 16376 MiB (50%) | peak 9000 MiB"
+        );
+        let mut two = Watcher::new(&[0, 1], levels());
+        two.observe(ms(0), "t0", &[ok(0, 8192), lost(1)]);
+        assert_eq!(
+            two.status_line(),
+            "GPU 0 VRAM: 8192 MiB / 16376 MiB (50%) | peak 8192 MiB; GPU 1 VRAM: unreadable"
+        );
+    }
+
+    #[test]
+    fn crossings_fire_upward_only_and_rearm() {
+        let mut w = Watcher::new(&[0], levels());
+        let warn_at = 13920; // 85% of 16376 MiB, rounded up
+        assert!(crossings(&w.observe(ms(0), "a", &[ok(0, 100)])).is_empty());
+        assert_eq!(
+            crossings(&w.observe(ms(1), "b", &[ok(0, warn_at)])),
+            [(0, "warn")]
+        );
+        assert!(crossings(&w.observe(ms(2), "c", &[ok(0, 14000)])).is_empty());
+        assert_eq!(
+            crossings(&w.observe(ms(3), "d", &[ok(0, 15000)])),
+            [(0, "critical")]
+        );
+        assert!(crossings(&w.observe(ms(4), "e", &[ok(0, 14999)])).is_empty());
+        assert!(crossings(&w.observe(ms(5), "f", &[ok(0, 100)])).is_empty());
+        let again = w.observe(ms(6), "g", &[ok(0, 16000)]);
+        assert_eq!(crossings(&again), [(0, "warn"), (0, "critical")]);
+        assert_eq!(
+            again[0].to_string(),
+            "warning: GPU 0 VRAM 16000 MiB / 16376 MiB (98%) crossed the warn threshold 85% \
+             (13920 MiB) at g"
+        );
+        assert!(again[1]
+            .to_string()
+            .starts_with("critical: GPU 0 VRAM 16000 MiB"));
+    }
+
+    #[test]
+    fn starting_above_a_threshold_counts_as_crossing() {
+        let mut w = Watcher::new(&[0], levels());
+        assert_eq!(
+            crossings(&w.observe(ms(0), "a", &[ok(0, 14000)])),
+            [(0, "warn")]
+        );
+    }
+
+    #[test]
+    fn peak_mean_and_time_above() {
+        let mut w = Watcher::new(&[0], levels());
+        w.observe(ms(0), "t0", &[ok(0, 1000)]);
+        w.observe(ms(500), "t1", &[ok(0, 14000)]);
+        w.observe(ms(1000), "t2", &[ok(0, 15500)]);
+        w.observe(ms(1500), "t3", &[ok(0, 1500)]);
+        w.finish(ms(2000));
+        let t = &w.tracks[0];
+        assert_eq!(t.peak, Some((15500 * MIB, "t2".to_string())));
+        assert_eq!(t.time_above, [ms(1000), ms(500)]);
+        let summary = w.summary(ms(2000), 4);
+        let expected = "\
+summary: 4 samples over 2.0s
+  GPU 0  peak 15500 MiB / 16376 MiB (95%) at t2
+         mean 8000 MiB
+         above warn 85% (13920 MiB): 1.0s
+         above critical 15000 MiB: 0.5s
+";
+        assert_eq!(summary, expected);
+    }
+
+    #[test]
+    fn time_above_runs_to_the_end() {
+        let mut w = Watcher::new(&[0], levels());
+        w.observe(ms(0), "t0", &[ok(0, 16000)]);
+        w.finish(ms(750));
+        assert_eq!(w.tracks[0].time_above, [ms(750), ms(750)]);
+    }
+
+    #[test]
+    fn a_lost_gpu_is_reported_once_and_the_rest_go_on() {
+        let mut w = Watcher::new(&[0, 1], levels());
+        w.observe(ms(0), "t0", &[ok(0, 10), ok(1, 10)]);
+        let events = w.observe(ms(1), "t1", &[ok(0, 20), lost(1)]);
+        assert_eq!(events.len(), 1);
+        assert_eq!(
+            events[0].to_string(),
+            "error: GPU 1 cannot be read (GPU 1: the GPU has fallen off the bus or needs a \
+             reset); watching the others"
+        );
+        assert!(w.observe(ms(2), "t2", &[ok(0, 30), lost(1)]).is_empty());
+        let back = w.observe(ms(3), "t3", &[ok(0, 30), ok(1, 40)]);
+        assert_eq!(
+            back,
+            [Event::Recovered {
+                gpu: 1,
+                timestamp: "t3".into()
+            }]
+        );
+        w.finish(ms(4));
+        let summary = w.summary(ms(4), 4);
+        assert!(summary.contains("  GPU 0  peak 30 MiB"), "{summary}");
+        assert!(
+            summary.contains("errors: 2 samples; last: GPU 1: the GPU"),
+            "{summary}"
+        );
+    }
+
+    #[test]
+    fn a_gpu_never_read_says_so() {
+        let mut w = Watcher::new(&[3], levels());
+        let events = w.observe(ms(0), "t0", &[lost(3)]);
+        assert_eq!(events.len(), 1);
+        assert!(w
+            .summary(ms(0), 1)
+            .contains("GPU 3  no sample could be read"));
+    }
+
+    fn temp_path(name: &str) -> PathBuf {
+        std::env::temp_dir().join(format!("vramfit-gpu-{}-{name}", std::process::id()))
+    }
+
+    #[test]
+    fn jsonl_log_is_on_disk_after_each_sample() {
+        let path = temp_path("log.jsonl");
+        let file = File::create(&path).expect("temp file");
+        let mut log = SampleLog::new(Box::new(file), LogFormat::Jsonl).expect("log");
+        let (index, result) = ok(0, 8192);
+        log.write(&LogRecord::new("t0", ms(1500), index, &result))
+            .expect("written");
+        // Read while the log is still open, as after a kill -9.
+        let text = std::fs::read_to_string(&path).expect("readable");
+        let line: serde_json::Value = serde_json::from_str(text.trim_end()).expect("one JSON line");
+        assert_eq!(line["used_bytes"], 8192 * MIB);
+        assert_eq!(line["elapsed_ms"], 1500);
+        assert!(line["error"].is_null());
+        let (index, result) = lost(1);
+        log.write(&LogRecord::new("t1", ms(2000), index, &result))
+            .expect("written");
+        let text = std::fs::read_to_string(&path).expect("readable");
+        assert_eq!(text.lines().count(), 2);
+        let line: serde_json::Value =
+            serde_json::from_str(text.lines().nth(1).unwrap_or_default()).expect("JSON");
+        assert!(line["used_bytes"].is_null());
+        assert!(line["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("fallen off the bus")));
+        let _ = std::fs::remove_file(&path);
+    }
+
+    #[test]
+    fn csv_log_has_a_header_and_quotes_errors() {
+        let path = temp_path("log.csv");
+        assert_eq!(LogFormat::for_path(&path, None), LogFormat::Csv);
+        assert_eq!(
+            LogFormat::for_path(Path::new("x.log"), None),
+            LogFormat::Jsonl
+        );
+        assert_eq!(
+            LogFormat::for_path(&path, Some(LogFormat::Jsonl)),
+            LogFormat::Jsonl
+        );
+        let file = File::create(&path).expect("temp file");
+        let mut log = SampleLog::new(Box::new(file), LogFormat::Csv).expect("log");
+        let (index, result) = ok(0, 1);
+        log.write(&LogRecord::new("t0", ms(0), index, &result))
+            .expect("written");
+        let (index, _) = lost(1);
+        let odd = Err(GpuError::Other("a, \"quoted\" failure".into()));
+        log.write(&LogRecord::new("t0", ms(0), index, &odd))
+            .expect("written");
+        let text = std::fs::read_to_string(&path).expect("readable");
+        let expected = format!(
+            "{CSV_HEADER}t0,0,0,{MIB},{TOTAL},{},,\n\
+             t0,0,1,,,,,\"NVML failed: a, \"\"quoted\"\" failure\"\n",
+            TOTAL - MIB
+        );
+        assert_eq!(text, expected);
+        let _ = std::fs::remove_file(&path);
+    }
+
+    /// Replays, and says when a given number of samples has been taken.
+    struct Counted {
+        inner: RecordedSource,
+        left: Rc<Cell<u32>>,
+    }
+
+    impl GpuSource for Counted {
+        fn snapshot(&mut self) -> Result<Snapshot, GpuError> {
+            self.inner.snapshot()
+        }
+
+        fn sample(&mut self, gpus: &[u32]) -> Vec<(u32, Result<DeviceSample, GpuError>)> {
+            self.left.set(self.left.get().saturating_sub(1));
+            self.inner.sample(gpus)
+        }
+    }
+
+    fn args() -> WatchArgs {
+        WatchArgs {
+            interval: ms(1),
+            duration: None,
+            gpu: Vec::new(),
+            warn: Threshold::Percent(85.0),
+            critical: Threshold::Percent(95.0),
+            log: None,
+            format: None,
+            replay: None,
+        }
+    }
+
+    fn run_watch(
+        source: &mut dyn GpuSource,
+        args: &WatchArgs,
+        log: Option<&mut SampleLog>,
+        stop: &mut dyn FnMut() -> bool,
+    ) -> (Result<Outcome, WatchError>, String, String) {
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let result = {
+            let mut screen = Screen {
+                out: &mut out,
+                err: &mut err,
+                tty: false,
+            };
+            watch_loop(source, args, log, &mut screen, stop)
+        };
+        let text = |b: Vec<u8>| String::from_utf8_lossy(&b).into_owned();
+        (result, text(out), text(err))
+    }
+
+    #[test]
+    fn watching_a_replay_end_to_end() {
+        let left = Rc::new(Cell::new(7));
+        let mut source = Counted {
+            inner: RecordedSource::from_json(CLIMB).expect("fixture"),
+            left: Rc::clone(&left),
+        };
+        let path = temp_path("e2e.jsonl");
+        let file = File::create(&path).expect("temp file");
+        let mut log = SampleLog::new(Box::new(file), LogFormat::Jsonl).expect("log");
+        let (result, out, err) = run_watch(&mut source, &args(), Some(&mut log), &mut || {
+            left.get() == 0
+        });
+        assert_eq!(result.ok(), Some(Outcome::Finished));
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(
+            lines[0],
+            "GPU 0 VRAM: 1 MiB / 81559 MiB (0%) | peak 1 MiB; GPU 1 VRAM: 1 MiB / 81559 MiB (0%) \
+             | peak 1 MiB"
+        );
+        assert_eq!(
+            lines[4],
+            "GPU 0 VRAM: 60000 MiB / 81559 MiB (74%) | peak 78000 MiB; GPU 1 VRAM: unreadable"
+        );
+        assert!(out.contains("summary: 7 samples over"), "{out}");
+        // Live timestamps: the replay's own are not used for samples taken now.
+        assert!(
+            out.contains("  GPU 0  peak 78000 MiB / 81559 MiB (96%) at 20"),
+            "{out}"
+        );
+        assert!(
+            out.contains("errors: 3 samples; last: GPU 1: the GPU has fallen"),
+            "{out}"
+        );
+        let warnings: Vec<&str> = err.lines().collect();
+        assert_eq!(warnings.len(), 4, "{err}");
+        assert!(
+            warnings[0].starts_with("warning: GPU 0 VRAM 70000 MiB"),
+            "{err}"
+        );
+        assert!(
+            warnings[1].starts_with("critical: GPU 0 VRAM 78000 MiB"),
+            "{err}"
+        );
+        assert!(
+            warnings[2].starts_with("error: GPU 1 cannot be read"),
+            "{err}"
+        );
+        assert!(
+            warnings[3].starts_with("warning: GPU 0 VRAM 72000 MiB"),
+            "{err}"
+        );
+        let logged = std::fs::read_to_string(&path).expect("log");
+        assert_eq!(logged.lines().count(), 14);
+        assert_eq!(
+            logged
+                .lines()
+                .filter(|l| l.contains("\"error\":null"))
+                .count(),
+            11
+        );
+        let _ = std::fs::remove_file(&path);
+    }
+
+    #[test]
+    fn the_duration_ends_the_watch() {
+        let mut source = RecordedSource::from_json(CLIMB).expect("fixture");
+        let args = WatchArgs {
+            interval: ms(10),
+            duration: Some(ms(60)),
+            gpu: vec![0],
+            ..args()
+        };
+        let started = Instant::now();
+        let (result, out, _) = run_watch(&mut source, &args, None, &mut || false);
+        assert_eq!(result.ok(), Some(Outcome::Finished));
+        assert!(started.elapsed() < Duration::from_secs(5));
+        assert!(
+            out.lines()
+                .next()
+                .is_some_and(|l| l.starts_with("VRAM: 1 MiB")),
+            "{out}"
+        );
+        assert!(
+            out.contains("over 0.1s") || out.contains("over 0.0s"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn losing_every_gpu_ends_the_watch() {
+        let mut source = RecordedSource::from_json(CLIMB).expect("fixture");
+        let args = WatchArgs {
+            gpu: vec![1],
+            ..args()
+        };
+        let (result, out, err) = run_watch(&mut source, &args, None, &mut || false);
+        assert_eq!(result.ok(), Some(Outcome::AllLost));
+        assert!(
+            err.ends_with("vramfit: no watched GPU can be read any more\n"),
+            "{err}"
+        );
+        assert!(out.contains("  GPU 1  peak 21000 MiB"), "{out}");
+    }
+
+    #[test]
+    fn unknown_gpus_are_refused_before_watching() {
+        let mut source = RecordedSource::from_json(CLIMB).expect("fixture");
+        let args = WatchArgs {
+            gpu: vec![0, 5],
+            ..args()
+        };
+        let (result, out, _) = run_watch(&mut source, &args, None, &mut || false);
+        assert!(matches!(
+            result,
+            Err(WatchError::Gpu(GpuError::NoSuchGpu { index: 5, count: 2 }))
+        ));
+        assert!(out.is_empty());
+    }
+}

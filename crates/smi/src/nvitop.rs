@@ -1,0 +1,185 @@
+//! What nvitop's Python API prints in a REPL: `PhysicalDevice(...)` and `GpuProcess(...)` reprs
+//! and `PhysicalDeviceSnapshot(...)` blocks of `key=value,` lines.
+//!
+//! nvitop has no JSON output, so this reads the reprs as text. A snapshot block's byte counts
+//! override the rounded `total_memory=…MiB` of a repr of the same device.
+
+use crate::snapshot::{Gpu, Process, Snapshot, SourceFormat};
+use crate::values::{self, MIB};
+
+const DEVICE: &str = "PhysicalDevice(";
+const PROCESS: &str = "GpuProcess(";
+/// How far past a repr's opening parenthesis its arguments are looked for. Real reprs are a few
+/// hundred bytes; the bound keeps hostile input with thousands of unclosed reprs linear.
+const REPR_WINDOW: usize = 1024;
+
+pub(crate) fn detect(text: &str) -> bool {
+    text.contains(DEVICE) || text.contains("DeviceSnapshot(")
+}
+
+pub(crate) fn parse(text: &str) -> Snapshot {
+    let mut snap = Snapshot::new(SourceFormat::NvitopSnapshot);
+    for (at, _) in text.match_indices(DEVICE) {
+        let args = window(text, at + DEVICE.len());
+        let Some(index) = arg(args, "index").and_then(values::uint) else {
+            continue;
+        };
+        let Some(gpu) = gpu_mut(&mut snap, index) else {
+            continue;
+        };
+        if gpu.name.is_none() {
+            gpu.name = arg(args, "name").and_then(values::text);
+        }
+        if gpu.memory.total_bytes.is_none() {
+            gpu.memory.total_bytes = arg(args, "total_memory").and_then(|v| values::size(v, MIB));
+        }
+    }
+    for (at, _) in text.match_indices(PROCESS) {
+        let args = window(text, at + PROCESS.len());
+        let Some(device) = args.find(DEVICE).and_then(|d| args.get(d + DEVICE.len()..)) else {
+            continue;
+        };
+        let Some(index) = arg(device, "index").and_then(values::uint) else {
+            continue;
+        };
+        let pid = arg(args, "pid").and_then(values::uint);
+        let host_name = args
+            .find("HostProcess(")
+            .and_then(|h| args.get(h..))
+            .and_then(|host| arg(host, "name"))
+            .and_then(values::text);
+        let process = Process {
+            pid,
+            name: host_name,
+            kind: arg(args, "type").and_then(values::text),
+            used_bytes: arg(args, "gpu_memory").and_then(|v| values::size(v, MIB)),
+            ..Process::default()
+        };
+        let Some(gpu) = gpu_mut(&mut snap, index) else {
+            continue;
+        };
+        if pid.is_none() || !gpu.processes.iter().any(|p| p.pid == pid) {
+            gpu.processes.push(process);
+        }
+    }
+    snapshot_blocks(text, &mut snap);
+    snap.gpus.sort_by_key(|g| g.index);
+    snap.warn(
+        "read from nvitop's Python REPL output; only devices and processes shown in it are \
+         included, and devices without a snapshot have no used or free memory",
+    );
+    snap
+}
+
+/// `PhysicalDeviceSnapshot(` … `)` blocks: one `key=value,` per line, `# comments` allowed.
+fn snapshot_blocks(text: &str, snap: &mut Snapshot) {
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        if !line.contains("DeviceSnapshot(") {
+            continue;
+        }
+        let mut fields: Vec<(&str, &str)> = Vec::new();
+        for body in lines.by_ref() {
+            let body = body.trim();
+            if body.starts_with(')') {
+                break;
+            }
+            let body = body.split(" #").next().unwrap_or("").trim();
+            if let Some((key, value)) = body.split_once('=') {
+                let value = value.trim().trim_end_matches(',').trim();
+                fields.push((key.trim(), unquote(value)));
+            }
+        }
+        let field = |name: &str| fields.iter().find(|(k, _)| *k == name).map(|&(_, v)| v);
+        let Some(index) = field("index").and_then(values::uint) else {
+            continue;
+        };
+        let Some(gpu) = gpu_mut(snap, index) else {
+            continue;
+        };
+        let bytes = |name: &str| field(name).and_then(|v| values::size(v, 1));
+        gpu.memory.total_bytes = bytes("memory_total").or(gpu.memory.total_bytes);
+        gpu.memory.used_bytes = bytes("memory_used").or(gpu.memory.used_bytes);
+        gpu.memory.free_bytes = bytes("memory_free").or(gpu.memory.free_bytes);
+        if let Some(name) = field("name").and_then(values::text) {
+            gpu.name = Some(name);
+        }
+        gpu.uuid = field("uuid").and_then(values::text).or(gpu.uuid.take());
+        gpu.pci_bus_id = field("bus_id")
+            .and_then(values::text)
+            .or(gpu.pci_bus_id.take());
+        gpu.utilization_pct = field("gpu_utilization").and_then(values::number);
+        gpu.temperature_c = field("temperature").and_then(values::number);
+        gpu.mig_mode = field("mig_mode").and_then(values::text);
+    }
+}
+
+/// `text` from byte `start` for at most [`REPR_WINDOW`] bytes, cut at a char boundary.
+fn window(text: &str, start: usize) -> &str {
+    let rest = text.get(start..).unwrap_or("");
+    let mut end = rest.len().min(REPR_WINDOW);
+    while !rest.is_char_boundary(end) {
+        end -= 1;
+    }
+    rest.get(..end).unwrap_or("")
+}
+
+fn gpu_mut(snap: &mut Snapshot, index: u32) -> Option<&mut Gpu> {
+    let make = || Gpu {
+        index: Some(index),
+        ..Gpu::default()
+    };
+    let (pos, _) = snap.gpu_entry(|g| g.index == Some(index), make)?;
+    snap.gpus.get_mut(pos)
+}
+
+/// The value of `key=` in a repr's argument list: up to the next `,` or `)`, or the closing
+/// quote. `key` must start a word, so `index` does not match `cuda_index`.
+fn arg<'a>(args: &'a str, key: &str) -> Option<&'a str> {
+    let end_of_repr = args.find(')').unwrap_or(args.len());
+    let scope = args.get(..end_of_repr)?;
+    let mut from = 0;
+    while let Some(found) = scope.get(from..)?.find(key) {
+        let start = from + found;
+        let after = start + key.len();
+        let word_start = scope
+            .get(..start)?
+            .chars()
+            .next_back()
+            .is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
+        if word_start && scope.get(after..)?.starts_with('=') {
+            let value = args.get(after + 1..)?;
+            let value = match value.chars().next() {
+                Some(q @ ('"' | '\'')) => {
+                    let inner = value.get(1..)?;
+                    inner.get(..inner.find(q)?)?
+                }
+                _ => value.get(..value.find([',', ')']).unwrap_or(value.len()))?,
+            };
+            return Some(value.trim());
+        }
+        from = after;
+    }
+    None
+}
+
+fn unquote(v: &str) -> &str {
+    v.strip_prefix('\'')
+        .and_then(|v| v.strip_suffix('\''))
+        .or_else(|| v.strip_prefix('"').and_then(|v| v.strip_suffix('"')))
+        .unwrap_or(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::arg;
+
+    #[test]
+    fn arg_matches_whole_keys_only() {
+        let a = r#"cuda_index=0, nvml_index=9, name="NVIDIA GeForce RTX 2080 Ti", total_memory=11019MiB)"#;
+        assert_eq!(arg(a, "index"), None);
+        assert_eq!(arg(a, "nvml_index"), Some("9"));
+        assert_eq!(arg(a, "name"), Some("NVIDIA GeForce RTX 2080 Ti"));
+        assert_eq!(arg(a, "total_memory"), Some("11019MiB"));
+    }
+}

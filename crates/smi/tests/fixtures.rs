@@ -1,0 +1,493 @@
+//! Every real output in `tests/fixtures/nvidia-smi` parses to the values read off it by eye.
+//!
+//! Figures are MiB as printed (`m`), or exact bytes where the source prints bytes (`b`); `NA`
+//! marks a value the source does not give, which must come out as `None`, never `0`.
+
+use std::path::PathBuf;
+
+use vramfit_smi::{parse, SourceFormat};
+
+const MIB: u64 = 1_048_576;
+const NA: Option<u64> = None;
+
+const fn m(mib: u64) -> Option<u64> {
+    Some(mib * MIB)
+}
+
+const fn b(bytes: u64) -> Option<u64> {
+    Some(bytes)
+}
+
+/// total, used, free, process count, MIG device count.
+#[derive(Clone, Copy, Debug)]
+struct G(Option<u64>, Option<u64>, Option<u64>, usize, usize);
+
+struct Case {
+    file: &'static str,
+    source: SourceFormat,
+    gpus: Vec<G>,
+}
+
+fn case(file: &'static str, source: SourceFormat, gpus: Vec<G>) -> Case {
+    Case { file, source, gpus }
+}
+
+fn cases() -> Vec<Case> {
+    use SourceFormat::*;
+    let apps = |procs| vec![G(NA, NA, NA, procs, 0)];
+    vec![
+        case(
+            "csv-compute-apps__geforce-rtx-2080-super__591.86__windows.csv",
+            ComputeAppsCsv,
+            apps(12),
+        ),
+        case(
+            "csv-compute-apps__geforce-rtx-2080-super__595.71.05__linux.csv",
+            ComputeAppsCsv,
+            apps(2),
+        ),
+        case(
+            "csv-compute-apps__geforce-rtx-2080-super__610.57.04__linux.csv",
+            ComputeAppsCsv,
+            apps(2),
+        ),
+        case(
+            "csv-compute-apps__geforce-rtx-2080-super__610.62__windows.csv",
+            ComputeAppsCsv,
+            apps(21),
+        ),
+        case(
+            "csv-compute-apps__geforce-rtx-4080-super__595.71.05__linux.csv",
+            ComputeAppsCsv,
+            apps(3),
+        ),
+        case(
+            "csv-compute-apps__h100-80gb-hbm3__590.48.01__linux.csv",
+            ComputeAppsCsv,
+            apps(3),
+        ),
+        case(
+            "csv-compute-apps__h100-mig__590.48.01__linux.csv",
+            ComputeAppsCsv,
+            apps(3),
+        ),
+        case(
+            "csv-compute-apps__h200__590.48.01__linux.csv",
+            ComputeAppsCsv,
+            apps(3),
+        ),
+        case(
+            "csv-compute-apps__l40s__595.80__linux.csv",
+            ComputeAppsCsv,
+            apps(2),
+        ),
+        case(
+            "csv-query-gpu-full__geforce-rtx-2080-super__610.62__windows.csv",
+            QueryGpuCsv,
+            vec![G(m(8192), m(1366), m(6622), 0, 0)],
+        ),
+        case(
+            "csv-query-gpu-full__geforce-rtx-4080-super__595.71.05__linux.csv",
+            QueryGpuCsv,
+            vec![G(m(16376), m(1474), m(14470), 0, 0)],
+        ),
+        case(
+            "csv-query-gpu-full__h100-mig__590.48.01__linux.csv",
+            QueryGpuCsv,
+            vec![G(m(81559), m(11125), m(69956), 0, 0)],
+        ),
+        case(
+            "csv-query-gpu-full__l40s__595.80__linux.csv",
+            QueryGpuCsv,
+            vec![G(m(46068), m(1235), m(44225), 0, 0)],
+        ),
+        case(
+            "csv-query-gpu-noheader-nounits__gtx-1070-ti__telegraf-2018.csv",
+            QueryGpuCsv,
+            vec![G(m(8114), m(553), m(7561), 0, 0)],
+        ),
+        case(
+            "csv-query-gpu-single-field__tesla-v100-sxm2__460.73.01__linux.csv",
+            QueryGpuCsv,
+            vec![G(NA, NA, NA, 0, 0)],
+        ),
+        case(
+            "gpustat-json__gtx-1080-ti-x4__gpustat-0.6-era.json",
+            GpustatJson,
+            vec![
+                G(m(11164), m(612), NA, 6, 0),
+                G(m(11172), m(2), NA, 0, 0),
+                G(m(11172), m(2), NA, 0, 0),
+                G(m(11172), m(2), NA, 0, 0),
+            ],
+        ),
+        case(
+            "list-L__geforce-rtx-2080-super__610.62__windows.txt",
+            List,
+            vec![G(NA, NA, NA, 0, 0)],
+        ),
+        case(
+            "list-L__h100-mig__590.48.01__linux.txt",
+            List,
+            vec![G(NA, NA, NA, 0, 4)],
+        ),
+        case(
+            "list-L__h200-mig__590.48.01__linux.txt",
+            List,
+            vec![G(NA, NA, NA, 0, 5)],
+        ),
+        case(
+            "nvitop-api-snapshot__rtx-2080-ti-x10__readme-example.txt",
+            NvitopSnapshot,
+            {
+                let mut gpus = vec![G(m(11019), NA, NA, 0, 0); 10];
+                gpus[0].3 = 2;
+                gpus[1] = G(b(11_554_717_696), b(1_092_485_120), b(10_462_232_576), 0, 0);
+                gpus
+            },
+        ),
+        case(
+            "q__a10__535.129.03__linux.txt",
+            QueryText,
+            vec![G(m(23028), m(4), m(22511), 0, 0)],
+        ),
+        case(
+            "q__geforce-rtx-2080-super__610.57.04__linux.txt",
+            QueryText,
+            vec![G(m(8192), m(815), m(6978), 4, 0)],
+        ),
+        case(
+            "q__geforce-rtx-2080-super__610.62__windows.txt",
+            QueryText,
+            vec![G(m(8192), m(1366), m(6622), 21, 0)],
+        ),
+        case(
+            "q__geforce-rtx-4080-super__595.71.05__linux.txt",
+            QueryText,
+            vec![G(m(16376), m(1474), m(14470), 7, 0)],
+        ),
+        case(
+            "q__h100-80gb-hbm3-x8__535.161.08__linux.txt",
+            QueryText,
+            vec![G(m(81559), m(0), m(81007), 0, 0); 8],
+        ),
+        case(
+            "q__h100-mig__590.48.01__linux.txt",
+            QueryText,
+            vec![G(m(81559), m(11125), m(69956), 3, 4)],
+        ),
+        case(
+            "q__l40s__595.80__linux.txt",
+            QueryText,
+            vec![G(m(46068), m(1235), m(44225), 2, 0)],
+        ),
+        case(
+            "q__l4__550.90.07__linux-simreplay.txt",
+            QueryText,
+            vec![G(m(23034), m(1), m(22479), 0, 0)],
+        ),
+        case(
+            "q__rtx-4090-x8__535.154.05__linux.txt",
+            QueryText,
+            vec![
+                G(m(24564), m(20328), m(3888), 1, 0),
+                G(m(24564), m(21356), m(2860), 1, 0),
+                G(m(24564), m(23044), m(1172), 1, 0),
+                G(m(24564), m(22790), m(1426), 1, 0),
+                G(m(24564), m(24212), m(4), 1, 0),
+                G(m(24564), m(0), m(24217), 0, 0),
+                G(m(24564), m(22378), m(1838), 1, 0),
+                G(m(24564), m(6488), m(17728), 1, 0),
+            ],
+        ),
+        case(
+            "table-idle__geforce-rtx-2080-super__610.62__windows.txt",
+            Table,
+            vec![G(m(8192), m(797), NA, 19, 0)],
+        ),
+        case(
+            "table-idle__geforce-rtx-4080-super__595.71.05__linux.txt",
+            Table,
+            vec![G(m(16376), m(596), NA, 5, 0)],
+        ),
+        case(
+            "table-idle__h100-mig__590.48.01__linux.txt",
+            Table,
+            vec![G(m(81559), m(59), NA, 0, 4)],
+        ),
+        case(
+            "table-partial__a100-80gb-pcie-mig-enabled__550.54.14__cuda-NA-driver-container.txt",
+            Table,
+            vec![G(m(81920), m(0), NA, 0, 0)],
+        ),
+        case(
+            "table__a100-pcie-40gb-x2__455.32.00__linux.txt",
+            Table,
+            vec![G(m(40536), m(0), NA, 0, 0); 2],
+        ),
+        case(
+            "table__a100-sxm4-x4__555.42.02__linux-simreplay.txt",
+            Table,
+            vec![G(m(81920), m(1), NA, 0, 0); 4],
+        ),
+        case(
+            "table__geforce-gtx-1650__560.35.03__linux-proxmox.txt",
+            Table,
+            vec![G(m(4096), m(1), NA, 0, 0)],
+        ),
+        case(
+            "table__geforce-laptop-truncated__470.63.01__linux.txt",
+            Table,
+            vec![G(m(16116), m(393), NA, 6, 0)],
+        ),
+        case(
+            "table__geforce-rtx-2070-laptop__440.100__linux-pre-mig-layout.txt",
+            Table,
+            vec![G(m(7973), m(246), NA, 4, 0)],
+        ),
+        case(
+            "table__geforce-rtx-2070-laptop__460.39__linux.txt",
+            Table,
+            vec![G(m(7973), m(259), NA, 5, 0)],
+        ),
+        case(
+            "table__geforce-rtx-2080-super__591.86__windows.txt",
+            Table,
+            vec![G(m(8192), m(1296), NA, 12, 0)],
+        ),
+        case(
+            "table__geforce-rtx-2080-super__595.71.05__linux.txt",
+            Table,
+            vec![G(m(8192), m(819), NA, 4, 0)],
+        ),
+        case(
+            "table__geforce-rtx-2080-super__610.57.04__linux.txt",
+            Table,
+            vec![G(m(8192), m(815), NA, 4, 0)],
+        ),
+        case(
+            "table__geforce-rtx-3090__560.35.03__linux-simreplay.txt",
+            Table,
+            vec![G(m(24576), m(2), NA, 0, 0); 2],
+        ),
+        case(
+            "table__geforce-rtx-4080-super__595.71.05__linux.txt",
+            Table,
+            vec![G(m(16376), m(1474), NA, 7, 0)],
+        ),
+        case(
+            "table__geforce-rtx-4090__580.65.06__linux.txt",
+            Table,
+            vec![G(m(24564), m(232), NA, 2, 0)],
+        ),
+        case(
+            "table__h100-80gb-hbm3-x8__550.90.07__linux.txt",
+            Table,
+            vec![G(m(81559), m(1), NA, 0, 0); 8],
+        ),
+        case(
+            "table__h100-80gb-hbm3__590.48.01__linux.txt",
+            Table,
+            vec![G(m(81559), m(19818), NA, 3, 0)],
+        ),
+        case(
+            "table__h100-mig__590.48.01__linux.txt",
+            Table,
+            vec![G(m(81559), m(11125), NA, 3, 4)],
+        ),
+        case(
+            "table__h100-sxm-x8__565.57.01__linux-simreplay.txt",
+            Table,
+            vec![G(m(81559), m(1), NA, 0, 0); 8],
+        ),
+        case(
+            "table__h200__590.48.01__linux.txt",
+            Table,
+            vec![G(m(143771), m(32362), NA, 3, 0)],
+        ),
+        case(
+            "table__l40s__595.80__linux.txt",
+            Table,
+            vec![G(m(46068), m(1235), NA, 2, 0)],
+        ),
+        case(
+            "table__l4__550.90.07__linux-simreplay.txt",
+            Table,
+            vec![G(m(23034), m(1), NA, 0, 0)],
+        ),
+        case(
+            "table__tesla-v100-pcie-truncated__410.48__linux.txt",
+            Table,
+            vec![G(m(16130), m(0), NA, 0, 0)],
+        ),
+        case(
+            "table__titan-v__515.65.01__linux.txt",
+            Table,
+            vec![G(m(12288), m(0), NA, 0, 0)],
+        ),
+        case(
+            "version__geforce-rtx-2080-super__595.71.05__linux.txt",
+            Version,
+            vec![],
+        ),
+        case(
+            "version__geforce-rtx-2080-super__610.57.04__linux.txt",
+            Version,
+            vec![],
+        ),
+        case(
+            "version__geforce-rtx-2080-super__610.62__windows.txt",
+            Version,
+            vec![],
+        ),
+        case(
+            "xml__a100-sxm4-80gb-x4__535.54.03.xml",
+            Xml,
+            vec![G(m(81920), m(50), m(80999), 0, 4)],
+        ),
+        case(
+            "xml__a10g__515.105.01.xml",
+            Xml,
+            vec![G(m(23028), m(22), m(22569), 1, 0)],
+        ),
+        case(
+            "xml__gt-1030__470.74.xml",
+            Xml,
+            vec![G(m(1998), m(875), m(1123), 10, 0)],
+        ),
+        case(
+            "xml__gtx-1660-ti-graphics-device__418.43.xml",
+            Xml,
+            vec![G(m(5912), m(0), m(5912), 0, 0)],
+        ),
+        case(
+            "xml__quadro-p2000__525.125.06.xml",
+            Xml,
+            vec![G(m(5120), m(1), m(5051), 0, 0)],
+        ),
+        case(
+            "xml__quadro-p400__418.43.xml",
+            Xml,
+            vec![G(m(1998), m(0), m(1998), 0, 0)],
+        ),
+        case(
+            "xml__rtx-3060-laptop__515.65.01.xml",
+            Xml,
+            vec![G(m(6144), m(5), m(5940), 1, 0)],
+        ),
+        case(
+            "xml__rtx-3060__570.124.04.xml",
+            Xml,
+            vec![G(m(12288), m(116), m(11806), 0, 0)],
+        ),
+        case(
+            "xml__rtx-3080__536.40.xml",
+            Xml,
+            vec![G(m(10240), m(1128), m(8938), 5, 0)],
+        ),
+        case(
+            "xml__rtx-3080__595.58.03.xml",
+            Xml,
+            vec![G(m(10240), m(9184), m(660), 0, 0)],
+        ),
+        case(
+            "xml__rtx-3090__525.147.05.xml",
+            Xml,
+            vec![G(m(24576), m(1), m(24258), 0, 0)],
+        ),
+        case(
+            "xml__rtx-4000-sff-ada__595.84.xml",
+            Xml,
+            vec![G(m(20475), m(3534), m(16482), 4, 0)],
+        ),
+        case(
+            "xml__rtx-4090__535.86.05.xml",
+            Xml,
+            vec![G(m(24564), m(2), m(24214), 0, 0)],
+        ),
+        case(
+            "xml__rtx-a5000-x2__590.44.01.xml",
+            Xml,
+            vec![
+                G(m(24564), m(22437), m(1678), 1, 0),
+                G(m(24564), m(17253), m(6862), 1, 0),
+            ],
+        ),
+        case(
+            "xml__tesla-p100-pcie-16gb__510.47.03.xml",
+            Xml,
+            vec![G(m(16384), m(0), m(16280), 0, 0)],
+        ),
+        case(
+            "xml__tesla-t4__512.78.xml",
+            Xml,
+            vec![G(m(15360), m(276), m(14882), 15, 0)],
+        ),
+        case(
+            "xml__tesla-t4__515.105.01.xml",
+            Xml,
+            vec![G(m(15360), m(1032), m(13939), 2, 0)],
+        ),
+    ]
+}
+
+fn fixture_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/nvidia-smi")
+}
+
+pub fn fixture(name: &str) -> String {
+    let path = fixture_dir().join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[test]
+fn every_fixture_has_an_expectation() {
+    let mut on_disk: Vec<String> = std::fs::read_dir(fixture_dir())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n != "SOURCES.md")
+        .collect();
+    on_disk.sort();
+    let mut expected: Vec<String> = cases().iter().map(|c| c.file.to_string()).collect();
+    expected.sort();
+    assert_eq!(on_disk, expected);
+}
+
+#[test]
+fn every_fixture_parses_to_its_expected_values() {
+    let mut failures = Vec::new();
+    for case in cases() {
+        let snap = match parse(&fixture(case.file)) {
+            Ok(snap) => snap,
+            Err(e) => {
+                failures.push(format!("{}: {e}", case.file));
+                continue;
+            }
+        };
+        let got: Vec<_> = snap
+            .gpus
+            .iter()
+            .map(|g| {
+                (
+                    g.memory.total_bytes,
+                    g.memory.used_bytes,
+                    g.memory.free_bytes,
+                    g.processes.len(),
+                    g.mig_devices.len(),
+                )
+            })
+            .collect();
+        let want: Vec<_> = case
+            .gpus
+            .iter()
+            .map(|g| (g.0, g.1, g.2, g.3, g.4))
+            .collect();
+        if snap.source != case.source || got != want {
+            failures.push(format!(
+                "{}: got {:?} {got:?}, want {:?} {want:?}",
+                case.file, snap.source, case.source
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

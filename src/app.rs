@@ -1,0 +1,150 @@
+//! The page shell: owns the scenario signal, keeps it in the URL, and lays out the panels.
+//! Derived state (the estimate, the solver, the tables) is memoised from the scenario alone.
+
+use crate::browser;
+use crate::components::{
+    breakdown::Breakdown, chart_panel::ChartPanel, controls::Controls, gpu_now::GpuNow,
+    share::Share, solver_panel::SolverPanel, summary::Summary, tables_panel::TablesPanel,
+};
+use leptos::prelude::*;
+use vramfit_engine::query::{parse_query, scenario_from_query, scenario_to_query};
+use vramfit_engine::{estimate, Estimate, FieldError, Scenario};
+
+/// Shared page state, given to every panel through context.
+#[derive(Clone, Copy)]
+pub struct PageState {
+    pub scenario: RwSignal<Scenario>,
+    /// Bumped when the scenario changes from outside the form (URL, ladder, import), so the
+    /// uncontrolled inputs re-render with the new values without fighting the user's typing.
+    pub form_rev: RwSignal<u32>,
+    pub field_errors: RwSignal<Vec<FieldError>>,
+    pub estimate: Memo<Option<Estimate>>,
+}
+
+impl PageState {
+    /// Applies `key=value` changes from a button, recording a history entry.
+    pub fn apply(&self, changes: &[(String, String)]) {
+        self.scenario.update(|s| {
+            for (k, v) in changes {
+                let _ = s.set(k, v);
+            }
+        });
+        self.field_errors.set(Vec::new());
+        self.form_rev.update(|r| *r += 1);
+        browser::set_query(&scenario_to_query(&self.scenario.get_untracked()), true);
+    }
+}
+
+struct Layout {
+    embed: bool,
+    show: Vec<String>,
+}
+
+fn layout_from_query(query: &str) -> Layout {
+    let pairs = parse_query(query);
+    let get = |key: &str| pairs.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone());
+    let embed = matches!(get("embed").as_deref(), Some("1" | "true"));
+    let show = get("show")
+        .map(|s| s.split(',').map(|p| p.trim().to_string()).collect())
+        .unwrap_or_else(|| {
+            ["chart", "breakdown", "tables", "solver"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect()
+        });
+    Layout { embed, show }
+}
+
+#[component]
+pub fn App() -> impl IntoView {
+    let query = browser::query();
+    let (initial, warnings) = scenario_from_query(&query);
+    let layout = layout_from_query(&query);
+    let scenario = RwSignal::new(initial);
+    let url_warnings = RwSignal::new(warnings);
+    let field_errors = RwSignal::new(Vec::<FieldError>::new());
+    let form_rev = RwSignal::new(0u32);
+    // On an invalid combination the last valid result stays on screen.
+    let result =
+        Memo::new(
+            move |previous: Option<&Option<Estimate>>| match scenario.with(estimate) {
+                Ok(e) => Some(e),
+                Err(_) => previous.cloned().flatten(),
+            },
+        );
+    let state = PageState {
+        scenario,
+        form_rev,
+        field_errors,
+        estimate: result,
+    };
+    provide_context(state);
+
+    Effect::new(move |_| {
+        let query = scenario.with(scenario_to_query);
+        browser::set_query(&query, false);
+    });
+    Effect::new(move |_| {
+        result.track();
+        browser::post_height_to_parent();
+    });
+    let on_popstate = move |_: web_sys::PopStateEvent| {
+        let (s, w) = scenario_from_query(&browser::query());
+        scenario.set(s);
+        url_warnings.set(w);
+        form_rev.update(|r| *r += 1);
+    };
+    let _ = window_event_listener(leptos::ev::popstate, on_popstate);
+
+    let shows = move |section: &str| layout.show.iter().any(|s| s == section);
+    let embed = layout.embed;
+    let (chart, breakdown, tables, solver) = (
+        shows("chart"),
+        shows("breakdown"),
+        shows("tables"),
+        shows("solver"),
+    );
+    view! {
+        <div class="page" class:embed=embed>
+            {(!embed).then(|| view! {
+                <header class="site-header">
+                    <h1>"vramfit"</h1>
+                    <p class="tagline">"Will it fit? GPU memory for LLM training and inference, computed in your browser."</p>
+                </header>
+            })}
+            <UrlWarnings warnings=url_warnings/>
+            <main class="layout">
+                <section class="inputs" aria-label="Scenario">
+                    <Controls/>
+                </section>
+                <section class="results" aria-label="Result">
+                    <Summary/>
+                    {(!embed).then(|| view! { <Share/> })}
+                    {chart.then(|| view! { <ChartPanel/> })}
+                    {breakdown.then(|| view! { <Breakdown/> })}
+                    {solver.then(|| view! { <SolverPanel/> })}
+                    {(!embed).then(|| view! { <GpuNow/> })}
+                </section>
+            </main>
+            {tables.then(|| view! { <TablesPanel/> })}
+            {(!embed).then(|| view! {
+                <footer class="site-footer">
+                    "Runs entirely in your browser; nothing is sent anywhere. GB = 10"<sup>"9"</sup>" bytes, GiB = 2"<sup>"30"</sup>" bytes."
+                </footer>
+            })}
+        </div>
+    }
+}
+
+#[component]
+fn UrlWarnings(warnings: RwSignal<Vec<FieldError>>) -> impl IntoView {
+    view! {
+        <div data-testid="url-warnings" class="url-warnings" role="status" class:hidden=move || warnings.with(Vec::is_empty)>
+            <ul>
+                {move || warnings.get().into_iter().map(|w| view! {
+                    <li data-param=w.field.clone()>"Ignored URL parameter " <code>{w.field.clone()}</code> ": " {w.message.clone()} " (default used)"</li>
+                }).collect_view()}
+            </ul>
+        </div>
+    }
+}

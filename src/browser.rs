@@ -1,0 +1,91 @@
+//! The page's edges with the browser: the URL, history, clipboard, the parent frame, and the panic
+//! banner. Every call tolerates a missing API (embedded frames, old browsers) instead of failing.
+
+use wasm_bindgen::JsValue;
+
+pub fn window() -> Option<web_sys::Window> {
+    web_sys::window()
+}
+
+pub fn query() -> String {
+    window()
+        .and_then(|w| w.location().search().ok())
+        .unwrap_or_default()
+}
+
+/// Writes the scenario's query into the address bar; `push` adds a history entry for Back.
+pub fn set_query(query: &str, push: bool) {
+    let Some(w) = window() else { return };
+    let Ok(history) = w.history() else { return };
+    let mut page_keys: Vec<String> = vramfit_engine::query::parse_query(&self::query())
+        .into_iter()
+        .filter(|(k, _)| vramfit_engine::query::PAGE_KEYS.contains(&k.as_str()))
+        .map(|(k, v)| format!("{k}={}", vramfit_engine::query::percent_encode(&v)))
+        .collect();
+    if !query.is_empty() {
+        page_keys.push(query.to_string());
+    }
+    let url = format!("?{}", page_keys.join("&"));
+    if url == self::query() || (url == "?" && self::query().is_empty()) {
+        return;
+    }
+    let result = if push {
+        history.push_state_with_url(&JsValue::NULL, "", Some(&url))
+    } else {
+        history.replace_state_with_url(&JsValue::NULL, "", Some(&url))
+    };
+    let _ = result;
+}
+
+pub fn href() -> String {
+    window()
+        .and_then(|w| w.location().href().ok())
+        .unwrap_or_default()
+}
+
+pub fn copy_text(text: &str) {
+    if let Some(w) = window() {
+        let _ = w.navigator().clipboard().write_text(text);
+    }
+}
+
+/// Tells an embedding page our height, so its iframe can fit the content without scrolling.
+pub fn post_height_to_parent() {
+    let Some(w) = window() else { return };
+    let Some(body) = w.document().and_then(|d| d.document_element()) else {
+        return;
+    };
+    let height = body.scroll_height();
+    if let Ok(Some(parent)) = w.parent() {
+        if parent != w {
+            let message = js_sys_object(height);
+            let _ = parent.post_message(&message, "*");
+        }
+    }
+}
+
+fn js_sys_object(height: i32) -> JsValue {
+    // A JSON string keeps the message trivially readable by any parent without structured-clone quirks.
+    JsValue::from_str(&format!(
+        "{{\"type\":\"vramfit:height\",\"height\":{height}}}"
+    ))
+}
+
+/// A panic in WASM would leave a dead page; show a visible banner instead, and keep the console log.
+pub fn install_panic_banner() {
+    std::panic::set_hook(Box::new(|info| {
+        console_error_panic_hook::hook(info);
+        if let Some(document) = window().and_then(|w| w.document()) {
+            if let Ok(banner) = document.create_element("div") {
+                banner.set_class_name("panic-banner");
+                banner.set_attribute("role", "alert").ok();
+                banner.set_text_content(Some(
+                    "vramfit hit an internal error. Reload the page; your scenario is in the URL.",
+                ));
+                if let Some(body) = document.body() {
+                    let _ = body.prepend_with_node_1(&banner);
+                }
+            }
+        }
+    }));
+}

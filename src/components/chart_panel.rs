@@ -1,0 +1,179 @@
+//! The chart panel: the canvas, its legend, compare mode (up to 4 bars, including chapter 62's
+//! three attempts in one click) and PNG export. Drawing itself lives in `crate::chart`.
+
+use crate::app::PageState;
+use crate::chart::{component_colour, draw, Bar, Theme};
+use leptos::html::Canvas;
+use leptos::prelude::*;
+use plotters::style::RGBColor;
+use vramfit_engine::{estimate, Scenario};
+use wasm_bindgen::JsCast;
+
+const MAX_BARS: usize = 4;
+
+fn lesson_attempts() -> Vec<(String, Vec<(&'static str, &'static str)>)> {
+    let base = [
+        ("method", "lesson"),
+        ("params", "8B"),
+        ("layers", "32"),
+        ("hidden", "4096"),
+        ("gpu", "t4"),
+        ("seq", "2048"),
+    ];
+    let attempt = |label: &str, extra: &[(&'static str, &'static str)]| {
+        let mut pairs = base.to_vec();
+        pairs.extend_from_slice(extra);
+        (label.to_string(), pairs)
+    };
+    vec![
+        attempt("1. Full FT FP16", &[("mode", "full"), ("weights", "fp16")]),
+        attempt(
+            "2. FP16 weights alone",
+            &[("mode", "inference"), ("weights", "fp16")],
+        ),
+        attempt(
+            "3. QLoRA NF4",
+            &[
+                ("mode", "qlora"),
+                ("weights", "nf4"),
+                ("checkpointing", "full"),
+            ],
+        ),
+    ]
+}
+
+fn dark_mode() -> bool {
+    web_sys::window()
+        .and_then(|w| w.match_media("(prefers-color-scheme: dark)").ok().flatten())
+        .map(|m| m.matches())
+        .unwrap_or(false)
+}
+
+#[component]
+pub fn ChartPanel() -> impl IntoView {
+    let state = expect_context::<PageState>();
+    let canvas_ref = NodeRef::<Canvas>::new();
+    let compare = RwSignal::new(Vec::<(String, Scenario)>::new());
+    let compared = Memo::new(move |_| {
+        compare.with(|list| {
+            list.iter()
+                .filter_map(|(label, s)| estimate(s).ok().map(|e| (label.clone(), e)))
+                .collect::<Vec<_>>()
+        })
+    });
+    let draw_error = RwSignal::new(None::<String>);
+
+    Effect::new(move |_| {
+        let Some(canvas) = canvas_ref.get() else {
+            return;
+        };
+        let current = state.estimate.get();
+        let units = state.scenario.with(|s| s.units);
+        let others = compared.get();
+        let Some(current) = current else { return };
+        let mut bars: Vec<Bar> = others
+            .iter()
+            .map(|(label, e)| Bar {
+                label: label.clone(),
+                estimate: e,
+            })
+            .collect();
+        bars.push(Bar {
+            label: "this scenario".to_string(),
+            estimate: &current,
+        });
+        let scale = web_sys::window()
+            .map(|w| w.device_pixel_ratio())
+            .unwrap_or(1.0)
+            .max(1.0);
+        let css_width = f64::from(canvas.client_width().max(320));
+        let css_height = 320.0;
+        canvas.set_width((css_width * scale) as u32);
+        canvas.set_height((css_height * scale) as u32);
+        let theme = if dark_mode() {
+            Theme {
+                background: RGBColor(24, 26, 31),
+                foreground: RGBColor(230, 230, 230),
+                scale,
+            }
+        } else {
+            Theme {
+                background: RGBColor(255, 255, 255),
+                foreground: RGBColor(20, 20, 20),
+                scale,
+            }
+        };
+        draw_error.set(draw(canvas, &bars, units, &theme).err());
+    });
+
+    let add_current = move |_| {
+        let current = state.scenario.get_untracked();
+        compare.update(|list| {
+            if list.len() + 1 >= MAX_BARS {
+                list.remove(0);
+            }
+            let label = format!("{} {}", current.get("mode"), current.get("weights"));
+            list.push((label.trim().to_string(), current));
+        });
+    };
+    let lesson = move |_| {
+        let mut attempts = lesson_attempts();
+        let Some((_, last)) = attempts.pop() else {
+            return;
+        };
+        compare.set(
+            attempts
+                .into_iter()
+                .map(|(label, pairs)| (label, Scenario::from_pairs(pairs).0))
+                .collect(),
+        );
+        state.scenario.set(Scenario::default());
+        state.apply(
+            &last
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect::<Vec<_>>(),
+        );
+    };
+    let export_png = move |_| {
+        let Some(canvas) = canvas_ref.get_untracked() else {
+            return;
+        };
+        let Ok(url) = canvas.to_data_url() else {
+            return;
+        };
+        let Some(document) = web_sys::window().and_then(|w| w.document()) else {
+            return;
+        };
+        if let Some(link) = document
+            .create_element("a")
+            .ok()
+            .and_then(|a| a.dyn_into::<web_sys::HtmlAnchorElement>().ok())
+        {
+            link.set_href(&url);
+            link.set_download("vramfit-memory-stack.png");
+            link.click();
+        }
+    };
+
+    view! {
+        <section class="panel chart" aria-label="Memory stack chart">
+            <h2>"Chart"</h2>
+            <canvas id="memory-chart" node_ref=canvas_ref role="img"
+                aria-label="Stacked bar of the memory components against the GPU's capacity, usable and tight lines"></canvas>
+            <p class="field-error">{move || draw_error.get()}</p>
+            <ul class="legend">
+                {move || state.estimate.get().map(|e| e.components.into_iter().map(|c| {
+                    let RGBColor(r, g, b) = component_colour(&c.id);
+                    view! { <li><span class="swatch" style:background-color=format!("rgb({r},{g},{b})")></span>{c.label}</li> }
+                }).collect_view())}
+            </ul>
+            <div class="buttons">
+                <button type="button" on:click=add_current>"Add to compare"</button>
+                <button type="button" on:click=lesson data-testid="lesson-attempts">"Chapter 62's three attempts"</button>
+                <button type="button" on:click=move |_| compare.set(Vec::new())>"Clear compare"</button>
+                <button type="button" on:click=export_png>"Export PNG"</button>
+            </div>
+        </section>
+    }
+}

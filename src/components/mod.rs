@@ -1,0 +1,10 @@
+//! The page's panels, one component per file.
+
+pub mod breakdown;
+pub mod chart_panel;
+pub mod controls;
+pub mod gpu_now;
+pub mod share;
+pub mod solver_panel;
+pub mod summary;
+pub mod tables_panel;

@@ -1,0 +1,87 @@
+//! Sharing: copy the link, copy an iframe embed snippet, and export/import the scenario as the
+//! engine's JSON (the same serde form `vramfit estimate --json` prints under "scenario").
+
+use crate::app::PageState;
+use crate::browser::{copy_text, href};
+use leptos::prelude::*;
+use vramfit_engine::query::scenario_to_query;
+use vramfit_engine::Scenario;
+use wasm_bindgen::JsCast;
+
+fn page_base() -> String {
+    href()
+        .split(['?', '#'])
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[component]
+pub fn Share() -> impl IntoView {
+    let state = expect_context::<PageState>();
+    let import_error = RwSignal::new(None::<String>);
+    let copy_link = move |_| copy_text(&href());
+    let copy_embed = move |_| {
+        let query = state.scenario.with_untracked(scenario_to_query);
+        copy_text(&format!(
+            "<iframe src=\"{}?embed=1&show=chart,breakdown,tables&{query}\" title=\"vramfit VRAM planner\" width=\"100%\" height=\"900\" loading=\"lazy\"></iframe>",
+            page_base()
+        ));
+    };
+    let export_json = move |_| {
+        let json = state
+            .scenario
+            .with_untracked(|s| serde_json::to_string_pretty(s).unwrap_or_default());
+        let Some(document) = web_sys::window().and_then(|w| w.document()) else {
+            return;
+        };
+        if let Some(link) = document
+            .create_element("a")
+            .ok()
+            .and_then(|a| a.dyn_into::<web_sys::HtmlAnchorElement>().ok())
+        {
+            link.set_href(&format!(
+                "data:application/json;charset=utf-8,{}",
+                vramfit_engine::query::percent_encode(&json)
+            ));
+            link.set_download("vramfit-scenario.json");
+            link.click();
+        }
+    };
+    let import_text = RwSignal::new(String::new());
+    let import = move |_| {
+        let text = import_text.get_untracked();
+        match serde_json::from_str::<serde_json::Value>(&text)
+            .map_err(|e| format!("not JSON: {e}"))
+            .and_then(|v| {
+                serde_json::from_value::<Scenario>(v.get("scenario").cloned().unwrap_or(v))
+                    .map_err(|e| format!("not a vramfit scenario: {e}"))
+            }) {
+            Ok(s) => match s.validate().first() {
+                Some(problem) => import_error.set(Some(problem.to_string())),
+                None => {
+                    import_error.set(None);
+                    state.scenario.set(s);
+                    state.apply(&[]);
+                }
+            },
+            Err(message) => import_error.set(Some(message)),
+        }
+    };
+    view! {
+        <section class="panel share" aria-label="Share">
+            <div class="buttons">
+                <button type="button" on:click=copy_link>"Copy link"</button>
+                <button type="button" on:click=copy_embed>"Copy embed code"</button>
+                <button type="button" on:click=export_json>"Export JSON"</button>
+            </div>
+            <details>
+                <summary>"Import scenario JSON"</summary>
+                <label for="import-json">"Paste a scenario (or a vramfit estimate --json)"</label>
+                <textarea id="import-json" rows="4" spellcheck="false" on:input=move |ev| import_text.set(event_target_value(&ev))></textarea>
+                <button type="button" on:click=import>"Import"</button>
+                <p class="field-error" role="alert">{move || import_error.get()}</p>
+            </details>
+        </section>
+    }
+}

@@ -1,0 +1,43 @@
+//! The headline: total per GPU, the verdict badge and the headroom, in an aria-live region.
+
+use crate::app::PageState;
+use leptos::prelude::*;
+use vramfit_engine::{Bytes, Verdict};
+
+#[component]
+pub fn Summary() -> impl IntoView {
+    let state = expect_context::<PageState>();
+    let estimate = state.estimate;
+    let units = move || state.scenario.with(|s| s.units);
+    view! {
+        {move || estimate.get().map(|e| {
+            let u = units();
+            let verdict = e.verdict;
+            let headroom = if e.headroom_bytes >= 0 {
+                format!("{} headroom", Bytes(e.headroom_bytes.unsigned_abs()).display(u))
+            } else {
+                format!("{} over budget", Bytes(e.headroom_bytes.unsigned_abs()).display(u))
+            };
+            let method_note = match e.method {
+                vramfit_engine::precision::Method::Lesson => "Lesson method: chapter 62's formula exactly (weights + gradients + optimizer + 2·L·B·S·H·Ba + 0.5 GB).",
+                vramfit_engine::precision::Method::Detailed => "Detailed method: every tensor PyTorch keeps at the peak, plus CUDA context and allocator slack.",
+            };
+            view! {
+                <div class="summary" aria-live="polite">
+                    <p class="total-line">
+                        <span class="total" data-testid="total" data-bytes=e.total_bytes.0.to_string()>{e.total_bytes.display(u)}</span>
+                        " per GPU on " {format!("{} × {}", e.gpus, e.gpu_name)}
+                    </p>
+                    <p>
+                        <span class=format!("verdict verdict-{}", verdict.as_str()) data-testid="verdict" data-verdict=verdict.as_str()>
+                            {match verdict { Verdict::Fits => "Fits", Verdict::Tight => "Tight", Verdict::Oom => "Out of memory" }}
+                        </span>
+                        " " {headroom} " of " {e.usable_bytes.display(u)} " usable (" {e.capacity_bytes.display(u)} " capacity)"
+                    </p>
+                    <p class="method-note">{method_note}</p>
+                    {e.notes.iter().map(|n| view! { <p class="note">{n.clone()}</p> }).collect_view()}
+                </div>
+            }
+        })}
+    }
+}

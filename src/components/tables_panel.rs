@@ -1,0 +1,50 @@
+//! The quick-reference tables, computed by the engine for the current GPU and method, with the
+//! current scenario's cell highlighted and Markdown/CSV copy buttons.
+
+use crate::app::PageState;
+use crate::browser::copy_text;
+use leptos::prelude::*;
+use vramfit_engine::tables::all_tables;
+
+#[component]
+pub fn TablesPanel() -> impl IntoView {
+    let state = expect_context::<PageState>();
+    let tables = Memo::new(move |_| state.scenario.with(all_tables));
+    view! {
+        <section class="panel tables" aria-label="Quick-reference tables">
+            <h2>"Quick reference"</h2>
+            {move || {
+                let current = state.scenario.get();
+                tables.get().into_iter().map(|t| {
+                    let markdown = t.to_markdown();
+                    let csv = t.to_csv();
+                    view! {
+                        <figure class="table-figure">
+                            <figcaption>{t.title.clone()}</figcaption>
+                            <table data-testid=format!("table-{}", t.id)>
+                                <thead><tr><th scope="col">{t.corner.clone()}</th>
+                                    {t.columns.iter().map(|c| view! { <th scope="col">{c.clone()}</th> }).collect_view()}</tr></thead>
+                                <tbody>
+                                    {t.rows.iter().map(|row| view! {
+                                        <tr><th scope="row">{row.label.clone()}</th>
+                                            {row.cells.iter().map(|cell| {
+                                                let here = cell.matches(&current);
+                                                let class = cell.verdict.map(|v| format!("verdict-cell verdict-{}", v.as_str())).unwrap_or_default();
+                                                view! { <td class=class class:current=here aria-current=here.then_some("true")>{cell.text.clone()}</td> }
+                                            }).collect_view()}
+                                        </tr>
+                                    }).collect_view()}
+                                </tbody>
+                            </table>
+                            <p class="note">{t.note.clone()}</p>
+                            <div class="buttons">
+                                <button type="button" on:click=move |_| copy_text(&markdown)>"Copy Markdown"</button>
+                                <button type="button" on:click=move |_| copy_text(&csv)>"Copy CSV"</button>
+                            </div>
+                        </figure>
+                    }
+                }).collect_view()
+            }}
+        </section>
+    }
+}
