@@ -165,7 +165,13 @@ pub fn ChartPanel() -> impl IntoView {
             <ul class="legend">
                 {move || state.estimate.get().map(|e| e.components.into_iter().map(|c| {
                     let RGBColor(r, g, b) = component_colour(&c.id);
-                    view! { <li><span class="swatch" style:background-color=format!("rgb({r},{g},{b})")></span>{c.label}</li> }
+                    // An SVG fill, not an inline style: the page's CSP forbids style attributes.
+                    view! {
+                        <li>
+                            <svg class="swatch" width="12" height="12" aria-hidden="true"><rect width="12" height="12" rx="2" fill=format!("rgb({r},{g},{b})")/></svg>
+                            {c.label}
+                        </li>
+                    }
                 }).collect_view())}
             </ul>
             <div class="buttons">

@@ -29,7 +29,7 @@ pub fn TablesPanel() -> impl IntoView {
                                         <tr><th scope="row">{row.label.clone()}</th>
                                             {row.cells.iter().map(|cell| {
                                                 let here = cell.matches(&current);
-                                                let class = cell.verdict.map(|v| format!("verdict-cell verdict-{}", v.as_str())).unwrap_or_default();
+                                                let class = cell.verdict.map(|v| format!("cell-{}", v.as_str())).unwrap_or_default();
                                                 view! { <td class=class class:current=here aria-current=here.then_some("true")>{cell.text.clone()}</td> }
                                             }).collect_view()}
                                         </tr>

@@ -453,7 +453,10 @@ pub fn parse_hf_config(text: &str) -> Result<HfConfig, String> {
     let ffn = number(&["intermediate_size", "n_inner", "ffn_dim"])
         .and_then(|n| u32::try_from(n).ok())
         .filter(|n| *n > 0)
-        .unwrap_or(4 * hidden);
+        // Saturating: `hidden_size` may be any u32, and `4 * hidden` overflowed (a panic in debug
+        // builds, a wrapped and possibly zero ffn in release). The saturated value is past the
+        // scenario's 1e7 limit, so setting it is rejected by name.
+        .unwrap_or(hidden.saturating_mul(4));
     let tied = config
         .get("tie_word_embeddings")
         .or_else(|| root.get("tie_word_embeddings"))

@@ -475,7 +475,9 @@ impl Scenario {
                 ),
             ));
         }
-        if arch.kv_heads > arch.heads || (arch.kv_heads > 0 && !arch.heads.is_multiple_of(arch.kv_heads)) {
+        if arch.kv_heads > arch.heads
+            || (arch.kv_heads > 0 && !arch.heads.is_multiple_of(arch.kv_heads))
+        {
             errors.push(FieldError::new(
                 "kv-heads",
                 format!(

@@ -90,7 +90,11 @@ pub fn solve(s: &Scenario, target_batch: Option<u32>) -> Result<Solution, Vec<Fi
         None
     } else {
         let cap = crate::scenario::MAX_COUNT as u32;
-        let rule = usable.saturating_sub(fixed).0.checked_div(per_sample.0).unwrap_or(u64::from(cap));
+        let rule = usable
+            .saturating_sub(fixed)
+            .0
+            .checked_div(per_sample.0)
+            .unwrap_or(u64::from(cap));
         let candidate = u32::try_from(rule).unwrap_or(u32::MAX).clamp(1, cap);
         // Guard the rule against rounding at the boundary.
         largest(candidate, |b| fits(&with(s, |c| c.batch = b)).is_some())
@@ -150,15 +154,18 @@ pub fn ladder(s: &Scenario) -> Vec<LadderStep> {
         |c| {
             (c.batch > 1).then(|| {
                 let half = c.batch / 2;
+                // Saturating: `set` accepts grad-accum up to 1e7 and the fields are public, so a
+                // plain product can overflow u32 (a panic in debug builds). A saturated count is
+                // over the limit, so `set` rejects it and the step is skipped.
+                let accum = c.grad_accum.saturating_mul(2);
                 (
                     format!(
                         "Halve the batch: {} → {half}, accumulate ×{} to keep the effective batch",
-                        c.batch,
-                        c.grad_accum * 2
+                        c.batch, accum
                     ),
                     vec![
                         ("batch", half.to_string()),
-                        ("grad-accum", (c.grad_accum * 2).to_string()),
+                        ("grad-accum", accum.to_string()),
                     ],
                 )
             })
@@ -221,7 +228,8 @@ pub fn ladder(s: &Scenario) -> Vec<LadderStep> {
         },
         |c| {
             (c.batch > 1).then(|| {
-                let accum = c.grad_accum * c.batch;
+                // Saturating, as above: grad-accum and batch may each be 1e7.
+                let accum = c.grad_accum.saturating_mul(c.batch);
                 (
                     format!("Micro-batch 1, accumulate ×{accum}"),
                     vec![
@@ -232,7 +240,8 @@ pub fn ladder(s: &Scenario) -> Vec<LadderStep> {
             })
         },
         |c| {
-            let gpus = (c.gpus * 2).max(2);
+            // Saturating, as above (`gpus` is a public field; JSON can hold any u32).
+            let gpus = c.gpus.saturating_mul(2).max(2);
             let sharding = if c.mode == Mode::Inference {
                 "tensor"
             } else {

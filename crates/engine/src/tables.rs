@@ -319,9 +319,9 @@ pub fn budget_table(current: &Scenario) -> Table {
             ];
             let cell = estimate_cell(&base, pairs, |e| e.total_bytes.0, current.units);
             let safe = match cell.verdict {
-                Some(Verdict::Fits) => "✅ Yes",
-                Some(Verdict::Tight) => "⚠️ Tight",
-                _ => "❌ OOM",
+                Some(Verdict::Fits) => "Yes",
+                Some(Verdict::Tight) => "Tight",
+                _ => "OOM",
             };
             let name = PRESETS
                 .iter()

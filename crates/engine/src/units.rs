@@ -143,6 +143,15 @@ pub fn parse_size(text: &str) -> Result<Bytes, SizeError> {
             )))
         }
     };
+    // A whole number of bytes is read as an integer: above 2^53 an f64 rounds it, and
+    // `format_size_exact` writes such counts as `<n>B`, which must read back exactly.
+    if scale == 1.0 {
+        if let Ok(exact) = number_text.trim().parse::<u64>() {
+            if exact <= 1_000_000_000_000_000_000 {
+                return Ok(Bytes(exact));
+            }
+        }
+    }
     let bytes = number * scale;
     if bytes > 1e18 {
         return Err(SizeError(format!(

@@ -1,0 +1,246 @@
+// End-to-end tests of the built page (dist/) in headless Chromium, with the CLI as the oracle:
+// what the page shows for a URL scenario must equal `vramfit estimate --json` for the same flags.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { serve, origin, launch, cliEstimate, openPage, colouredColumns, bars, DIST, ARTIFACTS, SUB_PATH } from './harness.mjs';
+
+const SCENARIOS = [
+  '',
+  'model=llama-3.1-8b&mode=qlora&batch=4&seq=2048&gpu=rtx-4090',
+  'method=lesson&params=8B&layers=32&hidden=4096&weights=fp16',
+  'model=llama-2-70b&mode=inference&weights=nf4&seq=4096&batch=8&gpu=a100-80',
+  'model=qwen2.5-7b&mode=lora&lora-targets=all&lora-rank=64&checkpointing=selective&attention=eager&seq=1024',
+  'model=mistral-7b&mode=full&gpus=8&sharding=zero3&offload=optimizer&gpu=h100-80',
+  'model=gemma-2-9b&mode=inference&kv-dtype=fp8&seq=8192&vram=20GiB&reserved=1.5GiB',
+  'model=tinyllama-1.1b&mode=full&weights=fp32&optimizer=adafactor&units=gib&custom=RSSM%20dynamics:500MiB',
+  'params=135M&mode=full&optimizer=adamw-8bit&batch=16&seq=512&gpu=rtx-5080',
+  'model=llama-3.2-3b&mode=qlora&double-quant=true&chunked-loss=true&gpu=t4&margin=500MiB',
+  'model=phi-3-mini&mode=full&sharding=fsdp&gpus=4&gpu=a100-40&grad-accum=8',
+  'method=lesson&params=8B&layers=32&hidden=4096&mode=qlora&weights=nf4&checkpointing=full&gpu=t4',
+];
+
+const FIXTURES = 'crates/smi/tests/fixtures/nvidia-smi';
+
+let server, parentServer, browser, context, base, problems;
+
+before(async () => {
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  server = await serve(DIST, [SUB_PATH, '/']);
+  base = `${origin(server)}${SUB_PATH}`;
+  browser = await launch();
+  context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
+  problems = [];
+});
+
+after(async () => {
+  await browser?.close();
+  server?.close();
+  parentServer?.close();
+});
+
+async function total(page) {
+  return Number(await page.getAttribute('[data-testid=total]', 'data-bytes'));
+}
+
+async function componentBytes(page) {
+  return page.$$eval('[data-component]', (rows) =>
+    Object.fromEntries(rows.map((r) => [r.dataset.component, Number(r.dataset.bytes)])));
+}
+
+test('the page shows exactly what the CLI computes, for every scenario', async () => {
+  for (const query of SCENARIOS) {
+    const expected = cliEstimate(query);
+    const page = await openPage(context, `${base}?${query}`, problems);
+    assert.equal(await total(page), expected.total_bytes, `total for ?${query}`);
+    const shown = await componentBytes(page);
+    const wanted = Object.fromEntries(expected.components.map((c) => [c.id, c.bytes]));
+    assert.deepEqual(shown, wanted, `components for ?${query}`);
+    assert.equal(await page.getAttribute('[data-testid=verdict]', 'data-verdict'), expected.verdict);
+    await page.close();
+  }
+  assert.deepEqual(problems, []);
+});
+
+test('the chart draws one bar, then the lesson three attempts as three bars', async () => {
+  const page = await openPage(context, `${base}?model=llama-3.1-8b&mode=qlora&gpu=rtx-4090`, problems);
+  const scale = await page.evaluate(() => window.devicePixelRatio);
+  const single = bars(await colouredColumns(page), 20 * scale);
+  assert.equal(single.length, 1, `one bar: ${JSON.stringify(single)}`);
+  const [left, right] = single[0];
+  const { width } = await colouredColumns(page);
+  assert.ok(left > width * 0.1 && right < width * 0.98 && right - left > width * 0.2, `bar sits in the plot: ${left}-${right} of ${width}`);
+
+  // The counter itself must be able to fail: a blank canvas has no bars.
+  await page.evaluate(() => {
+    const blank = document.createElement('canvas');
+    blank.id = 'blank';
+    blank.width = 400;
+    blank.height = 200;
+    blank.getContext('2d').fillRect(0, 0, 0, 0);
+    document.body.append(blank);
+  });
+  assert.equal(bars(await colouredColumns(page, 'canvas#blank'), 1).length, 0);
+
+  await page.click('[data-testid=lesson-attempts]');
+  await page.waitForFunction(() => new URLSearchParams(location.search).get('mode') === 'qlora' && location.search.includes('method=lesson'));
+  // Budget lines are 2 px tall each; the smallest attempt's bar is far taller.
+  const three = bars(await colouredColumns(page), 8 * scale);
+  assert.equal(three.length, 3, `three bars: ${JSON.stringify(three)}`);
+  await page.locator('section.chart').screenshot({ path: path.join(ARTIFACTS, 'chart-lesson-attempts.png') });
+  await page.screenshot({ path: path.join(ARTIFACTS, 'page-lesson-attempts.png'), fullPage: true });
+  await page.close();
+  assert.deepEqual(problems, []);
+});
+
+test('inputs update the URL, the URL restores the page, and Back undoes an applied fix', async () => {
+  const page = await openPage(context, `${base}?model=llama-3.1-8b&mode=full&gpu=rtx-4090`, problems);
+  const before = await total(page);
+  await page.fill('#f-batch', '8');
+  await page.waitForFunction(() => location.search.includes('batch=8'));
+  const after = await total(page);
+  assert.ok(after > before, 'a bigger batch costs more');
+  assert.equal(after, cliEstimate('model=llama-3.1-8b&mode=full&gpu=rtx-4090&batch=8').total_bytes);
+
+  const reloaded = await openPage(context, page.url(), problems);
+  assert.equal(await total(reloaded), after, 'the URL alone restores the scenario');
+  await reloaded.close();
+
+  assert.equal(await page.getAttribute('[data-testid=verdict]', 'data-verdict'), 'oom');
+  await page.screenshot({ path: path.join(ARTIFACTS, 'page-oom-ladder.png'), fullPage: true });
+  const steps = page.locator('[data-testid=ladder] button');
+  await steps.last().click();
+  await page.waitForFunction(() => document.querySelector('[data-testid=verdict]').dataset.verdict !== 'oom');
+  const fixed = await total(page);
+  assert.ok(fixed < after);
+  await page.goBack();
+  await page.waitForFunction((t) => Number(document.querySelector('[data-testid=total]').dataset.bytes) === t, after);
+  await page.close();
+  assert.deepEqual(problems, []);
+});
+
+test('bad input gets an inline message and the last good result stays', async () => {
+  const page = await openPage(context, `${base}?model=llama-3.1-8b&mode=lora`, problems);
+  const good = await total(page);
+  for (const bad of ['-1', 'abc', '1e30', 'NaN', '', '2.5']) {
+    await page.fill('#f-batch', bad);
+    await page.waitForSelector('#err-batch:not(:empty)');
+    assert.equal(await total(page), good, `total kept after batch=${JSON.stringify(bad)}`);
+  }
+  await page.fill('#f-vram', '12 parsecs');
+  await page.waitForSelector('#err-vram:not(:empty)');
+  await page.fill('#f-vram', '16376MiB');
+  await page.waitForSelector('#err-vram:empty', { state: 'attached' });
+  await page.fill('#f-batch', '2');
+  await page.waitForSelector('#err-batch:empty', { state: 'attached' });
+  await page.screenshot({ path: path.join(ARTIFACTS, 'page-bad-input-recovered.png') });
+  await page.close();
+
+  const fromUrl = await openPage(context, `${base}?batch=abc&seq=-5&colour=blue&vram=1e400&gpu=t4`, problems);
+  const ignored = await fromUrl.$$eval('[data-testid=url-warnings] li', (items) => items.map((i) => i.dataset.param));
+  assert.deepEqual(ignored.sort(), ['batch', 'colour', 'seq', 'vram']);
+  assert.equal(await total(fromUrl), cliEstimate('gpu=t4').total_bytes, 'defaults are used for ignored params');
+  await fromUrl.screenshot({ path: path.join(ARTIFACTS, 'page-url-warnings.png') });
+  await fromUrl.close();
+  assert.deepEqual(problems, []);
+});
+
+test('embedded in a cross-origin iframe, it reports its height to the parent', async () => {
+  const frameUrl = `${base}?embed=1&show=chart,breakdown&model=llama-3.1-8b&mode=qlora&gpu=t4`;
+  const parentHtml = `<!doctype html><title>lesson</title><script>
+    window.heights = [];
+    addEventListener('message', (e) => { try { const m = JSON.parse(e.data); if (m.type === 'vramfit:height') { heights.push(m.height); document.querySelector('iframe').style.height = m.height + 'px'; } } catch {} });
+  </script><iframe src="${frameUrl}" width="900" height="300"></iframe>`;
+  parentServer = await serve(DIST, ['/nothing/'], { '/lesson.html': parentHtml });
+  const parentUrl = `${origin(parentServer, 'localhost')}/lesson.html`;
+  assert.notEqual(new URL(parentUrl).origin, new URL(frameUrl).origin);
+  const page = await context.newPage();
+  page.on('pageerror', (e) => problems.push(`parent page error: ${e.message}`));
+  await page.goto(parentUrl);
+  const frame = await (await page.waitForSelector('iframe')).contentFrame();
+  await frame.waitForSelector('[data-testid=total]', { timeout: 30_000 });
+  assert.equal(await frame.$('.site-header'), null, 'no header in embed mode');
+  assert.equal(await frame.$('[data-testid=table-inference]'), null, 'show= picks the sections');
+  assert.ok(await frame.$('canvas#memory-chart'));
+  await page.waitForFunction(() => window.heights.length > 0 && window.heights.at(-1) > 200);
+  await page.screenshot({ path: path.join(ARTIFACTS, 'embed-in-lesson.png'), fullPage: true });
+  await page.close();
+  assert.deepEqual(problems, []);
+});
+
+test('served from the site root as well as a sub-path', async () => {
+  const page = await openPage(context, `${origin(server)}/?model=llama-3.1-8b`, problems);
+  assert.equal(await total(page), cliEstimate('model=llama-3.1-8b').total_bytes);
+  await page.close();
+  assert.deepEqual(problems, []);
+});
+
+test('the four quick-reference tables render, with the current cell highlighted', async () => {
+  const page = await openPage(context, `${base}?mode=qlora&params=8B&weights=nf4&checkpointing=full&batch=4&seq=512`, problems);
+  for (const id of ['inference', 'qlora', 'gpus', 'budget']) {
+    const rows = await page.$$(`[data-testid=table-${id}] tbody tr`);
+    assert.ok(rows.length >= 3, `table-${id} has rows`);
+  }
+  const current = await page.$$eval('[data-testid=table-qlora] td.current', (cells) => cells.map((c) => c.textContent));
+  assert.equal(current.length, 1, 'exactly the scenario\'s cell is highlighted');
+  await page.locator('section.tables').screenshot({ path: path.join(ARTIFACTS, 'tables.png') });
+  await page.close();
+});
+
+test('pasting nvidia-smi output from five real formats calibrates the budget', async () => {
+  const cases = [
+    ['table__geforce-rtx-4090__580.65.06__linux.txt', 1],
+    ['csv-query-gpu-full__l40s__595.80__linux.csv', 1],
+    ['xml__a10g__515.105.01.xml', 1],
+    ['q__l40s__595.80__linux.txt', 1],
+    ['table__h100-80gb-hbm3-x8__550.90.07__linux.txt', 8],
+  ];
+  for (const [file, gpus] of cases) {
+    const page = await openPage(context, `${base}?model=llama-3.1-8b&mode=qlora`, problems);
+    const text = fs.readFileSync(path.join(FIXTURES, file), 'utf8');
+    await page.fill('[data-testid=smi-paste]', text);
+    await page.waitForSelector('[data-testid=gpu-card]');
+    const cards = await page.$$('[data-testid=gpu-card]');
+    assert.equal(cards.length, gpus, `${file}: GPU cards`);
+    const totalBytes = Number(await cards[0].getAttribute('data-total'));
+    assert.ok(totalBytes > 1e9, `${file}: total read`);
+    await page.click('[data-testid=use-gpu] >> nth=0');
+    await page.waitForFunction(() => location.search.includes('vram='));
+    const params = new URLSearchParams(new URL(page.url()).search);
+    const expected = cliEstimate(params.toString());
+    assert.equal(expected.capacity_bytes, totalBytes, `${file}: the card's total is the capacity`);
+    assert.equal(await total(page), expected.total_bytes);
+    if (gpus > 1) await page.screenshot({ path: path.join(ARTIFACTS, 'calibrated-8xh100.png'), fullPage: true });
+    await page.close();
+  }
+  const page = await openPage(context, base, problems);
+  await page.fill('[data-testid=smi-paste]', 'this is not nvidia-smi output');
+  await page.waitForSelector('[data-testid=smi-error]');
+  await page.close();
+  assert.deepEqual(problems, []);
+});
+
+test('axe finds no serious or critical accessibility violations', async () => {
+  const axeContext = await browser.newContext({ bypassCSP: true });
+  const page = await axeContext.newPage();
+  await page.goto(`${base}?model=llama-3.1-8b&mode=qlora`);
+  await page.waitForSelector('[data-testid=total]');
+  await page.addScriptTag({ path: 'node_modules/axe-core/axe.min.js' });
+  const violations = await page.evaluate(async () => {
+    const result = await window.axe.run(document, { resultTypes: ['violations'] });
+    return result.violations.filter((v) => ['serious', 'critical'].includes(v.impact)).map((v) => `${v.id}: ${v.nodes.length} nodes, e.g. ${v.nodes[0]?.html}`);
+  });
+  assert.deepEqual(violations, []);
+  await axeContext.close();
+});
+
+test('usable at 360 px wide and in dark mode', async () => {
+  const narrow = await browser.newContext({ viewport: { width: 360, height: 780 }, colorScheme: 'dark', deviceScaleFactor: 2 });
+  const page = await openPage(narrow, `${base}?model=llama-3.1-8b&mode=qlora&gpu=t4`, problems);
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 1, `no horizontal scroll at 360 px (overflow ${overflow})`);
+  await page.screenshot({ path: path.join(ARTIFACTS, 'mobile-dark.png'), fullPage: true });
+  await narrow.close();
+  assert.deepEqual(problems, []);
+});
