@@ -3,8 +3,9 @@
 
 use crate::browser;
 use crate::components::{
-    breakdown::Breakdown, chart_panel::ChartPanel, controls::Controls, gpu_now::GpuNow,
-    share::Share, solver_panel::SolverPanel, summary::Summary, tables_panel::TablesPanel,
+    breakdown::Breakdown, chart_panel::ChartPanel, config_paste::ConfigPaste, controls::Controls,
+    gpu_now::GpuNow, share::Share, solver_panel::SolverPanel, summary::Summary,
+    tables_panel::TablesPanel,
 };
 use leptos::prelude::*;
 use vramfit_engine::query::{parse_query, scenario_from_query, scenario_to_query};
@@ -116,6 +117,7 @@ pub fn App() -> impl IntoView {
             <main class="layout">
                 <section class="inputs" aria-label="Scenario">
                     <Controls/>
+                    <ConfigPaste/>
                 </section>
                 <section class="results" aria-label="Result">
                     <Summary/>

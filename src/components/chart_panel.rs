@@ -104,6 +104,10 @@ pub fn ChartPanel() -> impl IntoView {
             }
         };
         draw_error.set(draw(canvas, &bars, units, &theme).err());
+        // `cargo xtask bench-web` times input → this mark.
+        if let Some(performance) = web_sys::window().and_then(|w| w.performance()) {
+            let _ = performance.mark("vramfit:chart-drawn");
+        }
     });
 
     let add_current = move |_| {

@@ -2,6 +2,7 @@
 
 pub mod breakdown;
 pub mod chart_panel;
+pub mod config_paste;
 pub mod controls;
 pub mod gpu_now;
 pub mod share;

@@ -4,17 +4,19 @@
 use crate::app::PageState;
 use crate::browser::copy_text;
 use leptos::prelude::*;
-use vramfit_engine::tables::all_tables;
+use vramfit_engine::tables::{all_tables, table_inputs};
 
 #[component]
 pub fn TablesPanel() -> impl IntoView {
     let state = expect_context::<PageState>();
-    let tables = Memo::new(move |_| state.scenario.with(all_tables));
+    // Tables depend only on method, GPU and budget; editing the batch must not rebuild them.
+    let inputs = Memo::new(move |_| state.scenario.with(table_inputs));
+    let tables = Memo::new(move |_| inputs.with(all_tables));
+    let current = Memo::new(move |_| state.scenario.with(|s| s.all_pairs()));
     view! {
         <section class="panel tables" aria-label="Quick-reference tables">
             <h2>"Quick reference"</h2>
             {move || {
-                let current = state.scenario.get();
                 tables.get().into_iter().map(|t| {
                     let markdown = t.to_markdown();
                     let csv = t.to_csv();
@@ -28,9 +30,16 @@ pub fn TablesPanel() -> impl IntoView {
                                     {t.rows.iter().map(|row| view! {
                                         <tr><th scope="row">{row.label.clone()}</th>
                                             {row.cells.iter().map(|cell| {
-                                                let here = cell.matches(&current);
                                                 let class = cell.verdict.map(|v| format!("cell-{}", v.as_str())).unwrap_or_default();
-                                                view! { <td class=class class:current=here aria-current=here.then_some("true")>{cell.text.clone()}</td> }
+                                                let here = {
+                                                    let cell = cell.clone();
+                                                    Memo::new(move |_| current.with(|pairs| cell.matches_pairs(pairs)))
+                                                };
+                                                view! {
+                                                    <td class=class class:current=here aria-current=move || here.get().then_some("true")>
+                                                        {cell.text.clone()}
+                                                    </td>
+                                                }
                                             }).collect_view()}
                                         </tr>
                                     }).collect_view()}

@@ -169,6 +169,23 @@ test('embedded in a cross-origin iframe, it reports its height to the parent', a
   assert.deepEqual(problems, []);
 });
 
+test('a pasted config.json sets the shape, and a broken one names what is missing', async () => {
+  const page = await openPage(context, `${base}?mode=inference&weights=bf16`, problems);
+  await page.click('details.config-paste > summary');
+  const config = { model_type: 'qwen2', hidden_size: 3584, intermediate_size: 18944, num_attention_heads: 28,
+    num_hidden_layers: 28, num_key_value_heads: 4, vocab_size: 152064, tie_word_embeddings: false };
+  await page.fill('[data-testid=config-paste]', JSON.stringify(config));
+  await page.waitForFunction(() => location.search.includes('layers=28'));
+  const params = new URLSearchParams(new URL(page.url()).search);
+  assert.equal(await total(page), cliEstimate(params.toString()).total_bytes);
+  assert.equal(await total(page), cliEstimate('model=qwen2.5-7b&mode=inference&weights=bf16').total_bytes, 'same as the preset');
+  await page.fill('[data-testid=config-paste]', '{"hidden_size": 4096}');
+  const error = await page.textContent('[data-testid=config-error]');
+  assert.match(error, /num_hidden_layers/);
+  await page.close();
+  assert.deepEqual(problems, []);
+});
+
 test('served from the site root as well as a sub-path', async () => {
   const page = await openPage(context, `${origin(server)}/?model=llama-3.1-8b`, problems);
   assert.equal(await total(page), cliEstimate('model=llama-3.1-8b').total_bytes);

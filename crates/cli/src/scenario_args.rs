@@ -140,49 +140,29 @@ impl ScenarioArgs {
         Ok(pairs)
     }
 
-    /// Builds and validates the scenario, or returns every bad field.
+    /// Builds and validates the scenario, or returns every bad field. The config's shape and the
+    /// probed card come first, so explicit flags override them.
     pub fn scenario(&self) -> Result<Scenario, Vec<FieldError>> {
-        let mut scenario = Scenario::default();
         let mut errors = Vec::new();
+        let mut pairs: Vec<(String, String)> = Vec::new();
         if let Some(path) = &self.config {
             match std::fs::read_to_string(path)
                 .map_err(|e| format!("cannot read {}: {e}", path.display()))
                 .and_then(|text| model::parse_hf_config(&text))
             {
-                Ok(config) => {
-                    let a = config.arch;
-                    for (key, value) in [
-                        ("layers", a.layers.to_string()),
-                        ("hidden", a.hidden.to_string()),
-                        ("heads", a.heads.to_string()),
-                        ("kv-heads", a.kv_heads.to_string()),
-                        ("head-dim", a.head_dim.to_string()),
-                        ("ffn", a.ffn.to_string()),
-                        ("vocab", a.vocab.to_string()),
-                        ("tied", a.tied.to_string()),
-                        ("gated", a.gated.to_string()),
-                    ] {
-                        if let Err(e) = scenario.set(key, &value) {
-                            errors.push(e);
-                        }
-                    }
-                }
+                Ok(config) => pairs.extend(config.arch.pairs().map(|(k, v)| (k.to_string(), v))),
                 Err(message) => errors.push(FieldError::new("config", message)),
             }
         }
         if let Some(path) = &self.from_probe {
             match self.probe_pairs(path) {
-                Ok(pairs) => {
-                    for (key, value) in pairs {
-                        if let Err(e) = scenario.set(key, &value) {
-                            errors.push(e);
-                        }
-                    }
-                }
+                Ok(probed) => pairs.extend(probed.into_iter().map(|(k, v)| (k.to_string(), v))),
                 Err(message) => errors.push(FieldError::new("from-probe", message)),
             }
         }
-        for (key, value) in &self.pairs {
+        pairs.extend(self.pairs.iter().cloned());
+        let mut scenario = Scenario::default();
+        for (key, value) in &pairs {
             if let Err(e) = scenario.set(key, value) {
                 errors.push(e);
             }

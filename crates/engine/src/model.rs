@@ -115,6 +115,22 @@ impl Architecture {
         self.linear_params() + self.embedding_params() + self.norm_params()
     }
 
+    /// The shape as scenario `key=value` pairs, so a pasted config.json fills the same fields a
+    /// person would type.
+    pub fn pairs(&self) -> [(&'static str, String); 9] {
+        [
+            ("layers", self.layers.to_string()),
+            ("hidden", self.hidden.to_string()),
+            ("heads", self.heads.to_string()),
+            ("kv-heads", self.kv_heads.to_string()),
+            ("head-dim", self.head_dim.to_string()),
+            ("ffn", self.ffn.to_string()),
+            ("vocab", self.vocab.to_string()),
+            ("tied", self.tied.to_string()),
+            ("gated", self.gated.to_string()),
+        ]
+    }
+
     /// Every field that must be positive, with its value, for validation.
     pub fn fields(&self) -> [(&'static str, u32); 7] {
         [
@@ -464,17 +480,9 @@ pub fn parse_hf_config(text: &str) -> Result<HfConfig, String> {
         // transformers' PretrainedConfig default is true.
         .unwrap_or(true);
     Ok(HfConfig {
-        arch: Architecture {
-            layers,
-            hidden,
-            heads,
-            kv_heads,
-            head_dim,
-            ffn,
-            vocab,
-            tied,
-            gated,
-        },
+        arch: arch(
+            layers, hidden, heads, kv_heads, head_dim, ffn, vocab, tied, gated,
+        ),
         model_type,
     })
 }

@@ -73,7 +73,16 @@ impl Table {
 impl Cell {
     /// True when the scenario already has every value this cell sets.
     pub fn matches(&self, scenario: &Scenario) -> bool {
-        !self.pairs.is_empty() && self.pairs.iter().all(|(k, v)| scenario.get(k) == *v)
+        self.matches_pairs(&scenario.all_pairs())
+    }
+
+    /// As [`Cell::matches`], against `Scenario::all_pairs` computed once for many cells.
+    pub fn matches_pairs(&self, current: &[(&str, String)]) -> bool {
+        !self.pairs.is_empty()
+            && self
+                .pairs
+                .iter()
+                .all(|(k, v)| current.iter().any(|(ck, cv)| ck == k && cv == v))
     }
 }
 
@@ -119,8 +128,9 @@ fn estimate_cell(
     }
 }
 
-/// The parts of the current scenario that carry into every table: method, GPU and budget.
-fn base_of(current: &Scenario) -> Scenario {
+/// The parts of the current scenario that carry into every table: method, GPU and budget. Two
+/// scenarios with the same inputs get the same tables, so callers can memoise on this.
+pub fn table_inputs(current: &Scenario) -> Scenario {
     Scenario {
         method: current.method,
         gpu: current.gpu.clone(),
@@ -138,7 +148,7 @@ const SIZES: [(&str, &str); 4] = [("1B", "1B"), ("7-8B", "8B"), ("13B", "13B"), 
 
 /// Chapter 62, "Inference (Model Loading Only)": weights (and quantization constants) per precision.
 pub fn inference_table(current: &Scenario) -> Table {
-    let base = base_of(current);
+    let base = table_inputs(current);
     let precisions = [("FP16", "fp16"), ("INT8", "int8"), ("INT4/NF4", "nf4")];
     let rows = SIZES
         .iter()
@@ -175,7 +185,7 @@ pub fn inference_table(current: &Scenario) -> Table {
 
 /// Chapter 62, "Training (QLoRA with Gradient Checkpointing)".
 pub fn qlora_table(current: &Scenario) -> Table {
-    let base = base_of(current);
+    let base = table_inputs(current);
     let shapes = [
         ("Batch 1, Seq 2K", 1, 2048),
         ("Batch 4, Seq 512", 4, 512),
@@ -214,7 +224,7 @@ pub fn qlora_table(current: &Scenario) -> Table {
 /// Chapter 62, "GPU Recommendations": the largest catalogue model each GPU fits, per method,
 /// at batch 1 × 2048 tokens (training with checkpointing).
 pub fn gpu_table(current: &Scenario) -> Table {
-    let base = base_of(current);
+    let base = table_inputs(current);
     let methods: [(&str, &[(&str, &str)]); 5] = [
         (
             "Inference FP16",
@@ -292,7 +302,7 @@ pub fn gpu_table(current: &Scenario) -> Table {
 
 /// Seed 000's budget table: model × precision × batch × checkpointing → estimate, safe? — on the chosen GPU.
 pub fn budget_table(current: &Scenario) -> Table {
-    let base = base_of(current);
+    let base = table_inputs(current);
     let configs: [(&str, &str, u32, u32, bool); 8] = [
         ("smollm2-135m", "fp16", 16, 512, false),
         ("smollm2-135m", "fp16", 32, 512, false),

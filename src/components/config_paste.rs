@@ -1,0 +1,52 @@
+//! "Paste config.json": fills the architecture fields from a Hugging Face config, or names what
+//! the paste is missing. The count of parameters then follows from the shape.
+
+use crate::app::PageState;
+use leptos::prelude::*;
+use vramfit_engine::model::parse_hf_config;
+
+#[component]
+pub fn ConfigPaste() -> impl IntoView {
+    let state = expect_context::<PageState>();
+    let message = RwSignal::new(None::<Result<String, String>>);
+    let on_input = move |text: String| {
+        if text.trim().is_empty() {
+            message.set(None);
+            return;
+        }
+        match parse_hf_config(&text) {
+            Ok(config) => {
+                let mut changes: Vec<(String, String)> = vec![
+                    ("model".to_string(), String::new()),
+                    ("params".to_string(), String::new()),
+                ];
+                changes.extend(
+                    config
+                        .arch
+                        .pairs()
+                        .into_iter()
+                        .map(|(k, v)| (k.to_string(), v)),
+                );
+                state.apply(&changes);
+                let params = config.arch.param_count() / 1e9;
+                let kind = config.model_type.unwrap_or_else(|| "model".to_string());
+                message.set(Some(Ok(format!(
+                    "Read a {kind} config: {params:.2}B parameters."
+                ))));
+            }
+            Err(e) => message.set(Some(Err(e))),
+        }
+    };
+    view! {
+        <details class="config-paste">
+            <summary>"Paste config.json"</summary>
+            <label for="config-json">"A Hugging Face config.json (nested text_config is fine)"</label>
+            <textarea id="config-json" data-testid="config-paste" rows="5" spellcheck="false"
+                on:input=move |ev| on_input(event_target_value(&ev))></textarea>
+            {move || message.get().map(|m| match m {
+                Ok(text) => view! { <p class="note" role="status">{text}</p> }.into_any(),
+                Err(text) => view! { <p class="field-error" role="alert" data-testid="config-error">{text}</p> }.into_any(),
+            })}
+        </details>
+    }
+}

@@ -1,0 +1,67 @@
+// `cargo xtask bench-web`: the page's size and speed, measured in headless Chromium on localhost.
+// Prints the wasm size (raw and gzip), navigation-to-first-result, and input-to-repainted-chart
+// latency (p50/p95 over 200 edits). A benchmark, not a test: it asserts nothing about the figures.
+import { test } from 'node:test';
+import fs from 'node:fs';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import { serve, origin, launch, DIST, SUB_PATH } from './harness.mjs';
+
+const percentile = (values, p) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+};
+
+test('web benchmark', async () => {
+  const wasm = fs.readFileSync(path.join(DIST, 'vramfit-web_bg.wasm'));
+  const js = fs.readFileSync(path.join(DIST, 'vramfit-web.js'));
+  const gzip = (b) => zlib.gzipSync(b, { level: 9 }).length;
+  const server = await serve(DIST, [SUB_PATH]);
+  const browser = await launch();
+  const url = `${origin(server)}${SUB_PATH}?model=llama-3.1-8b&mode=qlora&batch=4`;
+
+  const firstResult = [];
+  for (let i = 0; i < 10; i++) {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(url);
+    await page.waitForSelector('[data-testid=total]');
+    // navigationStart → the moment the total is in the DOM, from the page's own clock.
+    firstResult.push(await page.evaluate(() => performance.now()));
+    await context.close();
+  }
+
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await page.goto(url);
+  await page.waitForSelector('[data-testid=total]');
+  const latencies = await page.evaluate(async () => {
+    const input = document.querySelector('#f-batch');
+    const canvas = document.querySelector('canvas#memory-chart');
+    const times = [];
+    const drawn = [];
+    for (let i = 0; i < 200; i++) {
+      performance.clearMarks('vramfit:chart-drawn');
+      const before = canvas.toDataURL().length;
+      const start = performance.now();
+      input.value = String((i % 16) + 1);
+      input.dispatchEvent(new Event('input', { bubbles: true }));
+      // The redraw is synchronous with the signal update; the next frame is when it is on screen.
+      await new Promise((resolve) => requestAnimationFrame(() => resolve()));
+      times.push(performance.now() - start);
+      const mark = performance.getEntriesByName('vramfit:chart-drawn').at(-1);
+      drawn.push(mark ? mark.startTime - start : Infinity);
+      if (i === 0 && canvas.toDataURL().length === before) throw new Error('the chart did not change');
+    }
+    return { times, drawn };
+  });
+  await browser.close();
+  server.close();
+
+  const ms = (v) => `${v.toFixed(1)} ms`;
+  console.log(`wasm: ${(wasm.length / 1024).toFixed(1)} KiB raw, ${(gzip(wasm) / 1024).toFixed(1)} KiB gzip`);
+  console.log(`js glue: ${(js.length / 1024).toFixed(1)} KiB raw, ${(gzip(js) / 1024).toFixed(1)} KiB gzip`);
+  console.log(`navigation → first result: median ${ms(percentile(firstResult, 50))}, worst ${ms(Math.max(...firstResult))} (10 cold loads)`);
+  console.log(`input → chart redrawn: p50 ${ms(percentile(latencies.drawn, 50))}, p95 ${ms(percentile(latencies.drawn, 95))} (200 edits)`);
+  console.log(`input → next animation frame: p50 ${ms(percentile(latencies.times, 50))}, p95 ${ms(percentile(latencies.times, 95))}`);
+});
