@@ -1,29 +1,44 @@
 //! Criterion benchmarks for the engine's hot paths; the README's performance figures come from here.
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
-use vramfit_engine::{estimate, Scenario};
+use vramfit_engine::{estimate, solver, tables, Scenario};
 
-fn scenario() -> Scenario {
+fn scenario(pairs: &[(&str, &str)]) -> Scenario {
     let mut s = Scenario::default();
-    for (k, v) in [
-        ("model", "llama-3.1-8b"),
-        ("mode", "qlora"),
-        ("batch", "4"),
-        ("seq", "2048"),
-        ("gpu", "rtx-4090"),
-    ] {
+    for (k, v) in pairs {
         s.set(k, v).expect("valid benchmark scenario");
     }
     s
 }
 
 fn benches(c: &mut Criterion) {
-    let s = scenario();
-    c.bench_function("estimate_total_only", |b| {
-        b.iter(|| vramfit_engine::estimate::total_bytes(black_box(&s)))
+    let qlora = scenario(&[
+        ("model", "llama-3.1-8b"),
+        ("mode", "qlora"),
+        ("batch", "4"),
+        ("gpu", "rtx-4090"),
+    ]);
+    let oom = scenario(&[
+        ("model", "llama-3.1-8b"),
+        ("mode", "full"),
+        ("batch", "8"),
+        ("gpu", "t4"),
+    ]);
+    c.bench_function("estimate: total only (solver inner loop)", |b| {
+        b.iter(|| estimate::total_bytes(black_box(&qlora)))
     });
-    c.bench_function("estimate_with_formulas", |b| {
-        b.iter(|| estimate(black_box(&s)))
+    c.bench_function("estimate: with formulas", |b| {
+        b.iter(|| estimate(black_box(&qlora)))
+    });
+    c.bench_function("solver: fix-it ladder (OOM full FT on a T4)", |b| {
+        b.iter(|| solver::ladder(black_box(&oom)))
+    });
+    c.bench_function(
+        "solver: everything (max batch, max seq, smallest GPU, ladder)",
+        |b| b.iter(|| solver::solve(black_box(&oom), Some(16))),
+    );
+    c.bench_function("tables: all four", |b| {
+        b.iter(|| tables::all_tables(black_box(&qlora)))
     });
 }
 

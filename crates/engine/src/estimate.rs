@@ -10,6 +10,7 @@ use crate::precision::*;
 use crate::scenario::{FieldError, Resolved, Scenario};
 use crate::units::{Bytes, GB, MIB};
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 
 pub const ESTIMATE_SCHEMA: &str = "vramfit.estimate/1";
 
@@ -64,7 +65,7 @@ impl Verdict {
 pub struct Component {
     /// Stable: `weights`, `quant_constants`, `adapters`, `gradients`, `optimizer`, `master_weights`,
     /// `activations`, `logits`, `kv_cache`, `cuda_context`, `fragmentation`, `custom:<name>`.
-    pub id: String,
+    pub id: Cow<'static, str>,
     pub label: String,
     pub bytes: Bytes,
     /// The formula with its numbers substituted ("show your work").
@@ -119,13 +120,15 @@ impl Estimate {
 /// Builds the estimate, or every invalid field.
 pub fn estimate(scenario: &Scenario) -> Result<Estimate, Vec<FieldError>> {
     let resolved = scenario.resolve()?;
-    Ok(estimate_resolved(scenario, &resolved, true))
+    Ok(estimate_resolved(scenario, &resolved))
 }
 
-/// The total on one GPU without building any formula text: the solver's inner loop.
+/// The total on one GPU without building any formula text or the result object: the solver's inner loop.
 pub fn total_bytes(scenario: &Scenario) -> Result<Bytes, Vec<FieldError>> {
     let resolved = scenario.resolve()?;
-    Ok(estimate_resolved(scenario, &resolved, false).total_bytes)
+    let mut notes = Vec::new();
+    let (stack, _) = build_stack(scenario, &resolved, false, &mut notes);
+    Ok(stack.components.iter().map(|c| c.bytes).sum())
 }
 
 /// Formats formula text only when it will be shown, so the solver's thousands of estimates stay cheap.
@@ -157,10 +160,11 @@ struct Stack {
 }
 
 impl Stack {
-    fn push(&mut self, id: &str, label: &str, bytes: f64, formula: String) {
+    fn push(&mut self, id: impl Into<Cow<'static, str>>, label: &str, bytes: f64, formula: String) {
+        let id = id.into();
         if bytes > 0.0 || id == "weights" {
             self.components.push(Component {
-                id: id.to_string(),
+                id,
                 label: if self.explain {
                     label.to_string()
                 } else {
@@ -175,7 +179,7 @@ impl Stack {
     fn sum(&self, ids: &[&str]) -> f64 {
         self.components
             .iter()
-            .filter(|c| ids.contains(&c.id.as_str()))
+            .filter(|c| ids.contains(&c.id.as_ref()))
             .map(|c| c.bytes.as_f64())
             .sum()
     }
@@ -210,26 +214,35 @@ impl Split {
     }
 }
 
-fn estimate_resolved(s: &Scenario, r: &Resolved, explain: bool) -> Estimate {
+/// Every component of the stack, and the trainable parameter count.
+fn build_stack(s: &Scenario, r: &Resolved, explain: bool, notes: &mut Vec<String>) -> (Stack, f64) {
     let mut stack = Stack {
         explain,
         components: Vec::with_capacity(12),
     };
-    let mut notes = Vec::new();
     let trainable = match s.method {
         Method::Lesson => lesson(s, r, &mut stack),
-        Method::Detailed => detailed(s, r, &mut stack, &mut notes),
+        Method::Detailed => detailed(s, r, &mut stack, notes),
     };
     for c in &s.custom {
         stack.push(
-            &format!("custom:{}", c.name),
+            format!("custom:{}", c.name),
             &c.name,
             c.bytes.as_f64(),
             explain!(explain, "given: {} bytes", c.bytes.0),
         );
     }
-    if explain && r.arch_note.starts_with("fields not given") && s.model.is_none() {
-        notes.push(format!("Architecture: {}.", r.arch_note));
+    (stack, trainable)
+}
+
+fn estimate_resolved(s: &Scenario, r: &Resolved) -> Estimate {
+    let mut notes = Vec::new();
+    let (stack, trainable) = build_stack(s, r, true, &mut notes);
+    if r.shape_assumed {
+        notes.push(format!(
+            "Architecture: fields not given are taken from {}.",
+            r.shape_from.name
+        ));
     }
     let total: Bytes = stack.components.iter().map(|c| c.bytes).sum();
     let usable = r
@@ -249,11 +262,7 @@ fn estimate_resolved(s: &Scenario, r: &Resolved, explain: bool) -> Estimate {
         .saturating_sub(i64::try_from(total.0).unwrap_or(i64::MAX));
     Estimate {
         schema: ESTIMATE_SCHEMA.to_string(),
-        scenario: if explain {
-            s.clone()
-        } else {
-            Scenario::default()
-        },
+        scenario: s.clone(),
         method: s.method,
         params: r.params,
         trainable_params: trainable,
@@ -264,7 +273,7 @@ fn estimate_resolved(s: &Scenario, r: &Resolved, explain: bool) -> Estimate {
         headroom_bytes: headroom,
         tight_threshold_bytes: tight_threshold,
         verdict,
-        gpu_name: r.gpu_name.clone(),
+        gpu_name: r.gpu_name(),
         gpus: s.gpus,
         notes,
     }

@@ -572,7 +572,8 @@ impl Scenario {
         }
         Ok(Resolved {
             arch,
-            arch_note: arch_source.note,
+            shape_from: arch_source.shape_from,
+            shape_assumed: arch_source.assumed,
             params,
             weights,
             act_dtype,
@@ -580,11 +581,8 @@ impl Scenario {
             grads,
             kv_dtype,
             master_weights,
-            gpu_name: match (self.vram, gpu) {
-                (Some(v), _) => format!("custom {}", format_size_exact(v)),
-                (None, Some(g)) => g.name.to_string(),
-                (None, None) => String::new(),
-            },
+            gpu,
+            custom_vram: self.vram,
             capacity,
         })
     }
@@ -595,27 +593,16 @@ impl Scenario {
     }
 
     fn resolve_arch(&self) -> ArchSource {
-        let base = match (&self.model, self.params) {
-            (Some(id), _) => model::preset(id).map(|p| (p.arch, format!("shape of {}", p.name))),
-            (None, Some(params)) => {
-                let p = model::nearest_preset(params);
-                Some((
-                    p.arch,
-                    format!(
-                        "fields not given are assumed from {}, the preset nearest in size",
-                        p.name
-                    ),
-                ))
-            }
-            (None, None) => None,
+        let named = self.model.as_deref().and_then(model::preset);
+        let (base_preset, assumed) = match (named, self.params) {
+            (Some(p), _) => (p, false),
+            (None, Some(params)) => (model::nearest_preset(params), true),
+            (None, None) => (
+                model::preset("llama-3.1-8b").unwrap_or(&model::PRESETS[0]),
+                true,
+            ),
         };
-        let (base, note) = base.unwrap_or_else(|| {
-            let p = model::preset("llama-3.1-8b").unwrap_or(&model::PRESETS[0]);
-            (
-                p.arch,
-                format!("fields not given are taken from {}", p.name),
-            )
-        });
+        let base = base_preset.arch;
         let hidden = self.hidden.unwrap_or(base.hidden);
         let heads = self.heads.unwrap_or(base.heads);
         let explicit_shape = self.hidden.is_some() || self.heads.is_some();
@@ -645,7 +632,11 @@ impl Scenario {
             tied: self.tied.unwrap_or(base.tied),
             gated: self.gated.unwrap_or(base.gated),
         };
-        ArchSource { arch, note }
+        ArchSource {
+            arch,
+            shape_from: base_preset,
+            assumed,
+        }
     }
 }
 
@@ -658,15 +649,28 @@ fn units_wire(units: Units) -> &'static str {
 
 struct ArchSource {
     arch: Architecture,
-    note: String,
+    shape_from: &'static model::Preset,
+    assumed: bool,
+}
+
+impl Resolved {
+    pub fn gpu_name(&self) -> String {
+        match (self.custom_vram, self.gpu) {
+            (Some(v), _) => format!("custom {}", format_size_exact(v)),
+            (None, Some(g)) => g.name.to_string(),
+            (None, None) => String::new(),
+        }
+    }
 }
 
 /// A scenario with every default filled in and every field known to be valid.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Resolved {
     pub arch: Architecture,
-    /// Where the shape came from, shown so nobody mistakes an assumed shape for a given one.
-    pub arch_note: String,
+    /// The preset the shape's unset fields came from.
+    pub shape_from: &'static model::Preset,
+    /// True when no preset was named, so the shape is an assumption to show the user.
+    pub shape_assumed: bool,
     pub params: f64,
     pub weights: Dtype,
     pub act_dtype: Dtype,
@@ -675,7 +679,8 @@ pub struct Resolved {
     pub grads: Dtype,
     pub kv_dtype: Dtype,
     pub master_weights: bool,
-    pub gpu_name: String,
+    pub gpu: Option<&'static gpu::Gpu>,
+    pub custom_vram: Option<Bytes>,
     /// Per-GPU memory the card reports.
     pub capacity: Bytes,
 }

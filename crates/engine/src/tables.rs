@@ -359,7 +359,7 @@ pub fn budget_table(current: &Scenario) -> Table {
             }
         })
         .collect();
-    let gpu_name = current.resolve().map(|r| r.gpu_name).unwrap_or_default();
+    let gpu_name = current.resolve().map(|r| r.gpu_name()).unwrap_or_default();
     Table {
         id: "budget".to_string(),
         title: format!("VRAM budget table for {gpu_name}"),
