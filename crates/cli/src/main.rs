@@ -80,12 +80,23 @@ fn invalid(errors: &[FieldError]) -> ExitCode {
     ExitCode::from(2)
 }
 
-fn print_json(value: &impl serde::Serialize) -> ExitCode {
-    match serde_json::to_string_pretty(value) {
-        Ok(text) => {
-            println!("{text}");
-            ExitCode::SUCCESS
+/// Writes the whole output at once. A closed pipe (`vramfit estimate | head -1`) is not an error;
+/// `println!` would panic on it.
+pub fn emit(text: &str) -> ExitCode {
+    use std::io::Write;
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("vramfit: cannot write the output: {e}");
+            ExitCode::FAILURE
         }
+    }
+}
+
+pub fn print_json(value: &impl serde::Serialize) -> ExitCode {
+    match serde_json::to_string_pretty(value) {
+        Ok(text) => emit(&(text + "\n")),
         Err(e) => {
             eprintln!("vramfit: cannot write JSON: {e}");
             ExitCode::FAILURE
@@ -99,10 +110,7 @@ fn main() -> ExitCode {
         Command::Estimate { scenario, json } => {
             match scenario.scenario().and_then(|s| estimate(&s)) {
                 Ok(e) if json => print_json(&e),
-                Ok(e) => {
-                    print!("{}", render::estimate(&e));
-                    ExitCode::SUCCESS
-                }
+                Ok(e) => emit(&render::estimate(&e)),
                 Err(errors) => invalid(&errors),
             }
         }
@@ -116,10 +124,7 @@ fn main() -> ExitCode {
                 .and_then(|s| Ok((solver::solve(&s, target_batch)?, s)));
             match result {
                 Ok((solution, _)) if json => print_json(&solution),
-                Ok((solution, s)) => {
-                    print!("{}", render::solution(&solution, s.units));
-                    ExitCode::SUCCESS
-                }
+                Ok((solution, s)) => emit(&render::solution(&solution, s.units)),
                 Err(errors) => invalid(&errors),
             }
         }
@@ -133,14 +138,17 @@ fn main() -> ExitCode {
                 if json {
                     return print_json(&all);
                 }
-                for t in &all {
-                    if markdown {
-                        println!("### {}\n\n{}\n{}\n", t.title, t.to_markdown(), t.note);
-                    } else {
-                        println!("{}\n{}", t.title, render::table(t));
-                    }
-                }
-                ExitCode::SUCCESS
+                let text: String = all
+                    .iter()
+                    .map(|t| {
+                        if markdown {
+                            format!("### {}\n\n{}\n{}\n\n", t.title, t.to_markdown(), t.note)
+                        } else {
+                            format!("{}\n{}\n", t.title, render::table(t))
+                        }
+                    })
+                    .collect();
+                emit(&text)
             }
             Err(errors) => invalid(&errors),
         },
@@ -156,16 +164,17 @@ fn main() -> ExitCode {
             if json {
                 print_json(&rows)
             } else {
-                for row in rows {
-                    println!(
-                        "{}",
-                        row.values()
+                let text: String = rows
+                    .iter()
+                    .map(|row| {
+                        let cells: Vec<String> = row
+                            .values()
                             .map(|v| v.to_string().trim_matches('"').to_string())
-                            .collect::<Vec<_>>()
-                            .join("\t")
-                    );
-                }
-                ExitCode::SUCCESS
+                            .collect();
+                        cells.join("\t") + "\n"
+                    })
+                    .collect();
+                emit(&text)
             }
         }
     }

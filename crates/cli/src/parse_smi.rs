@@ -43,22 +43,12 @@ pub fn parse_smi(args: &ParseSmiArgs) -> ExitCode {
     let snapshot =
         read_input(args.file.as_ref()).and_then(|text| parse(&text).map_err(|e| e.to_string()));
     match snapshot {
-        Ok(snap) if args.json => match serde_json::to_string_pretty(&snap) {
-            Ok(json) => {
-                println!("{json}");
-                ExitCode::SUCCESS
-            }
-            Err(e) => {
-                eprintln!("vramfit: cannot write JSON: {e}");
-                ExitCode::FAILURE
-            }
-        },
+        Ok(snap) if args.json => crate::print_json(&snap),
         Ok(snap) => {
-            print!("{}", snapshot_table(&snap));
             for warning in &snap.warnings {
                 eprintln!("warning: {warning}");
             }
-            ExitCode::SUCCESS
+            crate::emit(&snapshot_table(&snap))
         }
         Err(message) => {
             eprintln!("vramfit: {message}");

@@ -456,6 +456,11 @@ pub fn parse_hf_config(text: &str) -> Result<HfConfig, String> {
         .and_then(|n| u32::try_from(n).ok())
         .filter(|n| *n > 0)
         .unwrap_or(hidden / heads.max(1));
+    if head_dim == 0 {
+        return Err(format!(
+            "config.json's hidden_size {hidden} is smaller than num_attention_heads {heads} and gives no head_dim"
+        ));
+    }
     let activation = config
         .get("hidden_act")
         .or_else(|| config.get("activation_function"))

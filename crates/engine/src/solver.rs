@@ -96,8 +96,17 @@ pub fn solve(s: &Scenario, target_batch: Option<u32>) -> Result<Solution, Vec<Fi
             .checked_div(per_sample.0)
             .unwrap_or(u64::from(cap));
         let candidate = u32::try_from(rule).unwrap_or(u32::MAX).clamp(1, cap);
-        // Guard the rule against rounding at the boundary.
-        largest(candidate, |b| fits(&with(s, |c| c.batch = b)).is_some())
+        // Guard the rule against rounding at the boundary. `fixed` and `per_sample` are
+        // differences of rounded totals, so the rule can also land below the boundary (the
+        // property tests found max_batch + 1 still fitting): when the next batch fits, search
+        // the whole range instead of stopping at the rule.
+        let fits_at = |b: u32| fits(&with(s, |c| c.batch = b)).is_some();
+        let hi = if candidate < cap && fits_at(candidate + 1) {
+            cap
+        } else {
+            candidate
+        };
+        largest(hi, fits_at)
     };
     let max_seq = largest(MAX_SEQ_SEARCHED, |seq| {
         fits(&with(s, |c| c.seq = seq)).is_some()
@@ -242,7 +251,12 @@ pub fn ladder(s: &Scenario) -> Vec<LadderStep> {
         |c| {
             // Saturating, as above (`gpus` is a public field; JSON can hold any u32).
             let gpus = c.gpus.saturating_mul(2).max(2);
-            let sharding = if c.mode == Mode::Inference {
+            // offload=all is only valid with zero3/fsdp, so switching to tensor made the step
+            // invalid and it was skipped, leaving an OOM scenario with an empty ladder (found by
+            // the property tests): keep the sharding that offloading needs.
+            let sharding = if c.offload == Offload::All {
+                c.sharding.as_str()
+            } else if c.mode == Mode::Inference {
                 "tensor"
             } else {
                 "zero3"

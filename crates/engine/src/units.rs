@@ -145,20 +145,16 @@ pub fn parse_size(text: &str) -> Result<Bytes, SizeError> {
     };
     // A whole number of bytes is read as an integer: above 2^53 an f64 rounds it, and
     // `format_size_exact` writes such counts as `<n>B`, which must read back exactly.
-    if scale == 1.0 {
-        if let Ok(exact) = number_text.trim().parse::<u64>() {
-            if exact <= 1_000_000_000_000_000_000 {
-                return Ok(Bytes(exact));
-            }
-        }
-    }
+    let exact = (scale == 1.0)
+        .then(|| number_text.trim().parse::<u64>().ok())
+        .flatten();
     let bytes = number * scale;
-    if bytes > 1e18 {
+    if bytes > 1e18 || exact.is_some_and(|n| n > 1_000_000_000_000_000_000) {
         return Err(SizeError(format!(
             "`{trimmed}` is larger than any GPU memory this planner handles (1 EB)"
         )));
     }
-    Ok(Bytes::from_f64(bytes))
+    Ok(exact.map_or_else(|| Bytes::from_f64(bytes), Bytes))
 }
 
 /// Writes a size so that [`parse_size`] reads back exactly the same byte count.

@@ -84,7 +84,7 @@ fn inference_llama_8b_nf4_is_4_5_gb() {
     pairs.extend([("mode", "inference"), ("weights", "nf4")]);
     let e = lesson(&pairs);
     assert_eq!(e.total_bytes, Bytes(4_500_000_000));
-    let ids: Vec<&str> = e.components.iter().map(|c| c.id.as_str()).collect();
+    let ids: Vec<&str> = e.components.iter().map(|c| c.id.as_ref()).collect();
     assert_eq!(ids, ["weights", "cuda_context"]);
 }
 

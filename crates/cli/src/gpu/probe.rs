@@ -1,7 +1,7 @@
 //! `vramfit probe`: what is on this machine's GPUs right now, as a table, as a
 //! `vramfit.snapshot/1` document (`--json`) or in gpustat's `--json` shape (`--gpustat`).
 
-use std::io::{self, Write};
+use std::io;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -40,15 +40,7 @@ pub fn probe(args: &ProbeArgs) -> ExitCode {
         Ok(snap) => render(&snap, args, users),
         Err(e) => return e.report(&mut io::stderr()),
     };
-    match io::stdout().lock().write_all(output.as_bytes()) {
-        Ok(()) => ExitCode::SUCCESS,
-        // A closed pipe (`vramfit probe | head`) is not worth a message.
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("vramfit: cannot write the output: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    crate::emit(&output)
 }
 
 fn render(snap: &Snapshot, args: &ProbeArgs, users: &dyn Fn(u32) -> Option<String>) -> String {

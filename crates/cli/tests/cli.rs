@@ -1,0 +1,598 @@
+//! The `vramfit` binary end to end (no GPU needed): `estimate --json` follows the
+//! `vramfit.estimate/1` schema and equals the engine's own estimate; the chapter-62 lesson golden
+//! holds through the CLI; the human output shows a table and the verdict; bad flags and invalid
+//! scenarios exit 2 naming each bad field without a panic; `fit`, `tables --markdown` and `list`
+//! answer; `--config` reads a Hugging Face config.json and names missing fields; `parse-smi` reads
+//! a real 8×H100 nvidia-smi capture and rejects garbage; `--from-probe` budgets against the card's
+//! total; `probe` without a driver exits 3 with its cause and the parse-smi hint; and every URL
+//! query key is a `--key` flag.
+
+use serde_json::Value;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use vramfit_engine::query::scenario_from_query;
+use vramfit_engine::scenario::KEYS;
+
+const MIB: u64 = 1 << 20;
+
+fn vramfit() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_vramfit"))
+}
+
+fn run(args: &[&str]) -> Output {
+    vramfit().args(args).output().expect("the binary runs")
+}
+
+fn run_with_stdin(args: &[&str], input: &str) -> Output {
+    let mut child = vramfit()
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    child
+        .stdin
+        .take()
+        .expect("stdin is piped")
+        .write_all(input.as_bytes())
+        .expect("stdin accepts the input");
+    child.wait_with_output().expect("the binary exits")
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Runs a command that must succeed and print exactly one JSON value.
+fn json(args: &[&str]) -> Value {
+    let out = run(args);
+    assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+    serde_json::from_str(&stdout(&out)).unwrap_or_else(|e| {
+        panic!(
+            "{args:?} did not print one JSON value: {e}\n{}",
+            stdout(&out)
+        )
+    })
+}
+
+fn assert_no_panic(out: &Output) {
+    let err = stderr(out);
+    assert!(
+        !err.contains("panicked") && !err.contains("backtrace") && !err.contains("RUST_BACKTRACE"),
+        "{err}"
+    );
+}
+
+/// A command that must be refused as bad input: exit 2, each field named, no panic.
+fn assert_rejected(args: &[&str], fields: &[&str]) -> String {
+    let out = run(args);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert_no_panic(&out);
+    assert!(out.stdout.is_empty(), "{args:?} printed {}", stdout(&out));
+    for field in fields {
+        assert!(
+            err.contains(&format!("invalid {field}: ")),
+            "{args:?} does not name {field}: {err}"
+        );
+    }
+    err
+}
+
+/// A file under the temp directory, unique to this process, removed on drop.
+struct TempFile(PathBuf);
+
+impl TempFile {
+    fn new(name: &str, contents: &str) -> TempFile {
+        let path =
+            std::env::temp_dir().join(format!("vramfit-cli-test-{}-{name}", std::process::id()));
+        std::fs::write(&path, contents).expect("temp file written");
+        TempFile(path)
+    }
+
+    fn path(&self) -> &str {
+        self.0.to_str().expect("a UTF-8 temp path")
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+fn smi_fixture(name: &str) -> String {
+    format!(
+        "{}/../smi/tests/fixtures/nvidia-smi/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+const H100_X8_TABLE: &str = "table__h100-80gb-hbm3-x8__550.90.07__linux.txt";
+
+const LLAMA_CONFIG: &str = r#"{
+  "architectures": ["LlamaForCausalLM"],
+  "model_type": "llama",
+  "hidden_size": 4096,
+  "intermediate_size": 14336,
+  "num_attention_heads": 32,
+  "num_hidden_layers": 32,
+  "num_key_value_heads": 8,
+  "vocab_size": 128256,
+  "tie_word_embeddings": false,
+  "hidden_act": "silu",
+  "rope_theta": 500000.0,
+  "torch_dtype": "bfloat16"
+}"#;
+
+/// Checks the `vramfit.estimate/1` shape and returns the total.
+fn check_estimate_json(e: &Value) -> u64 {
+    assert_eq!(e["schema"], "vramfit.estimate/1");
+    let components = e["components"].as_array().expect("components is an array");
+    assert!(!components.is_empty());
+    let mut sum = 0u64;
+    for c in components {
+        for key in ["id", "label", "formula"] {
+            assert!(
+                c[key].as_str().is_some_and(|s| !s.is_empty()),
+                "component {key}: {c}"
+            );
+        }
+        sum += c["bytes"].as_u64().unwrap_or_else(|| panic!("bytes: {c}"));
+    }
+    let total = e["total_bytes"].as_u64().expect("total_bytes is a number");
+    assert_eq!(total, sum, "total_bytes is the sum of the components");
+    assert!(
+        matches!(e["verdict"].as_str(), Some("fits" | "tight" | "oom")),
+        "verdict: {}",
+        e["verdict"]
+    );
+    total
+}
+
+#[test]
+fn estimate_json_follows_the_schema() {
+    for args in [
+        &["estimate", "--json"][..],
+        &[
+            "estimate",
+            "--json",
+            "--model",
+            "llama-3.1-8b",
+            "--mode",
+            "qlora",
+            "--checkpointing",
+            "full",
+        ],
+        &[
+            "estimate",
+            "--json",
+            "--model",
+            "qwen2.5-7b",
+            "--mode",
+            "inference",
+            "--weights",
+            "int4",
+            "--gpu",
+            "l4",
+        ],
+    ] {
+        let e = json(args);
+        check_estimate_json(&e);
+        assert!(e["components"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["id"] == "weights"));
+    }
+}
+
+#[test]
+fn the_lesson_golden_holds_through_the_cli() {
+    let e = json(&[
+        "estimate",
+        "--json",
+        "--params",
+        "8B",
+        "--layers",
+        "32",
+        "--hidden",
+        "4096",
+        "--method",
+        "lesson",
+        "--weights",
+        "fp16",
+    ]);
+    assert_eq!(check_estimate_json(&e), 97_573_741_824);
+    assert_eq!(e["method"], "lesson");
+}
+
+#[test]
+fn human_output_has_a_table_and_the_verdict() {
+    for (args, verdict) in [
+        (&["estimate"][..], "OOM"),
+        (
+            &["estimate", "--model", "smollm2-135m", "--mode", "inference"][..],
+            "FITS",
+        ),
+    ] {
+        let out = run(args);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let text = stdout(&out);
+        let mut lines = text.lines();
+        let header = lines.next().unwrap_or_default();
+        assert!(
+            header.starts_with("component")
+                && header.contains("memory")
+                && header.contains("formula"),
+            "{text}"
+        );
+        assert!(
+            text.lines().any(|l| l.starts_with("Model weights")),
+            "{text}"
+        );
+        assert!(text.contains("total per GPU"), "{text}");
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with("verdict") && l.trim_end().ends_with(verdict)),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn bad_flags_exit_2_and_name_each_field() {
+    let cases: [(&[&str], &[&str]); 5] = [
+        (&["--batch", "-1"], &["batch"]),
+        (&["--batch", "abc"], &["batch"]),
+        (&["--gpu", "nope"], &["gpu"]),
+        (&["--mode", "qlora", "--weights", "bf16"], &["weights"]),
+        (&["--vram", "0"], &["vram"]),
+    ];
+    for (flags, fields) in cases {
+        for command in ["estimate", "fit", "tables"] {
+            let mut args = vec![command];
+            args.extend_from_slice(flags);
+            assert_rejected(&args, fields);
+            args.push("--json");
+            assert_rejected(&args, fields);
+        }
+    }
+    // Several at once: every one is named, not just the first.
+    let err = assert_rejected(
+        &[
+            "estimate", "--batch", "-1", "--gpu", "nope", "--vram", "0", "--seq", "2.5",
+        ],
+        &["batch", "gpu", "vram", "seq"],
+    );
+    assert_eq!(err.lines().count(), 4, "{err}");
+    // A flag that does not exist is clap's usage error, also exit 2.
+    let out = run(&["estimate", "--batchsize", "3"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_no_panic(&out);
+    assert!(stderr(&out).contains("--batchsize"));
+}
+
+#[test]
+fn fit_json_gives_max_batch_and_a_ladder_that_ends_fitting() {
+    let scenario = [
+        "--params", "8B", "--layers", "32", "--hidden", "4096", "--mode", "full", "--batch", "4",
+        "--gpu", "t4",
+    ];
+    let mut args = vec!["fit", "--json"];
+    args.extend(scenario);
+    let fit = json(&args);
+    assert_eq!(fit["schema"], "vramfit.fit/1");
+    let object = fit.as_object().unwrap();
+    assert!(object.contains_key("max_batch"), "{fit}");
+    assert!(
+        fit["max_batch"].is_null(),
+        "a full 8B fine-tune does not fit a T4 at batch 1"
+    );
+    let ladder = fit["ladder"].as_array().expect("a ladder");
+    assert!(ladder.len() >= 3, "{fit}");
+    let (last, before) = ladder.split_last().unwrap();
+    assert_eq!(last["verdict"], "fits", "{fit}");
+    assert!(before.iter().all(|step| step["verdict"] == "oom"), "{fit}");
+    for step in ladder {
+        assert!(step["action"].as_str().is_some_and(|a| !a.is_empty()));
+    }
+
+    // Applying the last step's changes as flags gives the step's own total, and it fits. Flags
+    // may be given once each, so a change replaces the scenario's own value.
+    let mut flags: Vec<(String, String)> = scenario
+        .chunks(2)
+        .map(|kv| {
+            (
+                kv[0].trim_start_matches("--").to_string(),
+                kv[1].to_string(),
+            )
+        })
+        .collect();
+    for change in last["changes"].as_array().unwrap() {
+        let key = change[0].as_str().unwrap().to_string();
+        flags.retain(|(k, _)| *k != key);
+        flags.push((key, change[1].as_str().unwrap().to_string()));
+    }
+    let mut applied = vec!["estimate".to_string(), "--json".to_string()];
+    for (key, value) in flags {
+        applied.extend([format!("--{key}"), value]);
+    }
+    let applied: Vec<&str> = applied.iter().map(String::as_str).collect();
+    let e = json(&applied);
+    assert_eq!(e["total_bytes"], last["total_bytes"]);
+    assert_ne!(e["verdict"], "oom");
+
+    // A scenario that fits has a max batch, and a target batch splits into micro × accumulation.
+    let fit = json(&[
+        "fit",
+        "--json",
+        "--model",
+        "llama-3.1-8b",
+        "--mode",
+        "qlora",
+        "--gpu",
+        "h100-80",
+        "--target-batch",
+        "64",
+    ]);
+    let max = fit["max_batch"].as_u64().expect("a max batch");
+    let micro = fit["micro_batch"].as_u64().unwrap();
+    let accum = fit["grad_accum"].as_u64().unwrap();
+    assert!(micro <= max && micro * accum >= 64, "{fit}");
+    assert!(fit["ladder"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn tables_markdown_has_the_four_tables() {
+    let out = run(&["tables", "--markdown"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    for title in [
+        "### Inference (model loading only)",
+        "### Training (QLoRA with gradient checkpointing)",
+        "### GPU recommendations (largest preset that fits)",
+        "### VRAM budget table for GeForce RTX 4090 24GB",
+    ] {
+        assert!(text.contains(title), "missing {title}:\n{text}");
+    }
+    assert_eq!(text.matches("\n### ").count() + 1, 4, "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with('|') && l.contains("---")),
+        "{text}"
+    );
+}
+
+#[test]
+fn list_json_has_the_catalogues() {
+    let models = json(&["list", "models", "--json"]);
+    let ids: Vec<&str> = models
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["id"].as_str())
+        .collect();
+    assert!(ids.contains(&"llama-3.1-8b"), "{ids:?}");
+    let gpus = json(&["list", "gpus", "--json"]);
+    let h100 = gpus
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["id"] == "h100-80")
+        .expect("h100-80 is listed");
+    assert_eq!(h100["capacity_bytes"].as_u64(), Some(81559 * MIB));
+}
+
+#[test]
+fn config_json_gives_the_shape() {
+    let config = TempFile::new("llama-config.json", LLAMA_CONFIG);
+    let from_config = json(&[
+        "estimate",
+        "--json",
+        "--config",
+        config.path(),
+        "--mode",
+        "lora",
+    ]);
+    let from_preset = json(&[
+        "estimate",
+        "--json",
+        "--model",
+        "llama-3.1-8b",
+        "--mode",
+        "lora",
+    ]);
+    assert_eq!(from_config["total_bytes"], from_preset["total_bytes"]);
+    assert_eq!(from_config["params"], from_preset["params"]);
+    // A flag after --config overrides the config's field.
+    let fewer = json(&[
+        "estimate",
+        "--json",
+        "--config",
+        config.path(),
+        "--layers",
+        "16",
+    ]);
+    assert_eq!(fewer["scenario"]["layers"], 16);
+
+    let broken = TempFile::new("broken-config.json", r#"{"hidden_size": 4096}"#);
+    let err = assert_rejected(&["estimate", "--config", broken.path()], &["config"]);
+    for missing in ["num_hidden_layers", "num_attention_heads", "vocab_size"] {
+        assert!(err.contains(missing), "{err}");
+    }
+    assert_rejected(
+        &["estimate", "--config", "/nonexistent/config.json"],
+        &["config"],
+    );
+    let not_json = TempFile::new("not-json.json", "{ hidden_size: 4096 ");
+    let err = assert_rejected(&["fit", "--config", not_json.path()], &["config"]);
+    assert!(err.contains("not valid JSON"), "{err}");
+}
+
+/// The 8×H100 capture as parse-smi's JSON.
+fn h100_snapshot() -> Value {
+    json(&["parse-smi", &smi_fixture(H100_X8_TABLE), "--json"])
+}
+
+#[test]
+fn parse_smi_reads_a_real_capture_and_rejects_garbage() {
+    let snapshot = h100_snapshot();
+    let gpus = snapshot["gpus"].as_array().expect("gpus");
+    assert_eq!(gpus.len(), 8);
+    for gpu in gpus {
+        assert_eq!(
+            gpu["memory"]["total_bytes"].as_u64(),
+            Some(81559 * MIB),
+            "{gpu}"
+        );
+    }
+    // The same capture through stdin.
+    let capture = std::fs::read_to_string(smi_fixture(H100_X8_TABLE)).unwrap();
+    let out = run_with_stdin(&["parse-smi", "--json"], &capture);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let piped: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(piped["gpus"], snapshot["gpus"]);
+
+    for garbage in ["", "garbage\n", "{\"gpus\": 3}", "| 0 NVIDIA | 1MiB / |"] {
+        for args in [&["parse-smi"][..], &["parse-smi", "--json"]] {
+            let out = run_with_stdin(args, garbage);
+            assert_eq!(out.status.code(), Some(2), "{garbage:?}: {}", stderr(&out));
+            assert_no_panic(&out);
+            assert!(out.stdout.is_empty());
+            assert!(stderr(&out).starts_with("vramfit: "), "{}", stderr(&out));
+        }
+    }
+    let out = run(&["parse-smi", "/nonexistent/smi.txt"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_no_panic(&out);
+}
+
+#[test]
+fn from_probe_budgets_against_the_card_total() {
+    let snapshot = TempFile::new(
+        "h100-snapshot.json",
+        &serde_json::to_string(&h100_snapshot()).unwrap(),
+    );
+    let e = json(&[
+        "estimate",
+        "--json",
+        "--from-probe",
+        snapshot.path(),
+        "--model",
+        "llama-3.1-8b",
+        "--mode",
+        "lora",
+    ]);
+    assert_eq!(e["capacity_bytes"].as_u64(), Some(81559 * MIB));
+    // What the card already holds (1 MiB) counts as reserved.
+    assert_eq!(e["scenario"]["reserved"].as_u64(), Some(MIB));
+    // The raw nvidia-smi capture works as well as the JSON.
+    let raw = json(&[
+        "estimate",
+        "--json",
+        "--from-probe",
+        &smi_fixture(H100_X8_TABLE),
+        "--probe-gpu",
+        "7",
+    ]);
+    assert_eq!(raw["capacity_bytes"].as_u64(), Some(81559 * MIB));
+    assert_rejected(
+        &[
+            "estimate",
+            "--from-probe",
+            snapshot.path(),
+            "--probe-gpu",
+            "8",
+        ],
+        &["from-probe"],
+    );
+    let garbage = TempFile::new("garbage-probe.txt", "not a snapshot");
+    assert_rejected(
+        &["estimate", "--from-probe", garbage.path()],
+        &["from-probe"],
+    );
+}
+
+#[test]
+fn probe_without_a_driver_exits_3_with_the_cause_and_the_hint() {
+    let out = run(&["probe"]);
+    if out.status.success() {
+        // NVML loaded: this machine has a driver, and the no-driver path cannot be tested here.
+        return;
+    }
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert_no_panic(&out);
+    assert!(out.stdout.is_empty());
+    let lines: Vec<&str> = err.lines().collect();
+    assert!(
+        lines
+            .first()
+            .is_some_and(|l| l.starts_with("vramfit: ") && l.len() > "vramfit: ".len()),
+        "{err}"
+    );
+    assert!(
+        lines[1..]
+            .iter()
+            .any(|l| l.contains("nvidia-smi | vramfit parse-smi")),
+        "{err}"
+    );
+    assert!(lines.len() <= 3, "the cause is short: {err}");
+}
+
+#[test]
+fn every_query_key_is_a_flag() {
+    for command in ["estimate", "fit", "tables"] {
+        let out = run(&[command, "--help"]);
+        assert_eq!(out.status.code(), Some(0));
+        let help = stdout(&out);
+        for key in KEYS {
+            assert!(
+                help.contains(&format!("--{key} <")),
+                "`{command} --help` does not list --{key}:\n{help}"
+            );
+        }
+    }
+}
+
+/// Every key at once, through flags and through the URL query: the CLI's estimate is the engine's.
+#[test]
+fn flags_and_query_give_the_same_estimate() {
+    let query =
+        "model=llama-3.2-1b&params=1.2B&layers=16&hidden=2048&heads=32&kv-heads=8&head-dim=64\
+        &ffn=8192&vocab=128256&tied=true&gated=true&head=lm&mode=qlora&weights=nf4&grads=bf16\
+        &act-dtype=bf16&kv-dtype=fp8&optimizer=adamw-8bit&master-weights=false&batch=4&seq=1024\
+        &grad-accum=8&checkpointing=selective&attention=eager&lora-rank=32&lora-targets=all\
+        &double-quant=true&chunked-loss=true&method=detailed&gpu=t4&vram=15GiB&gpus=2\
+        &sharding=zero3&offload=optimizer&reserved=1GiB&margin=500MiB&context=600MiB&tight=90\
+        &units=gib&custom=RSSM%20dynamics:500MiB&custom=replay%20buffer:1GiB";
+    let (scenario, errors) = scenario_from_query(query);
+    assert!(errors.is_empty(), "{errors:?}");
+    let pairs: Vec<(&str, String)> = query
+        .split('&')
+        .map(|p| {
+            let (k, v) = p.split_once('=').unwrap();
+            (k, v.replace("%20", " "))
+        })
+        .collect();
+    let mut keys: Vec<&str> = pairs.iter().map(|(k, _)| *k).collect();
+    keys.dedup();
+    assert_eq!(keys, KEYS, "the query covers every key, in KEYS order");
+
+    let mut args = vec!["estimate".to_string(), "--json".to_string()];
+    for (key, value) in &pairs {
+        args.push(format!("--{key}"));
+        args.push(value.clone());
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let cli = json(&args);
+    let engine = serde_json::to_value(vramfit_engine::estimate(&scenario).unwrap()).unwrap();
+    assert_eq!(cli, engine);
+}

@@ -1,0 +1,41 @@
+//! Feeds arbitrary bytes to `vramfit_engine::model::parse_hf_config`, which must return (Ok or Err)
+//! without panicking; whatever shape it reads is then set on a scenario field by field, as
+//! `vramfit --config` does, and estimated and solved, which must not panic either.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use vramfit_engine::model::parse_hf_config;
+use vramfit_engine::{estimate, solver, Scenario};
+
+fuzz_target!(|data: &[u8]| {
+    let text = String::from_utf8_lossy(data);
+    let config = match parse_hf_config(&text) {
+        Ok(config) => config,
+        Err(message) => {
+            assert!(!message.is_empty());
+            return;
+        }
+    };
+    let a = config.arch;
+    for value in [a.layers, a.hidden, a.heads, a.kv_heads, a.ffn, a.vocab] {
+        assert!(value > 0, "a zero field from {text:?}");
+    }
+    let mut scenario = Scenario::default();
+    for (key, value) in [
+        ("layers", a.layers.to_string()),
+        ("hidden", a.hidden.to_string()),
+        ("heads", a.heads.to_string()),
+        ("kv-heads", a.kv_heads.to_string()),
+        ("head-dim", a.head_dim.to_string()),
+        ("ffn", a.ffn.to_string()),
+        ("vocab", a.vocab.to_string()),
+        ("tied", a.tied.to_string()),
+        ("gated", a.gated.to_string()),
+    ] {
+        let _ = scenario.set(key, &value);
+    }
+    if let Ok(e) = estimate(&scenario) {
+        assert!(e.params.is_finite() && e.trainable_params.is_finite());
+        let _ = solver::solve(&scenario, Some(64));
+    }
+});
