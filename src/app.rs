@@ -3,11 +3,19 @@
 
 use crate::browser;
 use crate::components::{
-    breakdown::Breakdown, chart_panel::ChartPanel, config_paste::ConfigPaste, controls::Controls,
-    gpu_now::GpuNow, share::Share, solver_panel::SolverPanel, summary::Summary,
+    breakdown::Breakdown,
+    chart_panel::ChartPanel,
+    config_paste::ConfigPaste,
+    controls::Controls,
+    examples::{DesktopUsage, LessonExamples},
+    gpu_now::GpuNow,
+    share::Share,
+    solver_panel::SolverPanel,
+    summary::Summary,
     tables_panel::TablesPanel,
 };
 use leptos::prelude::*;
+use vramfit_engine::examples::lesson_example;
 use vramfit_engine::query::{parse_query, scenario_from_query, scenario_to_query};
 use vramfit_engine::{estimate, Estimate, FieldError, Scenario};
 
@@ -36,6 +44,33 @@ impl PageState {
     }
 }
 
+/// The URL's scenario. `?lesson=<id>` starts from one of chapter 62's worked examples; the URL's
+/// own keys then override it (the page rewrites the URL with every field explicit).
+fn page_scenario(query: &str) -> (Scenario, Vec<FieldError>) {
+    let lesson = parse_query(query)
+        .into_iter()
+        .find(|(k, _)| k == "lesson")
+        .map(|(_, v)| v);
+    let (mut scenario, mut warnings) = scenario_from_query(query);
+    if let Some(id) = lesson {
+        match lesson_example(&id) {
+            Some(example) => {
+                let (from_lesson, _) = Scenario::from_pairs(example.pairs.iter().copied());
+                let mut merged = from_lesson;
+                for (key, value) in scenario.to_pairs() {
+                    let _ = merged.set(key, &value);
+                }
+                scenario = merged;
+            }
+            None => warnings.push(FieldError::new(
+                "lesson",
+                format!("no chapter 62 example named `{id}`"),
+            )),
+        }
+    }
+    (scenario, warnings)
+}
+
 struct Layout {
     embed: bool,
     show: Vec<String>,
@@ -59,7 +94,7 @@ fn layout_from_query(query: &str) -> Layout {
 #[component]
 pub fn App() -> impl IntoView {
     let query = browser::query();
-    let (initial, warnings) = scenario_from_query(&query);
+    let (initial, warnings) = page_scenario(&query);
     let layout = layout_from_query(&query);
     let scenario = RwSignal::new(initial);
     let url_warnings = RwSignal::new(warnings);
@@ -90,7 +125,7 @@ pub fn App() -> impl IntoView {
         browser::post_height_to_parent();
     });
     let on_popstate = move |_: web_sys::PopStateEvent| {
-        let (s, w) = scenario_from_query(&browser::query());
+        let (s, w) = page_scenario(&browser::query());
         scenario.set(s);
         url_warnings.set(w);
         form_rev.update(|r| *r += 1);
@@ -118,8 +153,10 @@ pub fn App() -> impl IntoView {
                 <section class="inputs" aria-label="Scenario">
                     <Controls/>
                     <ConfigPaste/>
+                    <DesktopUsage/>
                 </section>
                 <section class="results" aria-label="Result">
+                    <LessonExamples/>
                     <Summary/>
                     {(!embed).then(|| view! { <Share/> })}
                     {chart.then(|| view! { <ChartPanel/> })}

@@ -19,7 +19,8 @@ pub fn set_query(query: &str, push: bool) {
     let Ok(history) = w.history() else { return };
     let mut page_keys: Vec<String> = vramfit_engine::query::parse_query(&self::query())
         .into_iter()
-        .filter(|(k, _)| vramfit_engine::query::PAGE_KEYS.contains(&k.as_str()))
+        // `lesson` only seeds the first load; after that every field is explicit in the URL.
+        .filter(|(k, _)| k != "lesson" && vramfit_engine::query::PAGE_KEYS.contains(&k.as_str()))
         .map(|(k, v)| format!("{k}={}", vramfit_engine::query::percent_encode(&v)))
         .collect();
     if !query.is_empty() {

@@ -6,41 +6,11 @@ use crate::chart::{component_colour, draw, Bar, Theme};
 use leptos::html::Canvas;
 use leptos::prelude::*;
 use plotters::style::RGBColor;
+use vramfit_engine::examples::{lesson_example, LESSON_ATTEMPTS};
 use vramfit_engine::{estimate, Scenario};
 use wasm_bindgen::JsCast;
 
 const MAX_BARS: usize = 4;
-
-fn lesson_attempts() -> Vec<(String, Vec<(&'static str, &'static str)>)> {
-    let base = [
-        ("method", "lesson"),
-        ("params", "8B"),
-        ("layers", "32"),
-        ("hidden", "4096"),
-        ("gpu", "t4"),
-        ("seq", "2048"),
-    ];
-    let attempt = |label: &str, extra: &[(&'static str, &'static str)]| {
-        let mut pairs = base.to_vec();
-        pairs.extend_from_slice(extra);
-        (label.to_string(), pairs)
-    };
-    vec![
-        attempt("1. Full FT FP16", &[("mode", "full"), ("weights", "fp16")]),
-        attempt(
-            "2. FP16 weights alone",
-            &[("mode", "inference"), ("weights", "fp16")],
-        ),
-        attempt(
-            "3. QLoRA NF4",
-            &[
-                ("mode", "qlora"),
-                ("weights", "nf4"),
-                ("checkpointing", "full"),
-            ],
-        ),
-    ]
-}
 
 fn dark_mode() -> bool {
     web_sys::window()
@@ -121,20 +91,29 @@ pub fn ChartPanel() -> impl IntoView {
         });
     };
     let lesson = move |_| {
-        let mut attempts = lesson_attempts();
-        let Some((_, last)) = attempts.pop() else {
+        let attempts: Vec<_> = LESSON_ATTEMPTS
+            .iter()
+            .filter_map(|id| lesson_example(id))
+            .collect();
+        let Some((last, earlier)) = attempts.split_last() else {
             return;
         };
         compare.set(
-            attempts
-                .into_iter()
-                .map(|(label, pairs)| (label, Scenario::from_pairs(pairs).0))
+            earlier
+                .iter()
+                .map(|e| {
+                    (
+                        e.title.split(',').next().unwrap_or(e.id).to_string(),
+                        Scenario::from_pairs(e.pairs.iter().copied()).0,
+                    )
+                })
                 .collect(),
         );
         state.scenario.set(Scenario::default());
         state.apply(
             &last
-                .into_iter()
+                .pairs
+                .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect::<Vec<_>>(),
         );

@@ -4,6 +4,7 @@ pub mod breakdown;
 pub mod chart_panel;
 pub mod config_paste;
 pub mod controls;
+pub mod examples;
 pub mod gpu_now;
 pub mod share;
 pub mod solver_panel;

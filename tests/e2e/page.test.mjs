@@ -186,6 +186,29 @@ test('a pasted config.json sets the shape, and a broken one names what is missin
   assert.deepEqual(problems, []);
 });
 
+test('chapter 62 examples load by name and by button, and desktop usage fills the in-use field', async () => {
+  const page = await openPage(context, `${base}?lesson=qlora-8b-t4`, problems);
+  assert.equal(await total(page), 5_013_382_810, 'the lesson formula, 5.01 GB');
+  await page.waitForFunction(() => !location.search.includes('lesson=') && location.search.includes('method=lesson'));
+  const reloaded = await openPage(context, page.url(), problems);
+  assert.equal(await total(reloaded), 5_013_382_810, 'the rewritten URL stands on its own');
+  await reloaded.close();
+  await page.click('details.lesson-examples > summary');
+  await page.click('[data-lesson=full-ft-8b]');
+  await page.waitForFunction(() => document.querySelector('[data-testid=total]').dataset.bytes === '97573741824');
+  await page.click('[data-lesson=t4-batch4-seq1024]');
+  await page.waitForFunction(() => document.querySelector('[data-testid=verdict]').dataset.verdict === 'fits' && location.search.includes('batch=4'));
+  await page.click('details.desktop-usage > summary');
+  await page.check('#desktop-0');
+  await page.check('#desktop-2');
+  await page.waitForFunction(() => new URLSearchParams(location.search).get('reserved') === '1100MB');
+  await page.close();
+  const unknown = await openPage(context, `${base}?lesson=nope`, problems);
+  assert.deepEqual(await unknown.$$eval('[data-testid=url-warnings] li', (l) => l.map((i) => i.dataset.param)), ['lesson']);
+  await unknown.close();
+  assert.deepEqual(problems, []);
+});
+
 test('served from the site root as well as a sub-path', async () => {
   const page = await openPage(context, `${origin(server)}/?model=llama-3.1-8b`, problems);
   assert.equal(await total(page), cliEstimate('model=llama-3.1-8b').total_bytes);

@@ -4,6 +4,7 @@
 
 pub mod calibration;
 pub mod estimate;
+pub mod examples;
 pub mod gpu;
 pub mod model;
 pub mod precision;
