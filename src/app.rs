@@ -9,6 +9,7 @@ use crate::components::{
     controls::Controls,
     examples::{DesktopUsage, LessonExamples},
     gpu_now::GpuNow,
+    measured::MeasuredPanel,
     share::Share,
     solver_panel::SolverPanel,
     summary::Summary,
@@ -163,6 +164,7 @@ pub fn App() -> impl IntoView {
                     {breakdown.then(|| view! { <Breakdown/> })}
                     {solver.then(|| view! { <SolverPanel/> })}
                     {(!embed).then(|| view! { <GpuNow/> })}
+                    {(!embed).then(|| view! { <MeasuredPanel/> })}
                 </section>
             </main>
             {tables.then(|| view! { <TablesPanel/> })}

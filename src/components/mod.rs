@@ -6,6 +6,7 @@ pub mod config_paste;
 pub mod controls;
 pub mod examples;
 pub mod gpu_now;
+pub mod measured;
 pub mod share;
 pub mod solver_panel;
 pub mod summary;

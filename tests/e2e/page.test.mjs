@@ -261,6 +261,26 @@ test('pasting nvidia-smi output from five real formats calibrates the budget', a
   assert.deepEqual(problems, []);
 });
 
+test('measured vs predicted shows the error, and applying the correction makes the estimate match', async () => {
+  const query = 'model=llama-3.1-8b&mode=qlora&checkpointing=full&gpu=rtx-4090';
+  const page = await openPage(context, `${base}?${query}`, problems);
+  const predicted = await total(page);
+  const observed = predicted + 2_000_000_000;
+  await page.fill('[data-testid=measured-paste]', `${observed / 1e9}GB`);
+  const error = Number(await (await page.waitForSelector('[data-testid=measured-error]')).getAttribute('data-error-pct'));
+  assert.ok(Math.abs(error - ((predicted - observed) / observed) * 100) < 0.01, `error ${error}`);
+  await page.click('[data-testid=apply-correction]');
+  await page.waitForFunction(() => location.search.includes('context='));
+  assert.equal(await total(page), observed, 'the corrected estimate equals the observed peak');
+  const params = new URLSearchParams(new URL(page.url()).search);
+  assert.equal(cliEstimate(params.toString()).total_bytes, observed, 'the correction travels in the URL to the CLI');
+  const measurement = JSON.stringify({ schema: 'vramfit.measurement/1', peak_used_bytes: 9_000_000_000 });
+  await page.fill('[data-testid=measured-paste]', measurement);
+  await page.waitForFunction(() => document.querySelector('[data-testid=measured-error]').textContent.includes('9.00 GB'));
+  await page.close();
+  assert.deepEqual(problems, []);
+});
+
 test('axe finds no serious or critical accessibility violations', async () => {
   const axeContext = await browser.newContext({ bypassCSP: true });
   const page = await axeContext.newPage();

@@ -5,6 +5,7 @@
 
 use crate::estimate::{estimate, Estimate};
 use crate::query::scenario_from_query;
+use crate::units::{parse_size, Bytes};
 use serde::Serialize;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -193,9 +194,134 @@ pub fn summarize(comparisons: &[Comparison]) -> Vec<Summary> {
         .collect()
 }
 
+/// A peak someone observed for the scenario on their own machine.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ObservedPeak {
+    pub bytes: Bytes,
+    /// True when the figure is the whole device's use (nvidia-smi output), which also counts what
+    /// other processes hold; false for one process's peak.
+    pub includes_others: bool,
+    pub source: &'static str,
+}
+
+/// Reads an observed peak: a size (`14.2GB`, `13500MiB`, a bare number in GiB), the JSON that
+/// `vramfit run` writes (`vramfit.measurement/1`), or nvidia-smi output taken during training.
+pub fn read_observed_peak(text: &str) -> Result<ObservedPeak, String> {
+    let trimmed = text.trim();
+    if trimmed.is_empty() {
+        return Err(
+            "enter the peak you measured, or paste nvidia-smi output or vramfit run's JSON"
+                .to_string(),
+        );
+    }
+    if let Ok(value) = serde_json::from_str::<serde_json::Value>(trimmed) {
+        if value.get("schema").and_then(|s| s.as_str()) == Some("vramfit.measurement/1") {
+            let peak = value
+                .get("peak_used_bytes")
+                .and_then(|p| p.as_u64())
+                .ok_or("the measurement JSON has no peak_used_bytes")?;
+            return Ok(ObservedPeak {
+                bytes: Bytes(peak),
+                includes_others: false,
+                source: "vramfit run",
+            });
+        }
+    }
+    if let Ok(bytes) = parse_size(trimmed) {
+        return Ok(ObservedPeak {
+            bytes,
+            includes_others: false,
+            source: "entered",
+        });
+    }
+    let snapshot = crate::smi::parse(trimmed).map_err(|e| e.to_string())?;
+    let used = snapshot
+        .gpus
+        .first()
+        .and_then(|g| g.memory.used_bytes)
+        .ok_or("that nvidia-smi output does not say how much memory is used")?;
+    Ok(ObservedPeak {
+        bytes: Bytes(used),
+        includes_others: true,
+        source: "nvidia-smi",
+    })
+}
+
+/// How far the estimate is from an observed peak, and the CUDA-context setting that would make
+/// this user's later estimates match their machine.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Correction {
+    /// The estimate on the observed figure's footing (plus in-use memory for device-wide figures).
+    pub predicted: Bytes,
+    pub observed: Bytes,
+    /// (predicted − observed) / observed × 100.
+    pub error_pct: f64,
+    pub corrected_context: Bytes,
+}
+
+pub fn correction(
+    estimate: &Estimate,
+    reserved: Bytes,
+    context: Bytes,
+    peak: ObservedPeak,
+) -> Correction {
+    let predicted = if peak.includes_others {
+        estimate.total_bytes.saturating_add(reserved)
+    } else {
+        estimate.total_bytes
+    };
+    let observed = peak.bytes;
+    let difference = observed.as_f64() - predicted.as_f64();
+    Correction {
+        predicted,
+        observed,
+        error_pct: if observed.0 == 0 {
+            f64::NAN
+        } else {
+            -difference / observed.as_f64() * 100.0
+        },
+        corrected_context: Bytes::from_f64(context.as_f64() + difference),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn observed_peaks_read_sizes_measurements_and_nvidia_smi() {
+        assert_eq!(
+            read_observed_peak("14.2GB").unwrap().bytes,
+            Bytes(14_200_000_000)
+        );
+        let json = r#"{"schema":"vramfit.measurement/1","peak_used_bytes":12345678901}"#;
+        assert_eq!(
+            read_observed_peak(json).unwrap().bytes,
+            Bytes(12_345_678_901)
+        );
+        let smi = "memory.used [MiB], memory.total [MiB]\n8192 MiB, 16376 MiB\n";
+        let peak = read_observed_peak(smi).unwrap();
+        assert_eq!(peak.bytes, Bytes(8192 * 1_048_576));
+        assert!(peak.includes_others);
+        assert!(read_observed_peak("no idea").is_err());
+        assert!(read_observed_peak("").is_err());
+    }
+
+    #[test]
+    fn applying_the_correction_makes_the_estimate_match() {
+        let s = crate::Scenario::default();
+        let e = estimate(&s).unwrap();
+        let observed = ObservedPeak {
+            bytes: Bytes(e.total_bytes.0 + 1_000_000_000),
+            includes_others: false,
+            source: "entered",
+        };
+        let c = correction(&e, s.reserved, s.context, observed);
+        assert!(c.error_pct < 0.0, "the estimate was low");
+        let mut corrected = s.clone();
+        corrected.context = c.corrected_context;
+        assert_eq!(estimate(&corrected).unwrap().total_bytes, observed.bytes);
+    }
 
     #[test]
     fn csv_fields_honour_quotes() {
