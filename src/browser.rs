@@ -44,6 +44,23 @@ pub fn href() -> String {
         .unwrap_or_default()
 }
 
+/// Saves `url` (a data: URL) as a file, through a temporary download link.
+pub fn download(url: &str, filename: &str) {
+    use wasm_bindgen::JsCast;
+    let Some(document) = window().and_then(|w| w.document()) else {
+        return;
+    };
+    if let Some(link) = document
+        .create_element("a")
+        .ok()
+        .and_then(|a| a.dyn_into::<web_sys::HtmlAnchorElement>().ok())
+    {
+        link.set_href(url);
+        link.set_download(filename);
+        link.click();
+    }
+}
+
 pub fn copy_text(text: &str) {
     if let Some(w) = window() {
         let _ = w.navigator().clipboard().write_text(text);

@@ -2,13 +2,13 @@
 //! three attempts in one click) and PNG export. Drawing itself lives in `crate::chart`.
 
 use crate::app::PageState;
+use crate::browser::download;
 use crate::chart::{component_colour, draw, Bar, Theme};
 use leptos::html::Canvas;
 use leptos::prelude::*;
 use plotters::style::RGBColor;
 use vramfit_engine::examples::{lesson_example, LESSON_ATTEMPTS};
 use vramfit_engine::{estimate, Scenario};
-use wasm_bindgen::JsCast;
 
 const MAX_BARS: usize = 4;
 
@@ -119,23 +119,11 @@ pub fn ChartPanel() -> impl IntoView {
         );
     };
     let export_png = move |_| {
-        let Some(canvas) = canvas_ref.get_untracked() else {
-            return;
-        };
-        let Ok(url) = canvas.to_data_url() else {
-            return;
-        };
-        let Some(document) = web_sys::window().and_then(|w| w.document()) else {
-            return;
-        };
-        if let Some(link) = document
-            .create_element("a")
-            .ok()
-            .and_then(|a| a.dyn_into::<web_sys::HtmlAnchorElement>().ok())
+        if let Some(url) = canvas_ref
+            .get_untracked()
+            .and_then(|c| c.to_data_url().ok())
         {
-            link.set_href(&url);
-            link.set_download("vramfit-memory-stack.png");
-            link.click();
+            download(&url, "vramfit-memory-stack.png");
         }
     };
 

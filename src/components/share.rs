@@ -2,11 +2,10 @@
 //! engine's JSON (the same serde form `vramfit estimate --json` prints under "scenario").
 
 use crate::app::PageState;
-use crate::browser::{copy_text, href};
+use crate::browser::{copy_text, download, href};
 use leptos::prelude::*;
 use vramfit_engine::query::scenario_to_query;
 use vramfit_engine::Scenario;
-use wasm_bindgen::JsCast;
 
 fn page_base() -> String {
     href()
@@ -32,21 +31,11 @@ pub fn Share() -> impl IntoView {
         let json = state
             .scenario
             .with_untracked(|s| serde_json::to_string_pretty(s).unwrap_or_default());
-        let Some(document) = web_sys::window().and_then(|w| w.document()) else {
-            return;
-        };
-        if let Some(link) = document
-            .create_element("a")
-            .ok()
-            .and_then(|a| a.dyn_into::<web_sys::HtmlAnchorElement>().ok())
-        {
-            link.set_href(&format!(
-                "data:application/json;charset=utf-8,{}",
-                vramfit_engine::query::percent_encode(&json)
-            ));
-            link.set_download("vramfit-scenario.json");
-            link.click();
-        }
+        let url = format!(
+            "data:application/json;charset=utf-8,{}",
+            vramfit_engine::query::percent_encode(&json)
+        );
+        download(&url, "vramfit-scenario.json");
     };
     let import_text = RwSignal::new(String::new());
     let import = move |_| {
