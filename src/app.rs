@@ -95,8 +95,15 @@ fn layout_from_query(query: &str) -> Layout {
 #[component]
 pub fn App() -> impl IntoView {
     let query = browser::query();
-    let (initial, warnings) = page_scenario(&query);
+    let (mut initial, warnings) = page_scenario(&query);
     let layout = layout_from_query(&query);
+    // A saved calibration applies only to the full page, and never overrides the URL.
+    let url_sets_context = parse_query(&query).iter().any(|(k, _)| k == "context");
+    if !layout.embed && !url_sets_context {
+        if let Some(saved) = browser::saved_correction() {
+            let _ = initial.set("context", &saved);
+        }
+    }
     let scenario = RwSignal::new(initial);
     let url_warnings = RwSignal::new(warnings);
     let field_errors = RwSignal::new(Vec::<FieldError>::new());

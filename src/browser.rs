@@ -61,6 +61,63 @@ pub fn download(url: &str, filename: &str) {
     }
 }
 
+/// This browser's saved calibration (the `context` field), used when the URL does not set one.
+/// Storage can be missing or blocked (embedded frames, private modes): then nothing is saved.
+const CORRECTION_KEY: &str = "vramfit.context";
+
+pub fn saved_correction() -> Option<String> {
+    window()?
+        .local_storage()
+        .ok()??
+        .get_item(CORRECTION_KEY)
+        .ok()?
+}
+
+pub fn save_correction(value: Option<&str>) {
+    let Some(storage) = window().and_then(|w| w.local_storage().ok().flatten()) else {
+        return;
+    };
+    let _ = match value {
+        Some(v) => storage.set_item(CORRECTION_KEY, v),
+        None => storage.remove_item(CORRECTION_KEY),
+    };
+}
+
+/// Reads the first file dropped on a paste area as text, refusing anything over 1 MiB before
+/// reading it (the parsers refuse larger input anyway).
+pub fn read_dropped_file(
+    event: &web_sys::DragEvent,
+    on_text: impl FnOnce(Result<String, String>) + 'static,
+) {
+    use wasm_bindgen::closure::Closure;
+    use wasm_bindgen::JsCast;
+    event.prevent_default();
+    let Some(file) = event
+        .data_transfer()
+        .and_then(|d| d.files())
+        .and_then(|f| f.get(0))
+    else {
+        return;
+    };
+    if file.size() > (1 << 20) as f64 {
+        on_text(Err(format!(
+            "{} is over 1 MiB; drop the text nvidia-smi printed",
+            file.name()
+        )));
+        return;
+    }
+    let Ok(reader) = web_sys::FileReader::new() else {
+        return;
+    };
+    let handle = reader.clone();
+    let on_load = Closure::once_into_js(move || {
+        let text = handle.result().ok().and_then(|r| r.as_string());
+        on_text(text.ok_or_else(|| "the dropped file is not text".to_string()));
+    });
+    reader.set_onload(Some(on_load.unchecked_ref()));
+    let _ = reader.read_as_text(&file);
+}
+
 pub fn copy_text(text: &str) {
     if let Some(w) = window() {
         let _ = w.navigator().clipboard().write_text(text);

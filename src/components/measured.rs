@@ -3,10 +3,12 @@
 //! difference into this machine's CUDA-context overhead, kept in the URL with everything else.
 
 use crate::app::PageState;
+use crate::browser;
 use leptos::prelude::*;
 use vramfit_engine::calibration::{correction, read_observed_peak};
 use vramfit_engine::precision::Method;
 use vramfit_engine::units::format_size_exact;
+use vramfit_engine::Scenario;
 
 #[component]
 pub fn MeasuredPanel() -> impl IntoView {
@@ -27,11 +29,24 @@ pub fn MeasuredPanel() -> impl IntoView {
             <label for="measured-peak">"The peak you observed: a size (14.2GB, 13500MiB), nvidia-smi output from during the run, or "
                 <code>"vramfit run"</code> "'s measurement JSON"</label>
             <textarea id="measured-peak" data-testid="measured-paste" rows="3" spellcheck="false"
-                on:input=move |ev| text.set(event_target_value(&ev))></textarea>
+                on:input=move |ev| text.set(event_target_value(&ev))
+                on:dragover=|ev: web_sys::DragEvent| ev.prevent_default()
+                on:drop=move |ev: web_sys::DragEvent| {
+                    let target = event_target::<web_sys::HtmlTextAreaElement>(&ev);
+                    crate::browser::read_dropped_file(&ev, move |result| {
+                        let content = result.unwrap_or_else(|message| message);
+                        target.set_value(&content);
+                        text.set(content);
+                    });
+                }></textarea>
             {move || peak.get().and_then(Result::err).map(|e| view! { <p class="field-error" role="alert">{e}</p> })}
             {move || result.get().map(|c| {
                 let units = state.scenario.with_untracked(|s| s.units);
-                let apply = move |_| state.apply(&[("context".to_string(), format_size_exact(c.corrected_context))]);
+                let apply = move |_| {
+                    let context = format_size_exact(c.corrected_context);
+                    browser::save_correction(Some(&context));
+                    state.apply(&[("context".to_string(), context)]);
+                };
                 view! {
                     <p data-testid="measured-error" data-error-pct=format!("{:.2}", c.error_pct)>
                         "Predicted " {c.predicted.display(units)} ", observed " {c.observed.display(units)} ": "
@@ -43,7 +58,14 @@ pub fn MeasuredPanel() -> impl IntoView {
                     {move || lesson().then(|| view! { <p class="note">"The lesson method's overhead is fixed at 0.5 GB; switch to detailed to calibrate."</p> })}
                 }
             })}
-            <p class="note">"The correction is the CUDA-context field; reset it there (512MiB is the default)."</p>
+            <p class="note">
+                "Current correction: CUDA context " {move || format_size_exact(state.scenario.with(|s| s.context))} " "
+                <button type="button" data-testid="reset-correction" on:click=move |_| {
+                    browser::save_correction(None);
+                    state.apply(&[("context".to_string(), format_size_exact(Scenario::default().context))]);
+                }>"Reset"</button>
+                " (saved in this browser when not embedded)"
+            </p>
         </section>
     }
 }

@@ -254,6 +254,16 @@ test('pasting nvidia-smi output from five real formats calibrates the budget', a
     if (gpus > 1) await page.screenshot({ path: path.join(ARTIFACTS, 'calibrated-8xh100.png'), fullPage: true });
     await page.close();
   }
+  const dropped = await openPage(context, base, problems);
+  const xml = fs.readFileSync(path.join(FIXTURES, 'xml__a100-sxm4-80gb-x4__535.54.03.xml'), 'utf8');
+  await dropped.evaluate((text) => {
+    const files = new DataTransfer();
+    files.items.add(new File([text], 'nvidia-smi.xml', { type: 'text/xml' }));
+    document.querySelector('[data-testid=smi-paste]').dispatchEvent(new DragEvent('drop', { dataTransfer: files, bubbles: true, cancelable: true }));
+  }, xml);
+  await dropped.waitForFunction(() => document.querySelector('[data-testid=gpu-card]')?.dataset.total === String(81920 * 1048576));
+  await dropped.close();
+
   const page = await openPage(context, base, problems);
   await page.fill('[data-testid=smi-paste]', 'this is not nvidia-smi output');
   await page.waitForSelector('[data-testid=smi-error]');
@@ -278,6 +288,19 @@ test('measured vs predicted shows the error, and applying the correction makes t
   await page.fill('[data-testid=measured-paste]', measurement);
   await page.waitForFunction(() => document.querySelector('[data-testid=measured-error]').textContent.includes('9.00 GB'));
   await page.close();
+
+  // The correction is remembered by this browser for the full page, never for embeds or over the URL.
+  const again = await openPage(context, `${base}?${query}`, problems);
+  assert.equal(await total(again), observed, 'a saved correction applies on the next visit');
+  const embedded = await openPage(context, `${base}?embed=1&${query}`, problems);
+  assert.equal(await total(embedded), predicted, 'embeds ignore the saved correction');
+  await embedded.close();
+  await again.click('[data-testid=reset-correction]');
+  await again.waitForFunction((p) => Number(document.querySelector('[data-testid=total]').dataset.bytes) === p, predicted);
+  await again.close();
+  const afterReset = await openPage(context, `${base}?${query}`, problems);
+  assert.equal(await total(afterReset), predicted, 'reset forgets it');
+  await afterReset.close();
   assert.deepEqual(problems, []);
 });
 
