@@ -4,7 +4,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { serve, origin, launch, cliEstimate, openPage, colouredColumns, bars, DIST, ARTIFACTS, SUB_PATH } from './harness.mjs';
+import { execFileSync } from 'node:child_process';
+import { serve, origin, launch, cliEstimate, openPage, colouredColumns, bars, BIN, DIST, ARTIFACTS, SUB_PATH } from './harness.mjs';
 
 const SCENARIOS = [
   '',
@@ -254,6 +255,17 @@ test('pasting nvidia-smi output from five real formats calibrates the budget', a
     if (gpus > 1) await page.screenshot({ path: path.join(ARTIFACTS, 'calibrated-8xh100.png'), fullPage: true });
     await page.close();
   }
+  // `vramfit probe --json` (here replaying a recorded snapshot: no GPU on CI) imports the same way.
+  const probeJson = execFileSync(BIN, ['probe', '--replay', 'crates/cli/tests/fixtures/gpu/replay-h100-probe.json', '--json'], { encoding: 'utf8' });
+  const probed = await openPage(context, `${base}?model=llama-3.1-8b&mode=qlora`, problems);
+  await probed.fill('[data-testid=smi-paste]', probeJson);
+  const probedTotal = JSON.parse(probeJson).gpus[0].memory.total_bytes;
+  await probed.waitForFunction((t) => document.querySelector('[data-testid=gpu-card]')?.dataset.total === String(t), probedTotal);
+  await probed.click('[data-testid=use-gpu] >> nth=0');
+  await probed.waitForFunction(() => location.search.includes('vram='));
+  assert.equal(cliEstimate(new URL(probed.url()).search.slice(1)).capacity_bytes, probedTotal);
+  await probed.close();
+
   const dropped = await openPage(context, base, problems);
   const xml = fs.readFileSync(path.join(FIXTURES, 'xml__a100-sxm4-80gb-x4__535.54.03.xml'), 'utf8');
   await dropped.evaluate((text) => {
