@@ -2,6 +2,7 @@
 //! and plan against that card's real total and what is already in use.
 
 use crate::app::PageState;
+use crate::components::paste_area::PasteArea;
 use leptos::prelude::*;
 use vramfit_engine::smi::{parse, Snapshot};
 use vramfit_engine::units::format_size_exact;
@@ -36,17 +37,7 @@ pub fn GpuNow() -> impl IntoView {
         <section class="panel gpu-now" aria-label="Your GPU right now">
             <h2>"Your GPU right now"</h2>
             <label for="smi-paste">"Paste (or drop a file with) the output of " <code>"nvidia-smi"</code> " (table, CSV, -q, -q -x, -L, gpustat --json or vramfit probe --json)"</label>
-            <textarea id="smi-paste" data-testid="smi-paste" rows="6" spellcheck="false"
-                on:input=move |ev| pasted.set(event_target_value(&ev))
-                on:dragover=|ev: web_sys::DragEvent| ev.prevent_default()
-                on:drop=move |ev: web_sys::DragEvent| {
-                    let target = event_target::<web_sys::HtmlTextAreaElement>(&ev);
-                    crate::browser::read_dropped_file(&ev, move |result| {
-                        let content = result.unwrap_or_else(|message| message);
-                        target.set_value(&content);
-                        pasted.set(content);
-                    });
-                }></textarea>
+            <PasteArea id="smi-paste" testid="smi-paste" rows=6 text=pasted/>
             {move || parsed.get().map(|result| match result {
                 Err(message) => view! { <p class="field-error" role="alert" data-testid="smi-error">{message}</p> }.into_any(),
                 Ok(snapshot) => {

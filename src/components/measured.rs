@@ -4,6 +4,7 @@
 
 use crate::app::PageState;
 use crate::browser;
+use crate::components::paste_area::PasteArea;
 use leptos::prelude::*;
 use vramfit_engine::calibration::{correction, read_observed_peak};
 use vramfit_engine::precision::Method;
@@ -28,17 +29,7 @@ pub fn MeasuredPanel() -> impl IntoView {
             <h2>"Measured vs predicted"</h2>
             <label for="measured-peak">"The peak you observed: a size (14.2GB, 13500MiB), nvidia-smi output from during the run, or "
                 <code>"vramfit run"</code> "'s measurement JSON"</label>
-            <textarea id="measured-peak" data-testid="measured-paste" rows="3" spellcheck="false"
-                on:input=move |ev| text.set(event_target_value(&ev))
-                on:dragover=|ev: web_sys::DragEvent| ev.prevent_default()
-                on:drop=move |ev: web_sys::DragEvent| {
-                    let target = event_target::<web_sys::HtmlTextAreaElement>(&ev);
-                    crate::browser::read_dropped_file(&ev, move |result| {
-                        let content = result.unwrap_or_else(|message| message);
-                        target.set_value(&content);
-                        text.set(content);
-                    });
-                }></textarea>
+            <PasteArea id="measured-peak" testid="measured-paste" rows=3 text=text/>
             {move || peak.get().and_then(Result::err).map(|e| view! { <p class="field-error" role="alert">{e}</p> })}
             {move || result.get().map(|c| {
                 let units = state.scenario.with_untracked(|s| s.units);

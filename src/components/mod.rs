@@ -7,6 +7,7 @@ pub mod controls;
 pub mod examples;
 pub mod gpu_now;
 pub mod measured;
+pub mod paste_area;
 pub mod share;
 pub mod solver_panel;
 pub mod summary;
