@@ -790,15 +790,7 @@ fn check_config(text: &str) -> Result<(), TestCaseError> {
             // What the CLI does with a config: set each field, then estimate. Fields past the
             // engine's limits are rejected by name, never a panic.
             let mut s = Scenario::default();
-            for (key, value) in [
-                ("layers", a.layers.to_string()),
-                ("hidden", a.hidden.to_string()),
-                ("heads", a.heads.to_string()),
-                ("kv-heads", a.kv_heads.to_string()),
-                ("head-dim", a.head_dim.to_string()),
-                ("ffn", a.ffn.to_string()),
-                ("vocab", a.vocab.to_string()),
-            ] {
+            for (key, value) in a.pairs() {
                 let _ = s.set(key, &value);
             }
             if let Ok(e) = estimate(&s) {

@@ -94,6 +94,21 @@ impl Snapshot {
 
     /// Adds a warning once. Past [`MAX_WARNINGS`] the rest are dropped with a note, which keeps
     /// the duplicate check cheap on hostile input with thousands of distinct problems.
+    /// `-q` and XML state how many GPUs are attached; a paste that lists fewer was cut short or
+    /// narrowed with `-i`, so the GPU indices may not be the driver's.
+    pub(crate) fn check_attached(&mut self, attached: Option<u32>, what: &str) {
+        if let Some(attached) = attached {
+            if attached as usize != self.gpus.len() {
+                let message = format!(
+                    "the {what} says {attached} GPUs are attached but lists {}; was it cut short or \
+                     narrowed with `-i`?",
+                    self.gpus.len()
+                );
+                self.warn(message);
+            }
+        }
+    }
+
     pub(crate) fn warn(&mut self, message: impl Into<String>) {
         const OMITTED: &str = "further warnings were omitted";
         if self.warnings.len() >= MAX_WARNINGS {

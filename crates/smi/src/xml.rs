@@ -65,16 +65,7 @@ pub(crate) fn parse(text: &str) -> Snapshot {
     }
     p.close_mig();
     p.close_process();
-    if let Some(attached) = p.attached {
-        if attached as usize != p.snap.gpus.len() {
-            let message = format!(
-                "the log says {attached} GPUs are attached but lists {}; was it cut short or \
-                 narrowed with `-i`?",
-                p.snap.gpus.len()
-            );
-            p.snap.warn(message);
-        }
-    }
+    p.snap.check_attached(p.attached, "log");
     p.snap
 }
 

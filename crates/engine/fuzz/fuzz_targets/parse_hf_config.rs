@@ -21,17 +21,7 @@ fuzz_target!(|data: &[u8]| {
         assert!(value > 0, "a zero field from {text:?}");
     }
     let mut scenario = Scenario::default();
-    for (key, value) in [
-        ("layers", a.layers.to_string()),
-        ("hidden", a.hidden.to_string()),
-        ("heads", a.heads.to_string()),
-        ("kv-heads", a.kv_heads.to_string()),
-        ("head-dim", a.head_dim.to_string()),
-        ("ffn", a.ffn.to_string()),
-        ("vocab", a.vocab.to_string()),
-        ("tied", a.tied.to_string()),
-        ("gated", a.gated.to_string()),
-    ] {
+    for (key, value) in a.pairs() {
         let _ = scenario.set(key, &value);
     }
     if let Ok(e) = estimate(&scenario) {
