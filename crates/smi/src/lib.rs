@@ -27,6 +27,8 @@ mod values;
 mod version;
 mod xml;
 
+use std::borrow::Cow;
+
 pub use snapshot::{Gpu, Memory, MigDevice, Process, Snapshot, SourceFormat, SCHEMA};
 
 /// The largest input [`parse`] accepts, in bytes. The biggest real outputs (`-q -x` on an 8-GPU
@@ -198,9 +200,39 @@ fn smi_failure(text: &str) -> Option<String> {
 }
 
 /// Undoes what copying through terminals, chat apps and Markdown does to a paste: a byte-order
-/// mark, CRLF line ends, ANSI colour codes, code fences, and shell prompt lines.
-fn normalize(text: &str) -> String {
+/// mark, CRLF line ends, ANSI colour codes, code fences, and shell prompt lines. The final line
+/// end goes too.
+///
+/// A clean paste (the usual case) is returned borrowed: this runs on every paste and every fuzz
+/// input, and copying was most of the parse time.
+fn normalize(text: &str) -> Cow<'_, str> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let bytes = text.as_bytes();
+    let text = if bytes.contains(&b'\r') || bytes.contains(&0x1b) {
+        Cow::Owned(strip_carriage_returns_and_ansi(text))
+    } else {
+        Cow::Borrowed(text)
+    };
+    // Every kind of noise line has one of these; checking the whole text at once is far cheaper
+    // than looking at each line.
+    let may_have_noise = ["``", "$ ", ":\\"].iter().any(|mark| text.contains(mark));
+    if may_have_noise && text.lines().any(is_paste_noise) {
+        let kept: Vec<&str> = text.lines().filter(|l| !is_paste_noise(l)).collect();
+        return Cow::Owned(kept.join("\n"));
+    }
+    match text {
+        Cow::Borrowed(t) => Cow::Borrowed(t.strip_suffix('\n').unwrap_or(t)),
+        Cow::Owned(mut t) => {
+            if t.ends_with('\n') {
+                t.pop();
+            }
+            Cow::Owned(t)
+        }
+    }
+}
+
+/// Turns CRLF and lone CR into LF and drops ANSI CSI sequences (`ESC [ parameters… final`).
+fn strip_carriage_returns_and_ansi(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
@@ -211,7 +243,6 @@ fn normalize(text: &str) -> String {
                 }
             }
             '\u{1b}' => {
-                // CSI: ESC [ parameters… final byte in @..~
                 if chars.peek() == Some(&'[') {
                     chars.next();
                     for c in chars.by_ref() {
@@ -224,10 +255,7 @@ fn normalize(text: &str) -> String {
             _ => out.push(c),
         }
     }
-    out.lines()
-        .filter(|l| !is_paste_noise(l))
-        .collect::<Vec<_>>()
-        .join("\n")
+    out
 }
 
 /// A Markdown code fence or a shell prompt line such as `user@host:~$ nvidia-smi`,
