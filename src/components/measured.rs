@@ -21,7 +21,10 @@ pub fn MeasuredPanel() -> impl IntoView {
         let peak = peak.get()?.ok()?;
         let estimate = state.estimate.get()?;
         let (reserved, context) = state.scenario.with(|s| (s.reserved, s.context));
-        Some(correction(&estimate, reserved, context, peak))
+        Some((
+            correction(&estimate, reserved, context, peak.clone()),
+            peak.source,
+        ))
     });
     let lesson = move || state.scenario.with(|s| s.method == Method::Lesson);
     view! {
@@ -31,7 +34,7 @@ pub fn MeasuredPanel() -> impl IntoView {
                 <code>"vramfit run"</code> "'s measurement JSON"</label>
             <PasteArea id="measured-peak" testid="measured-paste" rows=3 text=text/>
             {move || peak.get().and_then(Result::err).map(|e| view! { <p class="field-error" role="alert">{e}</p> })}
-            {move || result.get().map(|c| {
+            {move || result.get().map(|(c, source)| {
                 let units = state.scenario.with_untracked(|s| s.units);
                 let apply = move |_| {
                     let context = format_size_exact(c.corrected_context);
@@ -39,8 +42,8 @@ pub fn MeasuredPanel() -> impl IntoView {
                     state.apply(&[("context".to_string(), context)]);
                 };
                 view! {
-                    <p data-testid="measured-error" data-error-pct=format!("{:.2}", c.error_pct)>
-                        "Predicted " {c.predicted.display(units)} ", observed " {c.observed.display(units)} ": "
+                    <p data-testid="measured-error" data-error-pct=format!("{:.2}", c.error_pct) data-observed=c.observed.0.to_string()>
+                        "Predicted " {c.predicted.display(units)} ", observed " {c.observed.display(units)} " (" {source} "): "
                         <strong>{format!("{:+.1}%", c.error_pct)}</strong>
                     </p>
                     <button type="button" data-testid="apply-correction" disabled=lesson on:click=apply>

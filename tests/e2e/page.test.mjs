@@ -3,6 +3,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { serve, origin, launch, cliEstimate, openPage, colouredColumns, bars, BIN, DIST, ARTIFACTS, SUB_PATH } from './harness.mjs';
@@ -296,9 +297,15 @@ test('measured vs predicted shows the error, and applying the correction makes t
   assert.equal(await total(page), observed, 'the corrected estimate equals the observed peak');
   const params = new URLSearchParams(new URL(page.url()).search);
   assert.equal(cliEstimate(params.toString()).total_bytes, observed, 'the correction travels in the URL to the CLI');
-  const measurement = JSON.stringify({ schema: 'vramfit.measurement/1', peak_used_bytes: 9_000_000_000 });
+  // What `vramfit run` writes (sampling a replayed two-GPU recording: no GPU on CI) is read from
+  // its fullest GPU, as the estimate is per GPU.
+  const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'vramfit-run-')), 'measurement.json');
+  execFileSync(BIN, ['run', '--replay', 'crates/cli/tests/fixtures/gpu/replay-watch-climb-gpu1-lost.json', '--interval', '50ms', '--out', out, '--', 'sleep', '0.5'], { stdio: 'ignore' });
+  const measurement = fs.readFileSync(out, 'utf8');
+  const fullest = Math.max(...JSON.parse(measurement).gpus.map((g) => g.peak_used_bytes));
   await page.fill('[data-testid=measured-paste]', measurement);
-  await page.waitForFunction(() => document.querySelector('[data-testid=measured-error]').textContent.includes('9.00 GB'));
+  await page.waitForFunction((b) => document.querySelector('[data-testid=measured-error]')?.dataset.observed === String(b), fullest);
+  assert.match(await page.textContent('[data-testid=measured-error]'), /vramfit run, GPU \d, the fullest of 2/);
   await page.close();
 
   // The correction is remembered by this browser for the full page, never for embeds or over the URL.

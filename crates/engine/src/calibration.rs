@@ -4,6 +4,7 @@
 //! Pure text in, numbers out: `cargo xtask accuracy` prints them and a test holds the line.
 
 use crate::estimate::{estimate, Estimate};
+use crate::measurement::{Measurement, MEASUREMENT_SCHEMA};
 use crate::query::scenario_from_query;
 use crate::units::{parse_size, Bytes};
 use serde::Serialize;
@@ -194,14 +195,16 @@ pub fn summarize(comparisons: &[Comparison]) -> Vec<Summary> {
         .collect()
 }
 
-/// A peak someone observed for the scenario on their own machine.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// A peak someone observed for the scenario on their own machine, on one GPU: the estimate is
+/// per GPU, so a multi-GPU figure is read from its fullest GPU.
+#[derive(Clone, Debug, PartialEq)]
 pub struct ObservedPeak {
     pub bytes: Bytes,
     /// True when the figure is the whole device's use (nvidia-smi output), which also counts what
     /// other processes hold; false for one process's peak.
     pub includes_others: bool,
-    pub source: &'static str,
+    /// Where the figure came from, for the reader: "entered", "vramfit run, GPU 1 (the fullest of 4)".
+    pub source: String,
 }
 
 /// Reads an observed peak: a size (`14.2GB`, `13500MiB`, a bare number in GiB), the JSON that
@@ -215,36 +218,59 @@ pub fn read_observed_peak(text: &str) -> Result<ObservedPeak, String> {
         );
     }
     if let Ok(value) = serde_json::from_str::<serde_json::Value>(trimmed) {
-        if value.get("schema").and_then(|s| s.as_str()) == Some("vramfit.measurement/1") {
-            let peak = value
-                .get("peak_used_bytes")
-                .and_then(|p| p.as_u64())
-                .ok_or("the measurement JSON has no peak_used_bytes")?;
-            return Ok(ObservedPeak {
-                bytes: Bytes(peak),
-                includes_others: false,
-                source: "vramfit run",
-            });
+        if value.get("schema").and_then(|s| s.as_str()) == Some(MEASUREMENT_SCHEMA) {
+            return observed_in_measurement(value);
         }
     }
     if let Ok(bytes) = parse_size(trimmed) {
         return Ok(ObservedPeak {
             bytes,
             includes_others: false,
-            source: "entered",
+            source: "entered".to_string(),
         });
     }
     let snapshot = crate::smi::parse(trimmed).map_err(|e| e.to_string())?;
-    let used = snapshot
+    let gpu_count = snapshot.gpus.len();
+    let (index, used) = snapshot
         .gpus
-        .first()
-        .and_then(|g| g.memory.used_bytes)
+        .iter()
+        .enumerate()
+        .filter_map(|(position, g)| {
+            Some((g.index.unwrap_or(position as u32), g.memory.used_bytes?))
+        })
+        .max_by_key(|&(_, used)| used)
         .ok_or("that nvidia-smi output does not say how much memory is used")?;
     Ok(ObservedPeak {
         bytes: Bytes(used),
         includes_others: true,
-        source: "nvidia-smi",
+        source: format!("nvidia-smi, {}", which_gpu(index, gpu_count)),
     })
+}
+
+fn observed_in_measurement(value: serde_json::Value) -> Result<ObservedPeak, String> {
+    let measurement: Measurement = serde_json::from_value(value).map_err(|e| {
+        format!("this vramfit.measurement/1 document is incomplete or altered ({e}); paste the file `vramfit run` wrote")
+    })?;
+    let (bytes, gpu) = match measurement.fullest_gpu() {
+        Some(g) => (
+            g.peak_used_bytes,
+            which_gpu(g.index, measurement.gpus.len()),
+        ),
+        None => (measurement.peak_used_bytes, "no GPU listed".to_string()),
+    };
+    Ok(ObservedPeak {
+        bytes: Bytes(bytes),
+        includes_others: false,
+        source: format!("vramfit run, {gpu}"),
+    })
+}
+
+fn which_gpu(index: u32, count: usize) -> String {
+    if count > 1 {
+        format!("GPU {index}, the fullest of {count}")
+    } else {
+        format!("GPU {index}")
+    }
 }
 
 /// How far the estimate is from an observed peak, and the CUDA-context setting that would make
@@ -287,6 +313,7 @@ pub fn correction(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::measurement::{Accounting, ExitInfo, MeasuredGpu};
 
     #[test]
     fn observed_peaks_read_sizes_measurements_and_nvidia_smi() {
@@ -294,17 +321,74 @@ mod tests {
             read_observed_peak("14.2GB").unwrap().bytes,
             Bytes(14_200_000_000)
         );
-        let json = r#"{"schema":"vramfit.measurement/1","peak_used_bytes":12345678901}"#;
-        assert_eq!(
-            read_observed_peak(json).unwrap().bytes,
-            Bytes(12_345_678_901)
-        );
         let smi = "memory.used [MiB], memory.total [MiB]\n8192 MiB, 16376 MiB\n";
         let peak = read_observed_peak(smi).unwrap();
         assert_eq!(peak.bytes, Bytes(8192 * 1_048_576));
         assert!(peak.includes_others);
+        assert_eq!(peak.source, "nvidia-smi, GPU 0");
         assert!(read_observed_peak("no idea").is_err());
         assert!(read_observed_peak("").is_err());
+    }
+
+    fn two_gpu_measurement() -> Measurement {
+        let gpu = |index, peak_used_bytes| MeasuredGpu {
+            index,
+            name: Some("NVIDIA H100 80GB HBM3".to_string()),
+            uuid: None,
+            total_bytes: Some(85_520_809_984),
+            baseline_used_bytes: Some(1_048_576),
+            peak_used_bytes,
+            peak_at: None,
+            peak_device_used_bytes: None,
+        };
+        Measurement {
+            schema: MEASUREMENT_SCHEMA.to_string(),
+            command: vec!["python3".to_string(), "train.py".to_string()],
+            host: None,
+            driver_version: None,
+            started_at: "2026-11-22T07:00:00.000Z".to_string(),
+            ended_at: "2026-11-22T07:01:00.000Z".to_string(),
+            duration_ms: 60_000,
+            interval_ms: 200,
+            accounting: Accounting::PerProcess,
+            gpus: vec![gpu(0, 30_000_000_000), gpu(1, 41_000_000_000)],
+            peak_used_bytes: 71_000_000_000,
+            peak_at: None,
+            processes: Vec::new(),
+            samples_taken: 300,
+            sample_stride: 1,
+            samples: Vec::new(),
+            exit: ExitInfo {
+                code: Some(0),
+                signal: None,
+                exit_code: 0,
+            },
+            warnings: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_multi_gpu_measurement_is_read_from_its_fullest_gpu_like_the_per_gpu_estimate() {
+        let json = serde_json::to_string(&two_gpu_measurement()).unwrap();
+        let peak = read_observed_peak(&json).unwrap();
+        assert_eq!(peak.bytes, Bytes(41_000_000_000));
+        assert!(!peak.includes_others);
+        assert_eq!(peak.source, "vramfit run, GPU 1, the fullest of 2");
+    }
+
+    #[test]
+    fn an_altered_measurement_is_refused_with_a_reason() {
+        let json = r#"{"schema":"vramfit.measurement/1","peak_used_bytes":12345678901}"#;
+        let message = read_observed_peak(json).unwrap_err();
+        assert!(message.contains("incomplete or altered"), "{message}");
+    }
+
+    #[test]
+    fn multi_gpu_nvidia_smi_is_read_from_its_fullest_gpu() {
+        let smi = "index, memory.used [MiB], memory.total [MiB]\n0, 1000 MiB, 16376 MiB\n1, 9000 MiB, 16376 MiB\n2, 4000 MiB, 16376 MiB\n";
+        let peak = read_observed_peak(smi).unwrap();
+        assert_eq!(peak.bytes, Bytes(9000 * 1_048_576));
+        assert_eq!(peak.source, "nvidia-smi, GPU 1, the fullest of 3");
     }
 
     #[test]
@@ -314,9 +398,9 @@ mod tests {
         let observed = ObservedPeak {
             bytes: Bytes(e.total_bytes.0 + 1_000_000_000),
             includes_others: false,
-            source: "entered",
+            source: "entered".to_string(),
         };
-        let c = correction(&e, s.reserved, s.context, observed);
+        let c = correction(&e, s.reserved, s.context, observed.clone());
         assert!(c.error_pct < 0.0, "the estimate was low");
         let mut corrected = s.clone();
         corrected.context = c.corrected_context;

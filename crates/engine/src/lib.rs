@@ -6,6 +6,7 @@ pub mod calibration;
 pub mod estimate;
 pub mod examples;
 pub mod gpu;
+pub mod measurement;
 pub mod model;
 pub mod precision;
 pub mod query;

@@ -14,7 +14,10 @@ use std::path::PathBuf;
 use std::process::{Command, ExitCode};
 use std::time::{Duration, Instant, SystemTime};
 
-use serde::{Deserialize, Serialize};
+use vramfit_engine::measurement::{
+    Accounting, ExitInfo, MeasuredGpu, Measurement, MeasurementSample, ProcessPeak, SampleGpu,
+    MEASUREMENT_SCHEMA,
+};
 
 use super::error::GpuError;
 use super::nvml::host_name;
@@ -40,101 +43,6 @@ pub struct RunArgs {
     /// The command to run, after `--`: `vramfit run -- python train.py`.
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<String>,
-}
-
-/// The schema id carried in every measurement's `schema` field.
-pub const MEASUREMENT_SCHEMA: &str = "vramfit.measurement/1";
-
-/// What `vramfit run` measured. Field names are a stable interface: the web page reads them.
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
-pub struct Measurement {
-    /// Always [`MEASUREMENT_SCHEMA`].
-    pub schema: String,
-    pub command: Vec<String>,
-    pub host: Option<String>,
-    pub driver_version: Option<String>,
-    /// RFC 3339 UTC.
-    pub started_at: String,
-    pub ended_at: String,
-    pub duration_ms: u64,
-    pub interval_ms: u64,
-    /// How `used_bytes` figures were obtained.
-    pub accounting: Accounting,
-    pub gpus: Vec<MeasuredGpu>,
-    /// The largest total over the measured GPUs in any one sample.
-    pub peak_used_bytes: u64,
-    pub peak_at: Option<String>,
-    /// Each of the command's processes seen on a GPU, with its own peak (per-process
-    /// accounting only).
-    pub processes: Vec<ProcessPeak>,
-    pub samples_taken: u64,
-    /// Every `sample_stride`-th sample is kept in `samples`; long runs are thinned so the
-    /// document stays small, while the peaks above still cover every sample.
-    pub sample_stride: u64,
-    pub samples: Vec<MeasurementSample>,
-    pub exit: ExitInfo,
-    pub warnings: Vec<String>,
-}
-
-#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum Accounting {
-    /// The sum of NVML's per-process figures over the command's process tree.
-    PerProcess,
-    /// The device's used memory minus its use before the command started; includes anything
-    /// else that allocated on the GPU meanwhile.
-    DeviceDelta,
-}
-
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
-pub struct MeasuredGpu {
-    pub index: u32,
-    pub name: Option<String>,
-    pub uuid: Option<String>,
-    pub total_bytes: Option<u64>,
-    /// The device's used memory just before the command started.
-    pub baseline_used_bytes: Option<u64>,
-    /// The command's peak on this GPU, by [`Measurement::accounting`].
-    pub peak_used_bytes: u64,
-    pub peak_at: Option<String>,
-    /// The device's own peak used memory, whoever held it.
-    pub peak_device_used_bytes: Option<u64>,
-}
-
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
-pub struct ProcessPeak {
-    pub pid: u32,
-    pub name: Option<String>,
-    pub gpu: u32,
-    pub peak_used_bytes: u64,
-    pub peak_at: String,
-}
-
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
-pub struct MeasurementSample {
-    pub elapsed_ms: u64,
-    pub gpus: Vec<SampleGpu>,
-}
-
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
-pub struct SampleGpu {
-    pub index: u32,
-    /// The command's use, by [`Measurement::accounting`]; `None` where the GPU could not be read.
-    pub used_bytes: Option<u64>,
-    pub device_used_bytes: Option<u64>,
-    /// The sum of NVML's figures for the command's processes (0 when none was listed).
-    pub process_tree_bytes: Option<u64>,
-    pub error: Option<String>,
-}
-
-#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ExitInfo {
-    /// The command's exit code, when it exited by itself.
-    pub code: Option<i32>,
-    /// The signal that ended it, when one did.
-    pub signal: Option<i32>,
-    /// What `vramfit run` exits with: the code, or 128 + the signal.
-    pub exit_code: i32,
 }
 
 /// Runs `vramfit run`.
