@@ -128,10 +128,7 @@ pub fn App() -> impl IntoView {
         let query = scenario.with(scenario_to_query);
         browser::set_query(&query, false);
     });
-    Effect::new(move |_| {
-        result.track();
-        browser::post_height_to_parent();
-    });
+    browser::report_height_to_parent();
     let on_popstate = move |_: web_sys::PopStateEvent| {
         let (s, w) = page_scenario(&browser::query());
         scenario.set(s);

@@ -1,7 +1,8 @@
 //! The page's edges with the browser: the URL, history, clipboard, the parent frame, and the panic
 //! banner. Every call tolerates a missing API (embedded frames, old browsers) instead of failing.
 
-use wasm_bindgen::JsValue;
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::{JsCast, JsValue};
 
 pub fn window() -> Option<web_sys::Window> {
     web_sys::window()
@@ -46,7 +47,6 @@ pub fn href() -> String {
 
 /// Saves `url` (a data: URL) as a file, through a temporary download link.
 pub fn download(url: &str, filename: &str) {
-    use wasm_bindgen::JsCast;
     let Some(document) = window().and_then(|w| w.document()) else {
         return;
     };
@@ -89,8 +89,6 @@ pub fn read_dropped_file(
     event: &web_sys::DragEvent,
     on_text: impl FnOnce(Result<String, String>) + 'static,
 ) {
-    use wasm_bindgen::closure::Closure;
-    use wasm_bindgen::JsCast;
     event.prevent_default();
     let Some(file) = event
         .data_transfer()
@@ -124,18 +122,26 @@ pub fn copy_text(text: &str) {
     }
 }
 
-/// Tells an embedding page our height, so its iframe can fit the content without scrolling.
-pub fn post_height_to_parent() {
+/// When the page is embedded, tells the embedding page our height whenever it changes, so its
+/// iframe can fit the content without scrolling. A `ResizeObserver` calls back after layout, so
+/// reading the height there never forces an extra one (reading it during the mount cost ~100 ms).
+pub fn report_height_to_parent() {
     let Some(w) = window() else { return };
-    let Some(body) = w.document().and_then(|d| d.document_element()) else {
+    let Ok(Some(parent)) = w.parent() else { return };
+    if parent == w {
+        return;
+    }
+    let Some(root) = w.document().and_then(|d| d.document_element()) else {
         return;
     };
-    let height = body.scroll_height();
-    if let Ok(Some(parent)) = w.parent() {
-        if parent != w {
-            let message = js_sys_object(height);
-            let _ = parent.post_message(&message, "*");
-        }
+    let observed = root.clone();
+    let on_resize = Closure::<dyn FnMut()>::new(move || {
+        let _ = parent.post_message(&js_sys_object(observed.scroll_height()), "*");
+    });
+    if let Ok(observer) = web_sys::ResizeObserver::new(on_resize.as_ref().unchecked_ref()) {
+        observer.observe(&root);
+        // Both live as long as the page.
+        on_resize.forget();
     }
 }
 
@@ -163,4 +169,11 @@ pub fn install_panic_banner() {
             }
         }
     }));
+}
+
+/// Adds a mark to the page's performance timeline, which `cargo xtask bench-web` reads.
+pub fn mark(name: &str) {
+    if let Some(performance) = web_sys::window().and_then(|w| w.performance()) {
+        let _ = performance.mark(name);
+    }
 }

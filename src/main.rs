@@ -8,5 +8,8 @@ mod components;
 
 fn main() {
     browser::install_panic_banner();
+    browser::mark("vramfit:start");
     leptos::mount::mount_to_body(app::App);
+    // The first estimate is rendered synchronously during the mount.
+    browser::mark("vramfit:first-result");
 }

@@ -2,7 +2,7 @@
 //! three attempts in one click) and PNG export. Drawing itself lives in `crate::chart`.
 
 use crate::app::PageState;
-use crate::browser::download;
+use crate::browser::{self, download};
 use crate::chart::{component_colour, draw, Bar, Theme};
 use leptos::html::Canvas;
 use leptos::prelude::*;
@@ -75,9 +75,7 @@ pub fn ChartPanel() -> impl IntoView {
         };
         draw_error.set(draw(canvas, &bars, units, &theme).err());
         // `cargo xtask bench-web` times input → this mark.
-        if let Some(performance) = web_sys::window().and_then(|w| w.performance()) {
-            let _ = performance.mark("vramfit:chart-drawn");
-        }
+        browser::mark("vramfit:chart-drawn");
     });
 
     let add_current = move |_| {
