@@ -11,6 +11,9 @@ use vramfit_engine::precision::Method;
 use vramfit_engine::units::format_size_exact;
 use vramfit_engine::Scenario;
 
+/// Beyond this error the measurement is more likely of another scenario than a machine's overhead.
+const FAR_OFF_PCT: f64 = 50.0;
+
 #[component]
 pub fn MeasuredPanel() -> impl IntoView {
     let state = expect_context::<PageState>();
@@ -46,6 +49,9 @@ pub fn MeasuredPanel() -> impl IntoView {
                         "Predicted " {c.predicted.display(units)} ", observed " {c.observed.display(units)} " (" {source} "): "
                         <strong>{format!("{:+.1}%", c.error_pct)}</strong>
                     </p>
+                    {(c.error_pct.abs() > FAR_OFF_PCT).then(|| view! {
+                        <p class="note" data-testid="measured-far-off">"That is far from the estimate: check that the measurement is of this scenario (model, method, batch, sequence, GPUs) before applying it."</p>
+                    })}
                     <button type="button" data-testid="apply-correction" disabled=lesson on:click=apply>
                         {format!("Apply correction: CUDA context {}", c.corrected_context.display(units))}
                     </button>

@@ -292,6 +292,7 @@ test('measured vs predicted shows the error, and applying the correction makes t
   await page.fill('[data-testid=measured-paste]', `${observed / 1e9}GB`);
   const error = Number(await (await page.waitForSelector('[data-testid=measured-error]')).getAttribute('data-error-pct'));
   assert.ok(Math.abs(error - ((predicted - observed) / observed) * 100) < 0.01, `error ${error}`);
+  assert.ok(!(await page.isVisible('[data-testid=measured-far-off]')), 'a plausible measurement is not flagged');
   await page.click('[data-testid=apply-correction]');
   await page.waitForFunction(() => location.search.includes('context='));
   assert.equal(await total(page), observed, 'the corrected estimate equals the observed peak');
@@ -306,6 +307,7 @@ test('measured vs predicted shows the error, and applying the correction makes t
   await page.fill('[data-testid=measured-paste]', measurement);
   await page.waitForFunction((b) => document.querySelector('[data-testid=measured-error]')?.dataset.observed === String(b), fullest);
   assert.match(await page.textContent('[data-testid=measured-error]'), /vramfit run, GPU \d, the fullest of 2/);
+  assert.ok(await page.isVisible('[data-testid=measured-far-off]'), 'a measurement of a far bigger run is flagged');
   await page.close();
 
   // The correction is remembered by this browser for the full page, never for embeds or over the URL.
