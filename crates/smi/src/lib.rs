@@ -321,6 +321,30 @@ mod tests {
         assert_eq!(normalize(raw), "GPU 0: X (UUID: GPU-1)");
     }
 
+    proptest::proptest! {
+        /// The borrowing fast path must give what filtering every line always gave.
+        #[test]
+        fn normalize_equals_filtering_every_line(
+            lines in proptest::collection::vec(
+                proptest::prop_oneof![
+                    "[ -~]{0,30}",
+                    proptest::strategy::Just("```".to_string()),
+                    proptest::strategy::Just("me@box:~$ nvidia-smi".to_string()),
+                    proptest::strategy::Just("C:\\Users\\me> nvidia-smi".to_string()),
+                    proptest::strategy::Just("| 0 a$ b |".to_string()),
+                ],
+                0..8,
+            ),
+            end in proptest::prop_oneof!["", "\n", "\n\n", "\r\n"],
+        ) {
+            let text = lines.join("\n") + &end;
+            let clean = text.replace("\r\n", "\n");
+            let expected = clean.lines().filter(|l| !is_paste_noise(l)).collect::<Vec<_>>().join("\n");
+            let normalized = normalize(&text);
+            proptest::prop_assert_eq!(normalized.as_ref(), expected.as_str());
+        }
+    }
+
     #[test]
     fn errors_name_what_to_paste() {
         let message = parse("hello there").unwrap_err().to_string();
