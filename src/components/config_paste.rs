@@ -20,13 +20,7 @@ pub fn ConfigPaste() -> impl IntoView {
                     ("model".to_string(), String::new()),
                     ("params".to_string(), String::new()),
                 ];
-                changes.extend(
-                    config
-                        .arch
-                        .pairs()
-                        .into_iter()
-                        .map(|(k, v)| (k.to_string(), v)),
-                );
+                changes.extend(config.pairs().into_iter().map(|(k, v)| (k.to_string(), v)));
                 state.apply(&changes);
                 let params = config.arch.param_count() / 1e9;
                 let kind = config.model_type.unwrap_or_else(|| "model".to_string());

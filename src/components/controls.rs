@@ -180,6 +180,11 @@ pub fn Controls() -> impl IntoView {
                     {field("grad-accum", "Gradient accumulation", Kind::Text { hint: "1" })}
                     {field("checkpointing", "Checkpointing", choices(Checkpointing::ALL.iter().map(|c| c.as_str())))}
                     {field("attention", "Attention", choices(Attention::ALL.iter().map(|a| a.as_str())))}
+                    <details>
+                        <summary>"Dropout"</summary>
+                        {field("dropout", "Hidden-state dropout", choices(["false", "true"]))}
+                        {field("attention-dropout", "Attention dropout", choices(["false", "true"]))}
+                    </details>
                 </fieldset>
                 <fieldset>
                     <legend>"GPU & budget"</legend>

@@ -21,6 +21,7 @@ const SCENARIOS = [
   'model=llama-3.2-3b&mode=qlora&double-quant=true&chunked-loss=true&gpu=t4&margin=500MiB',
   'model=phi-3-mini&mode=full&sharding=fsdp&gpus=4&gpu=a100-40&grad-accum=8',
   'method=lesson&params=8B&layers=32&hidden=4096&mode=qlora&weights=nf4&checkpointing=full&gpu=t4',
+  'model=bert-large&head=classifier&mode=full&weights=fp32&act-dtype=fp16&attention=eager&seq=512&batch=4&dropout=true&attention-dropout=true&gpu=v100-16',
 ];
 
 const FIXTURES = 'crates/smi/tests/fixtures/nvidia-smi';

@@ -150,7 +150,9 @@ impl ScenarioArgs {
                 .map_err(|e| format!("cannot read {}: {e}", path.display()))
                 .and_then(|text| model::parse_hf_config(&text))
             {
-                Ok(config) => pairs.extend(config.arch.pairs().map(|(k, v)| (k.to_string(), v))),
+                Ok(config) => {
+                    pairs.extend(config.pairs().into_iter().map(|(k, v)| (k.to_string(), v)))
+                }
                 Err(message) => errors.push(FieldError::new("config", message)),
             }
         }

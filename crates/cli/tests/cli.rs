@@ -570,7 +570,8 @@ fn flags_and_query_give_the_same_estimate() {
         &ffn=8192&vocab=128256&tied=true&gated=true&head=lm&mode=qlora&weights=nf4&grads=bf16\
         &act-dtype=bf16&kv-dtype=fp8&optimizer=adamw-8bit&master-weights=false&batch=4&seq=1024\
         &grad-accum=8&checkpointing=selective&attention=eager&lora-rank=32&lora-targets=all\
-        &double-quant=true&chunked-loss=true&method=detailed&gpu=t4&vram=15GiB&gpus=2\
+        &double-quant=true&chunked-loss=true&dropout=true&attention-dropout=true&method=detailed\
+        &gpu=t4&vram=15GiB&gpus=2\
         &sharding=zero3&offload=optimizer&reserved=1GiB&margin=500MiB&context=600MiB&tight=90\
         &units=gib&custom=RSSM%20dynamics:500MiB&custom=replay%20buffer:1GiB";
     let (scenario, errors) = scenario_from_query(query);

@@ -455,7 +455,10 @@ fn trainable_matrices(s: &Scenario, a: &Architecture) -> Vec<MatrixShape> {
 /// - attention saves q, k, v after RoPE (k and v at the KV width, so GQA shrinks them) and its
 ///   output, plus flash attention's fp32 log-sum-exp per head;
 /// - a gated MLP saves gate, up, act(gate) and their product; a plain MLP fc1's output and the
-///   activation's output. No dropout: LLM fine-tunes run with dropout 0.
+///   activation's output.
+///
+/// Dropout is counted apart: hidden-state masks in [`dropout_bytes_per_token`], attention
+/// dropout with the scores in [`eager_scores_bytes_per_token`].
 fn layer_bytes_per_token(a: &Architecture, e: f64) -> f64 {
     let h = f64::from(a.hidden);
     let norm = if a.gated { h * (4.0 + e) } else { 2.0 * h * e };
@@ -465,13 +468,35 @@ fn layer_bytes_per_token(a: &Architecture, e: f64) -> f64 {
 }
 
 /// Eager attention's extra bytes per token per layer: the s×s scores per head, kept as the fp32
-/// softmax output (HF upcasts it) and its copy in the compute dtype. Flash/SDPA never stores them.
+/// softmax output (HF upcasts it) and as the tensor the product with V keeps: the softmax output
+/// itself in fp32, its copy in a 16-bit compute dtype, or, with attention dropout in training, a
+/// one-byte mask and the dropped copy. Flash/SDPA never store scores, and draw their dropout mask
+/// from an RNG seed.
 fn eager_scores_bytes_per_token(s: &Scenario, a: &Architecture, e: f64) -> f64 {
     if s.attention == Attention::Flash {
         return 0.0;
     }
-    let per_score = if e < 4.0 { 4.0 + e } else { 4.0 };
-    f64::from(a.heads) * f64::from(s.seq) * per_score
+    let softmax_output = 4.0;
+    let kept_for_value_product = if s.attention_dropout && s.mode.is_training() {
+        1.0 + e
+    } else if e < 4.0 {
+        e
+    } else {
+        0.0
+    };
+    f64::from(a.heads) * f64::from(s.seq) * (softmax_output + kept_for_value_product)
+}
+
+/// Hidden-state dropout's bytes per token per layer in training: the attention block's and the
+/// MLP's outputs each pass a dropout before the residual add (BERT, GPT-2, OPT), and PyTorch's
+/// `native_dropout` keeps a one-byte boolean mask for the backward pass (the dropped tensor itself
+/// flows into the add and is not kept).
+fn dropout_bytes_per_token(s: &Scenario, a: &Architecture) -> f64 {
+    if s.dropout {
+        2.0 * f64::from(a.hidden)
+    } else {
+        0.0
+    }
 }
 
 fn detailed(s: &Scenario, r: &Resolved, stack: &mut Stack, notes: &mut Vec<String>) -> f64 {
@@ -683,7 +708,7 @@ fn detailed(s: &Scenario, r: &Resolved, stack: &mut Stack, notes: &mut Vec<Strin
         ));
     }
 
-    let per_layer = layer_bytes_per_token(a, e);
+    let per_layer = layer_bytes_per_token(a, e) + dropout_bytes_per_token(s, a);
     let scores = eager_scores_bytes_per_token(s, a, e);
     let one_layer = tokens * (per_layer + scores);
     let (saved, saved_formula) = match s.checkpointing {

@@ -391,6 +391,24 @@ pub fn format_param_count(params: f64) -> String {
 pub struct HfConfig {
     pub arch: Architecture,
     pub model_type: Option<String>,
+    /// Whether the config trains with hidden-state dropout, when it says.
+    pub dropout: Option<bool>,
+    /// Whether the config trains with attention-probability dropout, when it says.
+    pub attention_dropout: Option<bool>,
+}
+
+impl HfConfig {
+    /// The scenario fields this config sets: the shape, and dropout where the config names it.
+    pub fn pairs(&self) -> Vec<(&'static str, String)> {
+        let mut pairs = self.arch.pairs().to_vec();
+        if let Some(on) = self.dropout {
+            pairs.push(("dropout", on.to_string()));
+        }
+        if let Some(on) = self.attention_dropout {
+            pairs.push(("attention-dropout", on.to_string()));
+        }
+        pairs
+    }
 }
 
 /// Reads a Hugging Face config.json (Llama, Mistral, Qwen, Gemma, Phi-3, GPT-2 and multimodal
@@ -484,11 +502,31 @@ pub fn parse_hf_config(text: &str) -> Result<HfConfig, String> {
         .and_then(|v| v.as_bool())
         // transformers' PretrainedConfig default is true.
         .unwrap_or(true);
+    // Dropout probabilities under each family's name (BERT, GPT-2, OPT/BART, Falcon; Llama-family
+    // configs carry `attention_dropout: 0.0`). Only whether they are above zero matters for memory.
+    let probability = |keys: &[&str]| {
+        keys.iter()
+            .find_map(|k| config.get(*k).or_else(|| root.get(*k)))
+            .and_then(|v| v.as_f64())
+            .filter(|p| p.is_finite())
+            .map(|p| p > 0.0)
+    };
     Ok(HfConfig {
         arch: arch(
             layers, hidden, heads, kv_heads, head_dim, ffn, vocab, tied, gated,
         ),
         model_type,
+        dropout: probability(&[
+            "hidden_dropout_prob",
+            "resid_pdrop",
+            "hidden_dropout",
+            "dropout",
+        ]),
+        attention_dropout: probability(&[
+            "attention_probs_dropout_prob",
+            "attn_pdrop",
+            "attention_dropout",
+        ]),
     })
 }
 
@@ -554,6 +592,38 @@ mod tests {
         assert_eq!(parsed.arch.head_dim, 256);
         assert_eq!(parsed.arch.kv_heads, 4);
         assert!(parsed.arch.tied);
+    }
+
+    #[test]
+    fn hf_config_reads_dropout_under_each_family_name() {
+        let bert = r#"{"model_type":"bert","hidden_size":1024,"num_attention_heads":16,"num_hidden_layers":24,
+            "intermediate_size":4096,"vocab_size":30522,"hidden_act":"gelu","hidden_dropout_prob":0.1,
+            "attention_probs_dropout_prob":0.1}"#;
+        let parsed = parse_hf_config(bert).unwrap();
+        assert_eq!(
+            (parsed.dropout, parsed.attention_dropout),
+            (Some(true), Some(true))
+        );
+        assert!(parsed
+            .pairs()
+            .contains(&("attention-dropout", "true".to_string())));
+
+        let opt = r#"{"model_type":"opt","hidden_size":1024,"num_attention_heads":16,"num_hidden_layers":24,
+            "ffn_dim":4096,"vocab_size":50272,"dropout":0.1,"attention_dropout":0.0}"#;
+        let parsed = parse_hf_config(opt).unwrap();
+        assert_eq!(
+            (parsed.dropout, parsed.attention_dropout),
+            (Some(true), Some(false))
+        );
+
+        let llama = r#"{"hidden_size":4096,"num_attention_heads":32,"num_hidden_layers":32,"vocab_size":128256}"#;
+        let parsed = parse_hf_config(llama).unwrap();
+        assert_eq!((parsed.dropout, parsed.attention_dropout), (None, None));
+        assert_eq!(
+            parsed.pairs().len(),
+            9,
+            "no dropout pairs when the config is silent"
+        );
     }
 
     #[test]

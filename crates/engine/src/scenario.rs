@@ -57,6 +57,12 @@ pub struct Scenario {
     pub double_quant: bool,
     /// Compute the loss over sequence chunks so the fp32 upcast of the whole logits tensor never exists.
     pub chunked_loss: bool,
+    /// The model applies dropout to its hidden states in training (BERT, GPT-2 and OPT configs ship
+    /// 0.1; Llama-family fine-tunes use 0). Each dropout keeps a one-byte mask per element.
+    pub dropout: bool,
+    /// Dropout on the attention probabilities (BERT's and GPT-2's defaults): with eager attention
+    /// it keeps a mask and a dropped copy of every score. Fused kernels draw it from an RNG seed.
+    pub attention_dropout: bool,
     pub method: Method,
     pub gpu: String,
     /// A custom per-GPU size; overrides `gpu`.
@@ -108,6 +114,8 @@ impl Default for Scenario {
             lora_targets: LoraTargets::qv(),
             double_quant: false,
             chunked_loss: false,
+            dropout: false,
+            attention_dropout: false,
             method: Method::Detailed,
             gpu: "rtx-4090".to_string(),
             vram: None,
@@ -176,6 +184,8 @@ pub const KEYS: &[&str] = &[
     "lora-targets",
     "double-quant",
     "chunked-loss",
+    "dropout",
+    "attention-dropout",
     "method",
     "gpu",
     "vram",
@@ -294,6 +304,8 @@ impl Scenario {
             "lora-targets" => self.lora_targets = LoraTargets::parse(value).map_err(err)?,
             "double-quant" => self.double_quant = parse_bool(value).map_err(err)?,
             "chunked-loss" => self.chunked_loss = parse_bool(value).map_err(err)?,
+            "dropout" => self.dropout = parse_bool(value).map_err(err)?,
+            "attention-dropout" => self.attention_dropout = parse_bool(value).map_err(err)?,
             "method" => self.method = Method::parse(value).map_err(err)?,
             "gpu" => {
                 self.gpu = gpu::find(value).map(|g| g.id.to_string()).ok_or_else(|| {
@@ -413,6 +425,8 @@ impl Scenario {
             ("lora-targets", self.lora_targets.to_wire()),
             ("double-quant", self.double_quant.to_string()),
             ("chunked-loss", self.chunked_loss.to_string()),
+            ("dropout", self.dropout.to_string()),
+            ("attention-dropout", self.attention_dropout.to_string()),
             ("method", self.method.to_string()),
             ("gpu", self.gpu.clone()),
             ("vram", opt(self.vram.map(format_size_exact))),

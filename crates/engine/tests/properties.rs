@@ -249,6 +249,7 @@ fn training_pairs() -> impl Strategy<Value = Pairs> {
         any::<bool>(),
         prop_oneof![Just("lm"), Just("classifier")],
         wire(Method::ALL),
+        (any::<bool>(), any::<bool>()),
     )
         .prop_map(
             |(
@@ -263,6 +264,7 @@ fn training_pairs() -> impl Strategy<Value = Pairs> {
                 chunked,
                 head,
                 method,
+                (dropout, attention_dropout),
             )| {
                 vec![
                     ("batch", batch.to_string()),
@@ -276,6 +278,8 @@ fn training_pairs() -> impl Strategy<Value = Pairs> {
                     ("chunked-loss", chunked.to_string()),
                     ("head", head.to_string()),
                     ("method", method),
+                    ("dropout", dropout.to_string()),
+                    ("attention-dropout", attention_dropout.to_string()),
                 ]
             },
         )
@@ -544,6 +548,15 @@ proptest! {
         let (full, selective, none) = (at("full"), at("selective"), at("none"));
         prop_assert!(full <= selective, "full {full} > selective {selective}");
         prop_assert!(selective <= none, "selective {selective} > none {none}");
+    }
+
+    #[test]
+    fn dropout_never_lowers_the_total(s in scenarios()) {
+        for key in ["dropout", "attention-dropout"] {
+            let off = total(&with(&s, key, "false"));
+            let on = total(&with(&s, key, "true"));
+            prop_assert!(off <= on, "{key}: off {off} > on {on}");
+        }
     }
 
     #[test]

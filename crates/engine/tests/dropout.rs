@@ -1,0 +1,85 @@
+//! Dropout in the detailed method: what each dropout keeps for the backward pass, checked against
+//! the tensor arithmetic (BERT-large's shape, HF Trainer defaults of 0.1 for both dropouts).
+
+use vramfit_engine::{estimate, Scenario};
+
+fn bert(pairs: &[(&str, &str)]) -> Scenario {
+    let mut s = Scenario::default();
+    for (k, v) in [
+        ("model", "bert-large"),
+        ("head", "classifier"),
+        ("mode", "full"),
+        ("weights", "fp32"),
+        ("seq", "512"),
+        ("batch", "4"),
+    ]
+    .iter()
+    .chain(pairs)
+    {
+        s.set(k, v).expect("valid scenario");
+    }
+    s
+}
+
+fn activations(s: &Scenario) -> f64 {
+    estimate(s)
+        .unwrap()
+        .component("activations")
+        .expect("training has activations")
+        .bytes
+        .as_f64()
+}
+
+const LAYERS: f64 = 24.0;
+const HIDDEN: f64 = 1024.0;
+const HEADS: f64 = 16.0;
+const SEQ: f64 = 512.0;
+const TOKENS: f64 = 4.0 * SEQ;
+
+/// Saved for all layers, plus the one layer whose backward is running.
+const LAYER_COPIES: f64 = LAYERS + 1.0;
+
+#[test]
+fn hidden_dropout_keeps_a_one_byte_mask_per_element_of_two_residual_branches() {
+    let extra = activations(&bert(&[("dropout", "true")])) - activations(&bert(&[]));
+    let expected = LAYER_COPIES * TOKENS * 2.0 * HIDDEN;
+    assert!((extra - expected).abs() < 1.0, "{extra} vs {expected}");
+}
+
+#[test]
+fn eager_attention_dropout_keeps_a_mask_and_a_dropped_copy_of_every_score() {
+    let eager = [("attention", "eager")];
+    let extra = activations(&bert(&[
+        ("attention", "eager"),
+        ("attention-dropout", "true"),
+    ])) - activations(&bert(&eager));
+    // fp32 scores: a 1-byte mask plus a 4-byte dropped copy, on top of the softmax output.
+    let expected = LAYER_COPIES * TOKENS * HEADS * SEQ * (1.0 + 4.0);
+    assert!((extra - expected).abs() < 1.0, "{extra} vs {expected}");
+
+    // With 16-bit compute, the dropped copy replaces the 16-bit copy the product with V kept.
+    let half = [("attention", "eager"), ("act-dtype", "fp16")];
+    let extra = activations(&bert(&[
+        ("attention", "eager"),
+        ("act-dtype", "fp16"),
+        ("attention-dropout", "true"),
+    ])) - activations(&bert(&half));
+    let expected = LAYER_COPIES * TOKENS * HEADS * SEQ * 1.0;
+    assert!((extra - expected).abs() < 1.0, "{extra} vs {expected}");
+}
+
+#[test]
+fn fused_attention_and_inference_keep_nothing_for_dropout() {
+    let flash = bert(&[("attention", "flash")]);
+    let with_dropout = bert(&[("attention", "flash"), ("attention-dropout", "true")]);
+    assert_eq!(activations(&with_dropout), activations(&flash));
+
+    let inference = [("mode", "inference"), ("attention", "eager")];
+    let mut on = bert(&inference);
+    on.set("dropout", "true").unwrap();
+    on.set("attention-dropout", "true").unwrap();
+    assert_eq!(
+        estimate(&on).unwrap().total_bytes,
+        estimate(&bert(&inference)).unwrap().total_bytes
+    );
+}
