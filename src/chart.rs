@@ -14,6 +14,7 @@ pub fn component_colour(id: &str) -> RGBColor {
         "gradients" => RGBColor(230, 159, 0),
         "optimizer" => RGBColor(213, 94, 0),
         "master_weights" => RGBColor(240, 228, 66),
+        "weight_copies" => RGBColor(51, 34, 136),
         "activations" => RGBColor(0, 158, 115),
         "logits" => RGBColor(136, 34, 85),
         "kv_cache" => RGBColor(68, 170, 153),

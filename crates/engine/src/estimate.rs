@@ -64,7 +64,8 @@ impl Verdict {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Component {
     /// Stable: `weights`, `quant_constants`, `adapters`, `gradients`, `optimizer`, `master_weights`,
-    /// `activations`, `logits`, `kv_cache`, `cuda_context`, `fragmentation`, `custom:<name>`.
+    /// `weight_copies`, `activations`, `logits`, `kv_cache`, `cuda_context`, `fragmentation`,
+    /// `custom:<name>`.
     pub id: Cow<'static, str>,
     pub label: String,
     pub bytes: Bytes,
@@ -708,6 +709,28 @@ fn detailed(s: &Scenario, r: &Resolved, stack: &mut Stack, notes: &mut Vec<Strin
         ));
     }
 
+    // torch.autocast casts each fp32 weight to the 16-bit compute dtype where a matmul uses it, and
+    // the matmul keeps that copy for its input's gradient; trainable weights' casts are also cached
+    // until the forward pass ends (`cache_enabled`, PyTorch's AMP docs). So when the forward pass
+    // ends, a copy of every linear weight is alive, except for frozen weights under checkpointing,
+    // which are cast again layer by layer.
+    if r.weights == Dtype::Fp32 && e < 4.0 && !shards_full_weights {
+        let all_layers = s.mode == Mode::Full || s.checkpointing == Checkpointing::None;
+        let copied = if all_layers { linear } else { linear / layers };
+        stack.push(
+            "weight_copies",
+            "16-bit weight copies (autocast)",
+            copied * e * weights_on_gpu / split.weights,
+            explain!(
+                ex,
+                "{} linear weights{} × {} B ({})",
+                num(copied),
+                if all_layers { "" } else { " of one layer" },
+                e,
+                r.act_dtype
+            ),
+        );
+    }
     let per_layer = layer_bytes_per_token(a, e) + dropout_bytes_per_token(s, a);
     let scores = eager_scores_bytes_per_token(s, a, e);
     let one_layer = tokens * (per_layer + scores);
@@ -852,7 +875,7 @@ fn inference_working_set(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &
 
 fn context_and_fragmentation(s: &Scenario, stack: &mut Stack) {
     let ex = stack.explain;
-    let transient = stack.sum(&["activations", "logits", "kv_cache"]);
+    let transient = stack.sum(&["activations", "weight_copies", "logits", "kv_cache"]);
     let persistent = stack.sum(&[
         "weights",
         "quant_constants",

@@ -1,6 +1,8 @@
-//! Dropout in the detailed method: what each dropout keeps for the backward pass, checked against
-//! the tensor arithmetic (BERT-large's shape, HF Trainer defaults of 0.1 for both dropouts).
+//! Training details of the detailed method, checked against the tensor arithmetic on BERT-large's
+//! shape: what dropout keeps for the backward pass (HF's defaults of 0.1 for both dropouts), and
+//! the 16-bit weight copies of autocast mixed precision.
 
+use vramfit_engine::model::preset;
 use vramfit_engine::{estimate, Scenario};
 
 fn bert(pairs: &[(&str, &str)]) -> Scenario {
@@ -81,5 +83,40 @@ fn fused_attention_and_inference_keep_nothing_for_dropout() {
     assert_eq!(
         estimate(&on).unwrap().total_bytes,
         estimate(&bert(&inference)).unwrap().total_bytes
+    );
+}
+
+fn weight_copies(s: &Scenario) -> Option<f64> {
+    estimate(s)
+        .unwrap()
+        .component("weight_copies")
+        .map(|c| c.bytes.as_f64())
+}
+
+#[test]
+fn autocast_keeps_a_16_bit_copy_of_every_fp32_linear_weight() {
+    let linear = preset("bert-large").unwrap().arch.linear_params();
+    let amp = bert(&[("act-dtype", "fp16")]);
+    let copies = weight_copies(&amp).expect("fp32 weights with fp16 compute");
+    assert!(
+        (copies - linear * 2.0).abs() < 1.0,
+        "{copies} vs {}",
+        linear * 2.0
+    );
+
+    // Frozen weights under checkpointing are cast again layer by layer.
+    let lora = bert(&[
+        ("act-dtype", "fp16"),
+        ("mode", "lora"),
+        ("checkpointing", "full"),
+    ]);
+    let copies = weight_copies(&lora).unwrap();
+    assert!((copies - linear * 2.0 / LAYERS).abs() < 1.0, "{copies}");
+
+    // No cast when the weights already are in the compute dtype, or nothing is cast at all.
+    assert_eq!(weight_copies(&bert(&[])), None);
+    assert_eq!(
+        weight_copies(&bert(&[("weights", "fp16"), ("act-dtype", "fp16")])),
+        None
     );
 }
