@@ -547,14 +547,35 @@ fn detailed(s: &Scenario, r: &Resolved, stack: &mut Stack, notes: &mut Vec<Strin
             ),
         )
     };
+    // A pipeline puts whole layers on successive GPUs, the embedding with the first and the LM head
+    // with the last (each keeps a copy of a tied table): the fullest GPU holds ⌈L/N⌉ layers and one
+    // table, which is what must fit.
+    let (weights_per_gpu, split_note) = if s.sharding == Sharding::Pipeline && split.weights > 1.0 {
+        // Embedding tables are never quantized: they stay in the compute dtype.
+        let table_dtype = if r.weights.is_quantized() {
+            r.act_dtype
+        } else {
+            r.weights
+        };
+        let table_bytes = f64::from(a.vocab) * f64::from(a.hidden) * table_dtype.bytes();
+        let tables = if a.tied { 1.0 } else { 2.0 } * table_bytes;
+        let blocks = (weight_bytes - tables).max(0.0);
+        let fullest_layers = (layers / split.weights).ceil();
+        (
+            blocks * fullest_layers / layers + table_bytes,
+            " on the fullest stage: ⌈L/N⌉ layers + one embedding table",
+        )
+    } else {
+        (weight_bytes / split.weights, split.note(split.weights))
+    };
     stack.push(
         "weights",
         "Model weights",
-        weight_bytes * weights_on_gpu / split.weights + gathered,
+        weights_per_gpu * weights_on_gpu + gathered,
         explain!(
             ex,
             "{weight_formula}{}{}{}",
-            split.note(split.weights),
+            split_note,
             if weights_on_gpu == 0.0 {
                 " (offloaded to CPU)"
             } else {
