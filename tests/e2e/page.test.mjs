@@ -326,6 +326,37 @@ test('measured vs predicted shows the error, and applying the correction makes t
   assert.deepEqual(problems, []);
 });
 
+test('exports the scenario as JSON and the chart as PNG, and the JSON imports back', async () => {
+  const query = 'model=qwen2.5-7b&mode=lora&lora-rank=64&batch=2&seq=4096&gpu=a100-40';
+  const page = await openPage(context, `${base}?${query}`, problems);
+  const [json] = await Promise.all([page.waitForEvent('download'), page.click('button:text-is("Export JSON")')]);
+  assert.equal(json.suggestedFilename(), 'vramfit-scenario.json');
+  const exported = JSON.parse(fs.readFileSync(await json.path(), 'utf8'));
+  assert.deepEqual([exported.model, exported.mode, exported['lora-rank'], exported.batch, exported.seq, exported.gpu],
+    ['qwen2.5-7b', 'lora', 64, 2, 4096, 'a100-40']);
+
+  const [png] = await Promise.all([page.waitForEvent('download'), page.click('button:text-is("Export PNG")')]);
+  assert.equal(png.suggestedFilename(), 'vramfit-memory-stack.png');
+  const bytes = fs.readFileSync(await png.path());
+  assert.deepEqual([...bytes.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], 'a PNG file');
+  const canvas = await page.evaluate(() => { const c = document.querySelector('canvas#memory-chart'); return [c.width, c.height]; });
+  assert.deepEqual([bytes.readUInt32BE(16), bytes.readUInt32BE(20)], canvas, 'the PNG is the chart at its pixel size');
+
+  const fresh = await openPage(context, base, problems);
+  await fresh.click('summary:text-is("Import scenario JSON")');
+  await fresh.fill('#import-json', JSON.stringify(exported));
+  await fresh.click('button:text-is("Import")');
+  await fresh.waitForFunction(() => location.search.includes('lora-rank=64'));
+  assert.equal(await total(fresh), await total(page), 'the imported scenario gives the same total');
+  await fresh.fill('#import-json', '{"batch": -3}');
+  await fresh.click('button:text-is("Import")');
+  await fresh.waitForFunction(() => document.querySelector('.share .field-error')?.textContent.length > 0);
+  assert.equal(await total(fresh), await total(page), 'a bad import keeps the last good scenario');
+  await page.close();
+  await fresh.close();
+  assert.deepEqual(problems, []);
+});
+
 test('axe finds no serious or critical accessibility violations', async () => {
   const axeContext = await browser.newContext({ bypassCSP: true });
   const page = await axeContext.newPage();
