@@ -557,9 +557,11 @@ fn detailed(s: &Scenario, r: &Resolved, stack: &mut Stack, notes: &mut Vec<Strin
         } else {
             r.weights
         };
-        let table_bytes = f64::from(a.vocab) * f64::from(a.hidden) * table_dtype.bytes();
+        // Scaled like `linear` above, so a bare parameter count keeps its shape's proportions.
+        let table_params = f64::from(a.vocab) * f64::from(a.hidden) * r.params / arch_params;
+        let table_bytes = table_params * table_dtype.bytes();
         let tables = if a.tied { 1.0 } else { 2.0 } * table_bytes;
-        let blocks = (weight_bytes - tables).max(0.0);
+        let blocks = weight_bytes - tables;
         let fullest_layers = (layers / split.weights).ceil();
         (
             blocks * fullest_layers / layers + table_bytes,

@@ -560,6 +560,23 @@ proptest! {
     }
 
     #[test]
+    fn a_pipeline_stage_never_holds_less_than_an_even_share_of_the_weights(
+        s in scenarios(),
+        gpus in 2u32..=64,
+    ) {
+        let weights = |s: &Scenario| estimate(s).unwrap().component("weights").unwrap().bytes.0;
+        let mut one = with(&s, "sharding", "none");
+        one.set("method", "detailed").unwrap();
+        one.set("offload", "none").unwrap();
+        let whole = weights(&one);
+        let mut staged = with(&one, "sharding", "pipeline");
+        staged.set("gpus", &gpus.to_string()).unwrap();
+        let fullest = weights(&staged);
+        prop_assert!(fullest as f64 >= whole as f64 / f64::from(gpus) - 1.0, "{fullest} < {whole} / {gpus}");
+        prop_assert!(fullest <= whole, "{fullest} > {whole}");
+    }
+
+    #[test]
     fn flash_le_eager(s in scenarios()) {
         let flash = total(&with(&s, "attention", "flash"));
         let eager = total(&with(&s, "attention", "eager"));
