@@ -328,7 +328,10 @@ fn fits(names: &[&str], row: &[&str]) -> bool {
     });
     let (total, used, free) = (get("memory.total"), get("memory.used"), get("memory.free"));
     let consistent = match (total, used, free) {
-        (Some(t), Some(u), Some(f)) => u <= t && f <= t && u.saturating_add(f) <= t + 2 * MIB,
+        // nvidia-smi rounds each figure to MiB, so used + free may exceed total by a little.
+        (Some(t), Some(u), Some(f)) => {
+            u <= t && f <= t && u.saturating_add(f) <= t.saturating_add(2 * MIB)
+        }
         (Some(t), Some(u), None) => u <= t,
         _ => true,
     };
