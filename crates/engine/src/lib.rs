@@ -3,6 +3,7 @@
 //! wasm32 and native alike, and nothing in it panics on any input.
 
 pub mod calibration;
+pub mod card;
 pub mod estimate;
 pub mod examples;
 pub mod gpu;
