@@ -10,15 +10,32 @@ use crate::snapshot::{Gpu, Process, Snapshot, SourceFormat, SCHEMA};
 use crate::values::MIB;
 use crate::ParseError;
 
+/// Whether `text` starts like a JSON object or array.
+///
+/// A bracket alone is not enough: header-less CSV from telegraf's field order starts with
+/// `fan.speed`, which passively cooled GPUs (A100, H100) print as `[N/A]`. So an object must open
+/// with a key or close at once, and an array with an object, a string or its end.
 pub(crate) fn detect(text: &str) -> bool {
     let t = text.trim_start();
-    t.starts_with('{') || t.starts_with('[')
+    let (open, rest) = match t.chars().next() {
+        Some(c @ ('{' | '[')) => (c, t.get(1..).unwrap_or("").trim_start()),
+        _ => return false,
+    };
+    matches!(
+        (open, rest.chars().next()),
+        ('{', Some('"' | '}')) | ('[', Some('{' | '"' | ']'))
+    )
 }
 
-pub(crate) fn parse(text: &str) -> Result<Snapshot, ParseError> {
-    let value: Value = serde_json::from_str(text).map_err(|e| ParseError::InvalidJson {
+/// `text` read as JSON, or the syntax error that stopped it.
+pub(crate) fn read(text: &str) -> Result<Value, ParseError> {
+    serde_json::from_str(text).map_err(|e| ParseError::InvalidJson {
         message: e.to_string(),
-    })?;
+    })
+}
+
+/// A snapshot or gpustat document, already read by [`read`].
+pub(crate) fn parse(value: Value) -> Result<Snapshot, ParseError> {
     if let Some(schema) = value.get("schema") {
         let found = schema.as_str().unwrap_or_default();
         if found != SCHEMA {

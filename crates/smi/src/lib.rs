@@ -128,14 +128,15 @@ pub fn parse(text: &str) -> Result<Snapshot, ParseError> {
         None => ParseError::Unrecognized,
     })?;
     let snap = match format {
-        SourceFormat::Table => table::parse(&text),
-        SourceFormat::QueryGpuCsv | SourceFormat::ComputeAppsCsv => csv::parse(&text)?,
-        SourceFormat::QueryText => query_text::parse(&text),
-        SourceFormat::Xml => xml::parse(&text),
-        SourceFormat::List => list::parse(&text),
-        SourceFormat::GpustatJson | SourceFormat::VramfitProbe => json::parse(&text)?,
-        SourceFormat::NvitopSnapshot => nvitop::parse(&text),
-        SourceFormat::Version => version::parse(&text),
+        SourceFormat::GpustatJson | SourceFormat::VramfitProbe => match json::read(&text) {
+            Ok(value) => json::parse(value)?,
+            // Text that only starts like JSON may still be another format.
+            Err(error) => match detect_not_json(&text) {
+                Some(other) => parse_as(other, &text)?,
+                None => return Err(error),
+            },
+        },
+        other => parse_as(other, &text)?,
     };
     // Empty is a valid answer only where the format can legitimately list nothing: a probe of
     // a machine without GPUs, `--version`, and an idle compute-apps query.
@@ -160,11 +161,32 @@ pub fn detect(text: &str) -> Option<SourceFormat> {
     detect_normalized(&normalize(text.get(..MAX_INPUT_BYTES).unwrap_or(text)))
 }
 
+/// Reads `text` as `format`, which is not JSON.
+fn parse_as(format: SourceFormat, text: &str) -> Result<Snapshot, ParseError> {
+    Ok(match format {
+        SourceFormat::Table => table::parse(text),
+        SourceFormat::QueryGpuCsv | SourceFormat::ComputeAppsCsv => csv::parse(text)?,
+        SourceFormat::QueryText => query_text::parse(text),
+        SourceFormat::Xml => xml::parse(text),
+        SourceFormat::List => list::parse(text),
+        SourceFormat::NvitopSnapshot => nvitop::parse(text),
+        SourceFormat::Version => version::parse(text),
+        SourceFormat::GpustatJson | SourceFormat::VramfitProbe => json::parse(json::read(text)?)?,
+    })
+}
+
 fn detect_normalized(text: &str) -> Option<SourceFormat> {
-    // Most specific first: a table or -q log can contain lines that look like CSV or `-L`.
     if json::detect(text) {
         Some(SourceFormat::VramfitProbe)
-    } else if xml::detect(text) {
+    } else {
+        detect_not_json(text)
+    }
+}
+
+/// The format of `text` among those that are not JSON.
+fn detect_not_json(text: &str) -> Option<SourceFormat> {
+    // Most specific first: a table or -q log can contain lines that look like CSV or `-L`.
+    if xml::detect(text) {
         Some(SourceFormat::Xml)
     } else if query_text::detect(text) {
         Some(SourceFormat::QueryText)

@@ -518,3 +518,67 @@ GPU 00000000:01:00.0
         .any(|w| w.contains("compute instances")));
     assert!(gpu.processes.is_empty());
 }
+
+/// telegraf's header-less field order starts with `fan.speed`, which passively cooled data-centre
+/// GPUs print as `[N/A]`; the leading bracket must not make the paste look like JSON.
+#[test]
+fn headerless_csv_starting_with_na_is_csv_not_json() {
+    let text = "[N/A], 81920, 4, 81049, P0, 34, NVIDIA A100 80GB PCIe, \
+                GPU-3f1e0c1a-5b2d-4c8e-9a7f-0d6b1e2c3a4b, Default, 0, 0, 0\n\
+                [N/A], 81920, 30547, 50506, P0, 41, NVIDIA A100 80GB PCIe, \
+                GPU-7a9c2e4f-1b3d-4e5f-8a6b-2c4d6e8f0a1b, Default, 97, 63, 1";
+    assert_eq!(vramfit_smi::detect(text), Some(SourceFormat::QueryGpuCsv));
+    let snap = parse(text).unwrap();
+    assert_eq!(snap.source, SourceFormat::QueryGpuCsv);
+    assert_eq!(snap.gpus.len(), 2);
+    assert_eq!(snap.gpus[1].index, Some(1));
+    assert_eq!(snap.gpus[1].name.as_deref(), Some("NVIDIA A100 80GB PCIe"));
+    assert_eq!(snap.gpus[1].memory.used_bytes, Some(30547 * MIB));
+    assert_eq!(snap.gpus[0].memory.free_bytes, Some(81049 * MIB));
+    assert!(snap.warnings.iter().any(|w| w.contains("fan.speed")));
+
+    // The same with nvidia-smi's own fixture, fan speed and all.
+    let fixture = fixture("csv-query-gpu-noheader-nounits__gtx-1070-ti__telegraf-2018.csv");
+    let passive = fixture.replacen("85,", "[N/A],", 1);
+    assert!(passive.starts_with("[N/A],"));
+    assert_eq!(parse(&passive).unwrap().gpus, parse(&fixture).unwrap().gpus);
+}
+
+#[test]
+fn json_is_told_by_what_follows_the_bracket() {
+    for json in [
+        "{\"gpus\": []}",
+        "  {\n  \"schema\": \"vramfit.snapshot/2\"\n}",
+        "{}",
+        "[]",
+        "[{\"gpus\": []}]",
+    ] {
+        assert_eq!(
+            vramfit_smi::detect(json),
+            Some(SourceFormat::VramfitProbe),
+            "{json}"
+        );
+    }
+    assert!(matches!(parse("{}"), Err(ParseError::InvalidJson { .. })));
+    for not_json in ["[N/A], 1, 2", "[Not Supported], 8114", "{x}", "[1, 2]"] {
+        assert_ne!(
+            vramfit_smi::detect(not_json),
+            Some(SourceFormat::VramfitProbe),
+            "{not_json}"
+        );
+    }
+}
+
+/// Text that starts like JSON but does not parse as JSON is tried as the other formats.
+#[test]
+fn text_that_only_starts_like_json_falls_back_to_other_formats() {
+    let table = fixture("table__l40s__595.80__linux.txt");
+    let snap = parse(&format!("[\"nvidia-smi\"]\n{table}")).unwrap();
+    assert_eq!(snap.source, SourceFormat::Table);
+    assert_eq!(snap.gpus, parse(&table).unwrap().gpus);
+    // Broken JSON with no other format in it still says what is wrong with the JSON.
+    assert!(matches!(
+        parse("{\"gpus\": [1,"),
+        Err(ParseError::InvalidJson { .. })
+    ));
+}
