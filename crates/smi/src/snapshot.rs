@@ -171,17 +171,19 @@ pub struct Gpu {
 }
 
 impl Gpu {
-    /// The memory that the listed processes account for, or `None` when no process reports any.
+    /// The memory that the listed processes account for: `None` when no process is listed, or
+    /// when any listed process has no memory figure (Windows WDDM, WSL, a `[N/A]` cell), because
+    /// a sum of the known figures alone would understate it without saying so.
     ///
-    /// This is usually less than [`Memory::used_bytes`]: driver contexts and compositors are not
-    /// attributed to a process.
+    /// Even when complete this is usually less than [`Memory::used_bytes`]: driver contexts and
+    /// compositors are not attributed to a process.
     pub fn used_by_processes(&self) -> Option<u64> {
+        if self.processes.is_empty() {
+            return None;
+        }
         self.processes
             .iter()
-            .filter_map(|p| p.used_bytes)
-            .fold(None, |sum, used| {
-                Some(sum.unwrap_or(0).saturating_add(used))
-            })
+            .try_fold(0u64, |sum, p| Some(sum.saturating_add(p.used_bytes?)))
     }
 
     /// Appends a MIG entry unless its GPU instance is already listed: compute instances of one

@@ -582,3 +582,20 @@ fn text_that_only_starts_like_json_falls_back_to_other_formats() {
         Err(ParseError::InvalidJson { .. })
     ));
 }
+
+/// A sum of only the processes that report memory would understate what they use.
+#[test]
+fn used_by_processes_is_none_when_any_process_figure_is_unknown() {
+    let text = "gpu_uuid, pid, process_name, used_gpu_memory [MiB]\n\
+                GPU-1, 1, python train.py, 1000 MiB\n\
+                GPU-1, 2, dwm.exe, [N/A]";
+    let gpu = &parse(text).unwrap().gpus[0];
+    assert_eq!(gpu.processes[0].used_bytes, Some(1000 * MIB));
+    assert_eq!(gpu.used_by_processes(), None);
+
+    let mut gpu = gpu.clone();
+    gpu.processes.retain(|p| p.used_bytes.is_some());
+    assert_eq!(gpu.used_by_processes(), Some(1000 * MIB));
+    gpu.processes.clear();
+    assert_eq!(gpu.used_by_processes(), None);
+}
