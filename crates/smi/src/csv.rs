@@ -2,12 +2,16 @@
 //!
 //! The header names the fields (in any order, with a unit suffix such as `memory.used [MiB]`),
 //! so with a header nothing is guessed. Several CSV blocks may be pasted together; processes from
-//! a compute-apps block are attached to the query-gpu GPUs by UUID, then bus id, then name.
+//! a compute-apps block are attached to the query-gpu GPUs by UUID, then bus id, then name, and
+//! a process whose GPU cannot be told apart from another (identical GPUs matched by name alone)
+//! is left out with a warning rather than put on the first of them.
 //!
 //! Without a header (`noheader`) the field order is unknown. The parser then tries the common
 //! orders in [`NOHEADER_ORDERS`], keeps the first whose every row has the right shape (numbers
 //! where sizes go, `used <= total`, `used + free <= total`), and says which it assumed in a
 //! warning. A lone number per line is refused: it could be used, free or total memory.
+
+use std::collections::HashMap;
 
 use crate::snapshot::{Gpu, Process, Snapshot, SourceFormat};
 use crate::values::{self, MIB};
@@ -229,29 +233,154 @@ fn process_row(fields: &[Field], row: &str) -> ProcessRow {
     out
 }
 
+/// Where a compute-apps row's process belongs.
+enum Home {
+    /// The GPU at this position.
+    Gpu(usize),
+    /// Several listed GPUs fit what the row says, and nothing tells them apart.
+    Ambiguous,
+    /// No listed GPU fits: the row's GPU gets an entry of its own.
+    Unlisted,
+}
+
+/// How many GPUs one identifier is looked up among. No machine has this many of one model, and
+/// the bound keeps hostile input with thousands of same-named GPUs linear.
+const MAX_SAME_ID: usize = 64;
+
+/// The GPUs listed so far, by UUID, bus id and name, and by which of those they carry.
+#[derive(Default)]
+struct Lookup {
+    uuid: HashMap<String, Vec<usize>>,
+    bus: HashMap<String, Vec<usize>>,
+    name: HashMap<String, Vec<usize>>,
+    /// For each set of identifiers a GPU carries (bit 0 UUID, 1 bus id, 2 name): how many GPUs
+    /// carry just that set, and the first of them.
+    by_kinds: [(usize, usize); 8],
+}
+
+fn kinds(uuid: &Option<String>, bus: &Option<String>, name: &Option<String>) -> usize {
+    usize::from(uuid.is_some()) | usize::from(bus.is_some()) << 1 | usize::from(name.is_some()) << 2
+}
+
+impl Lookup {
+    fn add(&mut self, pos: usize, gpu: &Gpu) {
+        for (map, key) in [
+            (&mut self.uuid, &gpu.uuid),
+            (&mut self.bus, &gpu.pci_bus_id),
+            (&mut self.name, &gpu.name),
+        ] {
+            if let Some(key) = key {
+                let list = map.entry(key.clone()).or_default();
+                if list.len() < MAX_SAME_ID {
+                    list.push(pos);
+                }
+            }
+        }
+        if let Some((count, first)) =
+            self.by_kinds
+                .get_mut(kinds(&gpu.uuid, &gpu.pci_bus_id, &gpu.name))
+        {
+            if *count == 0 {
+                *first = pos;
+            }
+            *count += 1;
+        }
+    }
+
+    /// The GPU `row` runs on: the only one with its UUID, else with its bus id, else with its
+    /// GPU name, among GPUs whose UUID and bus id do not contradict the row's. Failing that, a
+    /// GPU that has none of the identifiers the row has could still be it, so it is chosen only
+    /// when it is the only GPU listed that could be.
+    fn home(&self, row: &ProcessRow, gpus: &[Gpu]) -> Home {
+        let differs =
+            |a: &Option<String>, b: &Option<String>| matches!((a, b), (Some(a), Some(b)) if a != b);
+        let fits = |g: &Gpu| !differs(&g.uuid, &row.uuid) && !differs(&g.pci_bus_id, &row.bus);
+        let mut ambiguous = false;
+        for (map, key) in [
+            (&self.uuid, &row.uuid),
+            (&self.bus, &row.bus),
+            (&self.name, &row.gpu_name),
+        ] {
+            let Some(key) = key else { continue };
+            let mut found = map
+                .get(key)
+                .into_iter()
+                .flatten()
+                .copied()
+                .filter(|&pos| gpus.get(pos).is_some_and(fits));
+            match (found.next(), found.next()) {
+                (Some(pos), None) => return Home::Gpu(pos),
+                (Some(_), Some(_)) => ambiguous = true,
+                _ => {}
+            }
+        }
+        if ambiguous {
+            return Home::Ambiguous;
+        }
+        let row_kinds = kinds(&row.uuid, &row.bus, &row.gpu_name);
+        let mut unknowable = self
+            .by_kinds
+            .iter()
+            .enumerate()
+            .filter(|&(k, &(count, _))| k & row_kinds == 0 && count > 0)
+            .map(|(_, &entry)| entry);
+        match (unknowable.next(), unknowable.next()) {
+            (Some((1, pos)), None) => Home::Gpu(pos),
+            (Some(_), _) => Home::Ambiguous,
+            (None, _) => Home::Unlisted,
+        }
+    }
+}
+
 fn attach(rows: Vec<ProcessRow>, snap: &mut Snapshot) {
+    let listed = snap.gpus.len();
+    let mut lookup = Lookup::default();
+    for (pos, gpu) in snap.gpus.iter().enumerate() {
+        lookup.add(pos, gpu);
+    }
+    let mut left_out = 0usize;
     for row in rows {
         if row.process.used_bytes.is_none() {
             snap.warn(values::NO_PROCESS_MEMORY);
         }
-        // Match on the most specific identifier the row has: UUID, else bus id, else name.
-        let matches = |g: &Gpu| match (&row.uuid, &row.bus, &row.gpu_name) {
-            (Some(uuid), _, _) if g.uuid.is_some() => g.uuid.as_ref() == Some(uuid),
-            (_, Some(bus), _) if g.pci_bus_id.is_some() => g.pci_bus_id.as_ref() == Some(bus),
-            (_, _, Some(name)) => g.name.as_ref() == Some(name),
-            _ => false,
-        };
-        let make = || Gpu {
-            name: row.gpu_name.clone(),
-            uuid: row.uuid.clone(),
-            pci_bus_id: row.bus.clone(),
-            ..Gpu::default()
-        };
-        if let Some((pos, _)) = snap.gpu_entry(matches, make) {
-            if let Some(gpu) = snap.gpus.get_mut(pos) {
-                gpu.processes.push(row.process);
+        let pos = match lookup.home(&row, &snap.gpus) {
+            Home::Gpu(pos) => pos,
+            Home::Ambiguous => {
+                left_out += 1;
+                continue;
             }
+            Home::Unlisted => {
+                if listed > 0 {
+                    snap.warn(
+                        "some processes run on a GPU that the --query-gpu rows do not list; it is \
+                         listed on its own, without memory figures",
+                    );
+                }
+                let gpu = Gpu {
+                    name: row.gpu_name.clone(),
+                    uuid: row.uuid.clone(),
+                    pci_bus_id: row.bus.clone(),
+                    ..Gpu::default()
+                };
+                let Some(pos) = snap.push_referenced_gpu(gpu) else {
+                    continue;
+                };
+                if let Some(gpu) = snap.gpus.get(pos) {
+                    lookup.add(pos, gpu);
+                }
+                pos
+            }
+        };
+        if let Some(gpu) = snap.gpus.get_mut(pos) {
+            gpu.processes.push(row.process);
         }
+    }
+    if left_out > 0 {
+        snap.warn(format!(
+            "{left_out} processes were left out: their rows do not say which of several GPUs \
+             they run on (identical GPUs named only by model, or no GPU column); add `gpu_uuid` \
+             to --query-compute-apps and `uuid` to --query-gpu"
+        ));
     }
 }
 

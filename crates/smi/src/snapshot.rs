@@ -135,14 +135,20 @@ impl Snapshot {
         if let Some(pos) = self.gpus.iter().position(matches) {
             return Some((pos, false));
         }
+        self.push_referenced_gpu(make()).map(|pos| (pos, true))
+    }
+
+    /// Appends a GPU that a process or MIG row refers to, and returns its position; past
+    /// [`MAX_LOOKUP_GPUS`] it is dropped with a warning and `None` comes back.
+    pub(crate) fn push_referenced_gpu(&mut self, gpu: Gpu) -> Option<usize> {
         if self.gpus.len() >= MAX_LOOKUP_GPUS {
             self.warn(format!(
                 "more than {MAX_LOOKUP_GPUS} GPUs are referenced; the rest were ignored"
             ));
             return None;
         }
-        self.gpus.push(make());
-        Some((self.gpus.len() - 1, true))
+        self.gpus.push(gpu);
+        Some(self.gpus.len() - 1)
     }
 }
 

@@ -599,3 +599,111 @@ fn used_by_processes_is_none_when_any_process_figure_is_unknown() {
     gpu.processes.clear();
     assert_eq!(gpu.used_by_processes(), None);
 }
+
+/// Two identical GPUs: `--query-gpu=index,name,uuid,pci.bus_id,memory.total,memory.used`.
+const TWO_A100S: &str = "index, name, uuid, pci.bus_id, memory.total [MiB], memory.used [MiB]
+0, NVIDIA A100-SXM4-80GB, GPU-aaaaaaaa-0000-0000-0000-000000000000, 00000000:07:00.0, 81920, 4
+1, NVIDIA A100-SXM4-80GB, GPU-bbbbbbbb-0000-0000-0000-000000000000, 00000000:0F:00.0, 81920, 30547";
+
+#[test]
+fn compute_apps_find_identical_gpus_by_uuid_or_bus_id() {
+    let by_uuid = "gpu_name, gpu_uuid, pid, process_name, used_gpu_memory [MiB]
+NVIDIA A100-SXM4-80GB, GPU-bbbbbbbb-0000-0000-0000-000000000000, 4242, python train.py, 30000 MiB";
+    let snap = parse(&format!("{TWO_A100S}\n{by_uuid}")).unwrap();
+    assert_eq!(snap.gpus.len(), 2);
+    assert!(snap.gpus[0].processes.is_empty());
+    assert_eq!(snap.gpus[1].processes[0].pid, Some(4242));
+
+    let by_bus = "gpu_name, gpu_bus_id, pid, process_name, used_gpu_memory [MiB]
+NVIDIA A100-SXM4-80GB, 00000000:0F:00.0, 4242, python train.py, 30000 MiB";
+    let snap = parse(&format!("{TWO_A100S}\n{by_bus}")).unwrap();
+    assert!(snap.gpus[0].processes.is_empty());
+    assert_eq!(snap.gpus[1].processes.len(), 1);
+
+    // Masked captures print one all-zero UUID for every GPU; the bus id still tells them apart.
+    let masked = TWO_A100S
+        .replace("GPU-aaaaaaaa", "GPU-00000000")
+        .replace("GPU-bbbbbbbb", "GPU-00000000");
+    let apps = by_bus
+        .replace("gpu_bus_id,", "gpu_bus_id, gpu_uuid,")
+        .replace(
+            "00000000:0F:00.0,",
+            "00000000:0F:00.0, GPU-00000000-0000-0000-0000-000000000000,",
+        );
+    let snap = parse(&format!("{masked}\n{apps}")).unwrap();
+    assert_eq!(snap.gpus.len(), 2);
+    assert!(snap.gpus[0].processes.is_empty());
+    assert_eq!(snap.gpus[1].processes.len(), 1);
+}
+
+#[test]
+fn compute_apps_matched_by_an_ambiguous_name_are_left_out_with_a_warning() {
+    let by_name = "gpu_name, pid, process_name, used_gpu_memory [MiB]
+NVIDIA A100-SXM4-80GB, 4242, python train.py, 30000 MiB
+NVIDIA A100-SXM4-80GB, 4343, python eval.py, 2000 MiB";
+    let snap = parse(&format!("{TWO_A100S}\n{by_name}")).unwrap();
+    assert_eq!(snap.gpus.len(), 2);
+    assert!(snap.gpus.iter().all(|g| g.processes.is_empty()));
+    assert!(
+        snap.warnings
+            .iter()
+            .any(|w| w.contains("2 processes were left out")),
+        "{:?}",
+        snap.warnings
+    );
+
+    // Masked UUIDs and no bus id: the UUID is as ambiguous as the name.
+    let masked = TWO_A100S
+        .replace("GPU-aaaaaaaa", "GPU-00000000")
+        .replace("GPU-bbbbbbbb", "GPU-00000000");
+    let apps = "gpu_uuid, gpu_name, pid, used_gpu_memory [MiB]
+GPU-00000000-0000-0000-0000-000000000000, NVIDIA A100-SXM4-80GB, 4242, 30000 MiB";
+    let snap = parse(&format!("{masked}\n{apps}")).unwrap();
+    assert!(snap.gpus.iter().all(|g| g.processes.is_empty()));
+    assert!(snap.warnings.iter().any(|w| w.contains("left out")));
+
+    // A name that only one listed GPU has is enough.
+    let mixed = TWO_A100S.replacen("NVIDIA A100-SXM4-80GB", "NVIDIA A100-SXM4-40GB", 1);
+    let apps = by_name.replacen("NVIDIA A100-SXM4-80GB", "NVIDIA A100-SXM4-40GB", 1);
+    let snap = parse(&format!("{mixed}\n{apps}")).unwrap();
+    assert_eq!(snap.gpus[0].processes[0].pid, Some(4242));
+    assert_eq!(snap.gpus[1].processes[0].pid, Some(4343));
+    assert!(!snap.warnings.iter().any(|w| w.contains("left out")));
+}
+
+#[test]
+fn compute_apps_without_a_gpu_column_attach_only_to_a_lone_gpu() {
+    let apps = "pid, process_name, used_gpu_memory [MiB]\n1, a, 10 MiB\n2, b, 20 MiB";
+    // No GPUs listed: the processes share one GPU of unknown memory.
+    let snap = parse(apps).unwrap();
+    assert_eq!(snap.gpus.len(), 1);
+    assert_eq!(snap.gpus[0].processes.len(), 2);
+    // One GPU listed: it is theirs, whatever identifiers it has.
+    let one = "memory.used [MiB], memory.total [MiB]\n800, 16384";
+    let snap = parse(&format!("{one}\n{apps}")).unwrap();
+    assert_eq!(snap.gpus.len(), 1);
+    assert_eq!(snap.gpus[0].used_by_processes(), Some(30 * MIB));
+    let uuid_apps = "gpu_uuid, pid, used_gpu_memory [MiB]\nGPU-1, 1, 10 MiB";
+    let snap = parse(&format!("{one}\n{uuid_apps}")).unwrap();
+    assert_eq!(snap.gpus.len(), 1);
+    assert_eq!(snap.gpus[0].processes.len(), 1);
+    // Two listed: nothing says which.
+    let snap = parse(&format!("{TWO_A100S}\n{apps}")).unwrap();
+    assert_eq!(snap.gpus.len(), 2);
+    assert!(snap.gpus.iter().all(|g| g.processes.is_empty()));
+    assert!(snap
+        .warnings
+        .iter()
+        .any(|w| w.contains("2 processes were left out")));
+}
+
+#[test]
+fn compute_apps_on_a_gpu_the_query_does_not_list_get_their_own_entry() {
+    let apps =
+        "gpu_uuid, pid, used_gpu_memory [MiB]\nGPU-cccccccc-0000-0000-0000-000000000000, 1, 10 MiB";
+    let snap = parse(&format!("{TWO_A100S}\n{apps}")).unwrap();
+    assert_eq!(snap.gpus.len(), 3);
+    assert_eq!(snap.gpus[2].processes.len(), 1);
+    assert_eq!(snap.gpus[2].memory.total_bytes, None);
+    assert!(snap.warnings.iter().any(|w| w.contains("do not list")));
+}
