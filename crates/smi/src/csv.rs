@@ -4,7 +4,9 @@
 //! so with a header nothing is guessed. Several CSV blocks may be pasted together; processes from
 //! a compute-apps block are attached to the query-gpu GPUs by UUID, then bus id, then name, and
 //! a process whose GPU cannot be told apart from another (identical GPUs matched by name alone)
-//! is left out with a warning rather than put on the first of them.
+//! is left out with a warning rather than put on the first of them. Rows repeating a GPU (the
+//! same UUID, bus id or index: `-l` output, or a paste of two queries) are one GPU, read from its
+//! latest row.
 //!
 //! Without a header (`noheader`) the field order is unknown. The parser then tries the common
 //! orders in [`NOHEADER_ORDERS`], keeps the first whose every row has the right shape (numbers
@@ -13,7 +15,7 @@
 
 use std::collections::HashMap;
 
-use crate::snapshot::{Gpu, Process, Snapshot, SourceFormat};
+use crate::snapshot::{self, Gpu, Process, Snapshot, SourceFormat};
 use crate::values::{self, MIB};
 use crate::ParseError;
 
@@ -142,6 +144,7 @@ pub(crate) fn parse(text: &str) -> Result<Snapshot, ParseError> {
     } else if processes.is_empty() {
         snap.warn("the compute-apps query lists no processes: nothing is running on the GPUs");
     }
+    snap.keep_latest_readings(false, Gpu::overlay);
     if !processes.is_empty() && !saw_query_gpu {
         snap.warn(
             "`--query-compute-apps` lists processes only, so GPU memory totals are unknown; paste \
@@ -338,6 +341,9 @@ fn attach(rows: Vec<ProcessRow>, snap: &mut Snapshot) {
     for (pos, gpu) in snap.gpus.iter().enumerate() {
         lookup.add(pos, gpu);
     }
+    // How often each GPU's process has been read, and where its entry is.
+    let mut seen: HashMap<(usize, u32), (usize, usize)> = HashMap::new();
+    let mut most_readings = 1;
     let mut left_out = 0usize;
     for row in rows {
         if row.process.used_bytes.is_none() {
@@ -371,9 +377,30 @@ fn attach(rows: Vec<ProcessRow>, snap: &mut Snapshot) {
                 pos
             }
         };
-        if let Some(gpu) = snap.gpus.get_mut(pos) {
+        let Some(gpu) = snap.gpus.get_mut(pos) else {
+            continue;
+        };
+        let Some(pid) = row.process.pid else {
             gpu.processes.push(row.process);
+            continue;
+        };
+        // The same process on the same GPU again is a later reading of it (`-l`, a second paste).
+        match seen.get_mut(&(pos, pid)) {
+            Some((readings, at)) => {
+                *readings += 1;
+                most_readings = most_readings.max(*readings);
+                if let Some(earlier) = gpu.processes.get_mut(*at) {
+                    *earlier = row.process;
+                }
+            }
+            None => {
+                seen.insert((pos, pid), (1, gpu.processes.len()));
+                gpu.processes.push(row.process);
+            }
         }
+    }
+    if most_readings > 1 {
+        snap.warn(snapshot::repeated_readings(most_readings, "process"));
     }
     if left_out > 0 {
         snap.warn(format!(

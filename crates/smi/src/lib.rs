@@ -15,6 +15,8 @@
 //! - `gpustat --json`, nvitop's Python REPL output, and `vramfit.snapshot/1` JSON.
 //!
 //! Values a tool prints as `N/A`, `[Not Supported]` and the like become `None`, never `0`.
+//! Output repeated by `-l` (or pasted twice) is read as its last reading of each GPU, with a
+//! warning.
 
 mod csv;
 mod json;

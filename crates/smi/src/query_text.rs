@@ -2,7 +2,8 @@
 //!
 //! The colon column moves between driver versions, so the structure comes from indentation alone.
 //! `-q` never prints a GPU's index; GPUs are numbered in the order listed, which is nvidia-smi's
-//! index order unless the output was narrowed with `-i`.
+//! index order unless the output was narrowed with `-i`. `-q -l` repeats the whole log; each
+//! GPU (by UUID and bus id) is read from its last reading.
 
 use crate::snapshot::{Gpu, MigDevice, Process, Snapshot, SourceFormat};
 use crate::values::{self, MIB};
@@ -25,6 +26,8 @@ pub(crate) fn parse(text: &str) -> Snapshot {
     }
     p.close_mig();
     p.close_process();
+    p.snap
+        .keep_latest_readings(true, |kept, later| *kept = later);
     p.snap.check_attached(p.attached, "output");
     p.snap
 }

@@ -3,6 +3,8 @@
 //! Sizes are integer bytes and anything the source did not report is `null`, never `0`, so a
 //! consumer can tell "no memory in use" from "the tool could not say".
 
+use std::collections::HashMap;
+
 use serde::{Deserialize, Serialize};
 
 /// The schema id carried in every snapshot's `schema` field.
@@ -92,8 +94,6 @@ impl Snapshot {
         }
     }
 
-    /// Adds a warning once. Past [`MAX_WARNINGS`] the rest are dropped with a note, which keeps
-    /// the duplicate check cheap on hostile input with thousands of distinct problems.
     /// `-q` and XML state how many GPUs are attached; a paste that lists fewer was cut short or
     /// narrowed with `-i`, so the GPU indices may not be the driver's.
     pub(crate) fn check_attached(&mut self, attached: Option<u32>, what: &str) {
@@ -109,6 +109,8 @@ impl Snapshot {
         }
     }
 
+    /// Adds a warning once. Past [`MAX_WARNINGS`] the rest are dropped with a note, which keeps
+    /// the duplicate check cheap on hostile input with thousands of distinct problems.
     pub(crate) fn warn(&mut self, message: impl Into<String>) {
         const OMITTED: &str = "further warnings were omitted";
         if self.warnings.len() >= MAX_WARNINGS {
@@ -150,6 +152,104 @@ impl Snapshot {
         self.gpus.push(gpu);
         Some(self.gpus.len() - 1)
     }
+
+    /// Folds repeated readings of the same GPU into one entry, for output printed again and again
+    /// (`nvidia-smi -l`, `-q -l`, `--query-gpu … -l`) or pasted twice. `update` brings a kept
+    /// entry up to date with a later reading of its GPU; entries keep the place of their first
+    /// reading. Where `positional_index` is set the parser numbered GPUs in the order listed
+    /// (`-q`, XML), so the index says nothing about identity, and the GPUs are renumbered after a
+    /// fold.
+    ///
+    /// Two entries are the same GPU when every identifier both have (UUID, PCI bus id, and the
+    /// index unless positional) agrees and there is at least one: masked captures print the same
+    /// all-zero UUID for every GPU, and their bus ids still tell them apart.
+    pub(crate) fn keep_latest_readings(
+        &mut self,
+        positional_index: bool,
+        update: impl Fn(&mut Gpu, Gpu),
+    ) {
+        if self.gpus.len() < 2 {
+            return;
+        }
+        let compare_index = !positional_index;
+        let mut kept: Vec<Gpu> = Vec::with_capacity(self.gpus.len());
+        let mut readings: Vec<usize> = Vec::with_capacity(self.gpus.len());
+        // The first kept entry with each identifier, so the fold stays linear on hostile input.
+        let mut by_uuid: HashMap<String, usize> = HashMap::new();
+        let mut by_bus: HashMap<String, usize> = HashMap::new();
+        let mut by_index: HashMap<u32, usize> = HashMap::new();
+        for gpu in std::mem::take(&mut self.gpus) {
+            let candidates = [
+                gpu.uuid.as_ref().and_then(|u| by_uuid.get(u)),
+                gpu.pci_bus_id.as_ref().and_then(|b| by_bus.get(b)),
+                gpu.index
+                    .filter(|_| compare_index)
+                    .and_then(|i| by_index.get(&i)),
+            ];
+            let same = candidates.into_iter().flatten().copied().find(|&pos| {
+                kept.get(pos)
+                    .is_some_and(|k| same_gpu(k, &gpu, compare_index))
+            });
+            let pos = same.unwrap_or(kept.len());
+            if let Some(uuid) = &gpu.uuid {
+                by_uuid.entry(uuid.clone()).or_insert(pos);
+            }
+            if let Some(bus) = &gpu.pci_bus_id {
+                by_bus.entry(bus.clone()).or_insert(pos);
+            }
+            if let Some(index) = gpu.index.filter(|_| compare_index) {
+                by_index.entry(index).or_insert(pos);
+            }
+            match (kept.get_mut(pos), readings.get_mut(pos)) {
+                (Some(earlier), Some(count)) => {
+                    update(earlier, gpu);
+                    *count += 1;
+                }
+                _ => {
+                    kept.push(gpu);
+                    readings.push(1);
+                }
+            }
+        }
+        self.gpus = kept;
+        let most = readings.iter().copied().max().unwrap_or(0);
+        if most > 1 {
+            if positional_index {
+                for (pos, gpu) in self.gpus.iter_mut().enumerate() {
+                    gpu.index = u32::try_from(pos).ok();
+                }
+            }
+            self.warn(repeated_readings(most, "GPU"));
+        }
+    }
+}
+
+/// The warning for a paste that holds `readings` readings of the same GPUs or processes.
+pub(crate) fn repeated_readings(readings: usize, what: &str) -> String {
+    format!(
+        "the paste holds {readings} readings of the same {what}s (nvidia-smi `-l`, or output \
+         pasted more than once); using the last reading of each {what}"
+    )
+}
+
+/// Whether `a` and `b` are readings of one GPU: every identifier both carry agrees, and they
+/// share at least one.
+fn same_gpu(a: &Gpu, b: &Gpu, compare_index: bool) -> bool {
+    fn agree<T: PartialEq>(x: &Option<T>, y: &Option<T>) -> Option<bool> {
+        x.as_ref().zip(y.as_ref()).map(|(x, y)| x == y)
+    }
+    let index = if compare_index {
+        agree(&a.index, &b.index)
+    } else {
+        None
+    };
+    let verdicts = [
+        agree(&a.uuid, &b.uuid),
+        agree(&a.pci_bus_id, &b.pci_bus_id),
+        index,
+    ];
+    let shared = verdicts.iter().flatten().count();
+    shared > 0 && verdicts.iter().flatten().all(|&same| same)
 }
 
 /// The most warnings a snapshot collects.
@@ -190,6 +290,35 @@ impl Gpu {
         self.processes
             .iter()
             .try_fold(0u64, |sum, p| Some(sum.saturating_add(p.used_bytes?)))
+    }
+
+    /// Takes every value `later` has, keeping this entry's where `later` has none: the fold for
+    /// CSV rows, where two `--query-gpu` commands with different fields may be pasted together.
+    /// So a figure that a later reading of the same query prints as `[N/A]` keeps its earlier
+    /// value.
+    pub(crate) fn overlay(&mut self, later: Gpu) {
+        fn take<T>(into: &mut Option<T>, value: Option<T>) {
+            if value.is_some() {
+                *into = value;
+            }
+        }
+        take(&mut self.index, later.index);
+        take(&mut self.name, later.name);
+        take(&mut self.uuid, later.uuid);
+        take(&mut self.pci_bus_id, later.pci_bus_id);
+        take(&mut self.memory.total_bytes, later.memory.total_bytes);
+        take(&mut self.memory.used_bytes, later.memory.used_bytes);
+        take(&mut self.memory.free_bytes, later.memory.free_bytes);
+        take(&mut self.memory.reserved_bytes, later.memory.reserved_bytes);
+        take(&mut self.utilization_pct, later.utilization_pct);
+        take(&mut self.temperature_c, later.temperature_c);
+        take(&mut self.mig_mode, later.mig_mode);
+        if !later.mig_devices.is_empty() {
+            self.mig_devices = later.mig_devices;
+        }
+        if !later.processes.is_empty() {
+            self.processes = later.processes;
+        }
     }
 
     /// Appends a MIG entry unless its GPU instance is already listed: compute instances of one

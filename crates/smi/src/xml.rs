@@ -2,7 +2,8 @@
 //!
 //! Read as a stream with an element-name path rather than into a tree, so deeply nested hostile
 //! input costs no recursion. Element names that moved between DTD versions are matched loosely,
-//! and XML cut off mid-way keeps whatever was read before the cut, with a warning.
+//! and XML cut off mid-way keeps whatever was read before the cut, with a warning. `-q -x -l`
+//! prints one document after another; each GPU (by UUID and bus id) is read from its last one.
 
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::Reader;
@@ -65,6 +66,8 @@ pub(crate) fn parse(text: &str) -> Snapshot {
     }
     p.close_mig();
     p.close_process();
+    p.snap
+        .keep_latest_readings(true, |kept, later| *kept = later);
     p.snap.check_attached(p.attached, "log");
     p.snap
 }

@@ -707,3 +707,136 @@ fn compute_apps_on_a_gpu_the_query_does_not_list_get_their_own_entry() {
     assert_eq!(snap.gpus[2].memory.total_bytes, None);
     assert!(snap.warnings.iter().any(|w| w.contains("do not list")));
 }
+
+/// `--query-gpu … -l 1`: the header once, then the same GPUs again and again.
+#[test]
+fn csv_repeated_by_loop_keeps_the_last_reading_of_each_gpu() {
+    let mut looped = String::from("index, uuid, memory.total [MiB], memory.used [MiB]\n");
+    for used in [100, 200, 300] {
+        looped.push_str(&format!(
+            "0, GPU-aaaaaaaa-0000-0000-0000-000000000000, 81920, {used}\n\
+             1, GPU-bbbbbbbb-0000-0000-0000-000000000000, 81920, {}\n",
+            used + 1
+        ));
+    }
+    let snap = parse(&looped).unwrap();
+    assert_eq!(snap.gpus.len(), 2);
+    assert_eq!(snap.gpus[0].index, Some(0));
+    assert_eq!(snap.gpus[0].memory.used_bytes, Some(300 * MIB));
+    assert_eq!(snap.gpus[1].memory.used_bytes, Some(301 * MIB));
+    assert!(
+        snap.warnings
+            .iter()
+            .any(|w| w.contains("holds 3 readings") && w.contains("using the last")),
+        "{:?}",
+        snap.warnings
+    );
+
+    // Without UUIDs the index identifies the GPU; a real fixture pasted twice, header and all.
+    let text = "index, memory.used [MiB], memory.total [MiB]\n0, 800, 16384\n1, 900, 16384";
+    let later = text.replace("800", "1800");
+    let snap = parse(&format!("{text}\n{later}")).unwrap();
+    assert_eq!(snap.gpus.len(), 2);
+    assert_eq!(snap.gpus[0].memory.used_bytes, Some(1800 * MIB));
+    let fixture = fixture("csv-query-gpu-full__l40s__595.80__linux.csv");
+    let once = parse(&fixture).unwrap();
+    let twice = parse(&format!("{fixture}\n{fixture}")).unwrap();
+    assert_eq!(twice.gpus, once.gpus);
+    assert!(twice.warnings.iter().any(|w| w.contains("2 readings")));
+}
+
+/// Masked captures give every GPU the same UUID; rows that differ in bus id or index are still
+/// different GPUs, not readings of one.
+#[test]
+fn csv_gpus_sharing_a_masked_uuid_are_not_folded() {
+    let masked = TWO_A100S
+        .replace("GPU-aaaaaaaa", "GPU-00000000")
+        .replace("GPU-bbbbbbbb", "GPU-00000000");
+    let snap = parse(&masked).unwrap();
+    assert_eq!(snap.gpus.len(), 2);
+    assert!(!snap.warnings.iter().any(|w| w.contains("readings")));
+    let snap = parse(&format!("{masked}\n{masked}")).unwrap();
+    assert_eq!(snap.gpus.len(), 2);
+    assert_eq!(snap.gpus[1].memory.used_bytes, Some(30547 * MIB));
+}
+
+/// Two different `--query-gpu` commands pasted together describe the same GPUs once.
+#[test]
+fn csv_queries_with_different_fields_combine_per_gpu() {
+    let text = "index, name, memory.total [MiB], memory.used [MiB]\n\
+                0, Tesla T4, 15360, 360\n\
+                1, Tesla T4, 15360, 0\n\
+                index, utilization.gpu [%], memory.free [MiB]\n\
+                0, 37 %, 14700\n\
+                1, 0 %, 15000";
+    let snap = parse(text).unwrap();
+    assert_eq!(snap.gpus.len(), 2);
+    assert_eq!(snap.gpus[0].name.as_deref(), Some("Tesla T4"));
+    assert_eq!(snap.gpus[0].memory.used_bytes, Some(360 * MIB));
+    assert_eq!(snap.gpus[0].memory.free_bytes, Some(14700 * MIB));
+    assert_eq!(snap.gpus[0].utilization_pct, Some(37.0));
+}
+
+#[test]
+fn compute_apps_repeated_by_loop_list_each_process_once() {
+    let apps = fixture("csv-compute-apps__h100-mig__590.48.01__linux.csv");
+    let later = apps.replace("2296 MiB", "2400 MiB");
+    let gpus = fixture("csv-query-gpu-full__h100-mig__590.48.01__linux.csv");
+    let snap = parse(&format!("{gpus}\n{apps}\n{later}")).unwrap();
+    assert_eq!(snap.gpus.len(), 1);
+    let procs = &snap.gpus[0].processes;
+    assert_eq!(procs.len(), 3);
+    assert_eq!(procs[0].used_bytes, Some(2400 * MIB));
+    assert_eq!(
+        snap.gpus[0].used_by_processes(),
+        Some((2400 + 1272 + 7484) * MIB)
+    );
+    assert!(snap.warnings.iter().any(|w| w.contains("2 readings")));
+}
+
+/// `nvidia-smi -q -l 1` on an 8-GPU node: the whole log again each time.
+#[test]
+fn query_text_repeated_by_loop_keeps_the_last_reading() {
+    let first = fixture("q__rtx-4090-x8__535.154.05__linux.txt");
+    let second = first.replacen("20328 MiB", "20999 MiB", 1);
+    let third = second.replacen(
+        "Used                              : 21356 MiB",
+        "Used                              : 1 MiB",
+        1,
+    );
+    let snap = parse(&format!("{first}\n{second}\n{third}")).unwrap();
+    let once = parse(&first).unwrap();
+    assert_eq!(snap.gpus.len(), 8);
+    let indices: Vec<_> = snap.gpus.iter().map(|g| g.index).collect();
+    assert_eq!(indices, (0..8).map(Some).collect::<Vec<_>>());
+    assert_eq!(snap.gpus[0].memory.used_bytes, Some(20999 * MIB));
+    assert_eq!(snap.gpus[1].memory.used_bytes, Some(MIB));
+    assert_eq!(snap.gpus[2..], once.gpus[2..]);
+    assert!(snap.warnings.iter().any(|w| w.contains("3 readings")));
+    assert!(
+        !snap.warnings.iter().any(|w| w.contains("attached")),
+        "{:?}",
+        snap.warnings
+    );
+}
+
+/// `nvidia-smi -q -x -l 1`: whole XML documents one after the other.
+#[test]
+fn xml_repeated_by_loop_keeps_the_last_reading() {
+    let first = fixture("xml__rtx-a5000-x2__590.44.01.xml");
+    let second = first.replacen("<used>22437 MiB</used>", "<used>100 MiB</used>", 1);
+    let snap = parse(&format!("{first}\n{second}")).unwrap();
+    let once = parse(&first).unwrap();
+    assert_eq!(snap.gpus.len(), 2);
+    assert_eq!(snap.gpus[0].index, Some(0));
+    assert_eq!(snap.gpus[1].index, Some(1));
+    assert_eq!(snap.gpus[0].memory.used_bytes, Some(100 * MIB));
+    assert_eq!(snap.gpus[1], once.gpus[1]);
+    assert_eq!(snap.gpus[0].processes, once.gpus[0].processes);
+    assert!(snap.warnings.iter().any(|w| w.contains("2 readings")));
+    assert!(
+        !snap.warnings.iter().any(|w| w.contains("attached")),
+        "{:?}",
+        snap.warnings
+    );
+}

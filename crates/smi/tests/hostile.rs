@@ -16,6 +16,32 @@ fn fill(prefix: &str, unit: impl Fn(usize) -> String) -> String {
     text
 }
 
+/// Half the input limit of `first` rows after `first_prefix`, then `second` rows after
+/// `second_prefix` up to the limit.
+fn half_and_half(
+    first_prefix: &str,
+    first: impl Fn(usize) -> String,
+    second_prefix: &str,
+    second: impl Fn(usize) -> String,
+) -> String {
+    let mut text = String::from(first_prefix);
+    for i in 0.. {
+        if text.len() > vramfit_smi::MAX_INPUT_BYTES / 2 {
+            break;
+        }
+        text.push_str(&first(i));
+    }
+    text.push_str(second_prefix);
+    for i in 0.. {
+        let next = second(i);
+        if text.len() + next.len() > vramfit_smi::MAX_INPUT_BYTES {
+            break;
+        }
+        text.push_str(&next);
+    }
+    text
+}
+
 fn hostile_inputs() -> Vec<(&'static str, String)> {
     vec![
         (
@@ -83,6 +109,42 @@ fn hostile_inputs() -> Vec<(&'static str, String)> {
                 "==============NVSMI LOG==============\nGPU 00000000:01:00.0\n",
                 |_| "    MIG Device\n        GPU Instance ID : 1\n".into(),
             ),
+        ),
+        (
+            "many XML GPUs with distinct bus ids",
+            fill("<nvidia_smi_log>", |i| {
+                format!("<gpu id=\"0:0:{i}.0\"><fb_memory_usage><total>1 MiB</total></fb_memory_usage></gpu>")
+            }),
+        ),
+        (
+            "CSV GPUs read again and again",
+            fill("index, uuid, memory.used [MiB]\n", |i| {
+                format!("{}, GPU-{}, {i}\n", i % 512, i % 512)
+            }),
+        ),
+        (
+            "same-named CSV GPUs, then processes naming them",
+            half_and_half(
+                "uuid, name, memory.total [MiB]\n",
+                |i| format!("GPU-{i}, x, 1\n"),
+                "gpu_name, pid, used_gpu_memory [MiB]\n",
+                |i| format!("x, {i}, 1 MiB\n"),
+            ),
+        ),
+        (
+            "CSV GPUs, then processes on GPUs not listed",
+            half_and_half(
+                "uuid, memory.total [MiB]\n",
+                |i| format!("GPU-{i}, 1\n"),
+                "gpu_uuid, pid, used_gpu_memory [MiB]\n",
+                |i| format!("GPU-x{i}, {i}, 1 MiB\n"),
+            ),
+        ),
+        (
+            "one process read again and again",
+            fill("gpu_uuid, pid, used_gpu_memory [MiB]\n", |i| {
+                format!("GPU-1, {}, 1 MiB\n", i % 4096)
+            }),
         ),
         ("deeply nested JSON", fill("", |_| "[".into())),
         ("unterminated ANSI escapes", fill("", |_| "\u{1b}[".into())),
