@@ -236,14 +236,22 @@ pub fn read_observed_peak(text: &str) -> Result<ObservedPeak, String> {
         .iter()
         .enumerate()
         .filter_map(|(position, g)| {
-            Some((g.index.unwrap_or(position as u32), g.memory.used_bytes?))
+            let used = g.peak_used_bytes.or(g.memory.used_bytes)?;
+            Some((g.index.unwrap_or(position as u32), used))
         })
         .max_by_key(|&(_, used)| used)
         .ok_or("that nvidia-smi output does not say how much memory is used")?;
     Ok(ObservedPeak {
         bytes: Bytes(used),
         includes_others: true,
-        source: format!("nvidia-smi, {}", which_gpu(index, gpu_count)),
+        source: if snapshot.gpus.iter().any(|g| g.peak_used_bytes.is_some()) {
+            format!(
+                "nvidia-smi, the highest of several readings, {}",
+                which_gpu(index, gpu_count)
+            )
+        } else {
+            format!("nvidia-smi, {}", which_gpu(index, gpu_count))
+        },
     })
 }
 

@@ -202,7 +202,9 @@ impl Snapshot {
             }
             match (kept.get_mut(pos), readings.get_mut(pos)) {
                 (Some(earlier), Some(count)) => {
+                    let before = earlier.clone();
                     update(earlier, gpu);
+                    earlier.remember_peak(&before);
                     *count += 1;
                 }
                 _ => {
@@ -234,7 +236,7 @@ pub(crate) fn repeated_readings(readings: usize, what: &str) -> String {
 
 /// Whether `a` and `b` are readings of one GPU: every identifier both carry agrees, and they
 /// share at least one.
-fn same_gpu(a: &Gpu, b: &Gpu, compare_index: bool) -> bool {
+pub(crate) fn same_gpu(a: &Gpu, b: &Gpu, compare_index: bool) -> bool {
     fn agree<T: PartialEq>(x: &Option<T>, y: &Option<T>) -> Option<bool> {
         x.as_ref().zip(y.as_ref()).map(|(x, y)| x == y)
     }
@@ -274,9 +276,26 @@ pub struct Gpu {
     pub mig_mode: Option<String>,
     pub mig_devices: Vec<MigDevice>,
     pub processes: Vec<Process>,
+    /// The highest `used` among several readings of this GPU in one paste (`nvidia-smi -l`
+    /// during a run): the figure to compare a predicted peak with. `None` with a single reading.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peak_used_bytes: Option<u64>,
 }
 
 impl Gpu {
+    /// Folds an earlier reading of this same GPU into [`Gpu::peak_used_bytes`].
+    pub(crate) fn remember_peak(&mut self, earlier: &Gpu) {
+        self.peak_used_bytes = [
+            earlier.peak_used_bytes,
+            earlier.memory.used_bytes,
+            self.peak_used_bytes,
+            self.memory.used_bytes,
+        ]
+        .into_iter()
+        .flatten()
+        .max();
+    }
+
     /// The memory that the listed processes account for: `None` when no process is listed, or
     /// when any listed process has no memory figure (Windows WDDM, WSL, a `[N/A]` cell), because
     /// a sum of the known figures alone would understate it without saying so.

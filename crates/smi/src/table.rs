@@ -4,7 +4,8 @@
 //! are split on `|`, each box is recognised by its header, and a GPU's 2 or 3 rows are told apart
 //! by what their cells contain.
 
-use crate::snapshot::{Gpu, MigDevice, Process, Snapshot, SourceFormat};
+use crate::snapshot::{same_gpu, Gpu, MigDevice, Process, Snapshot, SourceFormat};
+use std::collections::HashMap;
 use crate::values::{self, MIB};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -36,6 +37,7 @@ pub(crate) fn parse(text: &str) -> Snapshot {
         section: Section::Preamble,
         block: Vec::new(),
         seen_box: false,
+        previous: Vec::new(),
     };
     for line in text.lines() {
         p.line(line.trim());
@@ -50,6 +52,8 @@ struct Parser<'a> {
     /// Rows (as cells) of the GPU or MIG entry being read, up to the next separator.
     block: Vec<Vec<&'a str>>,
     seen_box: bool,
+    /// The GPUs of the table before the current one, carrying the peaks of all earlier tables.
+    previous: Vec<Gpu>,
 }
 
 impl<'a> Parser<'a> {
@@ -107,8 +111,11 @@ impl<'a> Parser<'a> {
 
     fn version_line(&mut self, line: &str) {
         if !self.snap.gpus.is_empty() {
-            // `watch nvidia-smi` pastes repeat the whole table; the last one is the latest.
-            self.snap.gpus.clear();
+            // `watch nvidia-smi` pastes repeat the whole table; the last one is the latest, and
+            // the earlier ones still count towards each GPU's peak.
+            let mut table = std::mem::take(&mut self.snap.gpus);
+            carry_peaks(&mut table, &self.previous);
+            self.previous = table;
             self.snap
                 .warn("the paste holds more than one nvidia-smi table; only the last one was read");
         }
@@ -304,6 +311,7 @@ impl<'a> Parser<'a> {
     }
 
     fn finish(mut self) -> Snapshot {
+        carry_peaks(&mut self.snap.gpus, &self.previous);
         if self
             .snap
             .gpus
@@ -318,6 +326,21 @@ impl<'a> Parser<'a> {
             );
         }
         self.snap
+    }
+}
+
+/// Folds the previous table's readings into the same GPUs of this one (found by index, which the
+/// table view prints), so `watch nvidia-smi` pastes keep each GPU's peak.
+fn carry_peaks(table: &mut [Gpu], previous: &[Gpu]) {
+    let by_index: HashMap<u32, &Gpu> = previous
+        .iter()
+        .filter_map(|g| Some((g.index?, g)))
+        .collect();
+    for gpu in table {
+        let earlier = gpu.index.and_then(|i| by_index.get(&i));
+        if let Some(earlier) = earlier.filter(|e| same_gpu(e, gpu, true)) {
+            gpu.remember_peak(earlier);
+        }
     }
 }
 

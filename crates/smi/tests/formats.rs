@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use vramfit_smi::{parse, MigDevice, ParseError, Snapshot, SourceFormat, SCHEMA};
+use vramfit_smi::{parse, Gpu, MigDevice, ParseError, Snapshot, SourceFormat, SCHEMA};
 
 const MIB: u64 = 1_048_576;
 
@@ -724,6 +724,7 @@ fn csv_repeated_by_loop_keeps_the_last_reading_of_each_gpu() {
     assert_eq!(snap.gpus[0].index, Some(0));
     assert_eq!(snap.gpus[0].memory.used_bytes, Some(300 * MIB));
     assert_eq!(snap.gpus[1].memory.used_bytes, Some(301 * MIB));
+    assert_eq!(snap.gpus[1].peak_used_bytes, Some(301 * MIB));
     assert!(
         snap.warnings
             .iter()
@@ -741,7 +742,7 @@ fn csv_repeated_by_loop_keeps_the_last_reading_of_each_gpu() {
     let fixture = fixture("csv-query-gpu-full__l40s__595.80__linux.csv");
     let once = parse(&fixture).unwrap();
     let twice = parse(&format!("{fixture}\n{fixture}")).unwrap();
-    assert_eq!(twice.gpus, once.gpus);
+    assert_eq!(without_peaks(twice.gpus), once.gpus);
     assert!(twice.warnings.iter().any(|w| w.contains("2 readings")));
 }
 
@@ -794,6 +795,16 @@ fn compute_apps_repeated_by_loop_list_each_process_once() {
     assert!(snap.warnings.iter().any(|w| w.contains("2 readings")));
 }
 
+/// The GPUs as a single reading would give them: repeated readings add only their peak.
+fn without_peaks(gpus: Vec<Gpu>) -> Vec<Gpu> {
+    gpus.into_iter()
+        .map(|g| Gpu {
+            peak_used_bytes: None,
+            ..g
+        })
+        .collect()
+}
+
 /// `nvidia-smi -q -l 1` on an 8-GPU node: the whole log again each time.
 #[test]
 fn query_text_repeated_by_loop_keeps_the_last_reading() {
@@ -811,7 +822,10 @@ fn query_text_repeated_by_loop_keeps_the_last_reading() {
     assert_eq!(indices, (0..8).map(Some).collect::<Vec<_>>());
     assert_eq!(snap.gpus[0].memory.used_bytes, Some(20999 * MIB));
     assert_eq!(snap.gpus[1].memory.used_bytes, Some(MIB));
-    assert_eq!(snap.gpus[2..], once.gpus[2..]);
+    // The log's peak stays, for comparing with a predicted peak.
+    assert_eq!(snap.gpus[0].peak_used_bytes, Some(20999 * MIB));
+    assert_eq!(snap.gpus[1].peak_used_bytes, Some(21356 * MIB));
+    assert_eq!(without_peaks(snap.gpus)[2..], once.gpus[2..]);
     assert!(snap.warnings.iter().any(|w| w.contains("3 readings")));
     assert!(
         !snap.warnings.iter().any(|w| w.contains("attached")),
@@ -831,7 +845,8 @@ fn xml_repeated_by_loop_keeps_the_last_reading() {
     assert_eq!(snap.gpus[0].index, Some(0));
     assert_eq!(snap.gpus[1].index, Some(1));
     assert_eq!(snap.gpus[0].memory.used_bytes, Some(100 * MIB));
-    assert_eq!(snap.gpus[1], once.gpus[1]);
+    assert_eq!(snap.gpus[0].peak_used_bytes, Some(22437 * MIB));
+    assert_eq!(without_peaks(snap.gpus.clone())[1], once.gpus[1]);
     assert_eq!(snap.gpus[0].processes, once.gpus[0].processes);
     assert!(snap.warnings.iter().any(|w| w.contains("2 readings")));
     assert!(

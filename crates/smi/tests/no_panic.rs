@@ -182,14 +182,14 @@ fn gpu() -> impl Strategy<Value = Gpu> {
         );
     (
         (id(), text(), text(), text(), memory()),
-        (finite(), finite(), text()),
+        (finite(), finite(), text(), prop::option::of(any::<u64>())),
         prop::collection::vec(mig, 0..3),
         prop::collection::vec(process, 0..3),
     )
         .prop_map(
             |(
                 (index, name, uuid, pci_bus_id, memory),
-                (utilization_pct, temperature_c, mig_mode),
+                (utilization_pct, temperature_c, mig_mode, peak_used_bytes),
                 mig_devices,
                 processes,
             )| Gpu {
@@ -203,6 +203,7 @@ fn gpu() -> impl Strategy<Value = Gpu> {
                 mig_mode,
                 mig_devices,
                 processes,
+                peak_used_bytes,
             },
         )
 }
