@@ -285,6 +285,62 @@ test('pasting nvidia-smi output from five real formats calibrates the budget', a
   assert.deepEqual(problems, []);
 });
 
+test('planning on a pasted card: free counts the driver reserve, all GPUs plan on the fullest, unknowns stay unknown', async () => {
+  const scenarioOf = (page) => cliEstimate(new URL(page.url()).search.slice(1)).scenario;
+  const parsed = (file) => JSON.parse(execFileSync(BIN, ['parse-smi', path.join(FIXTURES, file), '--json'], { encoding: 'utf8' }));
+
+  // `-q` gives free memory: "in use by others" becomes total − free (used plus the driver's reserve),
+  // exactly what `vramfit estimate --from-probe` sets for the same file.
+  const qFile = 'q__l40s__595.80__linux.txt';
+  const one = await openPage(context, `${base}?model=llama-3.1-8b&mode=qlora&gpus=4&sharding=fsdp`, problems);
+  await one.fill('[data-testid=smi-paste]', fs.readFileSync(path.join(FIXTURES, qFile), 'utf8'));
+  await one.click('[data-testid=use-gpu] >> nth=0');
+  await one.waitForFunction(() => location.search.includes('vram='));
+  const { total_bytes: cardTotal, free_bytes: cardFree } = parsed(qFile).gpus[0].memory;
+  const fromPage = scenarioOf(one);
+  assert.equal(fromPage.reserved, cardTotal - cardFree, 'reserved = total − free');
+  assert.equal(fromPage.gpus, 1, 'one card after four');
+  const fromCli = JSON.parse(execFileSync(BIN, ['estimate', '--json', '--from-probe', path.join(FIXTURES, qFile), '--model', 'llama-3.1-8b', '--mode', 'qlora'], { encoding: 'utf8' }));
+  assert.equal(fromCli.scenario.reserved, fromPage.reserved, 'page and CLI plan a card alike');
+  await one.close();
+
+  // Eight RTX 4090s with uneven load: a sharded run is planned on the smallest total and the fullest card.
+  const eight = 'q__rtx-4090-x8__535.154.05__linux.txt';
+  const cards = parsed(eight).gpus.map((g) => g.memory);
+  const all = await openPage(context, `${base}?model=llama-3.1-8b&mode=lora`, problems);
+  await all.fill('[data-testid=smi-paste]', fs.readFileSync(path.join(FIXTURES, eight), 'utf8'));
+  await all.waitForSelector('[data-testid=gpu-process]');
+  await all.click('[data-testid=use-all-gpus]');
+  await all.waitForFunction(() => location.search.includes('gpus=8'));
+  const sharded = scenarioOf(all);
+  assert.equal(sharded.vram, Math.min(...cards.map((m) => m.total_bytes)));
+  assert.equal(sharded.reserved, Math.max(...cards.map((m) => m.total_bytes - m.free_bytes)));
+  assert.equal(sharded.sharding, 'fsdp', 'a training run over eight GPUs is sharded');
+  assert.match(await all.textContent('[data-testid=card-plan-notes]'), /sharding=fsdp/);
+  await all.locator('section.gpu-now').screenshot({ path: path.join(ARTIFACTS, 'gpu-now-8x4090.png') });
+  await all.close();
+
+  // A MIG slice is planned on its own memory, not the whole card's.
+  const mig = await openPage(context, `${base}?model=llama-3.2-3b&mode=qlora`, problems);
+  await mig.fill('[data-testid=smi-paste]', fs.readFileSync(path.join(FIXTURES, 'table__h100-mig__590.48.01__linux.txt'), 'utf8'));
+  await mig.waitForSelector('[data-testid=mig-device]');
+  assert.equal((await mig.$$('[data-testid=mig-device]')).length, 4);
+  await mig.click('[data-testid=use-mig] >> nth=1');
+  await mig.waitForFunction(() => location.search.includes('vram='));
+  assert.deepEqual([scenarioOf(mig).vram, scenarioOf(mig).reserved], [20096 * 2 ** 20, 17 * 2 ** 20]);
+  await mig.close();
+
+  // `nvidia-smi -L` names GPUs but gives no memory: nothing is planned and nothing becomes 0.
+  const list = await openPage(context, `${base}?model=llama-3.1-8b&reserved=1GiB`, problems);
+  await list.fill('[data-testid=smi-paste]', fs.readFileSync(path.join(FIXTURES, 'list-L__h100-mig__590.48.01__linux.txt'), 'utf8'));
+  await list.waitForSelector('[data-testid=gpu-card]');
+  assert.equal(await list.getAttribute('[data-testid=gpu-card] >> nth=0', 'data-total'), null, 'no total shown as none');
+  assert.ok(await list.isDisabled('[data-testid=use-gpu] >> nth=0'), 'nothing to plan on');
+  assert.equal(scenarioOf(list).reserved, 2 ** 30);
+  await list.close();
+  assert.deepEqual(problems, []);
+});
+
 test('measured vs predicted shows the error, and applying the correction makes the estimate match', async () => {
   const query = 'model=llama-3.1-8b&mode=qlora&checkpointing=full&gpu=rtx-4090';
   const page = await openPage(context, `${base}?${query}`, problems);

@@ -3,9 +3,9 @@
 
 use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
 use std::path::PathBuf;
+use vramfit_engine::card::{self, CardTarget};
 use vramfit_engine::scenario::{FieldError, KEYS};
-use vramfit_engine::units::format_size_exact;
-use vramfit_engine::{model, Bytes, Scenario};
+use vramfit_engine::{model, Scenario};
 
 /// The scenario as given on the command line, applied in the order: `--config` shape, then flags.
 #[derive(Clone, Debug, Default)]
@@ -115,29 +115,21 @@ impl FromArgMatches for ScenarioArgs {
 }
 
 impl ScenarioArgs {
-    /// The card's real total and what other processes already use on it.
+    /// The card's real total and what is already taken on it, planned as the page plans a paste.
+    /// `--probe-gpu` names the GPU's reported index; where the output has no indices, its position.
     fn probe_pairs(&self, path: &PathBuf) -> Result<Vec<(&'static str, String)>, String> {
         let snapshot = crate::parse_smi::read_snapshot(path)?;
-        let gpu = snapshot.gpus.get(self.probe_gpu).ok_or_else(|| {
-            format!(
-                "{} has {} GPUs; --probe-gpu {} is out of range",
-                path.display(),
-                snapshot.gpus.len(),
-                self.probe_gpu
-            )
-        })?;
-        let total = gpu.memory.total_bytes.ok_or_else(|| {
-            format!(
-                "{} does not report GPU {}'s total memory",
-                path.display(),
-                self.probe_gpu
-            )
-        })?;
-        let mut pairs = vec![("vram", format_size_exact(Bytes(total)))];
-        if let Some(used) = gpu.memory.used_bytes {
-            pairs.push(("reserved", format_size_exact(Bytes(used))));
+        let position = snapshot
+            .gpus
+            .iter()
+            .position(|g| g.index == u32::try_from(self.probe_gpu).ok())
+            .unwrap_or(self.probe_gpu);
+        let plan = card::plan_on_card(&snapshot, CardTarget::Gpu(position), &Scenario::default())
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        for note in &plan.notes {
+            eprintln!("vramfit: {}: {note}", path.display());
         }
-        Ok(pairs)
+        Ok(plan.changes)
     }
 
     /// Builds and validates the scenario, or returns every bad field. The config's shape and the

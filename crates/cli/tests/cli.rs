@@ -503,6 +503,16 @@ fn from_probe_budgets_against_the_card_total() {
         "7",
     ]);
     assert_eq!(raw["capacity_bytes"].as_u64(), Some(81559 * MIB));
+    // Where the output gives free memory, the driver's reserve is taken too: total − free.
+    let q = smi_fixture("q__l40s__595.80__linux.txt");
+    let card = &json(&["parse-smi", &q, "--json"])["gpus"][0]["memory"];
+    let (total, free) = (card["total_bytes"].as_u64(), card["free_bytes"].as_u64());
+    let planned = json(&["estimate", "--json", "--from-probe", &q]);
+    assert_eq!(planned["capacity_bytes"].as_u64(), total);
+    assert_eq!(
+        planned["scenario"]["reserved"].as_u64(),
+        total.zip(free).map(|(t, f)| t - f)
+    );
     assert_rejected(
         &[
             "estimate",
