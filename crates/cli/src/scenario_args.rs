@@ -82,7 +82,7 @@ impl Args for ScenarioArgs {
                 .value_name("N")
                 .value_parser(clap::value_parser!(usize))
                 .default_value("0")
-                .help("which GPU of --from-probe, by position")
+                .help("which GPU of --from-probe: its index as nvidia-smi prints it (its position where none is printed)")
                 .help_heading("Scenario"),
         )
     }
