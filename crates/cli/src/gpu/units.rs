@@ -8,7 +8,11 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// One mebibyte, the unit nvidia-smi and gpustat print.
 pub const MIB: u64 = 1 << 20;
 
-/// Reads `500ms`, `2s`, `1.5s`, `10m`, `1h`.
+/// The longest `--duration` or `--interval` taken: a year. Anything longer is a typo, and refusing
+/// it here keeps every `Instant + Duration` in the commands far from overflowing.
+pub const MAX_DURATION: Duration = Duration::from_secs(366 * 24 * 3600);
+
+/// Reads `500ms`, `2s`, `1.5s`, `10m`, `1h`, up to [`MAX_DURATION`].
 ///
 /// A bare number is refused rather than guessed: `--interval 500` could mean either unit.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
@@ -35,7 +39,12 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     if seconds <= 0.0 {
         return Err(format!("`{text}` must be longer than zero"));
     }
-    Duration::try_from_secs_f64(seconds).map_err(|_| format!("`{text}` is too long"))
+    let too_long = || format!("`{text}` is too long: at most 8784h (a year)");
+    let duration = Duration::try_from_secs_f64(seconds).map_err(|_| too_long())?;
+    if duration > MAX_DURATION {
+        return Err(too_long());
+    }
+    Ok(duration)
 }
 
 /// Reads a memory size with its unit (`14000MiB`, `10GiB`, `16GB`) through the engine's one size
@@ -178,6 +187,24 @@ mod tests {
             assert!(parse_duration(bad).is_err(), "{bad:?} should be refused");
         }
         assert!(parse_duration("500").unwrap_err().contains("no unit"));
+    }
+
+    #[test]
+    fn absurd_durations_are_refused_not_overflowed() {
+        // 1e19 s fits a Duration (u64 seconds) but not `Instant::now() + d`: it used to panic.
+        for absurd in ["10000000000000000000s", "1e300s", "8785h", "367d"] {
+            assert!(
+                parse_duration(absurd).is_err(),
+                "{absurd:?} should be refused"
+            );
+        }
+        assert!(parse_duration("10000000000000000000s")
+            .unwrap_err()
+            .contains("too long"));
+        assert_eq!(parse_duration("8784h"), Ok(MAX_DURATION));
+        assert!(std::time::Instant::now()
+            .checked_add(MAX_DURATION)
+            .is_some());
     }
 
     #[test]
