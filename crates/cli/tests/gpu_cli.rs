@@ -1,6 +1,7 @@
 //! The GPU commands through the real binary: replayed snapshots stand in for NVML, and on a
 //! machine without an NVIDIA driver the real NVML path must fail cleanly with exit code 3.
 
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::thread::sleep;
@@ -41,7 +42,7 @@ fn spawn(command: &mut Command) -> Child {
 }
 
 /// Waits (up to 20 s, for loaded CI machines) until `ready` holds.
-fn wait_for(what: &str, ready: impl Fn() -> bool) {
+fn wait_for(what: &str, mut ready: impl FnMut() -> bool) {
     let start = Instant::now();
     while !ready() {
         assert!(
@@ -75,8 +76,65 @@ fn probe_json_round_trips_through_parse() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let parsed = vramfit_smi::parse(&text(&out.stdout)).expect("parses");
     let recorded = std::fs::read_to_string(fixture("replay-h100-probe.json")).expect("fixture");
-    let recorded: vramfit_smi::Snapshot = serde_json::from_str(&recorded).expect("snapshot");
+    let mut recorded: vramfit_smi::Snapshot = serde_json::from_str(&recorded).expect("snapshot");
+    // Everything but the mark that it was replayed, not read from a GPU.
+    recorded
+        .warnings
+        .insert(0, replayed("replay-h100-probe.json"));
     assert_eq!(parsed, recorded);
+}
+
+fn replayed(name: &str) -> String {
+    format!("replayed from {}, not read from a GPU", fixture(name))
+}
+
+#[test]
+fn replayed_output_says_so_everywhere() {
+    let replay = fixture("replay-h100-probe.json");
+    let table = run(vramfit().args(["probe", "--replay", &replay]));
+    let expected = format!("warning: {}", replayed("replay-h100-probe.json"));
+    assert!(
+        text(&table.stdout).contains(&expected),
+        "{}",
+        text(&table.stdout)
+    );
+    let json = run(vramfit().args(["probe", "--json", "--replay", &replay]));
+    let value: serde_json::Value = serde_json::from_slice(&json.stdout).expect("JSON");
+    assert_eq!(value["warnings"][0], replayed("replay-h100-probe.json"));
+    // The page and --from-probe still import it as a card.
+    assert_eq!(value["gpus"][0]["memory"]["total_bytes"], 85_520_809_984u64);
+    let out_file = temp("replayed-measurement.json");
+    let measured = run(vramfit().args([
+        "run",
+        "--replay",
+        &replay,
+        "--out",
+        &out_file.display().to_string(),
+        "--",
+        "true",
+    ]));
+    assert_eq!(
+        measured.status.code(),
+        Some(0),
+        "{}",
+        text(&measured.stderr)
+    );
+    let written = std::fs::read_to_string(&out_file).expect("measurement written");
+    let value: serde_json::Value = serde_json::from_str(&written).expect("JSON");
+    assert_eq!(value["warnings"][0], replayed("replay-h100-probe.json"));
+    let _ = std::fs::remove_file(&out_file);
+    let gpustat = run(vramfit().args(["probe", "--gpustat", "--replay", &replay]));
+    assert!(
+        text(&gpustat.stderr).contains(&expected),
+        "{}",
+        text(&gpustat.stderr)
+    );
+    let watched = run(vramfit().args(["watch", "--replay", &replay, "--duration", "50ms"]));
+    assert!(
+        text(&watched.stderr).contains(&expected),
+        "{}",
+        text(&watched.stderr)
+    );
 }
 
 #[test]
@@ -87,10 +145,38 @@ fn probe_gpustat_and_table() {
     let value: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert_eq!(value["gpus"][0]["memory.total"], 81559);
     assert_eq!(value["gpus"][0]["processes"][2]["command"], "gpu_burn");
+    // The keys gpustat's own --json writes, null where a replay cannot know them.
+    assert!(value["driver_version"].is_string());
+    let gpu = &value["gpus"][0];
+    for key in [
+        "fan.speed",
+        "power.draw",
+        "enforced.power.limit",
+        "utilization.enc",
+        "utilization.dec",
+    ] {
+        assert!(gpu.get(key).is_some_and(|v| v.is_null()), "{key}: {gpu}");
+    }
+    let process = &gpu["processes"][0];
+    for key in [
+        "full_command",
+        "cpu_percent",
+        "cpu_memory_usage",
+        "username",
+    ] {
+        assert!(
+            process.get(key).is_some_and(|v| v.is_null()),
+            "{key}: {process}"
+        );
+    }
     let out = run(vramfit().args(["probe", "--replay", &replay]));
     let table = text(&out.stdout);
     assert!(table.contains("NVIDIA H100 80GB HBM3"), "{table}");
     assert!(table.contains("MIG devices:"), "{table}");
+    assert!(
+        table.contains("NVIDIA H100 80GB HBM3  GPU-00000000  00000000:00:09.0"),
+        "{table}"
+    );
     let both = run(vramfit().args(["probe", "--json", "--gpustat", "--replay", &replay]));
     assert_eq!(both.status.code(), Some(2));
 }
@@ -301,4 +387,242 @@ fn run_forwards_sigterm_to_the_command() {
     assert_eq!(out.status.code(), Some(42), "{}", text(&out.stderr));
     let _ = std::fs::remove_file(&out_file);
     let _ = std::fs::remove_file(&trapped);
+}
+
+#[test]
+fn absurd_durations_are_refused_without_a_panic() {
+    let replay = fixture("replay-watch-climb-gpu1-lost.json");
+    let huge = "10000000000000000000s";
+    let cases: [&[&str]; 4] = [
+        &["watch", "--replay", &replay, "--duration", huge],
+        &["watch", "--replay", &replay, "--interval", huge],
+        &["watch", "--replay", &replay, "--duration", "8785h"],
+        &["run", "--replay", &replay, "--interval", huge, "--", "true"],
+    ];
+    for args in cases {
+        let out = run(vramfit().args(args));
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("is too long: at most 8784h"),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    // The longest accepted interval still samples once and ends with the duration.
+    let out = run(vramfit().args([
+        "watch",
+        "--replay",
+        &replay,
+        "--interval",
+        "8784h",
+        "--duration",
+        "100ms",
+    ]));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("summary: 1 sample over"));
+}
+
+#[test]
+fn watch_piped_into_head_exits_cleanly() {
+    use std::io::{BufRead, BufReader};
+    let mut child = spawn(vramfit().args([
+        "watch",
+        "--replay",
+        &fixture("replay-watch-climb-gpu1-lost.json"),
+        "--interval",
+        "10ms",
+    ]));
+    let stdout = child.stdout.take().expect("piped");
+    // `head -3`: read three lines, then close the pipe.
+    let lines: Vec<String> = BufReader::new(stdout)
+        .lines()
+        .take(3)
+        .map(|l| l.expect("a line"))
+        .collect();
+    assert_eq!(lines.len(), 3);
+    wait_for("watch to notice the closed pipe", || {
+        child.try_wait().expect("waitable").is_some()
+    });
+    let out = child.wait_with_output().expect("exits");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(!text(&out.stderr).contains("panicked"));
+}
+
+#[test]
+fn watch_prints_its_summary_when_the_log_fails_then_exits_1() {
+    let full = std::path::Path::new("/dev/full");
+    if !full.exists() {
+        return;
+    }
+    let out = run(vramfit().args([
+        "watch",
+        "--replay",
+        &fixture("replay-watch-climb-gpu1-lost.json"),
+        "--interval",
+        "10ms",
+        "--log",
+        "/dev/full",
+        "--format",
+        "jsonl",
+    ]));
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stdout.contains("summary: 1 sample over"), "{stdout}");
+    assert!(
+        stderr.contains("vramfit: cannot write the log /dev/full: No space left on device"),
+        "{stderr}"
+    );
+}
+
+/// Whether `pid` has a handler for `signal` (the SigCgt mask in /proc/PID/status).
+fn catches(pid: u32, signal: u32) -> bool {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("SigCgt:"))
+        .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+        .is_some_and(|mask| mask & (1 << (signal - 1)) != 0)
+}
+
+#[test]
+fn a_second_ctrl_c_ends_a_stuck_watch_at_once() {
+    let fifo = temp("stuck-log.fifo");
+    let _ = std::fs::remove_file(&fifo);
+    let made = Command::new("mkfifo").arg(&fifo).status();
+    if !made.is_ok_and(|s| s.success()) {
+        return;
+    }
+    // Opening a FIFO for writing blocks until a reader comes, which none will: watch is stuck
+    // before its first sample, as on a hung NVML call or a dead network file system.
+    let child = spawn(vramfit().args([
+        "watch",
+        "--replay",
+        &fixture("replay-watch-climb-gpu1-lost.json"),
+        "--log",
+        &fifo.display().to_string(),
+    ]));
+    wait_for("watch's Ctrl-C handler", || catches(child.id(), 2));
+    signal(&child, "-INT");
+    sleep(Duration::from_millis(200));
+    signal(&child, "-INT");
+    let started = Instant::now();
+    let pid = child.id();
+    let mut child = child;
+    while child.try_wait().expect("waitable").is_none() {
+        if started.elapsed() > Duration::from_secs(10) {
+            let _ = child.kill();
+            panic!("watch {pid} ignored a second Ctrl-C");
+        }
+        sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().expect("exits");
+    assert_eq!(out.status.code(), Some(130));
+    let _ = std::fs::remove_file(&fifo);
+}
+
+#[test]
+fn run_forwards_hup_quit_usr1_usr2_once_each_and_still_writes_the_measurement() {
+    let dir = temp("forwarding");
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let got = dir.join("got");
+    let ready = dir.join("ready");
+    let out_file = dir.join("measurement.json");
+    let script = format!(
+        "ulimit -c 0; for s in HUP QUIT USR1 USR2; do trap \"echo $s >> '{got}'\" $s; done; \
+         trap 'exit 42' TERM; touch '{ready}'; while :; do sleep 0.05; done",
+        got = got.display(),
+        ready = ready.display()
+    );
+    // In its own process group, as a job of an interactive shell or a batch script is: then
+    // `kill -SIG -PGID` (or the shell's `kill %1`) reaches vramfit and not the command.
+    let child = spawn(
+        vramfit()
+            .args([
+                "run",
+                "--replay",
+                &fixture("replay-h100-probe.json"),
+                "--interval",
+                "20ms",
+                "--out",
+                &out_file.display().to_string(),
+                "--",
+                "sh",
+                "-c",
+                &script,
+            ])
+            .process_group(0),
+    );
+    wait_for("the command's traps", || ready.exists());
+    let group = format!("-{}", child.id());
+    let lines = || std::fs::read_to_string(&got).map_or(0, |t| t.lines().count());
+    for (n, name) in ["HUP", "QUIT", "USR1", "USR2"].into_iter().enumerate() {
+        // Sent to vramfit's whole process group, as a terminal or `kill %1` would.
+        let status = Command::new("kill")
+            .args([&format!("-{name}"), "--", &group])
+            .status()
+            .expect("kill runs");
+        assert!(status.success());
+        wait_for(name, || lines() > n);
+    }
+    // Any second delivery would have been trapped by now.
+    sleep(Duration::from_millis(300));
+    signal(&child, "-TERM");
+    let out = child.wait_with_output().expect("exits");
+    assert_eq!(out.status.code(), Some(42), "{}", text(&out.stderr));
+    let trapped = std::fs::read_to_string(&got).expect("trapped");
+    assert_eq!(trapped, "HUP\nQUIT\nUSR1\nUSR2\n");
+    let written = std::fs::read_to_string(&out_file).expect("measurement written");
+    let value: serde_json::Value = serde_json::from_str(&written).expect("JSON");
+    assert_eq!(value["exit"]["code"], 42);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The state letter in /proc/PID/stat (`Z` for a zombie), or `None` once the process is gone.
+fn state(pid: &str) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat[stat.rfind(')')? + 1..].trim_start().chars().next()
+}
+
+#[test]
+fn a_command_out_of_vramfits_group_dies_with_vramfit() {
+    let dir = temp("orphan");
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let pid_file = dir.join("pid");
+    let script = format!(
+        "echo $$ > '{}'; while :; do sleep 0.05; done",
+        pid_file.display()
+    );
+    let child = spawn(
+        vramfit()
+            .args([
+                "run",
+                "--replay",
+                &fixture("replay-h100-probe.json"),
+                "--out",
+                &dir.join("m.json").display().to_string(),
+                "--",
+                "sh",
+                "-c",
+                &script,
+            ])
+            .process_group(0),
+    );
+    wait_for("the command", || {
+        std::fs::read_to_string(&pid_file).is_ok_and(|t| t.ends_with('\n'))
+    });
+    let command = std::fs::read_to_string(&pid_file).expect("pid");
+    let command = command.trim();
+    // What a CI runner does on cancel: SIGKILL to the job's process group, which the command,
+    // in a group of its own, is not in.
+    let status = Command::new("kill")
+        .args(["-KILL", "--", &format!("-{}", child.id())])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+    let _ = child.wait_with_output();
+    wait_for("the command to die with vramfit", || {
+        matches!(state(command), None | Some('Z'))
+    });
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -264,7 +264,22 @@ fn observed_in_measurement(value: serde_json::Value) -> Result<ObservedPeak, Str
             g.peak_used_bytes,
             which_gpu(g.index, measurement.gpus.len()),
         ),
-        None => (measurement.peak_used_bytes, "no GPU listed".to_string()),
+        None if measurement.gpus.is_empty() => {
+            (measurement.peak_used_bytes, "no GPU listed".to_string())
+        }
+        None => (None, String::new()),
+    };
+    let why = || {
+        measurement
+            .warnings
+            .first()
+            .cloned()
+            .unwrap_or_else(|| "it lists no warning".to_string())
+    };
+    let bytes = match bytes {
+        None => return Err(format!("this measurement has no known peak: no sample gave a figure for the command ({}); run it again where vramfit can read the GPU", why())),
+        Some(0) => return Err(format!("this measurement's peak is 0 bytes: the command used no GPU memory that vramfit saw ({}), so there is nothing to compare the estimate with", why())),
+        Some(bytes) => bytes,
     };
     Ok(ObservedPeak {
         bytes: Bytes(bytes),
@@ -345,7 +360,7 @@ mod tests {
             uuid: None,
             total_bytes: Some(85_520_809_984),
             baseline_used_bytes: Some(1_048_576),
-            peak_used_bytes,
+            peak_used_bytes: Some(peak_used_bytes),
             peak_at: None,
             peak_device_used_bytes: None,
         };
@@ -360,7 +375,7 @@ mod tests {
             interval_ms: 200,
             accounting: Accounting::PerProcess,
             gpus: vec![gpu(0, 30_000_000_000), gpu(1, 41_000_000_000)],
-            peak_used_bytes: 71_000_000_000,
+            peak_used_bytes: Some(71_000_000_000),
             peak_at: None,
             processes: Vec::new(),
             samples_taken: 300,
@@ -385,6 +400,56 @@ mod tests {
     }
 
     #[test]
+    fn a_measurement_without_a_known_peak_is_refused_not_read_as_0() {
+        let mut m = two_gpu_measurement();
+        for g in &mut m.gpus {
+            g.peak_used_bytes = None;
+        }
+        m.peak_used_bytes = None;
+        m.warnings = vec!["GPU 0: the GPU has fallen off the bus".to_string()];
+        let json = serde_json::to_string(&m).unwrap();
+        assert!(json.contains(r#""peak_used_bytes":null"#), "{json}");
+        let message = read_observed_peak(&json).unwrap_err();
+        assert!(
+            message.starts_with("this measurement has no known peak: "),
+            "{message}"
+        );
+        assert!(message.contains("fallen off the bus"), "{message}");
+        // With no GPU listed, the overall peak is the one read.
+        m.gpus.clear();
+        let json = serde_json::to_string(&m).unwrap();
+        assert!(read_observed_peak(&json)
+            .unwrap_err()
+            .contains("no known peak"));
+        // One GPU unknown, another known: the known one is read.
+        let mut partly = two_gpu_measurement();
+        partly.gpus[1].peak_used_bytes = None;
+        let peak = read_observed_peak(&serde_json::to_string(&partly).unwrap()).unwrap();
+        assert_eq!(peak.bytes, Bytes(30_000_000_000));
+    }
+
+    #[test]
+    fn a_measured_peak_of_0_is_refused_rather_than_giving_nan() {
+        let mut m = two_gpu_measurement();
+        for g in &mut m.gpus {
+            g.peak_used_bytes = Some(0);
+        }
+        let message = read_observed_peak(&serde_json::to_string(&m).unwrap()).unwrap_err();
+        assert!(message.contains("peak is 0 bytes"), "{message}");
+    }
+
+    #[test]
+    fn older_measurements_with_numbers_still_read() {
+        let mut value = serde_json::to_value(two_gpu_measurement()).unwrap();
+        // As written before the fields could be null: plain numbers everywhere.
+        value["gpus"][0]["peak_used_bytes"] = serde_json::json!(30_000_000_000u64);
+        value["gpus"][1]["peak_used_bytes"] = serde_json::json!(41_000_000_000u64);
+        value["peak_used_bytes"] = serde_json::json!(71_000_000_000u64);
+        let peak = read_observed_peak(&value.to_string()).unwrap();
+        assert_eq!(peak.bytes, Bytes(41_000_000_000));
+    }
+
+    #[test]
     fn an_altered_measurement_is_refused_with_a_reason() {
         let json = r#"{"schema":"vramfit.measurement/1","peak_used_bytes":12345678901}"#;
         let message = read_observed_peak(json).unwrap_err();
@@ -397,6 +462,30 @@ mod tests {
         let peak = read_observed_peak(smi).unwrap();
         assert_eq!(peak.bytes, Bytes(9000 * 1_048_576));
         assert_eq!(peak.source, "nvidia-smi, GPU 1, the fullest of 3");
+    }
+
+    #[test]
+    fn a_logged_run_is_read_at_its_peak_not_its_last_reading() {
+        // `nvidia-smi --query-gpu=index,memory.used,memory.total --format=csv -l 1` during a run
+        // that climbed to 14 GiB and fell back as it finished.
+        let header = "index, memory.used [MiB], memory.total [MiB]\n";
+        let log = [3000, 14336, 9000]
+            .map(|used| format!("{header}0, {used} MiB, 16376 MiB\n"))
+            .concat();
+        let peak = read_observed_peak(&log).unwrap();
+        assert_eq!(peak.bytes, Bytes(14336 * 1_048_576));
+        assert!(
+            peak.source.contains("highest of several readings"),
+            "{}",
+            peak.source
+        );
+        // The same with `watch nvidia-smi`'s repeated tables.
+        let table = include_str!(
+            "../../smi/tests/fixtures/nvidia-smi/table__geforce-rtx-4090__580.65.06__linux.txt"
+        );
+        let busy = table.replace("   232MiB /", " 20000MiB /");
+        let watched = read_observed_peak(&format!("{busy}\n{table}")).unwrap();
+        assert_eq!(watched.bytes, Bytes(20000 * 1_048_576));
     }
 
     #[test]

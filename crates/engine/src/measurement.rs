@@ -1,5 +1,9 @@
 //! `vramfit.measurement/1`: what `vramfit run` measured while a command ran. The CLI writes it
 //! and the page's "Measured vs predicted" panel reads it, through this one type.
+//!
+//! A figure that could not be known is `null`, never 0: a GPU unreadable in a sample, a process
+//! list that could not be read, a run that ended before its first sample. Older documents that
+//! wrote numbers in these fields read the same as before.
 
 use serde::{Deserialize, Serialize};
 
@@ -22,8 +26,9 @@ pub struct Measurement {
     /// How `used_bytes` figures were obtained.
     pub accounting: Accounting,
     pub gpus: Vec<MeasuredGpu>,
-    /// The largest total over the measured GPUs in any one sample.
-    pub peak_used_bytes: u64,
+    /// The largest total over the measured GPUs in any one sample in which every measured GPU's
+    /// figure was known; `None` when no sample had them all.
+    pub peak_used_bytes: Option<u64>,
     pub peak_at: Option<String>,
     /// Each of the command's processes seen on a GPU, with its own peak (per-process
     /// accounting only).
@@ -55,8 +60,9 @@ pub struct MeasuredGpu {
     pub total_bytes: Option<u64>,
     /// The device's used memory just before the command started.
     pub baseline_used_bytes: Option<u64>,
-    /// The command's peak on this GPU, by [`Measurement::accounting`].
-    pub peak_used_bytes: u64,
+    /// The command's peak on this GPU, by [`Measurement::accounting`]; `None` when no sample gave
+    /// a figure for it.
+    pub peak_used_bytes: Option<u64>,
     pub peak_at: Option<String>,
     /// The device's own peak used memory, whoever held it.
     pub peak_device_used_bytes: Option<u64>,
@@ -80,10 +86,13 @@ pub struct MeasurementSample {
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
 pub struct SampleGpu {
     pub index: u32,
-    /// The command's use, by [`Measurement::accounting`]; `None` where the GPU could not be read.
+    /// The command's use, by [`Measurement::accounting`]; `None` where it is unknown (the GPU
+    /// could not be read, its process list could not, or there was no baseline to subtract).
     pub used_bytes: Option<u64>,
     pub device_used_bytes: Option<u64>,
-    /// The sum of NVML's figures for the command's processes (0 when none was listed).
+    /// The sum of NVML's figures for the command's processes: 0 when none of them was listed,
+    /// `None` when no figure for them was available (the list could not be read, a process had
+    /// no figure, or no sample of the run had any: device-delta accounting).
     pub process_tree_bytes: Option<u64>,
     pub error: Option<String>,
 }
@@ -99,9 +108,12 @@ pub struct ExitInfo {
 }
 
 impl Measurement {
-    /// The GPU with the highest peak: the one that runs out first, and the one a per-GPU estimate
-    /// describes. `None` for a document that lists no GPU.
+    /// The GPU with the highest known peak: the one that runs out first, and the one a per-GPU
+    /// estimate describes. `None` for a document that lists no GPU with a known peak.
     pub fn fullest_gpu(&self) -> Option<&MeasuredGpu> {
-        self.gpus.iter().max_by_key(|g| g.peak_used_bytes)
+        self.gpus
+            .iter()
+            .filter(|g| g.peak_used_bytes.is_some())
+            .max_by_key(|g| g.peak_used_bytes)
     }
 }

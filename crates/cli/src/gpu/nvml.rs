@@ -17,7 +17,7 @@ use vramfit_smi::{Gpu, Memory, MigDevice, Process, Snapshot, SourceFormat};
 
 use super::error::GpuError;
 use super::procfs;
-use super::source::{DeviceSample, GpuSource, ProcessUsage};
+use super::source::{DeviceSample, GpuSource, GpustatExtras, ProcessUsage};
 use super::units::rfc3339;
 
 /// Reads the GPUs through NVML.
@@ -80,18 +80,12 @@ impl NvmlSource {
         let mut listed =
             optional(processes(&device), &what("processes"), warnings).unwrap_or_default();
         if mig.is_some_and(|m| m.current == 1) {
-            let slots = optional(
-                device.mig_device_count(),
-                &what("MIG device count"),
-                warnings,
-            )
-            .unwrap_or(0);
-            for slot in 0..slots {
+            let handles = optional(mig_handles(&device), &what("MIG device count"), warnings)
+                .unwrap_or_default();
+            for (slot, mig_device) in handles {
                 let mig_label = format!("{label} MIG device {slot}");
-                let mig_device = match device.mig_device_by_index(slot) {
+                let mig_device = match mig_device {
                     Ok(d) => d,
-                    // Empty slots are normal: the count is the maximum, not the number in use.
-                    Err(NvmlError::NotFound) => continue,
                     Err(e) => {
                         warnings.push(GpuError::from_nvml(e, &mig_label).to_string());
                         continue;
@@ -182,36 +176,180 @@ impl GpuSource for NvmlSource {
 
     fn sample(&mut self, gpus: &[u32]) -> Vec<(u32, Result<DeviceSample, GpuError>)> {
         gpus.iter()
-            .map(|&index| {
-                let label = format!("GPU {index}");
-                let sample = self
-                    .nvml
-                    .device_by_index(index)
-                    .and_then(|device| {
-                        let memory = memory(&self.nvml, &device)?;
-                        // A failed process list must not hide the device's figure; `run`
-                        // falls back to device-level accounting when it sees no processes.
-                        let processes = processes(&device)
-                            .unwrap_or_default()
-                            .into_iter()
-                            .filter_map(|p| {
-                                Some(ProcessUsage {
-                                    pid: p.pid?,
-                                    used_bytes: p.used_bytes,
-                                })
-                            })
-                            .collect();
-                        Ok(DeviceSample {
-                            index,
-                            memory,
-                            processes,
-                        })
-                    })
-                    .map_err(|e| GpuError::from_nvml(e, &label));
-                (index, sample)
-            })
+            .map(|&index| (index, self.sample_one(index)))
             .collect()
     }
+
+    fn gpustat_extras(&mut self, index: u32) -> GpustatExtras {
+        let Ok(device) = self.nvml.device_by_index(index) else {
+            return GpustatExtras::default();
+        };
+        // gpustat's units: whole watts (NVML gives milliwatts, gpustat floors) and percent.
+        GpustatExtras {
+            power_draw_w: device.power_usage().ok().map(|mw| mw / 1000),
+            power_limit_w: device.enforced_power_limit().ok().map(|mw| mw / 1000),
+            fan_speed_pct: device.fan_speed(0).ok(),
+            encoder_pct: device.encoder_utilization().ok().map(|u| u.utilization),
+            decoder_pct: device.decoder_utilization().ok().map(|u| u.utilization),
+        }
+    }
+}
+
+impl NvmlSource {
+    /// One GPU's memory and process list. With MIG on, processes are listed per MIG device (the
+    /// parent's list needs root and would repeat them), as `snapshot` does.
+    fn sample_one(&self, index: u32) -> Result<DeviceSample, GpuError> {
+        let label = format!("GPU {index}");
+        let device = self
+            .nvml
+            .device_by_index(index)
+            .map_err(|e| GpuError::from_nvml(e, &label))?;
+        let own_memory = memory(&self.nvml, &device)
+            .map_err(|e| GpuError::from_nvml(e, &format!("{label}'s memory")));
+        // A GPU without MIG support answers NotSupported: it has no MIG devices.
+        let mig_on = device.mig_mode().is_ok_and(|m| m.current == 1);
+        let mut reads = Vec::new();
+        if !mig_on {
+            reads.push(ListRead {
+                instance: None,
+                memory: None,
+                processes: processes(&device)
+                    .map_err(|e| GpuError::from_nvml(e, &format!("{label}'s processes"))),
+            });
+        } else {
+            match mig_handles(&device) {
+                Ok(handles) => {
+                    for (slot, mig_device) in handles {
+                        let what = |field: &str| format!("{label} MIG device {slot}'s {field}");
+                        reads.push(match mig_device {
+                            Ok(d) => ListRead {
+                                instance: Some((
+                                    instance_id(&self.nvml, &d, Instance::Gpu),
+                                    instance_id(&self.nvml, &d, Instance::Compute),
+                                )),
+                                memory: Some(
+                                    memory(&self.nvml, &d)
+                                        .map_err(|e| GpuError::from_nvml(e, &what("memory"))),
+                                ),
+                                processes: processes(&d)
+                                    .map_err(|e| GpuError::from_nvml(e, &what("processes"))),
+                            },
+                            Err(e) => ListRead {
+                                instance: None,
+                                memory: None,
+                                processes: Err(GpuError::from_nvml(
+                                    e,
+                                    &format!("{label} MIG device {slot}"),
+                                )),
+                            },
+                        });
+                    }
+                }
+                Err(e) => reads.push(ListRead {
+                    instance: None,
+                    memory: None,
+                    processes: Err(GpuError::from_nvml(e, &format!("{label}'s MIG devices"))),
+                }),
+            }
+        }
+        combine_sample(index, own_memory, reads)
+    }
+}
+
+/// One process list read for a sample: the GPU's own, or one MIG device's with its memory and its
+/// (GPU instance, compute instance) ids.
+#[derive(Debug)]
+struct ListRead {
+    instance: Option<(Option<u32>, Option<u32>)>,
+    memory: Option<Result<Memory, GpuError>>,
+    processes: Result<Vec<Process>, GpuError>,
+}
+
+/// Puts one GPU's reads together: the GPU's own memory figure, or where that failed with MIG on,
+/// the sum over its GPU instances (compute instances share theirs, so each counts once); every
+/// process listed, tagged with its instance; and the first list that failed, so that `run` says
+/// why instead of taking a missing list for an empty one.
+fn combine_sample(
+    index: u32,
+    memory: Result<Memory, GpuError>,
+    reads: Vec<ListRead>,
+) -> Result<DeviceSample, GpuError> {
+    let memory = match memory {
+        Ok(m) => m,
+        Err(error) => mig_memory_sum(&reads).ok_or(error)?,
+    };
+    let mut listed = Vec::new();
+    let mut process_error = None;
+    for read in reads {
+        match read.processes {
+            Ok(list) => {
+                for mut p in list {
+                    if let Some((gi, ci)) = read.instance {
+                        p.gpu_instance = p.gpu_instance.or(gi);
+                        p.compute_instance = p.compute_instance.or(ci);
+                    }
+                    merge_process(&mut listed, p);
+                }
+            }
+            Err(e) => {
+                process_error.get_or_insert_with(|| e.to_string());
+            }
+        }
+    }
+    Ok(DeviceSample {
+        index,
+        memory,
+        processes: listed
+            .into_iter()
+            .filter_map(|p| {
+                Some(ProcessUsage {
+                    pid: p.pid?,
+                    used_bytes: p.used_bytes,
+                })
+            })
+            .collect(),
+        process_error,
+    })
+}
+
+/// The memory of a MIG-enabled GPU as the sum over its GPU instances, each counted once (its
+/// compute instances repeat its figure); `None` unless every MIG device and figure was read.
+fn mig_memory_sum(reads: &[ListRead]) -> Option<Memory> {
+    let mut seen = Vec::new();
+    let (mut total, mut used, mut free) = (0u64, 0u64, 0u64);
+    for read in reads {
+        let (Some(Ok(m)), Some((Some(gi), _))) = (&read.memory, read.instance) else {
+            return None;
+        };
+        if seen.contains(&gi) {
+            continue;
+        }
+        seen.push(gi);
+        total = total.saturating_add(m.total_bytes?);
+        used = used.saturating_add(m.used_bytes?);
+        free = free.saturating_add(m.free_bytes?);
+    }
+    (!seen.is_empty()).then_some(Memory {
+        total_bytes: Some(total),
+        used_bytes: Some(used),
+        free_bytes: Some(free),
+        reserved_bytes: None,
+    })
+}
+
+/// A MIG device by its slot, or why its handle could not be had.
+type MigHandle<'n> = (u32, Result<Device<'n>, NvmlError>);
+
+/// The MIG devices of a GPU with MIG on, by slot. Empty slots are left out: the count is the
+/// maximum, not the number in use.
+fn mig_handles<'n>(device: &Device<'n>) -> Result<Vec<MigHandle<'n>>, NvmlError> {
+    let slots = device.mig_device_count()?;
+    Ok((0..slots)
+        .filter_map(|slot| match device.mig_device_by_index(slot) {
+            Err(NvmlError::NotFound) => None,
+            other => Some((slot, other)),
+        })
+        .collect())
 }
 
 /// `Some` on success; `None` (with a warning unless the device simply lacks the feature) on
@@ -463,6 +601,107 @@ mod tests {
             with_v2_fallback(Err(NvmlError::GpuLost), || panic!("v2 must not be called")),
             Err(NvmlError::GpuLost)
         ));
+    }
+
+    /// The reads `sample_one` makes on the recorded MIG GPU: one per MIG device, each with its
+    /// instance ids, memory and the processes the recording lists in its GPU instance.
+    fn mig_reads() -> (Memory, Vec<ListRead>) {
+        use super::super::source::tests::MIG;
+        use super::super::source::{GpuSource, RecordedSource};
+        let snap = RecordedSource::from_json(MIG)
+            .and_then(|mut s| s.snapshot())
+            .expect("fixture");
+        let gpu = &snap.gpus[0];
+        let reads = gpu
+            .mig_devices
+            .iter()
+            .map(|d| ListRead {
+                instance: Some((d.gpu_instance, d.compute_instance)),
+                memory: Some(Ok(d.memory)),
+                processes: Ok(gpu
+                    .processes
+                    .iter()
+                    .filter(|p| p.gpu_instance == d.gpu_instance)
+                    .map(|p| Process {
+                        gpu_instance: None,
+                        compute_instance: None,
+                        ..p.clone()
+                    })
+                    .collect()),
+            })
+            .collect();
+        (gpu.memory, reads)
+    }
+
+    #[test]
+    fn mig_samples_take_processes_from_every_mig_device() {
+        let (memory, reads) = mig_reads();
+        let sample = combine_sample(0, Ok(memory), reads).expect("sample");
+        assert_eq!(sample.memory, memory);
+        assert_eq!(sample.processes.len(), 3);
+        assert!(sample.processes.iter().all(|p| p.used_bytes.is_some()));
+        assert_eq!(sample.process_error, None);
+    }
+
+    #[test]
+    fn a_failed_mig_list_is_reported_not_taken_for_empty() {
+        let (memory, mut reads) = mig_reads();
+        reads[0].processes = Err(GpuError::NoPermission(
+            "GPU 0 MIG device 0's processes".into(),
+        ));
+        let sample = combine_sample(0, Ok(memory), reads).expect("sample");
+        assert!(sample.processes.is_empty());
+        assert_eq!(
+            sample.process_error.as_deref(),
+            Some(
+                "no permission to read GPU 0 MIG device 0's processes; run as a user who may \
+                 open /dev/nvidia*"
+            )
+        );
+        let own = ListRead {
+            instance: None,
+            memory: None,
+            processes: Err(GpuError::Unsupported("GPU 1's processes".into())),
+        };
+        let sample = combine_sample(1, Ok(memory), vec![own]).expect("sample");
+        assert!(sample
+            .process_error
+            .is_some_and(|e| e.contains("GPU 1's processes")));
+    }
+
+    #[test]
+    fn without_the_gpu_figure_mig_memory_is_summed_once_per_gpu_instance() {
+        let (_, mut reads) = mig_reads();
+        let lost = GpuError::NoPermission("GPU 0's memory".into());
+        let instances: Vec<Memory> = reads
+            .iter()
+            .map(|r| {
+                *r.memory
+                    .as_ref()
+                    .and_then(|m| m.as_ref().ok())
+                    .expect("memory")
+            })
+            .collect();
+        let used: u64 = instances.iter().filter_map(|m| m.used_bytes).sum();
+        // A second compute instance of the first GPU instance repeats its memory.
+        let first = &reads[0];
+        let repeat = ListRead {
+            instance: first.instance.map(|(gi, _)| (gi, Some(1))),
+            memory: Some(Ok(instances[0])),
+            processes: Ok(Vec::new()),
+        };
+        reads.push(repeat);
+        let sample = combine_sample(0, Err(lost.clone()), reads).expect("sample");
+        assert_eq!(sample.memory.used_bytes, Some(used));
+        assert_eq!(sample.memory.reserved_bytes, None);
+        // Without MIG devices (or with one unreadable) the GPU's own error stands.
+        assert_eq!(
+            combine_sample(0, Err(lost.clone()), Vec::new()),
+            Err(lost.clone())
+        );
+        let (_, mut reads) = mig_reads();
+        reads[1].memory = Some(Err(GpuError::GpuLost("GPU 0 MIG device 1".into())));
+        assert_eq!(combine_sample(0, Err(lost.clone()), reads), Err(lost));
     }
 
     #[test]

@@ -48,6 +48,32 @@ pub(crate) fn user_from_passwd(passwd: &str, uid: u32) -> Option<String> {
     })
 }
 
+/// The process's arguments, as gpustat's `full_command` lists them.
+pub fn command_line(pid: u32) -> Option<Vec<String>> {
+    split_cmdline(&fs::read(format!("/proc/{pid}/cmdline")).ok()?)
+}
+
+/// `/proc/<pid>/cmdline`'s NUL-separated arguments; `None` for a kernel thread or a zombie,
+/// which have none.
+pub(crate) fn split_cmdline(raw: &[u8]) -> Option<Vec<String>> {
+    let raw = raw.strip_suffix(&[0]).unwrap_or(raw);
+    (!raw.is_empty()).then(|| {
+        raw.split(|&b| b == 0)
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect()
+    })
+}
+
+/// The process's resident memory in bytes (gpustat's `cpu_memory_usage`), from the second field
+/// of `/proc/<pid>/statm`, which counts pages.
+pub fn resident_bytes(pid: u32) -> Option<u64> {
+    let statm = fs::read_to_string(format!("/proc/{pid}/statm")).ok()?;
+    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    // SAFETY: sysconf(3) only reads a system constant.
+    let page = u64::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).ok()?;
+    pages.checked_mul(page)
+}
+
 /// Every visible process's parent, from `/proc/<pid>/stat`.
 pub fn parent_map() -> HashMap<u32, u32> {
     let Ok(entries) = fs::read_dir("/proc") else {
@@ -152,7 +178,25 @@ mod tests {
     }
 
     #[test]
+    fn command_lines_split_on_nul() {
+        assert_eq!(
+            split_cmdline(b"python3\0train.py\0--lr\0\0"),
+            Some(vec![
+                "python3".into(),
+                "train.py".into(),
+                "--lr".into(),
+                String::new()
+            ])
+        );
+        assert_eq!(split_cmdline(b"sleep\0"), Some(vec!["sleep".into()]));
+        assert_eq!(split_cmdline(b""), None);
+    }
+
+    #[test]
     fn this_process_is_visible() {
+        let me = std::process::id();
+        assert!(command_line(me).is_some_and(|args| !args.is_empty()));
+        assert!(resident_bytes(me).is_some_and(|b| b > 0));
         let me = std::process::id();
         let parents = parent_map();
         assert_eq!(

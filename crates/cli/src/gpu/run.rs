@@ -5,11 +5,17 @@
 //! Memory is attributed per process where NVML can (the command's tree from `/proc` ppid
 //! links, matched against NVML's per-process figures). Where it cannot — Windows' WDDM, or a
 //! container whose PID namespace hides NVML's host PIDs — the figure is the device's used
-//! memory minus what was in use before the command started, and the document says so.
+//! memory minus what was in use before the command started, and the document says so. A figure
+//! that could not be known (a GPU unreadable in a sample, no process figure, no baseline) is
+//! `null` in the document, never 0.
+//!
+//! Signals: SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent to vramfit are passed on to
+//! the command, and vramfit keeps sampling until the command exits, then writes the measurement.
+//! Each signal reaches the command once; the rule is [`ChildGroup`]'s.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::{self, Write};
-use std::os::unix::process::ExitStatusExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
 use std::time::{Duration, Instant, SystemTime};
@@ -51,15 +57,19 @@ pub fn run(args: &RunArgs) -> ExitCode {
         Ok(source) => source,
         Err(e) => return e.report(&mut io::stderr()),
     };
-    if let Err(e) = signals::install() {
-        eprintln!("vramfit: signals to vramfit will not reach the command ({e})");
+    if let Err(e) = signals::install(signals::FORWARDED, false) {
+        let _ = writeln!(
+            io::stderr(),
+            "vramfit: signals to vramfit will not reach the command ({e})"
+        );
     }
-    let measured = measure(&mut *source, args, &mut signals::take);
+    let group = ChildGroup::choose();
+    let measured = measure(&mut *source, args, group, &mut signals::take);
     let (measurement, exit_code) = match measured {
         Ok(done) => done,
         Err(RunError::Gpu(e)) => return e.report(&mut io::stderr()),
         Err(RunError::Spawn { program, error }) => {
-            eprintln!("vramfit: cannot run `{program}`: {error}");
+            let _ = writeln!(io::stderr(), "vramfit: cannot run `{program}`: {error}");
             // The shell's conventions: 127 not found, 126 found but not runnable.
             let code = if error.kind() == io::ErrorKind::NotFound {
                 127
@@ -69,7 +79,7 @@ pub fn run(args: &RunArgs) -> ExitCode {
             return ExitCode::from(code);
         }
         Err(RunError::Wait(error)) => {
-            eprintln!("vramfit: lost track of the command: {error}");
+            let _ = writeln!(io::stderr(), "vramfit: lost track of the command: {error}");
             return ExitCode::FAILURE;
         }
     };
@@ -104,7 +114,7 @@ fn report_line(m: &Measurement) -> String {
     let per_gpu: Vec<String> = m
         .gpus
         .iter()
-        .map(|g| format!("GPU {} {}", g.index, mib(g.peak_used_bytes)))
+        .map(|g| format!("GPU {} {}", g.index, known_mib(g.peak_used_bytes)))
         .collect();
     let accounting = match m.accounting {
         Accounting::PerProcess => "per-process accounting",
@@ -112,11 +122,73 @@ fn report_line(m: &Measurement) -> String {
     };
     format!(
         "vramfit: peak {} ({}), {accounting}, over {}; exit {}",
-        mib(m.peak_used_bytes),
+        known_mib(m.peak_used_bytes),
         per_gpu.join(", "),
         human_duration(Duration::from_millis(m.duration_ms)),
         m.exit.exit_code
     )
+}
+
+fn known_mib(bytes: Option<u64>) -> String {
+    bytes.map_or_else(|| "unknown".to_string(), mib)
+}
+
+/// Where the command runs relative to vramfit's process group, which decides what vramfit
+/// forwards so that each signal reaches the command exactly once.
+///
+/// `kill(2)` does not tell its target whether it was aimed at the process or at its whole group,
+/// so the command is kept out of vramfit's group whenever that costs nothing, and where it does
+/// cost something (the terminal), only what cannot have reached it is forwarded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ChildGroup {
+    /// vramfit is the terminal's foreground job: the command shares its process group, so it can
+    /// read the terminal and Ctrl-C, Ctrl-\ and Ctrl-Z (and a hangup) reach it directly from the
+    /// terminal. Those kernel-generated signals are not forwarded; signals sent with `kill` are,
+    /// to the command alone. (A `kill` aimed at the whole foreground group from another terminal
+    /// would reach the command twice; nothing in the signal tells the two apart.)
+    Shared,
+    /// No terminal foreground to share (no terminal, a background job, a batch or service job):
+    /// the command gets a process group of its own, which nothing aimed at vramfit or its group
+    /// (`kill %1`, `kill -- -PGID`) reaches, so every signal is forwarded, to the command's whole
+    /// group, as a terminal would deliver it. SIGKILL cannot be forwarded, so the command is set
+    /// to be killed when vramfit dies (`PR_SET_PDEATHSIG`).
+    Own,
+}
+
+impl ChildGroup {
+    /// `Shared` when vramfit's process group is its controlling terminal's foreground group.
+    fn choose() -> ChildGroup {
+        // SAFETY: open(2) with a NUL-terminated literal path; the descriptor is closed below and
+        // tcgetpgrp/getpgrp only read process state.
+        let foreground = unsafe {
+            let fd = libc::open(
+                c"/dev/tty".as_ptr(),
+                libc::O_RDONLY | libc::O_NOCTTY | libc::O_CLOEXEC,
+            );
+            if fd < 0 {
+                false
+            } else {
+                let owner = libc::tcgetpgrp(fd);
+                libc::close(fd);
+                owner > 0 && owner == libc::getpgrp()
+            }
+        };
+        if foreground {
+            ChildGroup::Shared
+        } else {
+            ChildGroup::Own
+        }
+    }
+
+    /// Where `received` must go, as a `kill(2)` target, or `None` when the command has it already.
+    fn forward_to(self, received: Received, child: u32) -> Option<libc::pid_t> {
+        let pid = libc::pid_t::try_from(child).ok()?;
+        match self {
+            ChildGroup::Shared if received.from_terminal => None,
+            ChildGroup::Shared => Some(pid),
+            ChildGroup::Own => Some(-pid),
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -132,6 +204,7 @@ const POLL: Duration = Duration::from_millis(20);
 fn measure(
     source: &mut dyn GpuSource,
     args: &RunArgs,
+    group: ChildGroup,
     interrupts: &mut dyn FnMut() -> Option<Received>,
 ) -> Result<(Measurement, i32), RunError> {
     let snapshot = source.snapshot().map_err(RunError::Gpu)?;
@@ -147,43 +220,60 @@ fn measure(
     })?;
     let started_at = rfc3339(SystemTime::now());
     let start = Instant::now();
-    let mut child = Command::new(program)
-        .args(rest)
-        .spawn()
-        .map_err(|error| RunError::Spawn {
-            program: program.clone(),
-            error,
-        })?;
+    let mut command = Command::new(program);
+    command.args(rest);
+    if group == ChildGroup::Own {
+        command.process_group(0);
+        // Out of vramfit's group, a SIGKILL to that group (a CI runner cancelling, `timeout -k`)
+        // no longer reaches the command: the kernel kills it when vramfit dies instead.
+        let parent = libc::pid_t::try_from(std::process::id()).unwrap_or(0);
+        // SAFETY: the closure runs between fork and exec and calls only prctl(2), getppid(2)
+        // and raise(3), which are async-signal-safe.
+        unsafe {
+            command.pre_exec(move || {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                // vramfit died before the request took effect.
+                if libc::getppid() != parent {
+                    libc::raise(libc::SIGKILL);
+                }
+                Ok(())
+            });
+        }
+    }
+    let mut child = command.spawn().map_err(|error| RunError::Spawn {
+        program: program.clone(),
+        error,
+    })?;
     let root = child.id();
     let mut recorder = Recorder::new(baseline);
-    let mut next_sample = start;
+    // `None` once the next tick is past what an Instant can hold (unreachable with the parser's
+    // cap on --interval, but never a panic): the command is then only waited for.
+    let mut next_sample = Some(start);
     let status = loop {
         if let Some(status) = child.try_wait().map_err(RunError::Wait)? {
             break status;
         }
-        if let Some(received) = interrupts() {
-            // Ctrl-C reached the child already: the terminal signals the whole foreground
-            // process group. A `kill` aimed at vramfit did not, so it is passed on.
-            if !received.from_terminal {
-                if let Ok(pid) = libc::pid_t::try_from(root) {
-                    // SAFETY: kill(2) with a PID we spawned and have not reaped yet.
-                    unsafe { libc::kill(pid, received.signal) };
-                }
+        while let Some(received) = interrupts() {
+            if let Some(target) = group.forward_to(received, root) {
+                // SAFETY: kill(2) on the PID (or process group) of a child we spawned and have
+                // not reaped yet, so the ID cannot have been reused.
+                unsafe { libc::kill(target, received.signal) };
             }
         }
         let now = Instant::now();
-        if now >= next_sample {
+        if next_sample.is_some_and(|at| now >= at) {
             let tree = procfs::descendants(root, &procfs::parent_map());
             let timestamp = rfc3339(SystemTime::now());
             let results = source.sample(&gpus);
             recorder.observe(now - start, &timestamp, &results, &tree);
-            next_sample = (next_sample + args.interval).max(Instant::now());
+            next_sample = next_sample
+                .and_then(|at| at.checked_add(args.interval))
+                .map(|at| at.max(Instant::now()));
         }
-        std::thread::sleep(
-            next_sample
-                .saturating_duration_since(Instant::now())
-                .min(POLL),
-        );
+        let nap = next_sample.map_or(POLL, |at| at.saturating_duration_since(Instant::now()));
+        std::thread::sleep(nap.min(POLL));
     };
     let exit = ExitInfo {
         code: status.code(),
@@ -208,23 +298,38 @@ fn measure(
 }
 
 /// What the command's tree holds on one GPU in one sample.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct TreeUsage {
-    /// The sum of the figures NVML gives for processes in the tree.
-    pub bytes: u64,
+    /// The sum of the figures NVML gives for processes in the tree; `None` when a process of the
+    /// tree is listed without a figure, since the sum would then be short. (No process of the
+    /// tree listed at all is a known 0.)
+    pub bytes: Option<u64>,
     /// Whether NVML gave a figure for any process in the tree: the evidence that per-process
     /// accounting works here.
     pub seen: bool,
     pub per_process: Vec<(u32, u64)>,
 }
 
+impl Default for TreeUsage {
+    fn default() -> Self {
+        TreeUsage {
+            bytes: Some(0),
+            seen: false,
+            per_process: Vec::new(),
+        }
+    }
+}
+
 pub(crate) fn tree_usage(tree: &HashSet<u32>, processes: &[ProcessUsage]) -> TreeUsage {
     let mut usage = TreeUsage::default();
     for p in processes.iter().filter(|p| tree.contains(&p.pid)) {
-        if let Some(bytes) = p.used_bytes {
-            usage.bytes = usage.bytes.saturating_add(bytes);
-            usage.seen = true;
-            usage.per_process.push((p.pid, bytes));
+        match p.used_bytes {
+            Some(bytes) => {
+                usage.bytes = usage.bytes.map(|b| b.saturating_add(bytes));
+                usage.seen = true;
+                usage.per_process.push((p.pid, bytes));
+            }
+            None => usage.bytes = None,
         }
     }
     usage
@@ -283,10 +388,20 @@ struct RawGpu {
 /// A peak and when it happened.
 type Peak = Option<(u64, String)>;
 
-fn raise(peak: &mut Peak, value: u64, timestamp: &str) {
+fn raise(peak: &mut Peak, value: Option<u64>, timestamp: &str) {
+    let Some(value) = value else {
+        return;
+    };
     if peak.as_ref().is_none_or(|(p, _)| value > *p) {
         *peak = Some((value, timestamp.to_string()));
     }
+}
+
+/// The sum of one sample's per-GPU figures, known only if every GPU's figure is.
+fn known_sum(figures: impl IntoIterator<Item = Option<u64>>) -> Option<u64> {
+    figures
+        .into_iter()
+        .try_fold(0u64, |sum, f| f.map(|f| sum.saturating_add(f)))
 }
 
 #[derive(Debug, Default)]
@@ -301,11 +416,15 @@ struct Recorder {
     baseline: HashMap<u32, Option<u64>>,
     samples: Thinned<(u64, Vec<RawGpu>)>,
     seen_per_process: bool,
+    /// The first reason a process list could not be read, for the accounting warning.
+    process_error: Option<String>,
     peaks: BTreeMap<u32, GpuPeaks>,
     total_tree: Peak,
     total_delta: Peak,
     processes: BTreeMap<(u32, u32), ProcessPeak>,
     warnings: Vec<String>,
+    /// What each warning is about (an error's text), so a lasting failure is said once.
+    warned: HashSet<String>,
 }
 
 /// The facts about the run that the samples do not carry.
@@ -330,17 +449,26 @@ impl Recorder {
             baseline,
             samples: Thinned::new(MAX_SAMPLES),
             seen_per_process: false,
+            process_error: None,
             peaks: BTreeMap::new(),
             total_tree: None,
             total_delta: None,
             processes: BTreeMap::new(),
             warnings: Vec::new(),
+            warned: HashSet::new(),
         }
     }
 
     fn warn(&mut self, message: String) {
         if !self.warnings.contains(&message) {
             self.warnings.push(message);
+        }
+    }
+
+    /// Warns once about `about`, however many samples it lasts.
+    fn warn_once(&mut self, about: &str, message: String) {
+        if self.warned.insert(about.to_string()) {
+            self.warn(message);
         }
     }
 
@@ -352,32 +480,41 @@ impl Recorder {
         tree: &HashSet<u32>,
     ) {
         let mut gpus = Vec::new();
-        let (mut tree_total, mut delta_total) = (0u64, 0u64);
         for (index, result) in results {
             let sample = match result {
                 Ok(sample) => sample,
                 Err(e) => {
-                    self.warn(format!("{e} (first seen at {timestamp})"));
+                    let error = e.to_string();
+                    self.warn_once(&error, format!("{error} (first seen at {timestamp})"));
                     gpus.push(RawGpu {
                         index: *index,
                         device_used: None,
                         tree: None,
                         delta: None,
-                        error: Some(e.to_string()),
+                        error: Some(error),
                     });
                     continue;
                 }
             };
-            let usage = tree_usage(tree, &sample.processes);
+            let mut usage = tree_usage(tree, &sample.processes);
+            if let Some(cause) = &sample.process_error {
+                // A list that could not be read is not an empty one: the tree's use is unknown.
+                usage.bytes = None;
+                self.process_error.get_or_insert_with(|| cause.clone());
+                self.warn_once(
+                    cause,
+                    format!(
+                        "the process list could not be read: {cause} (first seen at {timestamp})"
+                    ),
+                );
+            }
             self.seen_per_process |= usage.seen;
             let device_used = sample.memory.used_bytes;
             let baseline = self.baseline.get(index).copied().flatten();
             let delta = device_used.zip(baseline).map(|(u, b)| u.saturating_sub(b));
             let peaks = self.peaks.entry(*index).or_default();
             raise(&mut peaks.tree, usage.bytes, timestamp);
-            if let Some(delta) = delta {
-                raise(&mut peaks.delta, delta, timestamp);
-            }
+            raise(&mut peaks.delta, delta, timestamp);
             peaks.device = peaks.device.max(device_used);
             for (pid, bytes) in &usage.per_process {
                 let entry = self
@@ -395,18 +532,24 @@ impl Recorder {
                     entry.peak_at = timestamp.to_string();
                 }
             }
-            tree_total = tree_total.saturating_add(usage.bytes);
-            delta_total = delta_total.saturating_add(delta.unwrap_or(0));
             gpus.push(RawGpu {
                 index: *index,
                 device_used,
-                tree: Some(usage.bytes),
+                tree: usage.bytes,
                 delta,
                 error: None,
             });
         }
-        raise(&mut self.total_tree, tree_total, timestamp);
-        raise(&mut self.total_delta, delta_total, timestamp);
+        raise(
+            &mut self.total_tree,
+            known_sum(gpus.iter().map(|g| g.tree)),
+            timestamp,
+        );
+        raise(
+            &mut self.total_delta,
+            known_sum(gpus.iter().map(|g| g.delta)),
+            timestamp,
+        );
         self.samples.push((millis(elapsed), gpus));
     }
 
@@ -422,13 +565,17 @@ impl Recorder {
             Accounting::DeviceDelta
         };
         if accounting == Accounting::DeviceDelta && self.samples.seen > 0 {
-            self.warn(
-                "NVML listed none of the command's processes with a memory figure (a container \
-                 with its own PID namespace, Windows WDDM, or no GPU use at all), so used_bytes \
-                 is the device's used memory minus its baseline and includes any other \
-                 process's allocations"
+            let why = match &self.process_error {
+                Some(cause) => format!("NVML's process list could not be read ({cause})"),
+                None => "NVML listed none of the command's processes with a memory figure (a \
+                         container with its own PID namespace, Windows WDDM, or no GPU use at \
+                         all)"
                     .to_string(),
-            );
+            };
+            self.warn(format!(
+                "{why}, so used_bytes is the device's used memory minus its baseline and \
+                 includes any other process's allocations"
+            ));
         }
         if self.samples.seen == 0 {
             self.warn("the command ended before the first sample".to_string());
@@ -449,7 +596,7 @@ impl Recorder {
                     uuid: info.and_then(|g| g.uuid.clone()),
                     total_bytes: info.and_then(|g| g.memory.total_bytes),
                     baseline_used_bytes: self.baseline.get(&index).copied().flatten(),
-                    peak_used_bytes: peak.as_ref().map_or(0, |(b, _)| *b),
+                    peak_used_bytes: peak.as_ref().map(|(b, _)| *b),
                     peak_at: peak.map(|(_, at)| at),
                     peak_device_used_bytes: peaks.and_then(|p| p.device),
                 }
@@ -474,12 +621,23 @@ impl Recorder {
                             Accounting::DeviceDelta => g.delta,
                         },
                         device_used_bytes: g.device_used,
-                        process_tree_bytes: g.tree,
+                        // Without a single process figure there is no tree figure to give.
+                        process_tree_bytes: match accounting {
+                            Accounting::PerProcess => g.tree,
+                            Accounting::DeviceDelta => None,
+                        },
                         error: g.error,
                     })
                     .collect(),
             })
             .collect();
+        // What the snapshot warned of (a replay, an unreadable field) stays with the figures.
+        let mut warnings = snapshot.warnings.clone();
+        for w in self.warnings {
+            if !warnings.contains(&w) {
+                warnings.push(w);
+            }
+        }
         Measurement {
             schema: MEASUREMENT_SCHEMA.to_string(),
             command: context.command,
@@ -491,7 +649,7 @@ impl Recorder {
             interval_ms: millis(context.interval),
             accounting,
             gpus: measured_gpus,
-            peak_used_bytes: total.as_ref().map_or(0, |(b, _)| *b),
+            peak_used_bytes: total.as_ref().map(|(b, _)| *b),
             peak_at: total.map(|(_, at)| at),
             processes: match accounting {
                 Accounting::PerProcess => self.processes.into_values().collect(),
@@ -501,7 +659,7 @@ impl Recorder {
             sample_stride: self.samples.stride,
             samples,
             exit: context.exit,
-            warnings: self.warnings,
+            warnings,
         }
     }
 }
@@ -550,20 +708,26 @@ mod tests {
                 used_bytes: Some(1000),
             },
         ];
+        // Process 11 is listed without a figure: the tree's sum would be short, so it is unknown.
         let usage = tree_usage(&tree, &processes);
         assert_eq!(
             usage,
             TreeUsage {
-                bytes: 12,
+                bytes: None,
                 seen: true,
                 per_process: vec![(10, 5), (12, 7)]
             }
         );
+        let known = tree_usage(&tree, &[processes[0], processes[2], processes[3]]);
+        assert_eq!(known.bytes, Some(12));
         let unavailable = [ProcessUsage {
             pid: 11,
             used_bytes: None,
         }];
         assert!(!tree_usage(&tree, &unavailable).seen);
+        assert_eq!(tree_usage(&tree, &unavailable).bytes, None);
+        // None of the tree listed: a known 0.
+        assert_eq!(tree_usage(&tree, &processes[3..]).bytes, Some(0));
         assert_eq!(
             tree_usage(&HashSet::new(), &processes),
             TreeUsage::default()
@@ -611,6 +775,7 @@ mod tests {
                             used_bytes: Some(50 * MIB),
                         },
                     ],
+                    process_error: None,
                 }),
             )
         };
@@ -620,7 +785,7 @@ mod tests {
         let snap = replay(H100).snapshot().expect("frame");
         let m = recorder.finish(&snap, &[0], context(0));
         assert_eq!(m.accounting, Accounting::PerProcess);
-        assert_eq!(m.peak_used_bytes, 700 * MIB);
+        assert_eq!(m.peak_used_bytes, Some(700 * MIB));
         assert_eq!(m.peak_at.as_deref(), Some("t1"));
         assert_eq!(m.gpus[0].peak_device_used_bytes, Some(900 * MIB));
         assert_eq!(m.gpus[0].baseline_used_bytes, Some(100 * MIB));
@@ -667,11 +832,11 @@ mod tests {
         let snap = replay(CLIMB).snapshot().expect("frame");
         let m = recorder.finish(&snap, &[0, 1], context(0));
         assert_eq!(m.accounting, Accounting::DeviceDelta);
-        assert_eq!(m.gpus[0].peak_used_bytes, 77999 * MIB);
-        assert_eq!(m.gpus[1].peak_used_bytes, 20999 * MIB);
+        assert_eq!(m.gpus[0].peak_used_bytes, Some(77999 * MIB));
+        assert_eq!(m.gpus[1].peak_used_bytes, Some(20999 * MIB));
         assert_eq!(m.gpus[0].peak_at.as_deref(), Some("t3"));
         // The total peak is the largest single-sample sum, not the sum of per-GPU peaks.
-        assert_eq!(m.peak_used_bytes, (77999 + 20999) * MIB);
+        assert_eq!(m.peak_used_bytes, Some((77999 + 20999) * MIB));
         assert!(m.processes.is_empty());
         assert_eq!(m.samples[4].gpus[1].used_bytes, None);
         assert!(m.samples[4].gpus[1]
@@ -685,11 +850,193 @@ mod tests {
         assert!(m.warnings.iter().any(|w| w.contains("minus its baseline")));
     }
 
+    fn gpu_sample(index: u32, used: Option<u64>, error: Option<&str>) -> DeviceSample {
+        DeviceSample {
+            index,
+            memory: Memory {
+                used_bytes: used,
+                ..Memory::default()
+            },
+            processes: Vec::new(),
+            process_error: error.map(String::from),
+        }
+    }
+
+    #[test]
+    fn unknown_figures_are_null_not_0() {
+        // GPU 0 has no baseline, GPU 1 cannot be read at all: no figure is known.
+        let mut recorder = Recorder::new(HashMap::from([(0, None), (1, Some(MIB))]));
+        let tree = HashSet::from([1]);
+        for step in 0..3u64 {
+            let results = [
+                (0, Ok(gpu_sample(0, Some(500 * MIB), None))),
+                (1, Err(GpuError::GpuLost("GPU 1".into()))),
+            ];
+            let at = format!("t{step}");
+            recorder.observe(Duration::from_millis(step * 10), &at, &results, &tree);
+        }
+        let snap = replay(CLIMB).snapshot().expect("frame");
+        let m = recorder.finish(&snap, &[0, 1], context(0));
+        assert_eq!(m.accounting, Accounting::DeviceDelta);
+        assert_eq!(m.peak_used_bytes, None);
+        assert_eq!(m.peak_at, None);
+        assert_eq!(m.gpus[0].peak_used_bytes, None);
+        assert_eq!(m.gpus[1].peak_used_bytes, None);
+        assert_eq!(m.gpus[0].peak_device_used_bytes, Some(500 * MIB));
+        let first = &m.samples[0].gpus;
+        assert_eq!(first[0].used_bytes, None, "no baseline, no delta");
+        assert_eq!(
+            first[0].process_tree_bytes, None,
+            "no process figure at all"
+        );
+        assert_eq!(first[1].used_bytes, None);
+        // A lasting failure is one warning, not one per sample.
+        let lost = m.warnings.iter().filter(|w| w.contains("GPU 1")).count();
+        assert_eq!(lost, 1, "{:?}", m.warnings);
+        let json = serde_json::to_value(&m).expect("JSON");
+        assert!(json["peak_used_bytes"].is_null());
+        assert!(json["gpus"][0]["peak_used_bytes"].is_null());
+        assert!(report_line(&m).starts_with("vramfit: peak unknown (GPU 0 unknown, GPU 1 unknown)"));
+
+        // A command that ends before the first sample has no peak either.
+        let none = Recorder::new(HashMap::new()).finish(&snap, &[0], context(0));
+        assert_eq!(none.peak_used_bytes, None);
+        assert_eq!(none.gpus[0].peak_used_bytes, None);
+    }
+
+    #[test]
+    fn a_failed_process_list_is_reported_with_its_cause() {
+        let cause = GpuError::NoPermission("GPU 0's processes".into()).to_string();
+        let mut recorder = Recorder::new(HashMap::from([(0, Some(100 * MIB))]));
+        let tree = HashSet::from([std::process::id()]);
+        for step in 0..3u64 {
+            let results = [(0, Ok(gpu_sample(0, Some(300 * MIB), Some(&cause))))];
+            let at = format!("t{step}");
+            recorder.observe(Duration::from_millis(step * 10), &at, &results, &tree);
+        }
+        let snap = replay(H100).snapshot().expect("frame");
+        let m = recorder.finish(&snap, &[0], context(0));
+        assert_eq!(m.accounting, Accounting::DeviceDelta);
+        assert_eq!(m.peak_used_bytes, Some(200 * MIB));
+        assert_eq!(
+            m.warnings[0],
+            "the process list could not be read: no permission to read GPU 0's processes; run \
+             as a user who may open /dev/nvidia* (first seen at t0)"
+        );
+        assert!(
+            m.warnings[1].starts_with(
+                "NVML's process list could not be read (no permission to read GPU 0's processes"
+            ),
+            "{:?}",
+            m.warnings
+        );
+        assert_eq!(m.warnings.len(), 2, "{:?}", m.warnings);
+        assert_eq!(m.samples[0].gpus[0].process_tree_bytes, None);
+    }
+
+    #[test]
+    fn a_failed_list_on_one_sample_is_unknown_there_not_0() {
+        let me = std::process::id();
+        let mut recorder = Recorder::new(HashMap::from([(0, Some(0))]));
+        let tree = HashSet::from([me]);
+        let mine = |used: u64| {
+            let mut s = gpu_sample(0, Some(used), None);
+            s.processes.push(ProcessUsage {
+                pid: me,
+                used_bytes: Some(used),
+            });
+            s
+        };
+        recorder.observe(Duration::ZERO, "t0", &[(0, Ok(mine(10 * MIB)))], &tree);
+        let failed = gpu_sample(0, Some(20 * MIB), Some("no permission"));
+        recorder.observe(Duration::from_millis(10), "t1", &[(0, Ok(failed))], &tree);
+        let snap = replay(H100).snapshot().expect("frame");
+        let m = recorder.finish(&snap, &[0], context(0));
+        assert_eq!(m.accounting, Accounting::PerProcess);
+        assert_eq!(m.samples[1].gpus[0].used_bytes, None);
+        assert_eq!(m.samples[1].gpus[0].process_tree_bytes, None);
+        assert_eq!(m.peak_used_bytes, Some(10 * MIB));
+    }
+
+    #[test]
+    fn each_signal_is_forwarded_once() {
+        let kill = |signal| Received {
+            signal,
+            from_terminal: false,
+        };
+        let key = |signal| Received {
+            signal,
+            from_terminal: true,
+        };
+        // Sharing the terminal's foreground group, the child has the terminal's signals already.
+        assert_eq!(ChildGroup::Shared.forward_to(key(libc::SIGINT), 42), None);
+        assert_eq!(ChildGroup::Shared.forward_to(key(libc::SIGHUP), 42), None);
+        assert_eq!(
+            ChildGroup::Shared.forward_to(kill(libc::SIGUSR1), 42),
+            Some(42)
+        );
+        // In its own group nothing reaches it but what vramfit sends, to the whole group.
+        assert_eq!(ChildGroup::Own.forward_to(key(libc::SIGINT), 42), Some(-42));
+        assert_eq!(
+            ChildGroup::Own.forward_to(kill(libc::SIGTERM), 42),
+            Some(-42)
+        );
+    }
+
+    #[test]
+    fn a_child_in_its_own_group_gets_every_forwarded_signal() {
+        let dir = std::env::temp_dir().join(format!("vramfit-run-own-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let log = dir.join("got");
+        let ready = dir.join("ready");
+        let script = format!(
+            "ulimit -c 0; for s in HUP QUIT USR1 USR2 INT; do trap \"echo $s >> '{log}'\" $s; done; \
+             trap 'exit 42' TERM; touch '{ready}'; while :; do sleep 0.05; done",
+            log = log.display(),
+            ready = ready.display()
+        );
+        let mut queue = vec![
+            libc::SIGHUP,
+            libc::SIGQUIT,
+            libc::SIGUSR1,
+            libc::SIGUSR2,
+            libc::SIGINT,
+            libc::SIGTERM,
+        ];
+        let mut interrupts = || {
+            if !ready.exists() || queue.is_empty() {
+                return None;
+            }
+            let got = std::fs::read_to_string(&log).unwrap_or_default();
+            // One signal at a time, each once the last has been trapped; TERM ends it.
+            if got.lines().count() + queue.len() < 6 {
+                return None;
+            }
+            Some(Received {
+                signal: queue.remove(0),
+                from_terminal: true,
+            })
+        };
+        let (m, code) = measure(
+            &mut replay(H100),
+            &args(&["sh", "-c", &script]),
+            ChildGroup::Own,
+            &mut interrupts,
+        )
+        .expect("ran");
+        assert_eq!(code, 42);
+        assert_eq!(m.exit.code, Some(42));
+        let got = std::fs::read_to_string(&log).expect("trapped");
+        assert_eq!(got, "HUP\nQUIT\nUSR1\nUSR2\nINT\n");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     #[test]
     fn exit_codes_pass_through() {
         let (m, code) = measure(
             &mut replay(H100),
-            &args(&["sh", "-c", "exit 7"]),
+            &args(&["sh", "-c", "sleep 0.1; exit 7"]),
+            ChildGroup::Shared,
             &mut || None,
         )
         .expect("ran");
@@ -702,10 +1049,10 @@ mod tests {
                 exit_code: 7
             }
         );
-        assert_eq!(m.command, ["sh", "-c", "exit 7"]);
+        assert_eq!(m.command, ["sh", "-c", "sleep 0.1; exit 7"]);
         assert_eq!(m.accounting, Accounting::DeviceDelta);
         // The replayed device never changes, so nothing is attributed to the command.
-        assert_eq!(m.peak_used_bytes, 0);
+        assert_eq!(m.peak_used_bytes, Some(0));
         assert_eq!(m.gpus[0].baseline_used_bytes, Some(19818 * MIB));
         assert_eq!(m.host.as_deref(), Some("replay-host"));
     }
@@ -715,6 +1062,7 @@ mod tests {
         let (m, code) = measure(
             &mut replay(H100),
             &args(&["sh", "-c", "kill -KILL $$"]),
+            ChildGroup::Shared,
             &mut || None,
         )
         .expect("ran");
@@ -748,6 +1096,7 @@ mod tests {
         let (_, code) = measure(
             &mut replay(H100),
             &args(&["sh", "-c", script]),
+            ChildGroup::Shared,
             &mut interrupts,
         )
         .expect("ran");
@@ -760,9 +1109,12 @@ mod tests {
             signal: libc::SIGTERM,
             from_terminal: true,
         });
-        let (_, code) = measure(&mut replay(H100), &args(&["sleep", "0.2"]), &mut || {
-            once.take()
-        })
+        let (_, code) = measure(
+            &mut replay(H100),
+            &args(&["sleep", "0.2"]),
+            ChildGroup::Shared,
+            &mut || once.take(),
+        )
         .expect("ran");
         assert_eq!(code, 0);
     }
@@ -772,6 +1124,7 @@ mod tests {
         let result = measure(
             &mut replay(H100),
             &args(&["/nonexistent/vramfit-test"]),
+            ChildGroup::Shared,
             &mut || None,
         );
         match result {
@@ -790,7 +1143,7 @@ mod tests {
             ..args(&["true"])
         };
         assert!(matches!(
-            measure(&mut replay(H100), &run, &mut || None),
+            measure(&mut replay(H100), &run, ChildGroup::Shared, &mut || None),
             Err(RunError::Gpu(GpuError::NoSuchGpu { index: 3, count: 1 }))
         ));
     }
@@ -827,6 +1180,7 @@ mod tests {
                             index,
                             memory,
                             processes: processes.clone(),
+                            process_error: None,
                         }),
                     )
                 })
@@ -836,11 +1190,16 @@ mod tests {
 
     #[test]
     fn a_real_child_is_accounted_per_process() {
-        let (m, code) =
-            measure(&mut ChildrenOnGpu, &args(&["sleep", "0.3"]), &mut || None).expect("ran");
+        let (m, code) = measure(
+            &mut ChildrenOnGpu,
+            &args(&["sleep", "0.3"]),
+            ChildGroup::Shared,
+            &mut || None,
+        )
+        .expect("ran");
         assert_eq!(code, 0);
         assert_eq!(m.accounting, Accounting::PerProcess);
-        assert_eq!(m.peak_used_bytes, 1 << 30);
+        assert_eq!(m.peak_used_bytes, Some(1 << 30));
         assert_eq!(m.processes.len(), 1);
         assert_eq!(m.processes[0].name.as_deref(), Some("sleep"));
         assert!(m.samples_taken >= 2, "{}", m.samples_taken);
@@ -848,7 +1207,13 @@ mod tests {
 
     #[test]
     fn measurements_round_trip_with_stable_names() {
-        let (m, _) = measure(&mut replay(H100), &args(&["true"]), &mut || None).expect("ran");
+        let (m, _) = measure(
+            &mut replay(H100),
+            &args(&["sleep", "0.1"]),
+            ChildGroup::Shared,
+            &mut || None,
+        )
+        .expect("ran");
         let text = serde_json::to_string(&m).expect("serialises");
         let back: Measurement = serde_json::from_str(&text).expect("parses");
         assert_eq!(back, m);

@@ -14,6 +14,9 @@ pub struct DeviceSample {
     pub index: u32,
     pub memory: Memory,
     pub processes: Vec<ProcessUsage>,
+    /// Why the process list (or part of it, with MIG) could not be read: `processes` is then
+    /// incomplete, and a sum over it is not the command's use.
+    pub process_error: Option<String>,
 }
 
 /// A process holding memory on a GPU.
@@ -24,6 +27,17 @@ pub struct ProcessUsage {
     pub used_bytes: Option<u64>,
 }
 
+/// What gpustat's JSON has that a `vramfit.snapshot/1` document does not carry, in gpustat's
+/// units (whole watts, percent). Read live only: a replay has none of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct GpustatExtras {
+    pub power_draw_w: Option<u32>,
+    pub power_limit_w: Option<u32>,
+    pub fan_speed_pct: Option<u32>,
+    pub encoder_pct: Option<u32>,
+    pub decoder_pct: Option<u32>,
+}
+
 /// Where the GPU commands get their figures.
 pub trait GpuSource {
     /// Everything about every GPU, for `probe` and to learn the GPU list before sampling.
@@ -32,6 +46,11 @@ pub trait GpuSource {
     /// The memory of each GPU in `gpus`, in that order; a GPU that cannot be read gives an error
     /// without stopping the others.
     fn sample(&mut self, gpus: &[u32]) -> Vec<(u32, Result<DeviceSample, GpuError>)>;
+
+    /// Power, fan and codec figures for `probe --gpustat`; unknown (`None`) unless read live.
+    fn gpustat_extras(&mut self, _index: u32) -> GpustatExtras {
+        GpustatExtras::default()
+    }
 }
 
 /// Replays recorded snapshots: `snapshot` shows the current frame, each `sample` reads the
@@ -76,10 +95,19 @@ impl RecordedSource {
         RecordedSource::new(frames)
     }
 
+    /// Reads a replay file. Every frame gets the warning [`replay_warning`] first in its list, so
+    /// nothing printed or written from it (probe's table and JSON, run's measurement, watch's
+    /// stderr) passes for a reading of a real GPU.
     pub fn load(path: &Path) -> Result<RecordedSource, GpuError> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| GpuError::Replay(format!("{}: {e}", path.display())))?;
-        RecordedSource::from_json(&text)
+        let mut source = RecordedSource::from_json(&text)?;
+        let warning = replay_warning(path);
+        for frame in &mut source.frames {
+            frame.warnings.retain(|w| *w != warning);
+            frame.warnings.insert(0, warning.clone());
+        }
+        Ok(source)
     }
 
     fn current(&self) -> &Snapshot {
@@ -114,6 +142,7 @@ impl GpuSource for RecordedSource {
                                 })
                             })
                             .collect(),
+                        process_error: None,
                     })
                     .ok_or_else(|| GpuError::GpuLost(format!("GPU {index}")));
                 (index, sample)
@@ -122,6 +151,11 @@ impl GpuSource for RecordedSource {
         self.next = (self.next + 1).min(self.frames.len() - 1);
         results
     }
+}
+
+/// `replayed from FILE, not read from a GPU`.
+pub fn replay_warning(path: &Path) -> String {
+    format!("replayed from {}, not read from a GPU", path.display())
 }
 
 /// The GPU indices a snapshot lists, in order.
@@ -171,6 +205,27 @@ pub(crate) mod tests {
             // The fixtures are also valid input for the smi parser, as a probe's output is.
             let first = serde_json::to_string(&snap).expect("serialises");
             assert_eq!(vramfit_smi::parse(&first), Ok(snap));
+        }
+    }
+
+    #[test]
+    fn replayed_frames_say_so() {
+        let path = Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/gpu/replay-watch-climb-gpu1-lost.json"
+        ));
+        let mut source = RecordedSource::load(path).expect("fixture loads");
+        let expected = format!("replayed from {}, not read from a GPU", path.display());
+        for _ in 0..source.frames.len() + 1 {
+            assert_eq!(
+                source.snapshot().expect("frame").warnings,
+                std::slice::from_ref(&expected)
+            );
+            source.sample(&[0]);
+        }
+        // The hand-made fixtures claim no tool wrote them.
+        for text in [H100, MIG, CLIMB] {
+            assert!(!text.contains("\"source\""), "a fixture names a source");
         }
     }
 

@@ -1,6 +1,12 @@
 //! `vramfit watch`: a live VRAM status line per GPU, a warning each time use crosses a threshold
 //! upward, an optional per-sample log (JSON lines or CSV) written as each sample is taken, and a
 //! summary (peak, mean, time above each threshold) on Ctrl-C or at the end of `--duration`.
+//!
+//! When it stops: at the end of `--duration`; on Ctrl-C or SIGTERM (a second one exits at once,
+//! without the summary, even while a sample or a log write is stuck); when stdout is closed and
+//! there is no `--log` (`watch | head -3`); when the log cannot be written (after the summary,
+//! with a non-zero exit); and when every watched GPU has failed [`GIVE_UP_AFTER`] samples in a
+//! row. One failed read is an error sample in the log and on the status line, not the end.
 
 use std::fs::File;
 use std::io::{self, IsTerminal, Write};
@@ -64,8 +70,11 @@ pub fn watch(args: &WatchArgs) -> ExitCode {
         Ok(source) => source,
         Err(e) => return e.report(&mut io::stderr()),
     };
-    if let Err(e) = signals::install() {
-        eprintln!("vramfit: Ctrl-C will end watch without a summary ({e})");
+    if let Err(e) = signals::install(signals::STOP, true) {
+        let _ = writeln!(
+            io::stderr(),
+            "vramfit: Ctrl-C will end watch without a summary ({e})"
+        );
     }
     let mut log = match &args.log {
         Some(path) => {
@@ -73,7 +82,11 @@ pub fn watch(args: &WatchArgs) -> ExitCode {
             match File::create(path).and_then(|f| SampleLog::new(Box::new(f), format)) {
                 Ok(log) => Some(log),
                 Err(e) => {
-                    eprintln!("vramfit: cannot create the log {}: {e}", path.display());
+                    let _ = writeln!(
+                        io::stderr(),
+                        "vramfit: cannot create the log {}: {e}",
+                        path.display()
+                    );
                     return ExitCode::from(EXIT_USAGE);
                 }
             }
@@ -90,13 +103,18 @@ pub fn watch(args: &WatchArgs) -> ExitCode {
         signals::take().is_some()
     });
     match result {
-        Ok(Outcome::Finished) => ExitCode::SUCCESS,
+        Ok(Outcome::Finished | Outcome::StdoutClosed) => ExitCode::SUCCESS,
         Ok(Outcome::AllLost) => ExitCode::from(EXIT_GPU_UNAVAILABLE),
-        Err(WatchError::Gpu(e)) => e.report(&mut io::stderr()),
-        Err(WatchError::Log(e)) => {
-            eprintln!("vramfit: cannot write the log: {e}");
+        Ok(Outcome::LogFailed(e)) => {
+            let path = args.log.as_deref().unwrap_or(Path::new("-"));
+            let _ = writeln!(
+                io::stderr(),
+                "vramfit: cannot write the log {}: {e}",
+                path.display()
+            );
             ExitCode::FAILURE
         }
+        Err(e) => e.report(&mut io::stderr()),
     }
 }
 
@@ -111,15 +129,19 @@ struct Screen<'a> {
 #[derive(Debug, PartialEq, Eq)]
 enum Outcome {
     Finished,
-    /// Every watched GPU failed on the same sample, so there was nothing left to watch.
+    /// Every watched GPU failed on [`GIVE_UP_AFTER`] samples in a row.
     AllLost,
+    /// Nobody reads the status lines any more and there is no log to keep writing.
+    StdoutClosed,
+    /// Writing the log failed, with why; the summary was still printed.
+    LogFailed(String),
 }
 
-#[derive(Debug)]
-enum WatchError {
-    Gpu(GpuError),
-    Log(io::Error),
-}
+/// Samples in a row on which every watched GPU must fail before watch gives up: one failed
+/// read (a driver hiccup, a timeout) is logged as an error sample and watching goes on, while a
+/// GPU that fell off the bus stays off until it is reset, so 5 is enough to be sure (2.5 s at
+/// the default interval).
+const GIVE_UP_AFTER: u32 = 5;
 
 /// The longest sleep between checks for Ctrl-C and for the end of `--duration`.
 const NAP: Duration = Duration::from_millis(50);
@@ -130,14 +152,21 @@ fn watch_loop(
     mut log: Option<&mut SampleLog>,
     screen: &mut Screen,
     stop: &mut dyn FnMut() -> bool,
-) -> Result<Outcome, WatchError> {
-    let snapshot = source.snapshot().map_err(WatchError::Gpu)?;
-    let gpus = select_gpus(&snapshot, &args.gpu).map_err(WatchError::Gpu)?;
+) -> Result<Outcome, GpuError> {
+    let snapshot = source.snapshot()?;
+    let gpus = select_gpus(&snapshot, &args.gpu)?;
+    // A replay says so here ("replayed from FILE, not read from a GPU"), as do live warnings.
+    for warning in &snapshot.warnings {
+        let _ = writeln!(screen.err, "warning: {warning}");
+    }
     let mut watcher = Watcher::new(&gpus, [("warn", args.warn), ("critical", args.critical)]);
     let start = Instant::now();
-    let end_at = args.duration.map(|d| start + d);
-    let mut next = start;
+    // `None`: no end (no --duration, or one past what an Instant holds, which the parser's cap
+    // on durations already rules out); never an overflow panic.
+    let end_at = args.duration.and_then(|d| start.checked_add(d));
+    let mut next = Some(start);
     let mut samples = 0u64;
+    let mut all_failed_in_a_row = 0u32;
     let outcome = 'watch: loop {
         if stop() || end_at.is_some_and(|end| Instant::now() >= end) {
             break Outcome::Finished;
@@ -146,10 +175,13 @@ fn watch_loop(
         let timestamp = rfc3339(SystemTime::now());
         let results = source.sample(&gpus);
         samples += 1;
+        let mut log_failed = None;
         if let Some(log) = log.as_deref_mut() {
             for (index, result) in &results {
-                log.write(&LogRecord::new(&timestamp, elapsed, *index, result))
-                    .map_err(WatchError::Log)?;
+                if let Err(e) = log.write(&LogRecord::new(&timestamp, elapsed, *index, result)) {
+                    log_failed = Some(e.to_string());
+                    break;
+                }
             }
         }
         let events = watcher.observe(elapsed, &timestamp, &results);
@@ -162,28 +194,45 @@ fn watch_loop(
             let _ = writeln!(screen.err, "{event}");
         }
         let line = watcher.status_line();
-        let _ = match screen.tty {
+        let shown = match screen.tty {
             true => write!(screen.out, "\r\x1b[K{line}"),
             false => writeln!(screen.out, "{line}"),
-        };
-        let _ = screen.out.flush();
-        if results.iter().all(|(_, r)| r.is_err()) {
-            break Outcome::AllLost;
         }
-        next += args.interval;
+        .and_then(|()| screen.out.flush());
+        if let Some(e) = log_failed {
+            break Outcome::LogFailed(e);
+        }
+        // With a log the status line is a courtesy; without one it is the output.
+        if shown.is_err_and(|e| e.kind() == io::ErrorKind::BrokenPipe) && log.is_none() {
+            break Outcome::StdoutClosed;
+        }
+        if results.iter().all(|(_, r)| r.is_err()) {
+            all_failed_in_a_row += 1;
+            if all_failed_in_a_row >= GIVE_UP_AFTER {
+                break Outcome::AllLost;
+            }
+        } else {
+            all_failed_in_a_row = 0;
+        }
         // After a stall (a slow NVML call, a suspended laptop) skip the missed ticks instead
         // of sampling in a burst.
-        next = next.max(Instant::now());
+        next = next
+            .and_then(|at| at.checked_add(args.interval))
+            .map(|at| at.max(Instant::now()));
         loop {
-            let wake = end_at.map_or(next, |end| end.min(next));
+            let wake = match (next, end_at) {
+                (Some(next), Some(end)) => Some(next.min(end)),
+                (next, end) => next.or(end),
+            };
             let now = Instant::now();
-            if now >= wake {
+            if wake.is_some_and(|wake| now >= wake) {
                 break;
             }
             if stop() {
                 break 'watch Outcome::Finished;
             }
-            std::thread::sleep((wake - now).min(NAP));
+            let nap = wake.map_or(NAP, |wake| wake.saturating_duration_since(now));
+            std::thread::sleep(nap.min(NAP));
         }
     };
     let elapsed = match args.duration {
@@ -195,7 +244,10 @@ fn watch_loop(
         let _ = writeln!(screen.out);
     }
     if outcome == Outcome::AllLost {
-        let _ = writeln!(screen.err, "vramfit: no watched GPU can be read any more");
+        let _ = writeln!(
+            screen.err,
+            "vramfit: no watched GPU could be read on {GIVE_UP_AFTER} samples in a row"
+        );
     }
     let _ = write!(screen.out, "{}", watcher.summary(elapsed, samples));
     let _ = screen.out.flush();
@@ -590,6 +642,7 @@ mod tests {
                     reserved_bytes: None,
                 },
                 processes: Vec::new(),
+                process_error: None,
             }),
         )
     }
@@ -840,7 +893,7 @@ summary: 4 samples over 2.0s
         args: &WatchArgs,
         log: Option<&mut SampleLog>,
         stop: &mut dyn FnMut() -> bool,
-    ) -> (Result<Outcome, WatchError>, String, String) {
+    ) -> (Result<Outcome, GpuError>, String, String) {
         let (mut out, mut err) = (Vec::new(), Vec::new());
         let result = {
             let mut screen = Screen {
@@ -953,10 +1006,127 @@ summary: 4 samples over 2.0s
         let (result, out, err) = run_watch(&mut source, &args, None, &mut || false);
         assert_eq!(result.ok(), Some(Outcome::AllLost));
         assert!(
-            err.ends_with("vramfit: no watched GPU can be read any more\n"),
+            err.ends_with("vramfit: no watched GPU could be read on 5 samples in a row\n"),
             "{err}"
         );
         assert!(out.contains("  GPU 1  peak 21000 MiB"), "{out}");
+        // Four readable frames, then the GPU is gone for good: five failures end the watch.
+        assert!(out.contains("summary: 9 samples over"), "{out}");
+        assert!(out.contains("errors: 5 samples; last: GPU 1"), "{out}");
+    }
+
+    /// Replays, failing every GPU on the samples numbered in `fail_on` (1-based), as a driver
+    /// hiccup or a timed-out call would.
+    struct Flaky {
+        inner: RecordedSource,
+        taken: Rc<Cell<u32>>,
+        fail_on: Vec<u32>,
+    }
+
+    impl GpuSource for Flaky {
+        fn snapshot(&mut self) -> Result<Snapshot, GpuError> {
+            self.inner.snapshot()
+        }
+
+        fn sample(&mut self, gpus: &[u32]) -> Vec<(u32, Result<DeviceSample, GpuError>)> {
+            self.taken.set(self.taken.get() + 1);
+            let results = self.inner.sample(gpus);
+            if !self.fail_on.contains(&self.taken.get()) {
+                return results;
+            }
+            let timeout = |i| GpuError::Other(format!("GPU {i}'s memory: timed out"));
+            results
+                .into_iter()
+                .map(|(i, _)| (i, Err(timeout(i))))
+                .collect()
+        }
+    }
+
+    #[test]
+    fn one_failed_read_does_not_end_a_single_gpu_watch() {
+        let taken = Rc::new(Cell::new(0));
+        let mut source = Flaky {
+            inner: RecordedSource::from_json(CLIMB).expect("fixture"),
+            taken: Rc::clone(&taken),
+            fail_on: vec![2, 4, 5, 6, 7],
+        };
+        let args = WatchArgs {
+            gpu: vec![0],
+            ..args()
+        };
+        // Four failures in a row (samples 4 to 7) are one short of giving up.
+        let (result, out, err) = run_watch(&mut source, &args, None, &mut || taken.get() >= 10);
+        assert_eq!(result.ok(), Some(Outcome::Finished), "{err}");
+        assert!(
+            out.lines().nth(1).is_some_and(|l| l == "VRAM: unreadable"),
+            "{out}"
+        );
+        assert!(out.contains("errors: 5 samples; last: NVML failed: GPU 0's memory: timed out"));
+        assert!(err.contains("note: GPU 0 can be read again"), "{err}");
+        assert!(!err.contains("no watched GPU could be read"), "{err}");
+    }
+
+    #[test]
+    fn the_summary_is_printed_even_when_the_log_cannot_be_written() {
+        struct Full;
+        impl Write for Full {
+            fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+                Err(io::Error::from_raw_os_error(libc::ENOSPC))
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let mut source = RecordedSource::from_json(CLIMB).expect("fixture");
+        let mut log = SampleLog::new(Box::new(Full), LogFormat::Jsonl).expect("no header");
+        let (result, out, _) = run_watch(&mut source, &args(), Some(&mut log), &mut || false);
+        match result {
+            Ok(Outcome::LogFailed(e)) => assert!(e.contains("No space left"), "{e}"),
+            other => panic!("expected a log failure, got {other:?}"),
+        }
+        assert!(out.contains("summary: 1 sample over"), "{out}");
+        assert!(out.contains("  GPU 0  peak 1 MiB"), "{out}");
+    }
+
+    #[test]
+    fn a_closed_stdout_ends_a_watch_without_a_log_only() {
+        struct Closed;
+        impl Write for Closed {
+            fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+                Err(io::Error::from(io::ErrorKind::BrokenPipe))
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let mut source = RecordedSource::from_json(CLIMB).expect("fixture");
+        let mut err = Vec::new();
+        let mut screen = Screen {
+            out: &mut Closed,
+            err: &mut err,
+            tty: false,
+        };
+        let outcome = watch_loop(&mut source, &args(), None, &mut screen, &mut || false);
+        assert_eq!(outcome.ok(), Some(Outcome::StdoutClosed));
+        // With a log, the log is the output: watching goes on until stopped.
+        let path = temp_path("closed-stdout.jsonl");
+        let file = File::create(&path).expect("temp file");
+        let mut log = SampleLog::new(Box::new(file), LogFormat::Jsonl).expect("log");
+        let mut source = RecordedSource::from_json(CLIMB).expect("fixture");
+        let mut polls = 0;
+        let outcome = watch_loop(
+            &mut source,
+            &args(),
+            Some(&mut log),
+            &mut screen,
+            &mut || {
+                polls += 1;
+                polls > 200
+            },
+        );
+        assert_eq!(outcome.ok(), Some(Outcome::Finished));
+        assert!(std::fs::read_to_string(&path).expect("log").lines().count() > 2);
+        let _ = std::fs::remove_file(&path);
     }
 
     #[test]
@@ -969,7 +1139,7 @@ summary: 4 samples over 2.0s
         let (result, out, _) = run_watch(&mut source, &args, None, &mut || false);
         assert!(matches!(
             result,
-            Err(WatchError::Gpu(GpuError::NoSuchGpu { index: 5, count: 2 }))
+            Err(GpuError::NoSuchGpu { index: 5, count: 2 })
         ));
         assert!(out.is_empty());
     }
