@@ -5,8 +5,8 @@
 //! by what their cells contain.
 
 use crate::snapshot::{same_gpu, Gpu, MigDevice, Process, Snapshot, SourceFormat};
-use std::collections::HashMap;
 use crate::values::{self, MIB};
+use std::collections::HashMap;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Section {
