@@ -223,6 +223,12 @@ pub fn read_observed_peak(text: &str) -> Result<ObservedPeak, String> {
         }
     }
     if let Ok(bytes) = parse_size(trimmed) {
+        if bytes.0 == 0 {
+            return Err(
+                "a peak of 0 bytes cannot be compared; enter the most memory the run used"
+                    .to_string(),
+            );
+        }
         return Ok(ObservedPeak {
             bytes,
             includes_others: false,
@@ -241,6 +247,12 @@ pub fn read_observed_peak(text: &str) -> Result<ObservedPeak, String> {
         })
         .max_by_key(|&(_, used)| used)
         .ok_or("that nvidia-smi output does not say how much memory is used")?;
+    if used == 0 {
+        return Err(
+            "that nvidia-smi output shows no memory in use; paste output taken while the run was going"
+                .to_string(),
+        );
+    }
     Ok(ObservedPeak {
         bytes: Bytes(used),
         includes_others: true,
@@ -462,6 +474,17 @@ mod tests {
         let peak = read_observed_peak(smi).unwrap();
         assert_eq!(peak.bytes, Bytes(9000 * 1_048_576));
         assert_eq!(peak.source, "nvidia-smi, GPU 1, the fullest of 3");
+    }
+
+    #[test]
+    fn an_observed_peak_of_0_is_refused_in_every_form() {
+        for zero in ["0", "0GB", "index, memory.used [MiB]\n0, 0 MiB\n"] {
+            let message = read_observed_peak(zero).unwrap_err();
+            assert!(
+                message.contains("0 bytes") || message.contains("no memory in use"),
+                "{zero:?}: {message}"
+            );
+        }
     }
 
     #[test]
