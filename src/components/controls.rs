@@ -157,6 +157,7 @@ pub fn Controls() -> impl IntoView {
                     {field("method", "Formula", methods)}
                     {field("lora-rank", "LoRA rank", Kind::Text { hint: "16" })}
                     {field("lora-targets", "LoRA targets", Kind::Text { hint: "q,v or all" })}
+                    {field("lora-dropout", "LoRA dropout", choices(["false", "true"]))}
                 </fieldset>
                 <fieldset>
                     <legend>"Precision & optimizer"</legend>

@@ -53,6 +53,9 @@ pub struct Scenario {
     pub attention: Attention,
     pub lora_rank: u32,
     pub lora_targets: LoraTargets,
+    /// A dropout on each adapter's input (PEFT's and LitGPT's `lora_dropout` above 0; PEFT's
+    /// default is 0, LitGPT's 0.05): each adapter keeps a one-byte mask and the dropped copy.
+    pub lora_dropout: bool,
     /// QLoRA's double quantization of the quantization constants (Dettmers et al. 2023, §3).
     pub double_quant: bool,
     /// Compute the loss over sequence chunks so the fp32 upcast of the whole logits tensor never exists.
@@ -112,6 +115,7 @@ impl Default for Scenario {
             attention: Attention::Flash,
             lora_rank: 16,
             lora_targets: LoraTargets::qv(),
+            lora_dropout: false,
             double_quant: false,
             chunked_loss: false,
             dropout: false,
@@ -182,6 +186,7 @@ pub const KEYS: &[&str] = &[
     "attention",
     "lora-rank",
     "lora-targets",
+    "lora-dropout",
     "double-quant",
     "chunked-loss",
     "dropout",
@@ -302,6 +307,7 @@ impl Scenario {
             "attention" => self.attention = Attention::parse(value).map_err(err)?,
             "lora-rank" => self.lora_rank = count(1)?,
             "lora-targets" => self.lora_targets = LoraTargets::parse(value).map_err(err)?,
+            "lora-dropout" => self.lora_dropout = parse_bool(value).map_err(err)?,
             "double-quant" => self.double_quant = parse_bool(value).map_err(err)?,
             "chunked-loss" => self.chunked_loss = parse_bool(value).map_err(err)?,
             "dropout" => self.dropout = parse_bool(value).map_err(err)?,
@@ -423,6 +429,7 @@ impl Scenario {
             ("attention", self.attention.to_string()),
             ("lora-rank", self.lora_rank.to_string()),
             ("lora-targets", self.lora_targets.to_wire()),
+            ("lora-dropout", self.lora_dropout.to_string()),
             ("double-quant", self.double_quant.to_string()),
             ("chunked-loss", self.chunked_loss.to_string()),
             ("dropout", self.dropout.to_string()),
@@ -716,6 +723,7 @@ mod tests {
             ("seq", "1024"),
             ("checkpointing", "full"),
             ("lora-targets", "all"),
+            ("lora-dropout", "true"),
             ("vram", "16376MiB"),
             ("reserved", "1.5GiB"),
             ("margin", "500MB"),
