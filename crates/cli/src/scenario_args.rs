@@ -14,6 +14,7 @@ pub struct ScenarioArgs {
     config: Option<PathBuf>,
     from_probe: Option<PathBuf>,
     probe_gpu: usize,
+    probe_mig: Option<usize>,
 }
 
 fn help_for(key: &str) -> &'static str {
@@ -85,6 +86,14 @@ impl Args for ScenarioArgs {
                 .help("which GPU of --from-probe: its index as nvidia-smi prints it (its position where none is printed)")
                 .help_heading("Scenario"),
         )
+        .arg(
+            Arg::new("probe-mig")
+                .long("probe-mig")
+                .value_name("N")
+                .value_parser(clap::value_parser!(usize))
+                .help("plan on that GPU's Nth MIG device (0 = the first listed) instead of the whole GPU")
+                .help_heading("Scenario"),
+        )
     }
 
     fn augment_args_for_update(cmd: Command) -> Command {
@@ -105,6 +114,7 @@ impl FromArgMatches for ScenarioArgs {
             config: matches.get_one::<PathBuf>("config").cloned(),
             from_probe: matches.get_one::<PathBuf>("from-probe").cloned(),
             probe_gpu: matches.get_one::<usize>("probe-gpu").copied().unwrap_or(0),
+            probe_mig: matches.get_one::<usize>("probe-mig").copied(),
         })
     }
 
@@ -124,7 +134,11 @@ impl ScenarioArgs {
             .iter()
             .position(|g| g.index == u32::try_from(self.probe_gpu).ok())
             .unwrap_or(self.probe_gpu);
-        let plan = card::plan_on_card(&snapshot, CardTarget::Gpu(position), &Scenario::default())
+        let target = match self.probe_mig {
+            Some(mig) => CardTarget::Mig { gpu: position, mig },
+            None => CardTarget::Gpu(position),
+        };
+        let plan = card::plan_on_card(&snapshot, target, &Scenario::default())
             .map_err(|e| format!("{}: {e}", path.display()))?;
         for note in &plan.notes {
             eprintln!("vramfit: {}: {note}", path.display());

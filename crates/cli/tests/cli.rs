@@ -513,6 +513,22 @@ fn from_probe_budgets_against_the_card_total() {
         planned["scenario"]["reserved"].as_u64(),
         total.zip(free).map(|(t, f)| t - f)
     );
+    // One MIG slice of an H100: its own 20096 MiB, not the card's 81559.
+    let mig_table = smi_fixture("table__h100-mig__590.48.01__linux.txt");
+    let slice = json(&[
+        "estimate",
+        "--json",
+        "--from-probe",
+        &mig_table,
+        "--probe-mig",
+        "1",
+    ]);
+    assert_eq!(slice["capacity_bytes"].as_u64(), Some(20096 * MIB));
+    assert_eq!(slice["scenario"]["reserved"].as_u64(), Some(17 * MIB));
+    assert_rejected(
+        &["estimate", "--from-probe", &mig_table, "--probe-mig", "4"],
+        &["from-probe"],
+    );
     assert_rejected(
         &[
             "estimate",
