@@ -355,6 +355,12 @@ test('measured vs predicted shows the error, and applying the correction makes t
   assert.equal(await total(page), observed, 'the corrected estimate equals the observed peak');
   const params = new URLSearchParams(new URL(page.url()).search);
   assert.equal(cliEstimate(params.toString()).total_bytes, observed, 'the correction travels in the URL to the CLI');
+  // A `watch nvidia-smi` paste (a real table, then the same table edited to a busier moment) is
+  // read at its highest reading, not its last.
+  const table = fs.readFileSync(path.join(FIXTURES, 'table__geforce-rtx-4090__580.65.06__linux.txt'), 'utf8');
+  await page.fill('[data-testid=measured-paste]', `${table.replace('   232MiB /', ' 20000MiB /')}\n${table}`);
+  await page.waitForFunction((b) => document.querySelector('[data-testid=measured-error]')?.dataset.observed === String(b), 20000 * 2 ** 20);
+  assert.match(await page.textContent('[data-testid=measured-error]'), /highest of several readings/);
   // What `vramfit run` writes (sampling a replayed two-GPU recording: no GPU on CI) is read from
   // its fullest GPU, as the estimate is per GPU.
   const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'vramfit-run-')), 'measurement.json');
