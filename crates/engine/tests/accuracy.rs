@@ -16,7 +16,7 @@ const SCENARIOS: &str = include_str!("../../../calibration/scenarios.csv");
 /// The rows scenarios.csv leaves out on purpose, each with its written reason.
 const EXPECTED_EXCLUSIONS: [&str; 3] = ["M073", "M074", "M084"];
 
-/// Today (3.7%) plus headroom; the brief's ceiling is 10%.
+/// Today (5.0%) plus headroom; the brief's ceiling is 10%.
 const ALL_MEDIAN_MAX_PCT: f64 = 6.0;
 /// Today 0.5%; the brief's ceiling is 3%. A GB/GiB slip in the weights moves it to ~7%.
 const INFERENCE_FP16_MEDIAN_MAX_PCT: f64 = 1.5;
@@ -27,6 +27,7 @@ const INFERENCE_FP16_WORST_MAX_PCT: f64 = 10.0;
 /// Each category's median |error| today plus about 3 points, so a regression confined to one
 /// category (which the overall median can hide) still fails. Lower a number when the model improves.
 const CATEGORY_MEDIAN_MAX_PCT: &[(&str, f64)] = &[
+    ("full_ft", 9.5),               // today 6.6 (one row, M219)
     ("full_ft_small", 4.0),         // today 0.9
     ("fwd_bwd_small", 27.0),        // today 23.9
     ("inference_fp16", 1.5),        // today 0.5
@@ -34,9 +35,9 @@ const CATEGORY_MEDIAN_MAX_PCT: &[(&str, f64)] = &[
     ("inference_int4", 10.0),       // today 7.0
     ("inference_int4_multi", 17.5), // today 14.3
     ("inference_int8", 12.5),       // today 9.4
-    ("lora", 4.5),                  // today 1.3
+    ("lora", 4.5),                  // today 1.4
     ("lora_multi", 55.5),           // today 52.4
-    ("qlora", 11.5),                // today 8.3
+    ("qlora", 11.5),                // today 8.7
     ("qlora_multi", 15.0),          // today 12.1
     ("static_weights", 3.5),        // today 0.4
 ];
