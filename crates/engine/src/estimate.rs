@@ -734,18 +734,21 @@ fn detailed(s: &Scenario, r: &Resolved, stack: &mut Stack, notes: &mut Vec<Strin
         trainable = r.params;
     }
     if s.mode.is_adapter() {
+        // Adapters are parameters like any other: ZeRO-3/FSDP shard them with the rest, and tensor
+        // or pipeline parallelism place them with the layer they adapt.
         stack.push(
             "adapters",
             "LoRA adapters",
-            trainable * r.param_dtype.bytes(),
+            trainable * r.param_dtype.bytes() / split.weights,
             explain!(
                 ex,
-                "{} params (r={} on {}) × {} B ({})",
+                "{} params (r={} on {}) × {} B ({}){}",
                 num(trainable),
                 s.lora_rank,
                 s.lora_targets.to_wire(),
                 r.param_dtype.bytes(),
-                r.param_dtype
+                r.param_dtype,
+                split.note(split.weights)
             ),
         );
     }

@@ -556,11 +556,12 @@ proptest! {
             total(&with(&with(&base, "mode", mode), "weights", weights))
         };
         let (lora, full) = (at("lora", "bf16"), at("full", "bf16"));
-        // LoRA < full holds while each GPU keeps whole gradients. Once they are sharded N ways
-        // (zero2/zero3/fsdp/tensor/pipeline), full fine-tuning keeps only 2P/N bytes of gradients
-        // while the adapters (2A, plus their gradients) stay replicated, so LoRA costs more once
-        // A·(N+1) > P: a modelling consequence, pinned in `lora_can_exceed_full_with_sharded_gradients`.
-        if !base.sharding.shards_gradients() || base.gpus == 1 {
+        // LoRA < full holds unless ZeRO-2 shards gradients N ways but replicates parameters: full
+        // fine-tuning then keeps only 2P/N bytes of gradients while every GPU keeps all 2A bytes
+        // of adapters, so LoRA costs more once A·(N+1) > P, pinned in
+        // `lora_can_exceed_full_with_sharded_gradients`. ZeRO-3, FSDP, tensor and pipeline
+        // parallelism split the adapters with the weights.
+        if base.sharding != Sharding::Zero2 || base.gpus == 1 {
             prop_assert!(below(lora, full), "lora {lora} !< full {full}");
         }
     }
@@ -1047,9 +1048,8 @@ fn found_regressions() {
 /// the bf16 weights and 1/37 of the gradients on each GPU (master weights and optimizer state are on
 /// the CPU); LoRA keeps the same weights plus 7.37M replicated adapter parameters and their
 /// gradient shard. 7.37M × 38 > 134.5M, so LoRA is the larger of the two. ZeRO-2 really does
-/// replicate trainable parameters, so this is what such a run would see. (Under zero3/fsdp the
-/// engine also leaves the adapters unsharded, which real ZeRO-3/FSDP would shard; that is an
-/// accuracy question for the model, not a property of this test.)
+/// replicate trainable parameters, so this is what such a run would see; ZeRO-3/FSDP shard the
+/// adapters too.
 #[test]
 fn lora_can_exceed_full_with_sharded_gradients() {
     let base = [
