@@ -42,6 +42,30 @@ fn help_for(key: &str) -> &'static str {
         "tight" => "percent of usable above which the verdict is tight",
         "units" => "gb | gib",
         "head" => "lm | classifier",
+        "layers" => "transformer blocks (overrides the preset)",
+        "hidden" => "hidden size",
+        "heads" => "attention heads",
+        "kv-heads" => "key/value heads (fewer than heads: GQA)",
+        "head-dim" => "per-head size (default hidden / heads)",
+        "ffn" => "MLP intermediate size",
+        "vocab" => "vocabulary size",
+        "tied" => "true if the LM head shares the embedding table",
+        "gated" => "true for a gated MLP (SwiGLU/GeGLU: gate, up, down)",
+        "master-weights" => {
+            "fp32 master copy: true | false (default: on for 16-bit full fine-tuning)"
+        }
+        "batch" => "micro-batch per GPU",
+        "seq" => "sequence length in tokens",
+        "grad-accum" => "gradient accumulation steps (no memory cost)",
+        "lora-rank" => "LoRA rank r",
+        "lora-dropout" => {
+            "true if adapters apply dropout to their input (LitGPT 0.05, PEFT default 0)"
+        }
+        "double-quant" => "QLoRA double quantization of the NF4 constants: true | false",
+        "chunked-loss" => "true if the loss is computed over sequence chunks (no full fp32 logits)",
+        "dropout" => "true if hidden-state dropout is on in training (BERT, GPT-2, OPT)",
+        "attention-dropout" => "true if attention-probability dropout is on in training",
+        "gpus" => "GPUs the run is spread over (see --sharding)",
         _ => "",
     }
 }

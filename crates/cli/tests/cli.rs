@@ -623,3 +623,17 @@ fn flags_and_query_give_the_same_estimate() {
     let engine = serde_json::to_value(vramfit_engine::estimate(&scenario).unwrap()).unwrap();
     assert_eq!(cli, engine);
 }
+
+#[test]
+fn every_scenario_flag_says_what_it_takes() {
+    let help = stdout(&run(&["estimate", "--help"]));
+    for key in KEYS {
+        let flag = format!("--{key} <VALUE>");
+        let line = help
+            .lines()
+            .find(|l| l.trim_start().starts_with(&flag))
+            .unwrap_or_else(|| panic!("{flag} is not in --help"));
+        let text = line.trim_start()[flag.len()..].trim();
+        assert!(!text.is_empty(), "{flag} has no help text");
+    }
+}
