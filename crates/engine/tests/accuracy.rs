@@ -9,6 +9,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use vramfit_engine::calibration::{compare, summarize, Comparison, Summary};
+use vramfit_engine::estimate::QLORA_MEASURED_ABOVE_PCT;
 
 const MEASURED: &str = include_str!("../../../calibration/measured-public.csv");
 const SCENARIOS: &str = include_str!("../../../calibration/scenarios.csv");
@@ -225,5 +226,23 @@ fn no_category_regresses() {
         "{}\n\n{}",
         failures.join("\n"),
         report(&summary)
+    );
+}
+
+/// Every QLoRA estimate tells the user how far published runs measured above it; that figure must
+/// be today's, whichever way the model or the data move.
+#[test]
+fn the_qlora_note_states_the_measured_gap() {
+    let (compared, _, _) = results();
+    let mut above: Vec<f64> = compared
+        .iter()
+        .filter(|c| c.category == "qlora")
+        .map(|c| (c.measured_bytes / c.predicted_bytes - 1.0) * 100.0)
+        .collect();
+    above.sort_by(f64::total_cmp);
+    let median = above[above.len() / 2];
+    assert!(
+        (median - QLORA_MEASURED_ABOVE_PCT).abs() < 1.5,
+        "QLoRA runs measured a median {median:.1}% above the estimate; the note says {QLORA_MEASURED_ABOVE_PCT}%"
     );
 }
