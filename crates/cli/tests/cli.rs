@@ -595,7 +595,7 @@ fn flags_and_query_give_the_same_estimate() {
         "model=llama-3.2-1b&params=1.2B&layers=16&hidden=2048&heads=32&kv-heads=8&head-dim=64\
         &ffn=8192&vocab=128256&tied=true&gated=true&head=lm&mode=qlora&weights=nf4&grads=bf16\
         &act-dtype=bf16&kv-dtype=fp8&optimizer=adamw-8bit&master-weights=false&batch=4&seq=1024\
-        &grad-accum=8&checkpointing=selective&attention=eager&lora-rank=32&lora-targets=all\
+        &grad-accum=8&checkpointing=selective&attention=eager&lora-rank=32&lora-targets=all&lora-dropout=true\
         &double-quant=true&chunked-loss=true&dropout=true&attention-dropout=true&method=detailed\
         &gpu=t4&vram=15GiB&gpus=2\
         &sharding=zero3&offload=optimizer&reserved=1GiB&margin=500MiB&context=600MiB&tight=90\
