@@ -19,6 +19,17 @@ fn temp(name: &str) -> PathBuf {
     std::env::temp_dir().join(format!("vramfit-gpu-cli-{}-{name}", std::process::id()))
 }
 
+/// `vramfit watch` over the recorded climb in which GPU 1 is lost (a hand-made replay).
+fn watch_climb() -> Command {
+    let mut command = vramfit();
+    command.args([
+        "watch",
+        "--replay",
+        &fixture("replay-watch-climb-gpu1-lost.json"),
+    ]);
+    command
+}
+
 fn run(command: &mut Command) -> Output {
     command.output().expect("the binary runs")
 }
@@ -223,10 +234,7 @@ fn without_a_driver_every_command_exits_3_with_the_fallback() {
 #[test]
 fn watch_logs_warns_and_summarises() {
     let log = temp("watch.csv");
-    let out = run(vramfit().args([
-        "watch",
-        "--replay",
-        &fixture("replay-watch-climb-gpu1-lost.json"),
+    let out = run(watch_climb().args([
         "--interval",
         "20ms",
         "--duration",
@@ -426,13 +434,7 @@ fn absurd_durations_are_refused_without_a_panic() {
 #[test]
 fn watch_piped_into_head_exits_cleanly() {
     use std::io::{BufRead, BufReader};
-    let mut child = spawn(vramfit().args([
-        "watch",
-        "--replay",
-        &fixture("replay-watch-climb-gpu1-lost.json"),
-        "--interval",
-        "10ms",
-    ]));
+    let mut child = spawn(watch_climb().args(["--interval", "10ms"]));
     let stdout = child.stdout.take().expect("piped");
     // `head -3`: read three lines, then close the pipe.
     let lines: Vec<String> = BufReader::new(stdout)
@@ -455,10 +457,7 @@ fn watch_prints_its_summary_when_the_log_fails_then_exits_1() {
     if !full.exists() {
         return;
     }
-    let out = run(vramfit().args([
-        "watch",
-        "--replay",
-        &fixture("replay-watch-climb-gpu1-lost.json"),
+    let out = run(watch_climb().args([
         "--interval",
         "10ms",
         "--log",
@@ -495,13 +494,7 @@ fn a_second_ctrl_c_ends_a_stuck_watch_at_once() {
     }
     // Opening a FIFO for writing blocks until a reader comes, which none will: watch is stuck
     // before its first sample, as on a hung NVML call or a dead network file system.
-    let child = spawn(vramfit().args([
-        "watch",
-        "--replay",
-        &fixture("replay-watch-climb-gpu1-lost.json"),
-        "--log",
-        &fifo.display().to_string(),
-    ]));
+    let child = spawn(watch_climb().args(["--log", &fifo.display().to_string()]));
     wait_for("watch's Ctrl-C handler", || catches(child.id(), 2));
     signal(&child, "-INT");
     sleep(Duration::from_millis(200));
