@@ -442,6 +442,7 @@ test('usable at 360 px wide and in dark mode', async () => {
   await page.fill('[data-testid=smi-paste]', fs.readFileSync(path.join(FIXTURES, 'q__rtx-4090-x8__535.154.05__linux.txt'), 'utf8'));
   await page.waitForSelector('[data-testid=gpu-process]');
   assert.ok(await overflow() <= 1, `GPU cards fit at 360 px (overflow ${await overflow()})`);
+  await page.locator('section.gpu-now').screenshot({ path: path.join(ARTIFACTS, 'gpu-now-360-dark.png') });
   await page.screenshot({ path: path.join(ARTIFACTS, 'mobile-dark.png'), fullPage: true });
   await narrow.close();
   assert.deepEqual(problems, []);
