@@ -41,6 +41,7 @@ pub fn taken_bytes(memory: &Memory) -> Option<u64> {
 /// Plans `scenario` on `target` of `snapshot`: the capacity becomes the card's total and "in use
 /// by others" what is taken on it now. An unknown figure is never read as 0: without a total
 /// there is nothing to plan on (an error), and without a used figure `reserved` is left as it was.
+/// Every change returned applies to `scenario` without error, so a caller may apply them blindly.
 pub fn plan_on_card(
     snapshot: &Snapshot,
     target: CardTarget,
@@ -75,7 +76,7 @@ pub fn plan_on_card(
                 .gpus
                 .iter()
                 .map(|g| &g.memory)
-                .filter(|m| m.total_bytes.is_some())
+                .filter(|m| m.total_bytes.is_some_and(|t| t > 0))
                 .collect();
             if known.len() < snapshot.gpus.len() {
                 notes.push(format!(
@@ -100,7 +101,11 @@ pub fn plan_on_card(
         CardTarget::Mig { gpu, mig } => format!("MIG device {mig} of GPU at position {gpu}"),
         CardTarget::AllGpus => "no GPU".to_string(),
     };
-    let total = memory.total_bytes.ok_or_else(|| no_total(what))?;
+    // A total of 0 (a half-printed table, a GPU that fell off the bus) is no capacity to plan on.
+    let total = memory
+        .total_bytes
+        .filter(|&t| t > 0)
+        .ok_or_else(|| no_total(what))?;
     let mut changes = vec![("vram", format_size_exact(Bytes(total)))];
     match taken_bytes(&memory) {
         Some(taken) => changes.push(("reserved", format_size_exact(Bytes(taken)))),
@@ -116,6 +121,13 @@ pub fn plan_on_card(
             "split across {count} GPUs with sharding={sharding}; change Sharding to compare"
         ));
         changes.push(("sharding", sharding.to_string()));
+    }
+    // Whatever the output claims (a 1 EB card), the changes must be ones the scenario takes.
+    let mut planned = scenario.clone();
+    for (key, value) in &changes {
+        planned
+            .set(key, value)
+            .map_err(|e| format!("this card's {}: {}", e.field, e.message))?;
     }
     Ok(CardPlan { changes, notes })
 }
@@ -199,6 +211,9 @@ mod tests {
         assert!(err.contains("--query-gpu=name,memory.total"), "{err}");
         let err = plan_on_card(&s, CardTarget::Gpu(3), &Scenario::default()).unwrap_err();
         assert!(err.contains("lists 1"), "{err}");
+        let zero = snapshot(vec![gpu(Some(0), Some(0), Some(0))]);
+        assert!(plan_on_card(&zero, CardTarget::Gpu(0), &Scenario::default()).is_err());
+        assert!(plan_on_card(&zero, CardTarget::AllGpus, &Scenario::default()).is_err());
     }
 
     #[test]

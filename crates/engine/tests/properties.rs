@@ -1076,3 +1076,64 @@ fn lora_can_exceed_full_with_sharded_gradients() {
     };
     assert!(at("lora") < at("full"));
 }
+
+/// Planning on any card a paste can describe either says why it cannot, or gives changes that all
+/// apply: the page applies them without checking each one.
+mod card_plans {
+    use super::*;
+    use vramfit_engine::card::{plan_on_card, CardTarget};
+    use vramfit_engine::smi::{Gpu, Memory, MigDevice, Snapshot};
+
+    fn memory() -> impl Strategy<Value = Memory> {
+        let size = || {
+            prop_oneof![
+                Just(None),
+                Just(Some(0u64)),
+                (0u64..1 << 40).prop_map(Some),
+                any::<u64>().prop_map(Some),
+            ]
+        };
+        (size(), size(), size(), size()).prop_map(
+            |(total_bytes, used_bytes, free_bytes, reserved_bytes)| Memory {
+                total_bytes,
+                used_bytes,
+                free_bytes,
+                reserved_bytes,
+            },
+        )
+    }
+
+    fn gpu() -> impl Strategy<Value = Gpu> {
+        (memory(), prop::collection::vec(memory(), 0..3)).prop_map(|(memory, migs)| Gpu {
+            memory,
+            mig_devices: migs
+                .into_iter()
+                .map(|memory| MigDevice {
+                    memory,
+                    ..MigDevice::default()
+                })
+                .collect(),
+            ..Gpu::default()
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn every_planned_change_applies(
+            gpus in prop::collection::vec(gpu(), 0..5),
+            position in 0usize..6,
+            mig in 0usize..4,
+            s in scenarios(),
+        ) {
+            let snapshot = Snapshot { gpus, ..Snapshot::default() };
+            for target in [CardTarget::Gpu(position), CardTarget::Mig { gpu: position, mig }, CardTarget::AllGpus] {
+                if let Ok(plan) = plan_on_card(&snapshot, target, &s) {
+                    let mut planned = s.clone();
+                    for (key, value) in &plan.changes {
+                        prop_assert!(planned.set(key, value).is_ok(), "{key}={value} from {target:?}");
+                    }
+                }
+            }
+        }
+    }
+}
