@@ -32,14 +32,18 @@ pub struct PageState {
 }
 
 impl PageState {
-    /// Applies `key=value` changes from a button, recording a history entry.
+    /// Applies `key=value` changes from a button, recording a history entry. A change the
+    /// scenario refuses is shown at its field, and the field keeps its last good value.
     pub fn apply(&self, changes: &[(String, String)]) {
+        let mut refused = Vec::new();
         self.scenario.update(|s| {
             for (k, v) in changes {
-                let _ = s.set(k, v);
+                if let Err(e) = s.set(k, v) {
+                    refused.push(e);
+                }
             }
         });
-        self.field_errors.set(Vec::new());
+        self.field_errors.set(refused);
         self.form_rev.update(|r| *r += 1);
         browser::set_query(&scenario_to_query(&self.scenario.get_untracked()), true);
     }

@@ -384,6 +384,12 @@ test('measured vs predicted shows the error, and applying the correction makes t
   await again.close();
   const afterReset = await openPage(context, `${base}?${query}`, problems);
   assert.equal(await total(afterReset), predicted, 'reset forgets it');
+  // A correction the scenario cannot take (a pasted GPU claiming an exabyte in use) is refused at
+  // its field, and the estimate stays as it was.
+  await afterReset.fill('[data-testid=measured-paste]', 'index, memory.used [MiB]\n0, 999999999999 MiB\n');
+  await afterReset.click('[data-testid=apply-correction]');
+  await afterReset.waitForFunction(() => document.querySelector('.field.invalid .field-error')?.textContent.includes('1 EB'));
+  assert.equal(await total(afterReset), predicted, 'the last good estimate stays');
   await afterReset.close();
   assert.deepEqual(problems, []);
 });
