@@ -209,18 +209,7 @@ fn gpu() -> impl Strategy<Value = Gpu> {
 }
 
 fn snapshot() -> impl Strategy<Value = Snapshot> {
-    let source = prop::sample::select(vec![
-        SourceFormat::Table,
-        SourceFormat::QueryGpuCsv,
-        SourceFormat::ComputeAppsCsv,
-        SourceFormat::QueryText,
-        SourceFormat::Xml,
-        SourceFormat::List,
-        SourceFormat::GpustatJson,
-        SourceFormat::NvitopSnapshot,
-        SourceFormat::Version,
-        SourceFormat::VramfitProbe,
-    ]);
+    let source = prop::sample::select(SourceFormat::ALL.to_vec());
     (
         source,
         (text(), text(), text(), text()),
