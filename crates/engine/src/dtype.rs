@@ -21,6 +21,17 @@ wire_enum! {
         Int8 = "int8" => "LLM.int8, one scale per output row",
         Int4 = "int4" => "GPTQ/AWQ-style, a scale and zero point per group",
         Nf4 = "nf4" => "bitsandbytes 4-bit NormalFloat, one absmax per block",
+        Mxfp4 = "mxfp4" => "OCP microscaling 4-bit float, an 8-bit scale per 32",
+    }
+}
+
+wire_enum! {
+    /// Which linear layers a quantized weight format covers. Embeddings, norms and the router
+    /// stay in the compute dtype either way.
+    QuantScope {
+        AllLinear = "all-linear" => "every linear layer in the blocks",
+        /// gpt-oss ships MXFP4 experts and bf16 attention (`modules_to_not_convert`).
+        Experts = "experts" => "only the routed experts",
     }
 }
 
@@ -31,14 +42,17 @@ impl Dtype {
             Dtype::Fp32 => FP32_BYTES,
             Dtype::Fp16 | Dtype::Bf16 => HALF_BYTES,
             Dtype::Fp8 | Dtype::Int8 => BYTE,
-            Dtype::Int4 | Dtype::Nf4 => NIBBLE_BYTES,
+            Dtype::Int4 | Dtype::Nf4 | Dtype::Mxfp4 => NIBBLE_BYTES,
         }
     }
 
     /// Quantized formats apply to the transformer's linear layers only; embeddings, the LM head and
     /// norms stay in the compute dtype (bitsandbytes, GPTQ and torchao all skip them by default).
     pub fn is_quantized(self) -> bool {
-        matches!(self, Dtype::Fp8 | Dtype::Int8 | Dtype::Int4 | Dtype::Nf4)
+        matches!(
+            self,
+            Dtype::Fp8 | Dtype::Int8 | Dtype::Int4 | Dtype::Nf4 | Dtype::Mxfp4
+        )
     }
 
     /// Formats autograd can store activations and gradients in.

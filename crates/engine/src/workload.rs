@@ -68,3 +68,13 @@ wire_enum! {
         Classifier = "classifier" => "a small classification head",
     }
 }
+
+wire_enum! {
+    /// What an MLA model (DeepSeek-V3, Kimi K2) keeps in its KV cache per token and layer.
+    MlaCache {
+        /// vLLM's and SGLang's MLA backends cache the compressed latent and the shared RoPE key.
+        Latent = "latent" => "the latent and RoPE key (vLLM, SGLang)",
+        /// transformers' DeepseekV3Attention caches the keys and values it decompressed, per head.
+        Expanded = "expanded" => "every head's keys and values (transformers)",
+    }
+}

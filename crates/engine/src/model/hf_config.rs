@@ -194,6 +194,10 @@ fn architecture(keys: &Keys, model_type: Option<&str>) -> Result<Architecture, C
             .and_then(|v| v.as_bool())
             .unwrap_or(true),
         gated: !gpt_style && !activation.starts_with("gelu_new") && activation != "relu",
+        moe: Default::default(),
+        mla: Default::default(),
+        window: Default::default(),
+        vision: Default::default(),
     })
 }
 
@@ -244,7 +248,7 @@ mod tests {
         assert_eq!((parsed.dropout, parsed.attention_dropout), (None, None));
         assert_eq!(
             parsed.pairs().len(),
-            9,
+            parsed.arch.pairs().len(),
             "no dropout pairs when the config is silent"
         );
     }

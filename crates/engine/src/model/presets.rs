@@ -1,7 +1,7 @@
 //! The model catalogue: each preset's shape and parameter count from its published config.json
 //! and model card.
 
-use super::Architecture;
+use super::{Architecture, Mla, Moe, Vision, Window};
 
 /// A named model with its published shape and parameter count.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -9,8 +9,80 @@ pub struct Preset {
     pub id: &'static str,
     pub name: &'static str,
     pub arch: Architecture,
-    /// The count its authors publish (model card or `sum(p.numel())`), for the 1% check.
+    /// The count its authors publish (model card, or `sum(p.numel())` where the card rounds), for
+    /// the 1% check.
     pub published_params: f64,
+    /// For a mixture of experts, the active count its card publishes.
+    pub published_active: Option<f64>,
+    /// The card's active count leaves out the input embedding (OpenAI's, DeepSeek's and
+    /// Moonshot's do; Mistral's and Qwen's count it, as [`Architecture::active_param_count`] does).
+    pub active_without_embedding: bool,
+    /// The Hugging Face repository whose config.json the shape is read from.
+    pub config: &'static str,
+}
+
+/// A dense preset: its shape, count and the repository of its config.json.
+const fn dense(
+    id: &'static str,
+    name: &'static str,
+    arch: Architecture,
+    published_params: f64,
+    config: &'static str,
+) -> Preset {
+    Preset {
+        id,
+        name,
+        arch,
+        published_params,
+        published_active: None,
+        active_without_embedding: false,
+        config,
+    }
+}
+
+const fn windowed(arch: Architecture, tokens: u32, layers: u32) -> Architecture {
+    Architecture {
+        window: Window { tokens, layers },
+        ..arch
+    }
+}
+
+const fn experts(
+    arch: Architecture,
+    experts: u32,
+    per_token: u32,
+    expert_ffn: u32,
+    shared_ffn: u32,
+    dense_layers: u32,
+) -> Architecture {
+    Architecture {
+        moe: Moe {
+            experts,
+            per_token,
+            expert_ffn,
+            shared_ffn,
+            dense_layers,
+        },
+        ..arch
+    }
+}
+
+const fn latent(
+    arch: Architecture,
+    q_rank: u32,
+    kv_rank: u32,
+    rope_dim: u32,
+    v_head_dim: u32,
+) -> Architecture {
+    Architecture {
+        mla: Mla {
+            q_rank,
+            kv_rank,
+            rope_dim,
+            v_head_dim,
+        },
+        ..arch
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -35,160 +107,514 @@ const fn arch(
         vocab,
         tied,
         gated,
+        moe: Moe {
+            experts: 0,
+            per_token: 0,
+            expert_ffn: 0,
+            shared_ffn: 0,
+            dense_layers: 0,
+        },
+        mla: Mla {
+            q_rank: 0,
+            kv_rank: 0,
+            rope_dim: 0,
+            v_head_dim: 0,
+        },
+        window: Window {
+            tokens: 0,
+            layers: 0,
+        },
+        vision: Vision {
+            layers: 0,
+            hidden: 0,
+            ffn: 0,
+            patch: 0,
+        },
+    }
+}
+
+const fn with_vision(
+    arch: Architecture,
+    layers: u32,
+    hidden: u32,
+    ffn: u32,
+    patch: u32,
+) -> Architecture {
+    Architecture {
+        vision: Vision {
+            layers,
+            hidden,
+            ffn,
+            patch,
+        },
+        ..arch
     }
 }
 
 /// How many of [`PRESETS`] are the catalogue proper; the rest exist for the calibration set.
-pub const CATALOGUE_PRESETS: usize = 17;
+pub const CATALOGUE_PRESETS: usize = 38;
 
 /// Presets, with each number taken from the model's config.json on the Hugging Face Hub.
 /// The last group are the models in the public calibration set, so its rows can name them.
 pub const PRESETS: &[Preset] = &[
+    dense(
+        "smollm2-135m",
+        "SmolLM2-135M",
+        arch(30, 576, 9, 3, 64, 1536, 49152, true, true),
+        134_515_008.0,
+        "HuggingFaceTB/SmolLM2-135M",
+    ),
+    dense(
+        "gpt2",
+        "GPT-2 small",
+        arch(12, 768, 12, 12, 64, 3072, 50257, true, false),
+        124_439_808.0,
+        "openai-community/gpt2",
+    ),
+    dense(
+        "tinyllama-1.1b",
+        "TinyLlama-1.1B",
+        arch(22, 2048, 32, 4, 64, 5632, 32000, false, true),
+        1_100_048_384.0,
+        "TinyLlama/TinyLlama-1.1B-intermediate-step-1431k-3T",
+    ),
+    dense(
+        "llama-3.2-1b",
+        "Llama-3.2-1B",
+        arch(16, 2048, 32, 8, 64, 8192, 128256, true, true),
+        1_235_814_400.0,
+        "meta-llama/Llama-3.2-1B",
+    ),
+    dense(
+        "llama-3.2-3b",
+        "Llama-3.2-3B",
+        arch(28, 3072, 24, 8, 128, 8192, 128256, true, true),
+        3_212_749_824.0,
+        "meta-llama/Llama-3.2-3B",
+    ),
+    dense(
+        "llama-2-7b",
+        "Llama-2-7B",
+        arch(32, 4096, 32, 32, 128, 11008, 32000, false, true),
+        6_738_415_616.0,
+        "meta-llama/Llama-2-7b-hf",
+    ),
+    dense(
+        "llama-2-13b",
+        "Llama-2-13B",
+        arch(40, 5120, 40, 40, 128, 13824, 32000, false, true),
+        13_015_864_320.0,
+        "meta-llama/Llama-2-13b-hf",
+    ),
+    dense(
+        "llama-2-70b",
+        "Llama-2-70B",
+        arch(80, 8192, 64, 8, 128, 28672, 32000, false, true),
+        68_976_648_192.0,
+        "meta-llama/Llama-2-70b-hf",
+    ),
+    dense(
+        "llama-3.1-8b",
+        "Llama-3.1-8B",
+        arch(32, 4096, 32, 8, 128, 14336, 128256, false, true),
+        8_030_261_248.0,
+        "meta-llama/Llama-3.1-8B",
+    ),
+    dense(
+        "llama-3.1-70b",
+        "Llama-3.1-70B",
+        arch(80, 8192, 64, 8, 128, 28672, 128256, false, true),
+        70_553_706_496.0,
+        "meta-llama/Llama-3.1-70B",
+    ),
+    dense(
+        "mistral-7b",
+        "Mistral-7B-v0.1",
+        windowed(
+            arch(32, 4096, 32, 8, 128, 14336, 32000, false, true),
+            4096,
+            32,
+        ),
+        7_241_732_096.0,
+        "mistralai/Mistral-7B-v0.1",
+    ),
+    dense(
+        "qwen2.5-7b",
+        "Qwen2.5-7B",
+        arch(28, 3584, 28, 4, 128, 18944, 152064, false, true),
+        7_615_616_512.0,
+        "Qwen/Qwen2.5-7B",
+    ),
+    dense(
+        "qwen2.5-14b",
+        "Qwen2.5-14B",
+        arch(48, 5120, 40, 8, 128, 13824, 152064, false, true),
+        14_770_033_664.0,
+        "Qwen/Qwen2.5-14B",
+    ),
+    dense(
+        "qwen2.5-32b",
+        "Qwen2.5-32B",
+        arch(64, 5120, 40, 8, 128, 27648, 152064, false, true),
+        32_763_876_352.0,
+        "Qwen/Qwen2.5-32B",
+    ),
+    dense(
+        "qwen2.5-72b",
+        "Qwen2.5-72B",
+        arch(80, 8192, 64, 8, 128, 29568, 152064, false, true),
+        72_706_203_648.0,
+        "Qwen/Qwen2.5-72B",
+    ),
+    dense(
+        "phi-3-mini",
+        "Phi-3-mini-4k",
+        arch(32, 3072, 32, 32, 96, 8192, 32064, false, true),
+        3_821_079_552.0,
+        "microsoft/Phi-3-mini-4k-instruct",
+    ),
+    dense(
+        "gemma-2-9b",
+        "Gemma-2-9B",
+        windowed(
+            arch(42, 3584, 16, 8, 256, 14336, 256000, true, true),
+            4096,
+            21,
+        ),
+        9_241_705_984.0,
+        "google/gemma-2-9b",
+    ),
+    dense(
+        "llama-3.3-70b",
+        "Llama-3.3-70B",
+        arch(80, 8192, 64, 8, 128, 28672, 128256, false, true),
+        70_553_706_496.0,
+        "meta-llama/Llama-3.3-70B-Instruct",
+    ),
+    dense(
+        "qwen2.5-3b",
+        "Qwen2.5-3B",
+        arch(36, 2048, 16, 2, 128, 11008, 151936, true, true),
+        3_085_938_688.0,
+        "Qwen/Qwen2.5-3B",
+    ),
+    dense(
+        "qwen3-0.6b",
+        "Qwen3-0.6B",
+        arch(28, 1024, 16, 8, 128, 3072, 151936, true, true),
+        596_049_920.0,
+        "Qwen/Qwen3-0.6B",
+    ),
+    dense(
+        "qwen3-4b",
+        "Qwen3-4B",
+        arch(36, 2560, 32, 8, 128, 9728, 151936, true, true),
+        4_022_468_096.0,
+        "Qwen/Qwen3-4B",
+    ),
+    dense(
+        "qwen3-8b",
+        "Qwen3-8B",
+        arch(36, 4096, 32, 8, 128, 12288, 151936, false, true),
+        8.2e9,
+        "Qwen/Qwen3-8B",
+    ),
+    dense(
+        "qwen3-14b",
+        "Qwen3-14B",
+        arch(40, 5120, 40, 8, 128, 17408, 151936, false, true),
+        14_768_307_200.0,
+        "Qwen/Qwen3-14B",
+    ),
+    dense(
+        "qwen3-32b",
+        "Qwen3-32B",
+        arch(64, 5120, 64, 8, 128, 25600, 151936, false, true),
+        32.8e9,
+        "Qwen/Qwen3-32B",
+    ),
+    dense(
+        "phi-4",
+        "Phi-4",
+        arch(40, 5120, 40, 10, 128, 17920, 100352, false, true),
+        14_659_507_200.0,
+        "microsoft/phi-4",
+    ),
+    // 52 of the 62 layers are local (1024-token window), 5 local to 1 global. The count is the
+    // Gemma 3 Technical Report's Table 1: 417M vision + 1,416M embedding + 25,600M other.
+    dense(
+        "gemma-3-27b",
+        "Gemma-3-27B",
+        with_vision(
+            windowed(
+                arch(62, 5376, 32, 16, 128, 21504, 262208, true, true),
+                1024,
+                52,
+            ),
+            27,
+            1152,
+            4304,
+            14,
+        ),
+        27_433e6,
+        "google/gemma-3-27b-it",
+    ),
+    dense(
+        "deepseek-r1-distill-llama-8b",
+        "DeepSeek-R1-Distill-Llama-8B",
+        arch(32, 4096, 32, 8, 128, 14336, 128256, false, true),
+        8_030_261_248.0,
+        "deepseek-ai/DeepSeek-R1-Distill-Llama-8B",
+    ),
+    dense(
+        "deepseek-r1-distill-qwen-32b",
+        "DeepSeek-R1-Distill-Qwen-32B",
+        arch(64, 5120, 40, 8, 128, 27648, 152064, false, true),
+        32_763_876_352.0,
+        "deepseek-ai/DeepSeek-R1-Distill-Qwen-32B",
+    ),
     Preset {
-        id: "smollm2-135m",
-        name: "SmolLM2-135M",
-        arch: arch(30, 576, 9, 3, 64, 1536, 49152, true, true),
-        published_params: 134_515_008.0,
+        id: "mixtral-8x7b",
+        name: "Mixtral-8x7B",
+        arch: experts(
+            arch(32, 4096, 32, 8, 128, 14336, 32000, false, true),
+            8,
+            2,
+            14336,
+            0,
+            0,
+        ),
+        published_params: 46.7e9,
+        published_active: Some(12.9e9),
+        active_without_embedding: false,
+        config: "mistralai/Mixtral-8x7B-v0.1",
     },
     Preset {
-        id: "gpt2",
-        name: "GPT-2 small",
-        arch: arch(12, 768, 12, 12, 64, 3072, 50257, true, false),
-        published_params: 124_439_808.0,
+        id: "qwen3-30b-a3b",
+        name: "Qwen3-30B-A3B",
+        arch: experts(
+            arch(48, 2048, 32, 4, 128, 6144, 151936, false, true),
+            128,
+            8,
+            768,
+            0,
+            0,
+        ),
+        published_params: 30.5e9,
+        published_active: Some(3.3e9),
+        active_without_embedding: false,
+        config: "Qwen/Qwen3-30B-A3B",
     },
     Preset {
-        id: "tinyllama-1.1b",
-        name: "TinyLlama-1.1B",
-        arch: arch(22, 2048, 32, 4, 64, 5632, 32000, false, true),
-        published_params: 1_100_048_384.0,
+        id: "qwen3-235b-a22b",
+        name: "Qwen3-235B-A22B",
+        arch: experts(
+            arch(94, 4096, 64, 4, 128, 12288, 151936, false, true),
+            128,
+            8,
+            1536,
+            0,
+            0,
+        ),
+        published_params: 235e9,
+        published_active: Some(22e9),
+        active_without_embedding: false,
+        config: "Qwen/Qwen3-235B-A22B-Instruct-2507",
+    },
+    // gpt-oss alternates 128-token sliding-window and full layers; "active" on its card leaves
+    // out the input embedding.
+    Preset {
+        id: "gpt-oss-20b",
+        name: "gpt-oss-20b",
+        arch: windowed(
+            experts(
+                arch(24, 2880, 64, 8, 64, 2880, 201088, false, true),
+                32,
+                4,
+                2880,
+                0,
+                0,
+            ),
+            128,
+            12,
+        ),
+        published_params: 21e9,
+        published_active: Some(3.6e9),
+        active_without_embedding: true,
+        config: "openai/gpt-oss-20b",
     },
     Preset {
-        id: "llama-3.2-1b",
-        name: "Llama-3.2-1B",
-        arch: arch(16, 2048, 32, 8, 64, 8192, 128256, true, true),
-        published_params: 1_235_814_400.0,
+        id: "gpt-oss-120b",
+        name: "gpt-oss-120b",
+        arch: windowed(
+            experts(
+                arch(36, 2880, 64, 8, 64, 2880, 201088, false, true),
+                128,
+                4,
+                2880,
+                0,
+                0,
+            ),
+            128,
+            18,
+        ),
+        published_params: 117e9,
+        published_active: Some(5.1e9),
+        active_without_embedding: true,
+        config: "openai/gpt-oss-120b",
+    },
+    // Three of every four layers attend within 8192-token chunks (`attention_chunk_size`),
+    // cached here as a window of that size; every MoE layer has one shared expert.
+    Preset {
+        id: "llama-4-scout",
+        name: "Llama-4-Scout-17B-16E",
+        arch: with_vision(
+            windowed(
+                experts(
+                    arch(48, 5120, 40, 8, 128, 16384, 202048, false, true),
+                    16,
+                    1,
+                    8192,
+                    8192,
+                    0,
+                ),
+                8192,
+                36,
+            ),
+            34,
+            1408,
+            5632,
+            14,
+        ),
+        published_params: 109e9,
+        published_active: Some(17e9),
+        active_without_embedding: true,
+        config: "meta-llama/Llama-4-Scout-17B-16E-Instruct",
     },
     Preset {
-        id: "llama-3.2-3b",
-        name: "Llama-3.2-3B",
-        arch: arch(28, 3072, 24, 8, 128, 8192, 128256, true, true),
-        published_params: 3_212_749_824.0,
+        id: "llama-4-maverick",
+        name: "Llama-4-Maverick-17B-128E",
+        arch: with_vision(
+            windowed(
+                experts(
+                    arch(48, 5120, 40, 8, 128, 16384, 202048, false, true),
+                    128,
+                    1,
+                    8192,
+                    8192,
+                    24,
+                ),
+                8192,
+                36,
+            ),
+            34,
+            1408,
+            5632,
+            14,
+        ),
+        published_params: 400e9,
+        published_active: Some(17e9),
+        active_without_embedding: true,
+        config: "meta-llama/Llama-4-Maverick-17B-128E-Instruct",
+    },
+    // MLA with a 1536-wide query latent and a 512-wide KV latent; the first 3 layers are dense.
+    // "Activated 36.6B (including 0.9B for the output head)" leaves out the input embedding.
+    Preset {
+        id: "deepseek-v3",
+        name: "DeepSeek-V3 / R1",
+        arch: latent(
+            experts(
+                arch(61, 7168, 128, 128, 192, 18432, 129280, false, true),
+                256,
+                8,
+                2048,
+                2048,
+                3,
+            ),
+            1536,
+            512,
+            64,
+            128,
+        ),
+        published_params: 671e9,
+        published_active: Some(36.6e9),
+        active_without_embedding: true,
+        config: "deepseek-ai/DeepSeek-R1-0528",
     },
     Preset {
-        id: "llama-2-7b",
-        name: "Llama-2-7B",
-        arch: arch(32, 4096, 32, 32, 128, 11008, 32000, false, true),
-        published_params: 6_738_415_616.0,
-    },
-    Preset {
-        id: "llama-2-13b",
-        name: "Llama-2-13B",
-        arch: arch(40, 5120, 40, 40, 128, 13824, 32000, false, true),
-        published_params: 13_015_864_320.0,
-    },
-    Preset {
-        id: "llama-2-70b",
-        name: "Llama-2-70B",
-        arch: arch(80, 8192, 64, 8, 128, 28672, 32000, false, true),
-        published_params: 68_976_648_192.0,
-    },
-    Preset {
-        id: "llama-3.1-8b",
-        name: "Llama-3.1-8B",
-        arch: arch(32, 4096, 32, 8, 128, 14336, 128256, false, true),
-        published_params: 8_030_261_248.0,
-    },
-    Preset {
-        id: "llama-3.1-70b",
-        name: "Llama-3.1-70B",
-        arch: arch(80, 8192, 64, 8, 128, 28672, 128256, false, true),
-        published_params: 70_553_706_496.0,
-    },
-    Preset {
-        id: "mistral-7b",
-        name: "Mistral-7B-v0.1",
-        arch: arch(32, 4096, 32, 8, 128, 14336, 32000, false, true),
-        published_params: 7_241_732_096.0,
-    },
-    Preset {
-        id: "qwen2.5-7b",
-        name: "Qwen2.5-7B",
-        arch: arch(28, 3584, 28, 4, 128, 18944, 152064, false, true),
-        published_params: 7_615_616_512.0,
-    },
-    Preset {
-        id: "qwen2.5-14b",
-        name: "Qwen2.5-14B",
-        arch: arch(48, 5120, 40, 8, 128, 13824, 152064, false, true),
-        published_params: 14_770_033_664.0,
-    },
-    Preset {
-        id: "qwen2.5-32b",
-        name: "Qwen2.5-32B",
-        arch: arch(64, 5120, 40, 8, 128, 27648, 152064, false, true),
-        published_params: 32_763_876_352.0,
-    },
-    Preset {
-        id: "qwen2.5-72b",
-        name: "Qwen2.5-72B",
-        arch: arch(80, 8192, 64, 8, 128, 29568, 152064, false, true),
-        published_params: 72_706_203_648.0,
-    },
-    Preset {
-        id: "phi-3-mini",
-        name: "Phi-3-mini-4k",
-        arch: arch(32, 3072, 32, 32, 96, 8192, 32064, false, true),
-        published_params: 3_821_079_552.0,
-    },
-    Preset {
-        id: "gemma-2-9b",
-        name: "Gemma-2-9B",
-        arch: arch(42, 3584, 16, 8, 256, 14336, 256000, true, true),
-        published_params: 9_241_705_984.0,
+        id: "kimi-k2",
+        name: "Kimi-K2",
+        arch: latent(
+            experts(
+                arch(61, 7168, 64, 64, 192, 18432, 163840, false, true),
+                384,
+                8,
+                2048,
+                2048,
+                1,
+            ),
+            1536,
+            512,
+            64,
+            128,
+        ),
+        // The card's "1 trillion" rounds; this is the checkpoint's tensor inventory
+        // (1,026,470,731,056 elements) less its 62,518,232 fp32 block scales and 3,416 RoPE buffers.
+        published_params: 1_026_408_232_448.0,
+        published_active: Some(32e9),
+        active_without_embedding: true,
+        config: "moonshotai/Kimi-K2-Instruct",
     },
     // Models of the public calibration set (calibration/measured-public.csv).
-    Preset {
-        id: "phi-1.5",
-        name: "Phi-1.5",
-        arch: arch(24, 2048, 32, 32, 64, 8192, 51200, false, false),
-        published_params: 1_418_270_720.0,
-    },
-    Preset {
-        id: "stablelm-base-alpha-3b",
-        name: "StableLM-base-alpha-3B",
-        arch: arch(16, 4096, 32, 32, 128, 16384, 50688, false, false),
-        published_params: 3_638_525_952.0,
-    },
-    Preset {
-        id: "falcon-7b",
-        name: "Falcon-7B",
-        arch: arch(32, 4544, 71, 1, 64, 18176, 65024, false, false),
-        published_params: 7_217_189_760.0,
-    },
-    Preset {
-        id: "falcon-40b",
-        name: "Falcon-40B",
-        arch: arch(60, 8192, 128, 8, 64, 32768, 65024, false, false),
-        published_params: 41_838_936_064.0,
-    },
-    Preset {
-        id: "codellama-34b",
-        name: "CodeLlama-34B",
-        arch: arch(48, 8192, 64, 8, 128, 22016, 32000, false, true),
-        published_params: 33_743_970_304.0,
-    },
-    Preset {
-        id: "starcoder-15.5b",
-        name: "StarCoder-15.5B",
-        arch: arch(40, 6144, 48, 1, 128, 24576, 49152, true, false),
-        published_params: 15_517_462_528.0,
-    },
-    Preset {
-        id: "bert-large",
-        name: "BERT-large-uncased",
-        arch: arch(24, 1024, 16, 16, 64, 4096, 30522, true, false),
-        published_params: 335_141_888.0,
-    },
+    dense(
+        "phi-1.5",
+        "Phi-1.5",
+        arch(24, 2048, 32, 32, 64, 8192, 51200, false, false),
+        1_418_270_720.0,
+        "microsoft/phi-1_5",
+    ),
+    dense(
+        "stablelm-base-alpha-3b",
+        "StableLM-base-alpha-3B",
+        arch(16, 4096, 32, 32, 128, 16384, 50688, false, false),
+        3_638_525_952.0,
+        "stabilityai/stablelm-base-alpha-3b",
+    ),
+    dense(
+        "falcon-7b",
+        "Falcon-7B",
+        arch(32, 4544, 71, 1, 64, 18176, 65024, false, false),
+        7_217_189_760.0,
+        "tiiuae/falcon-7b",
+    ),
+    dense(
+        "falcon-40b",
+        "Falcon-40B",
+        arch(60, 8192, 128, 8, 64, 32768, 65024, false, false),
+        41_838_936_064.0,
+        "tiiuae/falcon-40b",
+    ),
+    dense(
+        "codellama-34b",
+        "CodeLlama-34B",
+        arch(48, 8192, 64, 8, 128, 22016, 32000, false, true),
+        33_743_970_304.0,
+        "codellama/CodeLlama-34b-hf",
+    ),
+    dense(
+        "starcoder-15.5b",
+        "StarCoder-15.5B",
+        arch(40, 6144, 48, 1, 128, 24576, 49152, true, false),
+        15_517_462_528.0,
+        "bigcode/starcoder",
+    ),
+    dense(
+        "bert-large",
+        "BERT-large-uncased",
+        arch(24, 1024, 16, 16, 64, 4096, 30522, true, false),
+        335_141_888.0,
+        "google-bert/bert-large-uncased",
+    ),
 ];
 
 pub fn preset(id: &str) -> Option<&'static Preset> {
@@ -196,11 +622,15 @@ pub fn preset(id: &str) -> Option<&'static Preset> {
     PRESETS.iter().find(|p| p.id == wanted)
 }
 
-/// The preset whose parameter count is closest on a log scale: the shape assumed for a bare `--params`.
+/// The dense, full-attention preset whose parameter count is closest on a log scale: the shape
+/// assumed for a bare `--params` (a Llama-style model, as the note on the result says).
 pub fn nearest_preset(params: f64) -> &'static Preset {
     let distance = |p: &Preset| (p.published_params.ln() - params.max(1.0).ln()).abs();
+    let plain =
+        |p: &&Preset| !p.arch.moe.is_moe() && !p.arch.mla.is_mla() && p.arch.window.layers == 0;
     PRESETS[..CATALOGUE_PRESETS]
         .iter()
+        .filter(plain)
         .min_by(|a, b| distance(a).total_cmp(&distance(b)))
         .unwrap_or(&PRESETS[0])
 }

@@ -81,25 +81,49 @@ pub trait Codec: Sync {
 /// A whole number from 1 to [`MAX_COUNT`].
 pub struct Count;
 
+/// A whole number from 0 to [`MAX_COUNT`], where 0 means "none" (no experts, no window).
+pub struct Whole;
+
+/// The one reading of a whole number, from `min` to [`MAX_COUNT`].
+fn parse_whole(text: &str, min: f64) -> Result<u32, String> {
+    let value: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{}` is not a whole number", text.trim()))?;
+    if !value.is_finite() || value.fract() != 0.0 {
+        return Err(format!("`{}` is not a whole number", text.trim()));
+    }
+    if value < min {
+        return Err(format!("must be at least {min}"));
+    }
+    if value > MAX_COUNT {
+        // Written out as an integer: `{:e}` would link f64's exponent formatter into the page.
+        return Err(format!("must be at most {}", MAX_COUNT as u64));
+    }
+    Ok(value as u32)
+}
+
 impl Codec for Count {
     type Value = u32;
 
     fn parse(&self, text: &str) -> Result<u32, String> {
-        let value: f64 = text
-            .trim()
-            .parse()
-            .map_err(|_| format!("`{}` is not a whole number", text.trim()))?;
-        if !value.is_finite() || value.fract() != 0.0 {
-            return Err(format!("`{}` is not a whole number", text.trim()));
-        }
-        if value < 1.0 {
-            return Err("must be at least 1".to_string());
-        }
-        if value > MAX_COUNT {
-            // Written out as an integer: `{:e}` would link f64's exponent formatter into the page.
-            return Err(format!("must be at most {}", MAX_COUNT as u64));
-        }
-        Ok(value as u32)
+        parse_whole(text, 1.0)
+    }
+
+    fn format(&self, value: &u32) -> String {
+        value.to_string()
+    }
+
+    fn write_json(&self, value: &u32) -> Json {
+        Json::from(*value)
+    }
+}
+
+impl Codec for Whole {
+    type Value = u32;
+
+    fn parse(&self, text: &str) -> Result<u32, String> {
+        parse_whole(text, 0.0)
     }
 
     fn format(&self, value: &u32) -> String {

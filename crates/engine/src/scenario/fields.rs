@@ -4,13 +4,13 @@
 //! entry here plus the formula that reads it.
 
 use super::codec::*;
-use crate::dtype::Dtype;
+use crate::dtype::{Dtype, QuantScope};
 use crate::lora::LoraTargets;
 use crate::optimizer::Optimizer;
 use crate::sharding::{Offload, Sharding};
 use crate::units::{Bytes, Units, MIB};
 use crate::wire::Choice;
-use crate::workload::{Attention, Checkpointing, Head, Method, Mode};
+use crate::workload::{Attention, Checkpointing, Head, Method, MlaCache, Mode};
 use serde_json::Value as Json;
 
 /// Memory the CUDA driver context, cuBLAS/cuDNN handles and PyTorch's kernel images take before any
@@ -27,6 +27,8 @@ pub const DEFAULT_MARGIN: Bytes = Bytes(1024 * MIB);
 pub enum Group {
     Model,
     Architecture,
+    Experts,
+    Layers,
     Method,
     Precision,
     MorePrecision,
@@ -38,9 +40,11 @@ pub enum Group {
 
 impl Group {
     /// In the order the page shows them.
-    pub const ALL: [Group; 9] = [
+    pub const ALL: [Group; 11] = [
         Group::Model,
         Group::Architecture,
+        Group::Experts,
+        Group::Layers,
         Group::Method,
         Group::Precision,
         Group::MorePrecision,
@@ -53,7 +57,7 @@ impl Group {
     /// The fieldset's legend.
     pub fn legend(self) -> &'static str {
         match self {
-            Group::Model | Group::Architecture => "Model",
+            Group::Model | Group::Architecture | Group::Experts | Group::Layers => "Model",
             Group::Method => "Method",
             Group::Precision | Group::MorePrecision => "Precision & optimizer",
             Group::Batch | Group::Dropout => "Batch & sequence",
@@ -66,6 +70,8 @@ impl Group {
     pub fn folded(self) -> Option<&'static str> {
         match self {
             Group::Architecture => Some("Architecture"),
+            Group::Experts => Some("Mixture of experts"),
+            Group::Layers => Some("Attention layers & vision"),
             Group::MorePrecision => Some("More precision"),
             Group::Dropout => Some("Dropout"),
             _ => None,
@@ -288,6 +294,56 @@ scenario_fields! {
     gated: Option<bool> = None,
         "gated", Optional { inner: Flag, none: FROM_PRESET }, Architecture,
         "Gated MLP", "true for a gated MLP (SwiGLU/GeGLU: gate, up, down)";
+    experts: Option<u32> = None,
+        "experts", Optional { inner: Whole, none: FROM_PRESET }, Experts,
+        "Routed experts", "routed experts per MoE layer (0: a dense model)";
+    experts_per_token: Option<u32> = None,
+        "experts-per-token", Optional { inner: Whole, none: FROM_PRESET }, Experts,
+        "Experts per token", "experts each token is routed to (top-k)";
+    expert_ffn: Option<u32> = None,
+        "expert-ffn", Optional { inner: Whole, none: FROM_PRESET }, Experts,
+        "Expert FFN", "each routed expert's intermediate size";
+    shared_ffn: Option<u32> = None,
+        "shared-ffn", Optional { inner: Whole, none: FROM_PRESET }, Experts,
+        "Shared-expert FFN", "the shared experts' combined intermediate size (0: none)";
+    dense_layers: Option<u32> = None,
+        "dense-layers", Optional { inner: Whole, none: FROM_PRESET }, Experts,
+        "Dense layers", "layers with a dense MLP instead of experts";
+    q_lora_rank: Option<u32> = None,
+        "q-lora-rank", Optional { inner: Whole, none: FROM_PRESET }, Layers,
+        "MLA query rank", "multi-head latent attention: the query's low rank (0: a full query)";
+    kv_lora_rank: Option<u32> = None,
+        "kv-lora-rank", Optional { inner: Whole, none: FROM_PRESET }, Layers,
+        "MLA KV rank", "multi-head latent attention: the key/value latent's width (0: no MLA)";
+    rope_head_dim: Option<u32> = None,
+        "rope-head-dim", Optional { inner: Whole, none: FROM_PRESET }, Layers,
+        "MLA RoPE dim", "multi-head latent attention: the shared RoPE key's width";
+    v_head_dim: Option<u32> = None,
+        "v-head-dim", Optional { inner: Whole, none: FROM_PRESET }, Layers,
+        "MLA value dim", "multi-head latent attention: each head's value width";
+    sliding_window: Option<u32> = None,
+        "sliding-window", Optional { inner: Whole, none: FROM_PRESET }, Layers,
+        "Sliding window", "tokens a sliding-window layer attends to and caches (0: none)";
+    sliding_layers: Option<u32> = None,
+        "sliding-layers", Optional { inner: Whole, none: FROM_PRESET }, Layers,
+        "Sliding-window layers", "how many layers use the sliding window";
+    vision_layers: Option<u32> = None,
+        "vision-layers", Optional { inner: Whole, none: FROM_PRESET }, Layers,
+        "Vision layers", "vision tower blocks (0: a text-only model)";
+    vision_hidden: Option<u32> = None,
+        "vision-hidden", Optional { inner: Whole, none: FROM_PRESET }, Layers,
+        "Vision hidden size", "vision tower width";
+    vision_ffn: Option<u32> = None,
+        "vision-ffn", Optional { inner: Whole, none: FROM_PRESET }, Layers,
+        "Vision FFN", "vision tower MLP size";
+    vision_patch: Option<u32> = None,
+        "vision-patch", Optional { inner: Whole, none: FROM_PRESET }, Layers,
+        "Vision patch", "vision tower patch side in pixels";
+    /// How an MLA model's cache is kept: serving engines keep the latent, transformers' eager
+    /// path the per-head keys and values.
+    mla_cache: MlaCache = MlaCache::Latent,
+        "mla-cache", pick::<MlaCache>(), Layers,
+        "MLA cache", "what an MLA model caches per token";
     head: Head = Head::Lm,
         "head", pick::<Head>(), Architecture,
         "Head", "what sits on the last hidden state";
@@ -298,6 +354,10 @@ scenario_fields! {
     weights: Option<Dtype> = None,
         "weights", Optional { inner: pick::<Dtype>(), none: "auto" }, Precision,
         "Weights", "weight format (auto: bf16, or nf4 for qlora)";
+    /// Which linear layers a quantized weight format covers.
+    quantized: QuantScope = QuantScope::AllLinear,
+        "quantized", pick::<QuantScope>(), Precision,
+        "Quantized layers", "which linear layers a quantized weight format covers";
     grads: Option<Dtype> = None,
         "grads", Optional { inner: pick::<Dtype>(), none: "auto" }, MorePrecision,
         "Gradients", "gradient format (auto: that of the trained parameters)";

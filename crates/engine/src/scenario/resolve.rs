@@ -2,9 +2,9 @@
 //! preset's shape, the mode's formats, the GPU's capacity) and every combination checked.
 
 use super::{FieldError, Scenario};
-use crate::dtype::Dtype;
+use crate::dtype::{Dtype, QuantScope};
 use crate::gpu_catalogue::{self, Gpu};
-use crate::model::{self, Architecture, Preset};
+use crate::model::{self, Architecture, Mla, Moe, Preset, Vision, Window};
 use crate::sharding::Offload;
 use crate::units::{format_size_exact, Bytes};
 use crate::workload::{Method, Mode};
@@ -122,6 +122,9 @@ impl Scenario {
         } else {
             base.head_dim
         });
+        // A shape typed by hand starts dense with full attention; a named preset keeps its own.
+        let from_preset = self.model.is_some() || !explicit_shape;
+        let base_or_none = |base: u32| if from_preset { base } else { 0 };
         let arch = Architecture {
             layers: self.layers.unwrap_or(base.layers),
             hidden,
@@ -142,6 +145,43 @@ impl Scenario {
             vocab: self.vocab.unwrap_or(base.vocab),
             tied: self.tied.unwrap_or(base.tied),
             gated: self.gated.unwrap_or(base.gated),
+            moe: Moe {
+                experts: self.experts.unwrap_or(base_or_none(base.moe.experts)),
+                per_token: self
+                    .experts_per_token
+                    .unwrap_or(base_or_none(base.moe.per_token)),
+                expert_ffn: self.expert_ffn.unwrap_or(base_or_none(base.moe.expert_ffn)),
+                shared_ffn: self.shared_ffn.unwrap_or(base_or_none(base.moe.shared_ffn)),
+                dense_layers: self
+                    .dense_layers
+                    .unwrap_or(base_or_none(base.moe.dense_layers)),
+            },
+            mla: Mla {
+                q_rank: self.q_lora_rank.unwrap_or(base_or_none(base.mla.q_rank)),
+                kv_rank: self.kv_lora_rank.unwrap_or(base_or_none(base.mla.kv_rank)),
+                rope_dim: self
+                    .rope_head_dim
+                    .unwrap_or(base_or_none(base.mla.rope_dim)),
+                v_head_dim: self.v_head_dim.unwrap_or(base_or_none(base.mla.v_head_dim)),
+            },
+            window: Window {
+                tokens: self
+                    .sliding_window
+                    .unwrap_or(base_or_none(base.window.tokens)),
+                layers: self
+                    .sliding_layers
+                    .unwrap_or(base_or_none(base.window.layers)),
+            },
+            vision: Vision {
+                layers: self
+                    .vision_layers
+                    .unwrap_or(base_or_none(base.vision.layers)),
+                hidden: self
+                    .vision_hidden
+                    .unwrap_or(base_or_none(base.vision.hidden)),
+                ffn: self.vision_ffn.unwrap_or(base_or_none(base.vision.ffn)),
+                patch: self.vision_patch.unwrap_or(base_or_none(base.vision.patch)),
+            },
         };
         (arch, base_preset, assumed)
     }
@@ -242,6 +282,15 @@ fn check_shape(s: &Scenario, arch: &Architecture, params: f64, errors: &mut Vec<
                 "{} kv-heads must divide the {} query heads",
                 arch.kv_heads, arch.heads
             ),
+        ));
+    }
+    if let Some((field, message)) = arch.contradiction() {
+        errors.push(FieldError::new(field, message));
+    }
+    if s.quantized == QuantScope::Experts && !arch.moe.is_moe() {
+        errors.push(FieldError::new(
+            "quantized",
+            "only a mixture of experts has experts to quantize",
         ));
     }
     if !(params.is_finite() && params >= 1.0) {
