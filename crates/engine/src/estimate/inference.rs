@@ -4,34 +4,126 @@
 use super::parallel::Split;
 use super::per_token::{eager_scores_bytes_per_token, layer_bytes_per_token};
 use super::stack::{explain, num, Stack};
+use crate::dtype::FP32_BYTES;
 use crate::scenario::{Resolved, Scenario};
+use crate::workload::MlaCache;
 
 /// Keys and values: two tensors per layer.
 const KV_TENSORS: f64 = 2.0;
+
+/// Pushes the KV cache, one component per kind of layer: full attention caches every token in
+/// context, a sliding-window layer at most its window (transformers' `SlidingWindowCache`,
+/// vLLM's `SlidingWindowSpec`), and an MLA layer its latent or its expanded heads ([`MlaCache`]).
+fn push_kv_cache(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split) {
+    let ex = stack.explain;
+    let a = &r.arch;
+    let b = r.kv_dtype.bytes();
+    let batch = f64::from(s.batch);
+    let seq = f64::from(s.seq);
+    let note = split.note(split.model_parallel);
+    if a.mla.is_mla() {
+        let m = &a.mla;
+        let (per_token_layer, label, formula) = match s.mla_cache {
+            MlaCache::Latent => (
+                f64::from(m.kv_rank) + f64::from(m.rope_dim),
+                "KV cache (MLA latent)",
+                explain!(ex, "L × (kv-lora-rank + rope-head-dim) × b·s × {} B = {} × ({} + {}) × {} × {}{}", b, a.layers, m.kv_rank, m.rope_dim, num(batch * seq), b, note),
+            ),
+            MlaCache::Expanded => (
+                f64::from(a.heads) * (f64::from(a.head_dim) + f64::from(m.v_head_dim)),
+                "KV cache (MLA, expanded per head)",
+                explain!(ex, "L × heads × (head-dim + v-head-dim) × b·s × {} B = {} × {} × ({} + {}) × {} × {}{}", b, a.layers, a.heads, a.head_dim, m.v_head_dim, num(batch * seq), b, note),
+            ),
+        };
+        let bytes = f64::from(a.attention_layers()) * per_token_layer * batch * seq * b;
+        stack.push("kv_cache", label, bytes / split.model_parallel, formula);
+        return;
+    }
+    let per_token_layer = KV_TENSORS * a.kv_width() * b;
+    let windowed = a.window.layers.min(a.attention_layers());
+    let full = a.attention_layers() - windowed;
+    let full_bytes = f64::from(full) * per_token_layer * batch * seq;
+    stack.push(
+        "kv_cache",
+        if windowed > 0 {
+            "KV cache (full-attention layers)"
+        } else {
+            "KV cache"
+        },
+        full_bytes / split.model_parallel,
+        explain!(
+            ex,
+            "{kv} × L × kv-heads × head-dim × b·s × {} B = {kv} × {} × {} × {} × {} × {}{note}",
+            b,
+            full,
+            a.kv_heads,
+            a.head_dim,
+            num(batch * seq),
+            b,
+            kv = num(KV_TENSORS)
+        ),
+    );
+    if windowed > 0 {
+        let cached = seq.min(f64::from(a.window.tokens));
+        stack.push(
+            "kv_cache_sliding",
+            "KV cache (sliding-window layers)",
+            f64::from(windowed) * per_token_layer * batch * cached / split.model_parallel,
+            explain!(
+                ex,
+                "{kv} × L_window × kv-heads × head-dim × b × min(s, window) × {} B = {kv} × {} × {} × {} × {} × {} × {}{note}",
+                b,
+                windowed,
+                a.kv_heads,
+                a.head_dim,
+                s.batch,
+                num(cached),
+                b,
+                kv = num(KV_TENSORS)
+            ),
+        );
+    }
+}
+
+/// A recurrent layer's state per sequence, whatever the context: the `heads × head_dim × state`
+/// matrix in fp32 (vLLM's `mamba_ssm_cache_dtype` default for Nemotron-H, and the fp32 state the
+/// flash-linear-attention kernels return) and the convolution's last `conv − 1` inputs in the
+/// activation dtype.
+fn push_recurrent_state(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split) {
+    let rec = &r.arch.recurrent;
+    if rec.layers == 0 {
+        return;
+    }
+    let (state, conv) = rec.state_elements();
+    let e = r.act_dtype.bytes();
+    let per_sequence = f64::from(rec.layers) * (state * FP32_BYTES + conv * e);
+    stack.push(
+        "recurrent_state",
+        "Recurrent state (Mamba / linear attention)",
+        f64::from(s.batch) * per_sequence / split.model_parallel,
+        explain!(
+            stack.explain,
+            "b × L_rec × (heads × head-dim × state × {} B + conv channels × (conv − 1) × {} B) = {} × {} × ({} × {} + {} × {}){}",
+            num(FP32_BYTES),
+            e,
+            s.batch,
+            rec.layers,
+            num(state),
+            num(FP32_BYTES),
+            num(conv),
+            e,
+            split.note(split.model_parallel)
+        ),
+    );
+}
 
 pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split) {
     let ex = stack.explain;
     let a = &r.arch;
     let e = r.act_dtype.bytes();
     let tokens = f64::from(s.batch) * f64::from(s.seq);
-    let kv_per_token = KV_TENSORS * f64::from(a.layers) * a.kv_width() * r.kv_dtype.bytes();
-    stack.push(
-        "kv_cache",
-        "KV cache",
-        tokens * kv_per_token / split.model_parallel,
-        explain!(
-            ex,
-            "{kv} × L × kv-heads × head-dim × b·s × {} B = {kv} × {} × {} × {} × {} × {}{}",
-            r.kv_dtype.bytes(),
-            a.layers,
-            a.kv_heads,
-            a.head_dim,
-            num(tokens),
-            r.kv_dtype.bytes(),
-            split.note(split.model_parallel),
-            kv = num(KV_TENSORS)
-        ),
-    );
+    push_kv_cache(s, r, stack, split);
+    push_recurrent_state(s, r, stack, split);
     let one_layer = tokens * (layer_bytes_per_token(a, e) + eager_scores_bytes_per_token(s, a, e));
     stack.push(
         "activations",

@@ -27,8 +27,43 @@ pub(super) fn layer_bytes_per_token(a: &Architecture, e: f64) -> f64 {
         2.0 * h * e
     };
     let attention = e * (2.0 * a.q_width() + 2.0 * a.kv_width()) + FP32_BYTES * f64::from(a.heads);
-    let mlp = if a.gated { 4.0 } else { 2.0 } * f64::from(a.ffn) * e;
-    2.0 * norm + attention + mlp
+    let layers = f64::from(a.layers).max(1.0);
+    let attention_share = f64::from(a.attention_layers()) / layers;
+    2.0 * norm
+        + attention * attention_share
+        + recurrent_bytes_per_token(a, e)
+        + mlp_bytes_per_token(a, e)
+}
+
+/// A recurrent mixer's share of [`layer_bytes_per_token`], averaged over the layers: its input
+/// projection's output, the convolution's output and the gated output before the out projection.
+fn recurrent_bytes_per_token(a: &Architecture, e: f64) -> f64 {
+    let rec = &a.recurrent;
+    let per_layer = e * (rec.in_width() + rec.conv_channels() + rec.inner());
+    per_layer * f64::from(rec.layers) / f64::from(a.layers).max(1.0)
+}
+
+/// The MLP's share of [`layer_bytes_per_token`], averaged over the layers: a dense layer keeps
+/// its intermediate tensors at `ffn`; a mixture-of-experts layer keeps them at `expert_ffn` for
+/// each of the `per_token` experts a token is routed to and at `shared_ffn` for the shared
+/// experts, plus the router's fp32 logits over every expert and the token's `per_token` copies
+/// dispatched to the experts. Dropless routing, as transformers and Megatron's default have: no
+/// capacity-factor padding.
+fn mlp_bytes_per_token(a: &Architecture, e: f64) -> f64 {
+    let tensors = if a.gated { 4.0 } else { 2.0 };
+    let dense = tensors * f64::from(a.ffn) * e;
+    let layers = f64::from(a.layers).max(1.0);
+    let mlp_layers = f64::from(a.mlp_layers());
+    let moe_layers = a.moe_layers();
+    if moe_layers == 0.0 {
+        return dense * mlp_layers / layers;
+    }
+    let m = &a.moe;
+    let k = f64::from(m.per_token);
+    let routed = tensors * e * (k * f64::from(m.expert_ffn) + f64::from(m.shared_ffn))
+        + FP32_BYTES * f64::from(m.experts)
+        + k * e * f64::from(a.hidden);
+    ((mlp_layers - moe_layers) * dense + moe_layers * routed) / layers
 }
 
 /// Eager attention's extra bytes per token per layer: the s×s scores per head, kept as the fp32

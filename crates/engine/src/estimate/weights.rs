@@ -2,7 +2,9 @@
 
 use super::parallel::{gathered_layers_bytes, weights_per_gpu, Split};
 use super::stack::{explain, num, Stack};
+use crate::dtype::QuantScope;
 use crate::dtype::{Dtype, BYTE, FP32_BYTES, HALF_BYTES, NIBBLE_BYTES};
+use crate::model::Block;
 use crate::scenario::{Resolved, Scenario};
 use crate::sharding::Offload;
 use crate::units::Bytes;
@@ -15,12 +17,43 @@ pub const NF4_DOUBLE_QUANT_BLOCK: f64 = 256.0;
 /// GPTQ/AWQ-style int4 stores an fp16 scale and a packed 4-bit zero point per group of 128 weights.
 pub const INT4_GROUP: f64 = 128.0;
 pub const INT4_GROUP_BYTES: f64 = HALF_BYTES + NIBBLE_BYTES;
+/// Block-wise fp8 (DeepSeek-V3's and Qwen3's `weight_block_size: [128, 128]`) keeps one fp32
+/// `weight_scale_inv` per 128×128 block.
+pub const FP8_BLOCK: f64 = 128.0 * 128.0;
+/// MXFP4 (OCP Microscaling spec v1.0, §5) shares one 8-bit E8M0 scale among 32 values.
+pub const MXFP4_BLOCK: f64 = 32.0;
 
-/// The parameters in the blocks' linear layers, the share quantization applies to. A bare
-/// `params` keeps its count; the shape only decides the linear/non-linear split.
+/// `count` parameters of the shape, scaled to the scenario's parameter count: a bare `params`
+/// keeps its count, and the shape only decides the split.
+fn share(r: &Resolved, count: f64) -> f64 {
+    r.params * count / r.arch.param_count().max(1.0)
+}
+
+/// The parameters in the blocks' linear layers.
 pub(super) fn linear_params(r: &Resolved) -> f64 {
-    let arch_params = r.arch.param_count().max(1.0);
-    r.params * r.arch.linear_params() / arch_params
+    share(r, r.arch.linear_params())
+}
+
+/// The parameters a quantized format covers: every linear layer but the router, or (for
+/// gpt-oss's MXFP4) the routed experts only.
+fn quantized_params(r: &Resolved) -> f64 {
+    let blocks: &[Block] = match r.quantized {
+        QuantScope::AllLinear => &[
+            Block::Attention,
+            Block::Mlp,
+            Block::SharedExpert,
+            Block::RoutedExpert,
+            Block::Recurrent,
+        ],
+        QuantScope::Experts => &[Block::RoutedExpert],
+    };
+    share(r, r.arch.params_in(blocks))
+}
+
+/// The vision tower's parameters: kept in the compute dtype (every quantized multimodal
+/// checkpoint lists the tower in `modules_to_not_convert` or `ignore`).
+pub(super) fn vision_params(r: &Resolved) -> f64 {
+    share(r, r.arch.vision_params())
 }
 
 /// 1 while the weights are on the GPU, 0 when ZeRO-Offload moved them to CPU memory.
@@ -35,18 +68,21 @@ pub(super) fn on_gpu(s: &Scenario) -> f64 {
 /// Pushes the weights and, for quantized formats, their constants.
 pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split) {
     let ex = stack.explain;
-    let linear = linear_params(r);
-    let other = r.params - linear;
     let on_gpu = on_gpu(s);
-    let gathered = gathered_layers_bytes(s, r, split, linear);
+    let gathered = gathered_layers_bytes(s, r, split, linear_params(r));
+    let vision = vision_params(r);
+    let text = r.params - vision;
     let (weight_bytes, weight_formula) = if r.weights.is_quantized() {
+        let quantized = quantized_params(r);
+        let other = text - quantized;
         let compute = r.act_dtype.bytes();
         (
-            linear * r.weights.bytes() + other * compute,
+            quantized * r.weights.bytes() + other * compute,
             explain!(
                 ex,
-                "linear {} × {} B ({}) + embeddings/norms {} × {} B ({})",
-                num(linear),
+                "{} {} × {} B ({}) + the rest {} × {} B ({})",
+                r.quantized,
+                num(quantized),
                 r.weights.bytes(),
                 r.weights,
                 num(other),
@@ -56,11 +92,11 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split)
         )
     } else {
         (
-            r.params * r.weights.bytes(),
+            text * r.weights.bytes(),
             explain!(
                 ex,
                 "P × Bw = {} × {} B ({})",
-                num(r.params),
+                num(text),
                 r.weights.bytes(),
                 r.weights
             ),
@@ -89,8 +125,23 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split)
             }
         ),
     );
+    if vision > 0.0 {
+        let bytes = tower_dtype(r).bytes();
+        stack.push(
+            "vision",
+            "Vision tower",
+            vision * bytes * on_gpu / split.weights,
+            explain!(
+                ex,
+                "{} × {} B{}",
+                num(vision),
+                bytes,
+                split.note(split.weights)
+            ),
+        );
+    }
     if r.weights.is_quantized() {
-        let (constants, formula) = quant_constants(s, r, linear, ex);
+        let (constants, formula) = quant_constants(s, r, quantized_params(r), ex);
         stack.push(
             "quant_constants",
             "Quantization constants",
@@ -100,9 +151,38 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split)
     }
 }
 
+/// The format the vision tower is kept in: the weights' unless they are quantized.
+fn tower_dtype(r: &Resolved) -> Dtype {
+    if r.weights.is_quantized() {
+        r.act_dtype
+    } else {
+        r.weights
+    }
+}
+
 /// The scales (and zero points) a quantized format keeps for `linear` weights.
 fn quant_constants(s: &Scenario, r: &Resolved, linear: f64, ex: bool) -> (f64, String) {
     match r.weights {
+        Dtype::Fp8 => (
+            linear / FP8_BLOCK * FP32_BYTES,
+            explain!(
+                ex,
+                "{} / {} blocks (128×128) × {} B scale",
+                num(linear),
+                num(FP8_BLOCK),
+                num(FP32_BYTES)
+            ),
+        ),
+        Dtype::Mxfp4 => (
+            linear / MXFP4_BLOCK * BYTE,
+            explain!(
+                ex,
+                "{} / {} × {} B E8M0 scale",
+                num(linear),
+                num(MXFP4_BLOCK),
+                num(BYTE)
+            ),
+        ),
         Dtype::Nf4 if s.double_quant => {
             let second_level = NF4_BLOCK * NF4_DOUBLE_QUANT_BLOCK;
             (
@@ -139,7 +219,7 @@ fn quant_constants(s: &Scenario, r: &Resolved, linear: f64, ex: bool) -> (f64, S
                 bytes = num(INT4_GROUP_BYTES)
             ),
         ),
-        // LLM.int8 keeps one fp32 scale per output row (Dettmers et al. 2022); fp8 one per tensor.
+        // LLM.int8 keeps one fp32 scale per output row (Dettmers et al. 2022).
         Dtype::Int8 => {
             let rows: f64 = r
                 .arch

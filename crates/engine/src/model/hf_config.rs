@@ -198,6 +198,9 @@ fn architecture(keys: &Keys, model_type: Option<&str>) -> Result<Architecture, C
         mla: Default::default(),
         window: Default::default(),
         vision: Default::default(),
+        recurrent: Default::default(),
+        no_attention: 0,
+        no_mlp: 0,
     })
 }
 

@@ -1,7 +1,8 @@
 //! The model catalogue: each preset's shape and parameter count from its published config.json
 //! and model card.
 
-use super::{Architecture, Mla, Moe, Vision, Window};
+use super::{Architecture, Mla, Moe, Recurrent, Vision, Window};
+use crate::dtype::{Dtype, QuantScope};
 
 /// A named model with its published shape and parameter count.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -19,7 +20,16 @@ pub struct Preset {
     pub active_without_embedding: bool,
     /// The Hugging Face repository whose config.json the shape is read from.
     pub config: &'static str,
+    /// The format the published checkpoint ships its weights in, and which layers it covers.
+    pub checkpoint: (Dtype, QuantScope),
 }
+
+const BF16_CHECKPOINT: (Dtype, QuantScope) = (Dtype::Bf16, QuantScope::AllLinear);
+/// DeepSeek-V3's and Kimi K2's `quantization_config`: fp8 e4m3 with 128×128 block scales.
+const FP8_BLOCK_CHECKPOINT: (Dtype, QuantScope) = (Dtype::Fp8, QuantScope::AllLinear);
+/// gpt-oss's: MXFP4 experts, everything in `modules_to_not_convert` (attention, router,
+/// embeddings, head) in bf16.
+const MXFP4_EXPERTS_CHECKPOINT: (Dtype, QuantScope) = (Dtype::Mxfp4, QuantScope::Experts);
 
 /// A dense preset: its shape, count and the repository of its config.json.
 const fn dense(
@@ -37,6 +47,7 @@ const fn dense(
         published_active: None,
         active_without_embedding: false,
         config,
+        checkpoint: BF16_CHECKPOINT,
     }
 }
 
@@ -130,6 +141,16 @@ const fn arch(
             ffn: 0,
             patch: 0,
         },
+        recurrent: Recurrent {
+            layers: 0,
+            heads: 0,
+            head_dim: 0,
+            state: 0,
+            groups: 0,
+            conv: 0,
+        },
+        no_attention: 0,
+        no_mlp: 0,
     }
 }
 
@@ -388,6 +409,7 @@ pub const PRESETS: &[Preset] = &[
         published_active: Some(12.9e9),
         active_without_embedding: false,
         config: "mistralai/Mixtral-8x7B-v0.1",
+        checkpoint: BF16_CHECKPOINT,
     },
     Preset {
         id: "qwen3-30b-a3b",
@@ -404,6 +426,7 @@ pub const PRESETS: &[Preset] = &[
         published_active: Some(3.3e9),
         active_without_embedding: false,
         config: "Qwen/Qwen3-30B-A3B",
+        checkpoint: BF16_CHECKPOINT,
     },
     Preset {
         id: "qwen3-235b-a22b",
@@ -420,6 +443,7 @@ pub const PRESETS: &[Preset] = &[
         published_active: Some(22e9),
         active_without_embedding: false,
         config: "Qwen/Qwen3-235B-A22B-Instruct-2507",
+        checkpoint: BF16_CHECKPOINT,
     },
     // gpt-oss alternates 128-token sliding-window and full layers; "active" on its card leaves
     // out the input embedding.
@@ -442,6 +466,7 @@ pub const PRESETS: &[Preset] = &[
         published_active: Some(3.6e9),
         active_without_embedding: true,
         config: "openai/gpt-oss-20b",
+        checkpoint: MXFP4_EXPERTS_CHECKPOINT,
     },
     Preset {
         id: "gpt-oss-120b",
@@ -462,6 +487,7 @@ pub const PRESETS: &[Preset] = &[
         published_active: Some(5.1e9),
         active_without_embedding: true,
         config: "openai/gpt-oss-120b",
+        checkpoint: MXFP4_EXPERTS_CHECKPOINT,
     },
     // Three of every four layers attend within 8192-token chunks (`attention_chunk_size`),
     // cached here as a window of that size; every MoE layer has one shared expert.
@@ -490,6 +516,7 @@ pub const PRESETS: &[Preset] = &[
         published_active: Some(17e9),
         active_without_embedding: true,
         config: "meta-llama/Llama-4-Scout-17B-16E-Instruct",
+        checkpoint: BF16_CHECKPOINT,
     },
     Preset {
         id: "llama-4-maverick",
@@ -516,6 +543,7 @@ pub const PRESETS: &[Preset] = &[
         published_active: Some(17e9),
         active_without_embedding: true,
         config: "meta-llama/Llama-4-Maverick-17B-128E-Instruct",
+        checkpoint: BF16_CHECKPOINT,
     },
     // MLA with a 1536-wide query latent and a 512-wide KV latent; the first 3 layers are dense.
     // "Activated 36.6B (including 0.9B for the output head)" leaves out the input embedding.
@@ -540,6 +568,7 @@ pub const PRESETS: &[Preset] = &[
         published_active: Some(36.6e9),
         active_without_embedding: true,
         config: "deepseek-ai/DeepSeek-R1-0528",
+        checkpoint: FP8_BLOCK_CHECKPOINT,
     },
     Preset {
         id: "kimi-k2",
@@ -564,6 +593,7 @@ pub const PRESETS: &[Preset] = &[
         published_active: Some(32e9),
         active_without_embedding: true,
         config: "moonshotai/Kimi-K2-Instruct",
+        checkpoint: FP8_BLOCK_CHECKPOINT,
     },
     // Models of the public calibration set (calibration/measured-public.csv).
     dense(

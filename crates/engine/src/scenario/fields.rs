@@ -339,6 +339,30 @@ scenario_fields! {
     vision_patch: Option<u32> = None,
         "vision-patch", Optional { inner: Whole, none: FROM_PRESET }, Layers,
         "Vision patch", "vision tower patch side in pixels";
+    recurrent_layers: Option<u32> = None,
+        "recurrent-layers", Optional { inner: Whole, none: FROM_PRESET }, Layers,
+        "Recurrent layers", "Mamba or linear-attention layers (fixed state, no KV cache)";
+    recurrent_heads: Option<u32> = None,
+        "recurrent-heads", Optional { inner: Whole, none: FROM_PRESET }, Layers,
+        "Recurrent heads", "recurrent value heads (mamba_num_heads, linear_num_value_heads)";
+    recurrent_head_dim: Option<u32> = None,
+        "recurrent-head-dim", Optional { inner: Whole, none: FROM_PRESET }, Layers,
+        "Recurrent head dim", "each recurrent value head's width";
+    recurrent_state: Option<u32> = None,
+        "recurrent-state", Optional { inner: Whole, none: FROM_PRESET }, Layers,
+        "Recurrent state", "the state's key width (ssm_state_size, linear_key_head_dim)";
+    recurrent_groups: Option<u32> = None,
+        "recurrent-groups", Optional { inner: Whole, none: FROM_PRESET }, Layers,
+        "Recurrent groups", "key groups (n_groups, linear_num_key_heads)";
+    recurrent_conv: Option<u32> = None,
+        "recurrent-conv", Optional { inner: Whole, none: FROM_PRESET }, Layers,
+        "Recurrent conv", "causal convolution width (conv_kernel)";
+    no_attention_layers: Option<u32> = None,
+        "no-attention-layers", Optional { inner: Whole, none: FROM_PRESET }, Layers,
+        "Layers without attention", "layers with no attention (recurrent, MLP-only or no-op blocks)";
+    no_mlp_layers: Option<u32> = None,
+        "no-mlp-layers", Optional { inner: Whole, none: FROM_PRESET }, Layers,
+        "Layers without MLP", "layers with no MLP (mixer-only or no-op blocks)";
     /// How an MLA model's cache is kept: serving engines keep the latent, transformers' eager
     /// path the per-head keys and values.
     mla_cache: MlaCache = MlaCache::Latent,
@@ -353,11 +377,11 @@ scenario_fields! {
     /// Unset means the mode's default: 16-bit, or NF4 for QLoRA.
     weights: Option<Dtype> = None,
         "weights", Optional { inner: pick::<Dtype>(), none: "auto" }, Precision,
-        "Weights", "weight format (auto: bf16, or nf4 for qlora)";
-    /// Which linear layers a quantized weight format covers.
-    quantized: QuantScope = QuantScope::AllLinear,
-        "quantized", pick::<QuantScope>(), Precision,
-        "Quantized layers", "which linear layers a quantized weight format covers";
+        "Weights", "weight format (auto: the checkpoint's for inference, bf16 to train, nf4 for qlora)";
+    /// Which linear layers a quantized weight format covers; unset means the preset checkpoint's.
+    quantized: Option<QuantScope> = None,
+        "quantized", Optional { inner: pick::<QuantScope>(), none: "auto" }, MorePrecision,
+        "Quantized layers", "which linear layers a quantized format covers (auto: the checkpoint's, else all)";
     grads: Option<Dtype> = None,
         "grads", Optional { inner: pick::<Dtype>(), none: "auto" }, MorePrecision,
         "Gradients", "gradient format (auto: that of the trained parameters)";

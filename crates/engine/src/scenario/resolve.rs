@@ -4,7 +4,7 @@
 use super::{FieldError, Scenario};
 use crate::dtype::{Dtype, QuantScope};
 use crate::gpu_catalogue::{self, Gpu};
-use crate::model::{self, Architecture, Mla, Moe, Preset, Vision, Window};
+use crate::model::{self, Architecture, Mla, Moe, Preset, Recurrent, Vision, Window};
 use crate::sharding::Offload;
 use crate::units::{format_size_exact, Bytes};
 use crate::workload::{Method, Mode};
@@ -19,6 +19,8 @@ pub struct Resolved {
     pub shape_assumed: bool,
     pub params: f64,
     pub weights: Dtype,
+    /// The linear layers a quantized `weights` covers.
+    pub quantized: QuantScope,
     pub act_dtype: Dtype,
     /// The format trainable parameters live in (adapters in QLoRA take the compute dtype).
     pub param_dtype: Dtype,
@@ -57,7 +59,18 @@ impl Scenario {
         let (arch, shape_from, shape_assumed) = self.resolve_arch();
         let params = self.params.unwrap_or_else(|| arch.param_count());
         check_shape(self, &arch, params, &mut errors);
-        let formats = self.resolve_formats(&mut errors);
+        let formats = self.resolve_formats(shape_from, &mut errors);
+        let quantized = self.quantized.unwrap_or(if self.weights.is_none() {
+            shape_from.checkpoint.1
+        } else {
+            QuantScope::AllLinear
+        });
+        if quantized == QuantScope::Experts && !arch.moe.is_moe() {
+            errors.push(FieldError::new(
+                "quantized",
+                "only a mixture of experts has experts to quantize",
+            ));
+        }
         self.check_method(&arch, formats.weights, &mut errors);
         let gpu = gpu_catalogue::find(&self.gpu);
         if gpu.is_none() {
@@ -84,6 +97,7 @@ impl Scenario {
             shape_assumed,
             params,
             weights: formats.weights,
+            quantized,
             act_dtype: formats.act_dtype,
             param_dtype: formats.param_dtype,
             grads: formats.grads,
@@ -182,12 +196,40 @@ impl Scenario {
                 ffn: self.vision_ffn.unwrap_or(base_or_none(base.vision.ffn)),
                 patch: self.vision_patch.unwrap_or(base_or_none(base.vision.patch)),
             },
+            recurrent: Recurrent {
+                layers: self
+                    .recurrent_layers
+                    .unwrap_or(base_or_none(base.recurrent.layers)),
+                heads: self
+                    .recurrent_heads
+                    .unwrap_or(base_or_none(base.recurrent.heads)),
+                head_dim: self
+                    .recurrent_head_dim
+                    .unwrap_or(base_or_none(base.recurrent.head_dim)),
+                state: self
+                    .recurrent_state
+                    .unwrap_or(base_or_none(base.recurrent.state)),
+                groups: self
+                    .recurrent_groups
+                    .unwrap_or(base_or_none(base.recurrent.groups)),
+                conv: self
+                    .recurrent_conv
+                    .unwrap_or(base_or_none(base.recurrent.conv)),
+            },
+            no_attention: self
+                .no_attention_layers
+                .unwrap_or(base_or_none(base.no_attention)),
+            no_mlp: self.no_mlp_layers.unwrap_or(base_or_none(base.no_mlp)),
         };
         (arch, base_preset, assumed)
     }
 
-    fn resolve_formats(&self, errors: &mut Vec<FieldError>) -> Formats {
-        let weights = self.weights.unwrap_or(self.mode.default_weights());
+    /// The formats, with inference defaulting to the format the preset's checkpoint ships in.
+    fn resolve_formats(&self, preset: &Preset, errors: &mut Vec<FieldError>) -> Formats {
+        let weights = self.weights.unwrap_or(match self.mode {
+            Mode::Inference if self.model.is_some() => preset.checkpoint.0,
+            mode => mode.default_weights(),
+        });
         let float_or = |fallback: Dtype| {
             if weights.is_float() {
                 weights
@@ -286,12 +328,6 @@ fn check_shape(s: &Scenario, arch: &Architecture, params: f64, errors: &mut Vec<
     }
     if let Some((field, message)) = arch.contradiction() {
         errors.push(FieldError::new(field, message));
-    }
-    if s.quantized == QuantScope::Experts && !arch.moe.is_moe() {
-        errors.push(FieldError::new(
-            "quantized",
-            "only a mixture of experts has experts to quantize",
-        ));
     }
     if !(params.is_finite() && params >= 1.0) {
         errors.push(FieldError::new("params", "must be at least 1"));

@@ -1,0 +1,349 @@
+//! The linear-layer inventory and the parameter counts derived from it: total, per block kind
+//! and active. The one place block shapes are written.
+
+use super::{Architecture, MatrixShape, Projection};
+
+/// Which part of a block a linear layer belongs to: what quantization scopes, LoRA targets and
+/// the active-parameter count select by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Block {
+    Attention,
+    /// A dense layer's MLP.
+    Mlp,
+    /// The shared experts every token passes through.
+    SharedExpert,
+    /// The routed experts, of which each token uses `per_token`.
+    RoutedExpert,
+    /// The router's `hidden × experts` gate.
+    Router,
+    /// A recurrent mixer's input and output projections.
+    Recurrent,
+}
+
+/// One kind of linear layer: `shape.count` copies over the model, the projection it plays (the
+/// name LoRA targets; none for the router) and its block.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Linear {
+    pub projection: Option<Projection>,
+    pub block: Block,
+    pub shape: MatrixShape,
+}
+
+impl Architecture {
+    pub fn q_width(&self) -> f64 {
+        f64::from(self.heads) * f64::from(self.head_dim)
+    }
+
+    /// The width of the keys attention computes with: every head's under MLA (the latent is
+    /// expanded per head), the KV heads' otherwise.
+    pub fn kv_width(&self) -> f64 {
+        let heads = if self.mla.is_mla() {
+            self.heads
+        } else {
+            self.kv_heads
+        };
+        f64::from(heads) * f64::from(self.head_dim)
+    }
+
+    /// Layers with attention (full, windowed or latent).
+    pub fn attention_layers(&self) -> u32 {
+        self.layers.saturating_sub(self.no_attention)
+    }
+
+    /// Layers with an MLP, dense or experts.
+    pub fn mlp_layers(&self) -> u32 {
+        self.layers.saturating_sub(self.no_mlp)
+    }
+
+    /// Layers whose MLP is a mixture of experts.
+    pub fn moe_layers(&self) -> f64 {
+        if self.moe.is_moe() {
+            f64::from(self.mlp_layers().saturating_sub(self.moe.dense_layers))
+        } else {
+            0.0
+        }
+    }
+
+    /// A dense projection's (fan-in, fan-out), or `None` where the architecture has no such
+    /// projection (a gate in a plain MLP). LoRA reads these; [`Architecture::each_linear`] lists
+    /// every matrix, experts and latent projections included.
+    pub fn projection(&self, projection: Projection) -> Option<(f64, f64)> {
+        let h = f64::from(self.hidden);
+        let ffn = f64::from(self.ffn);
+        match projection {
+            Projection::Q => Some((h, self.q_width())),
+            Projection::K | Projection::V => Some((h, self.kv_width())),
+            Projection::O => Some((self.q_width(), h)),
+            Projection::Gate if !self.gated => None,
+            Projection::Gate | Projection::Up => Some((h, ffn)),
+            Projection::Down => Some((ffn, h)),
+        }
+    }
+
+    /// Visits every kind of linear layer in the blocks: the one place block shapes are written.
+    /// The parameter count, quantization, LoRA and the optimizer all read them here.
+    ///
+    /// MLA's projections (DeepSeek-V3's modeling code) are tagged by what they feed: q_a and q_b
+    /// as q, kv_a (the latent and the shared RoPE key) as k, kv_b (the per-head keys and values)
+    /// as v.
+    pub fn each_linear(&self, mut visit: impl FnMut(Linear)) {
+        let layers = f64::from(self.attention_layers());
+        let h = f64::from(self.hidden);
+        let mut linear = |projection, block, rows, cols, count| {
+            visit(Linear {
+                projection,
+                block,
+                shape: MatrixShape { rows, cols, count },
+            })
+        };
+        let attention = Block::Attention;
+        if self.mla.is_mla() {
+            let m = &self.mla;
+            let heads = f64::from(self.heads);
+            let (q_rank, kv_rank, rope) = (
+                f64::from(m.q_rank),
+                f64::from(m.kv_rank),
+                f64::from(m.rope_dim),
+            );
+            if m.q_rank > 0 {
+                linear(Some(Projection::Q), attention, h, q_rank, layers);
+                linear(
+                    Some(Projection::Q),
+                    attention,
+                    q_rank,
+                    self.q_width(),
+                    layers,
+                );
+            } else {
+                linear(Some(Projection::Q), attention, h, self.q_width(), layers);
+            }
+            let nope = f64::from(self.head_dim.saturating_sub(m.rope_dim));
+            let v = f64::from(m.v_head_dim);
+            linear(Some(Projection::K), attention, h, kv_rank + rope, layers);
+            linear(
+                Some(Projection::V),
+                attention,
+                kv_rank,
+                heads * (nope + v),
+                layers,
+            );
+            linear(Some(Projection::O), attention, heads * v, h, layers);
+        } else {
+            for p in [Projection::Q, Projection::K, Projection::V, Projection::O] {
+                if let Some((rows, cols)) = self.projection(p) {
+                    linear(Some(p), attention, rows, cols, layers);
+                }
+            }
+        }
+        let rec = &self.recurrent;
+        if rec.layers > 0 {
+            let count = f64::from(rec.layers);
+            linear(None, Block::Recurrent, h, rec.in_width(), count);
+            linear(None, Block::Recurrent, rec.inner(), h, count);
+        }
+        let moe_layers = self.moe_layers();
+        let layers = f64::from(self.mlp_layers());
+        let gated = self.gated;
+        let mut mlp = |block, width: u32, count: f64| {
+            if width == 0 || count == 0.0 {
+                return;
+            }
+            let w = f64::from(width);
+            if gated {
+                linear(Some(Projection::Gate), block, h, w, count);
+            }
+            linear(Some(Projection::Up), block, h, w, count);
+            linear(Some(Projection::Down), block, w, h, count);
+        };
+        mlp(Block::Mlp, self.ffn, layers - moe_layers);
+        if moe_layers > 0.0 {
+            let experts = f64::from(self.moe.experts);
+            mlp(
+                Block::RoutedExpert,
+                self.moe.expert_ffn,
+                moe_layers * experts,
+            );
+            mlp(Block::SharedExpert, self.moe.shared_ffn, moe_layers);
+            linear(None, Block::Router, h, experts, moe_layers);
+        }
+    }
+
+    /// Every linear layer's shape, the ones quantization applies to.
+    pub fn block_linears(&self) -> Vec<MatrixShape> {
+        let mut shapes = Vec::new();
+        self.each_linear(|l| shapes.push(l.shape));
+        shapes
+    }
+
+    /// The parameters of the linear layers in `blocks`, without building a list: the estimate
+    /// asks on every call.
+    pub fn params_in(&self, blocks: &[Block]) -> f64 {
+        let mut total = 0.0;
+        self.each_linear(|l| {
+            if blocks.contains(&l.block) {
+                total += l.shape.elements();
+            }
+        });
+        total
+    }
+
+    /// The parameters of every linear layer in the blocks.
+    pub fn linear_params(&self) -> f64 {
+        let mut total = 0.0;
+        self.each_linear(|l| total += l.shape.elements());
+        total
+    }
+
+    /// Embedding and (untied) LM head matrices.
+    pub fn embedding_matrices(&self) -> Vec<MatrixShape> {
+        let embedding = MatrixShape {
+            rows: f64::from(self.vocab),
+            cols: f64::from(self.hidden),
+            count: if self.tied { 1.0 } else { 2.0 },
+        };
+        vec![embedding]
+    }
+
+    pub fn embedding_params(&self) -> f64 {
+        let tables = if self.tied { 1.0 } else { 2.0 };
+        f64::from(self.vocab) * f64::from(self.hidden) * tables
+    }
+
+    /// Norm weights: two per layer plus the final norm (LayerNorm adds a bias of the same size),
+    /// MLA's norms of the query and key/value latents, and the recurrent mixers' small tensors.
+    pub fn norm_params(&self) -> f64 {
+        let per_norm = if self.gated { 1.0 } else { 2.0 } * f64::from(self.hidden);
+        let latent_norms = f64::from(self.mla.q_rank) + f64::from(self.mla.kv_rank);
+        per_norm * (2.0 * f64::from(self.layers) + 1.0)
+            + latent_norms * f64::from(self.attention_layers())
+            + self.recurrent.small_params() * f64::from(self.recurrent.layers)
+    }
+
+    /// The exact parameter count the shape implies. Biases other than LayerNorm's, Qwen3's
+    /// per-head q/k norms and gpt-oss's attention sinks are left out: under 0.1% of every preset.
+    pub fn param_count(&self) -> f64 {
+        self.text_param_count() + self.vision_params()
+    }
+
+    /// The language model's parameters, without a vision tower.
+    pub fn text_param_count(&self) -> f64 {
+        self.linear_params() + self.embedding_params() + self.norm_params()
+    }
+
+    pub fn vision_params(&self) -> f64 {
+        self.vision.param_count(self.hidden)
+    }
+
+    /// The parameters one token uses: all but the routed experts it is not sent to. Includes the
+    /// input embedding, as Mixtral's and Qwen's cards count it (OpenAI's and DeepSeek's leave it
+    /// out). `None` for a dense model.
+    pub fn active_param_count(&self) -> Option<f64> {
+        if !self.moe.is_moe() {
+            return None;
+        }
+        let routed = self.params_in(&[Block::RoutedExpert]);
+        let unused = 1.0 - f64::from(self.moe.per_token) / f64::from(self.moe.experts.max(1));
+        Some(self.param_count() - routed * unused)
+    }
+
+    /// The shape as scenario `key=value` pairs, so a pasted config.json fills the same fields a
+    /// person would type; every one is written, so nothing comes from a previous preset.
+    pub fn pairs(&self) -> [(&'static str, String); 32] {
+        let value = |n: u32| n.to_string();
+        [
+            ("layers", value(self.layers)),
+            ("hidden", value(self.hidden)),
+            ("heads", value(self.heads)),
+            ("kv-heads", value(self.kv_heads)),
+            ("head-dim", value(self.head_dim)),
+            ("ffn", value(self.ffn)),
+            ("vocab", value(self.vocab)),
+            ("tied", self.tied.to_string()),
+            ("gated", self.gated.to_string()),
+            ("experts", value(self.moe.experts)),
+            ("experts-per-token", value(self.moe.per_token)),
+            ("expert-ffn", value(self.moe.expert_ffn)),
+            ("shared-ffn", value(self.moe.shared_ffn)),
+            ("dense-layers", value(self.moe.dense_layers)),
+            ("q-lora-rank", value(self.mla.q_rank)),
+            ("kv-lora-rank", value(self.mla.kv_rank)),
+            ("rope-head-dim", value(self.mla.rope_dim)),
+            ("v-head-dim", value(self.mla.v_head_dim)),
+            ("sliding-window", value(self.window.tokens)),
+            ("sliding-layers", value(self.window.layers)),
+            ("vision-layers", value(self.vision.layers)),
+            ("vision-hidden", value(self.vision.hidden)),
+            ("vision-ffn", value(self.vision.ffn)),
+            ("vision-patch", value(self.vision.patch)),
+            ("recurrent-layers", value(self.recurrent.layers)),
+            ("recurrent-heads", value(self.recurrent.heads)),
+            ("recurrent-head-dim", value(self.recurrent.head_dim)),
+            ("recurrent-state", value(self.recurrent.state)),
+            ("recurrent-groups", value(self.recurrent.groups)),
+            ("recurrent-conv", value(self.recurrent.conv)),
+            ("no-attention-layers", value(self.no_attention)),
+            ("no-mlp-layers", value(self.no_mlp)),
+        ]
+    }
+
+    /// Every field that must be positive, with its value, for validation.
+    pub fn fields(&self) -> [(&'static str, u32); 7] {
+        [
+            ("layers", self.layers),
+            ("hidden", self.hidden),
+            ("heads", self.heads),
+            ("kv-heads", self.kv_heads),
+            ("head-dim", self.head_dim),
+            ("ffn", self.ffn),
+            ("vocab", self.vocab),
+        ]
+    }
+
+    /// How the layers' memory differs from a dense model's, for each combination of fields that
+    /// must agree: the first contradiction, by field and reason.
+    pub fn contradiction(&self) -> Option<(&'static str, String)> {
+        let m = &self.moe;
+        if m.is_moe() {
+            if m.per_token == 0 || m.per_token > m.experts {
+                return Some((
+                    "experts-per-token",
+                    format!("must be from 1 to the {} experts", m.experts),
+                ));
+            }
+            if m.expert_ffn == 0 {
+                return Some((
+                    "expert-ffn",
+                    "a mixture of experts needs the experts' width".into(),
+                ));
+            }
+            if m.dense_layers > self.layers {
+                return Some((
+                    "dense-layers",
+                    format!("more than the {} layers", self.layers),
+                ));
+            }
+        }
+        if self.mla.is_mla() && (self.mla.rope_dim >= self.head_dim || self.mla.v_head_dim == 0) {
+            return Some((
+                "rope-head-dim",
+                format!(
+                    "MLA needs rope-head-dim below head-dim {} and a v-head-dim",
+                    self.head_dim
+                ),
+            ));
+        }
+        if self.window.layers > self.layers {
+            return Some((
+                "sliding-layers",
+                format!("more than the {} layers", self.layers),
+            ));
+        }
+        if self.window.layers > 0 && self.window.tokens == 0 {
+            return Some((
+                "sliding-window",
+                "windowed layers need a window size".into(),
+            ));
+        }
+        None
+    }
+}
