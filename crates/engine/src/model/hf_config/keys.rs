@@ -1,0 +1,237 @@
+//! A config's keys as transformers reads them: the text model's own (a nested `text_config`, for
+//! multimodal configs) before the top level's, and the model type's documented defaults for keys
+//! a minimal file leaves out. Every default used is recorded, so the reader can say so.
+
+use serde_json::{Map, Value};
+
+/// Defaults of transformers' configuration classes for keys the published minimal files omit,
+/// by `model_type`. Only keys that change memory; cited per family:
+/// - `gemma3_text`: `Gemma3TextConfig` (transformers@008f5c8c, configuration_gemma3.py);
+/// - `gemma2`: `Gemma2Config` (transformers@008e5743);
+/// - `qwen3`, `qwen3_moe`: `head_dim = 128` (transformers@008e5743), not hidden/heads;
+/// - `mistral`: `sliding_window = 4096` (transformers@001f85b3), which `null` turns off;
+/// - `llama4_text`: `Llama4TextConfig` (transformers@008e5743);
+/// - `deepseek_v3`: `DeepseekV3Config` (transformers@001f85b3);
+/// - `gpt_oss`: `sliding_window = 128` (transformers@02b8f42b);
+/// - `nemotron_h`: `NemotronHConfig`'s Mamba-2 sizes (transformers@13923c63);
+/// - `qwen3_next`: `Qwen3NextConfig`'s linear-attention sizes (transformers@008e5743).
+const FAMILY_DEFAULTS: &[(&str, &[(&str, u32)])] = &[
+    (
+        "gemma3_text",
+        &[
+            ("vocab_size", 262_208),
+            ("hidden_size", 2304),
+            ("intermediate_size", 9216),
+            ("num_hidden_layers", 26),
+            ("num_attention_heads", 8),
+            ("num_key_value_heads", 4),
+            ("head_dim", 256),
+            ("sliding_window", 4096),
+            ("sliding_window_pattern", 6),
+        ],
+    ),
+    (
+        "gemma2",
+        &[
+            ("vocab_size", 256_000),
+            ("head_dim", 256),
+            ("sliding_window", 4096),
+        ],
+    ),
+    ("qwen3", &[("head_dim", 128)]),
+    ("qwen3_moe", &[("head_dim", 128)]),
+    ("mistral", &[("sliding_window", 4096)]),
+    (
+        "llama4_text",
+        &[
+            ("vocab_size", 202_048),
+            ("hidden_size", 5120),
+            ("intermediate_size", 8192),
+            ("intermediate_size_mlp", 16384),
+            ("num_hidden_layers", 48),
+            ("num_attention_heads", 40),
+            ("num_key_value_heads", 8),
+            ("head_dim", 128),
+            ("num_local_experts", 16),
+            ("attention_chunk_size", 8192),
+        ],
+    ),
+    (
+        "deepseek_v3",
+        &[
+            ("vocab_size", 129_280),
+            ("q_lora_rank", 1536),
+            ("kv_lora_rank", 512),
+            ("qk_rope_head_dim", 64),
+            ("qk_nope_head_dim", 128),
+            ("v_head_dim", 128),
+            ("first_k_dense_replace", 3),
+        ],
+    ),
+    ("gpt_oss", &[("sliding_window", 128)]),
+    (
+        "nemotron_h",
+        &[
+            ("ssm_state_size", 128),
+            ("mamba_num_heads", 128),
+            ("mamba_head_dim", 64),
+            ("n_groups", 8),
+            ("conv_kernel", 4),
+        ],
+    ),
+    (
+        "qwen3_next",
+        &[
+            ("linear_conv_kernel_dim", 4),
+            ("linear_key_head_dim", 128),
+            ("linear_value_head_dim", 128),
+            ("linear_num_key_heads", 16),
+            ("linear_num_value_heads", 32),
+            ("full_attention_interval", 4),
+        ],
+    ),
+];
+
+/// The nested text config's model type names the family for a multimodal wrapper.
+fn family(model_type: &str) -> &str {
+    match model_type {
+        "gemma3" => "gemma3_text",
+        "llama4" => "llama4_text",
+        "deepseek_v2" => "deepseek_v3",
+        other => other,
+    }
+}
+
+pub(super) struct Keys<'a> {
+    config: &'a Map<String, Value>,
+    root: &'a Map<String, Value>,
+    family: &'a str,
+    /// `key = value` for each family default used.
+    pub defaults_used: std::cell::RefCell<Vec<String>>,
+}
+
+impl<'a> Keys<'a> {
+    pub fn new(root: &'a Map<String, Value>) -> Keys<'a> {
+        let config = root
+            .get("text_config")
+            .and_then(Value::as_object)
+            .unwrap_or(root);
+        let model_type = config
+            .get("model_type")
+            .or_else(|| root.get("model_type"))
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        Keys {
+            config,
+            root,
+            family: family(model_type),
+            defaults_used: Default::default(),
+        }
+    }
+
+    pub fn family(&self) -> &'a str {
+        self.family
+    }
+
+    /// The first of `keys` present (a `null` counts as present), in the text config or at the
+    /// top level.
+    pub fn value(&self, keys: &[&str]) -> Option<&'a Value> {
+        keys.iter()
+            .find_map(|k| self.config.get(*k).or_else(|| self.root.get(*k)))
+    }
+
+    /// Whether any of `keys` is present with a value other than `null`, `false`, 0 or empty.
+    pub fn given(&self, keys: &[&str]) -> bool {
+        self.value(keys).is_some_and(|v| match v {
+            Value::Null | Value::Bool(false) => false,
+            Value::Number(n) => n.as_f64() != Some(0.0),
+            Value::String(s) => !s.is_empty(),
+            Value::Array(a) => !a.is_empty(),
+            Value::Object(o) => !o.is_empty(),
+            Value::Bool(true) => true,
+        })
+    }
+
+    /// A whole number from 0 that fits a shape field, under the first key present; else the
+    /// family's default for the first key (recorded), else `None`. A present `null` is `None`
+    /// and takes no default: `"sliding_window": null` turns the window off.
+    pub fn count(&self, keys: &[&str]) -> Option<u32> {
+        match self.value(keys) {
+            Some(v) => whole(v),
+            None => self.default(keys[0]),
+        }
+    }
+
+    /// [`Keys::count`], above 0.
+    pub fn positive(&self, keys: &[&str]) -> Option<u32> {
+        self.count(keys).filter(|n| *n > 0)
+    }
+
+    fn default(&self, key: &str) -> Option<u32> {
+        let (_, defaults) = FAMILY_DEFAULTS.iter().find(|(f, _)| *f == self.family)?;
+        let (_, value) = defaults.iter().find(|(k, _)| *k == key)?;
+        self.defaults_used
+            .borrow_mut()
+            .push(format!("{key} = {value}"));
+        Some(*value)
+    }
+
+    pub fn text(&self, keys: &[&str]) -> Option<&'a str> {
+        self.value(keys).and_then(Value::as_str)
+    }
+
+    pub fn flag(&self, keys: &[&str]) -> Option<bool> {
+        self.value(keys).and_then(Value::as_bool)
+    }
+
+    /// `tie_word_embeddings`, or the family's default (recorded): `PretrainedConfig` ties, but
+    /// Llama, Mistral, Qwen, Phi-3, DeepSeek and most decoder families set it to false; Gemma,
+    /// GPT-2, BERT and OPT keep true.
+    pub fn tied(&self) -> bool {
+        const TIED_FAMILIES: &[&str] = &[
+            "gemma",
+            "gemma2",
+            "gemma3_text",
+            "gpt2",
+            "bert",
+            "opt",
+            "gpt_bigcode",
+        ];
+        self.flag(&["tie_word_embeddings"]).unwrap_or_else(|| {
+            let tied = TIED_FAMILIES.contains(&self.family);
+            self.defaults_used
+                .borrow_mut()
+                .push(format!("tie_word_embeddings = {tied}"));
+            tied
+        })
+    }
+
+    pub fn list(&self, keys: &[&str]) -> Option<&'a Vec<Value>> {
+        self.value(keys).and_then(Value::as_array)
+    }
+
+    pub fn object(&self, keys: &[&str]) -> Option<&'a Map<String, Value>> {
+        self.value(keys).and_then(Value::as_object)
+    }
+
+    /// Whether a dropout probability under one of `keys` is above 0; only that matters for memory.
+    pub fn probability(&self, keys: &[&str]) -> Option<bool> {
+        self.value(keys)
+            .and_then(Value::as_f64)
+            .filter(|p| p.is_finite())
+            .map(|p| p > 0.0)
+    }
+}
+
+/// A JSON number that is a whole, non-negative value fitting a u32.
+pub(super) fn whole(value: &Value) -> Option<u32> {
+    value
+        .as_u64()
+        .or_else(|| {
+            value
+                .as_f64()
+                .filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f <= f64::from(u32::MAX))
+                .map(|f| f as u64)
+        })
+        .and_then(|n| u32::try_from(n).ok())
+}
