@@ -3,12 +3,12 @@
 
 use crate::state::PageState;
 use leptos::prelude::*;
-use vramfit_engine::model::parse_hf_config;
+use vramfit_engine::model::{parse_hf_config, HfConfig};
 
 #[component]
 pub fn ConfigPaste() -> impl IntoView {
     let state = expect_context::<PageState>();
-    let message = RwSignal::new(None::<Result<String, String>>);
+    let message = RwSignal::new(None::<Result<HfConfig, String>>);
     let on_input = move |text: String| {
         if text.trim().is_empty() {
             message.set(None);
@@ -22,11 +22,7 @@ pub fn ConfigPaste() -> impl IntoView {
                 ];
                 changes.extend(config.pairs().into_iter().map(|(k, v)| (k.to_string(), v)));
                 state.apply(&changes);
-                let params = config.arch.param_count() / 1e9;
-                let kind = config.model_type.unwrap_or_else(|| "model".to_string());
-                message.set(Some(Ok(format!(
-                    "Read a {kind} config: {params:.2}B parameters."
-                ))));
+                message.set(Some(Ok(config)));
             }
             Err(e) => message.set(Some(Err(e.to_string()))),
         }
@@ -38,7 +34,18 @@ pub fn ConfigPaste() -> impl IntoView {
             <textarea id="config-json" data-testid="config-paste" rows="5" spellcheck="false"
                 on:input=move |ev| on_input(event_target_value(&ev))></textarea>
             {move || message.get().map(|m| match m {
-                Ok(text) => view! { <p class="note" role="status">{text}</p> }.into_any(),
+                Ok(config) => view! {
+                    <div role="status" data-testid="config-read">
+                        <p class="note">{config.summary()}</p>
+                        {(!config.defaults_used.is_empty()).then(|| view! {
+                            <p class="note">{format!("Not in the file, taken from the {} defaults: {}.",
+                                config.model_type.clone().unwrap_or_else(|| "family".to_string()), config.defaults_used.join(", "))}</p>
+                        })}
+                        <ul class="config-warnings">
+                            {config.warnings.iter().map(|w| view! { <li class="warning" data-testid="config-warning">{w.clone()}</li> }).collect_view()}
+                        </ul>
+                    </div>
+                }.into_any(),
                 Err(text) => view! { <p class="field-error" role="alert" data-testid="config-error">{text}</p> }.into_any(),
             })}
         </details>

@@ -5,7 +5,32 @@ use leptos::prelude::*;
 use vramfit_engine::estimate::{LESSON_ACTIVATION_FACTOR, LESSON_OVERHEAD_BYTES};
 use vramfit_engine::units::GB;
 use vramfit_engine::workload::Method;
-use vramfit_engine::{Bytes, Verdict};
+use vramfit_engine::wire::Wire;
+use vramfit_engine::{Bytes, Estimate, Verdict};
+
+/// "46.70B parameters, 12.88B active per token · mixture of experts · 32 full-attention layers,
+/// 32 MoE": what the estimate read the model as.
+fn model_line(e: &Estimate) -> String {
+    let l = &e.architecture.layers;
+    let mut line = format!("{:.2}B parameters", e.params / 1e9);
+    if let Some(active) = e.active_params {
+        line += &format!(", {:.2}B active per token", active / 1e9);
+    }
+    line += &format!(" · {}", e.architecture.family.help());
+    let kinds = [
+        (l.full_attention, "full-attention"),
+        (l.sliding_window, "sliding-window"),
+        (l.latent_attention, "latent-attention"),
+        (l.recurrent, "recurrent"),
+        (l.moe, "MoE"),
+    ];
+    let named: Vec<String> = kinds
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, kind)| format!("{n} {kind}"))
+        .collect();
+    format!("{line} · layers: {}", named.join(", "))
+}
 
 #[component]
 pub fn Summary() -> impl IntoView {
@@ -36,6 +61,10 @@ pub fn Summary() -> impl IntoView {
                             {match verdict { Verdict::Fits => "Fits", Verdict::Tight => "Tight", Verdict::Oom => "Out of memory" }}
                         </span>
                         " " {headroom} " of " {e.usable_bytes.display(u)} " usable (" {e.capacity_bytes.display(u)} " capacity)"
+                    </p>
+                    <p class="model-line" data-testid="model-line" data-params=format!("{}", e.params.round())
+                        data-active=e.active_params.map(|a| format!("{}", a.round())).unwrap_or_default()>
+                        {model_line(&e)}
                     </p>
                     <p class="method-note">{method_note}</p>
                     {e.notes.iter().map(|n| view! { <p class="note">{n.clone()}</p> }).collect_view()}

@@ -29,7 +29,7 @@ enum Command {
     Estimate {
         #[command(flatten)]
         scenario: ScenarioArgs,
-        /// Print one JSON object (schema vramfit.estimate/1).
+        /// Print one JSON object (schema vramfit.estimate/2).
         #[arg(long)]
         json: bool,
     },

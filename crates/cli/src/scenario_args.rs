@@ -130,6 +130,17 @@ impl ScenarioArgs {
                 .and_then(|text| model::parse_hf_config(&text).map_err(|e| e.to_string()))
             {
                 Ok(config) => {
+                    for warning in &config.warnings {
+                        eprintln!("vramfit: {}: {warning}", path.display());
+                    }
+                    if !config.defaults_used.is_empty() {
+                        eprintln!(
+                            "vramfit: {}: not in the file, taken from the {} defaults: {}",
+                            path.display(),
+                            config.model_type.as_deref().unwrap_or("family"),
+                            config.defaults_used.join(", ")
+                        );
+                    }
                     pairs.extend(config.pairs().into_iter().map(|(k, v)| (k.to_string(), v)))
                 }
                 Err(message) => errors.push(FieldError::new("config", message)),

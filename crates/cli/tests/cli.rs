@@ -1,5 +1,5 @@
 //! The `vramfit` binary end to end (no GPU needed): `estimate --json` follows the
-//! `vramfit.estimate/1` schema and equals the engine's own estimate; the chapter-62 lesson golden
+//! `vramfit.estimate/2` schema and equals the engine's own estimate; the chapter-62 lesson golden
 //! holds through the CLI; the human output shows a table and the verdict; bad flags and invalid
 //! scenarios exit 2 naming each bad field without a panic; `fit`, `tables --markdown` and `list`
 //! answer; `--config` reads a Hugging Face config.json and names missing fields; `parse-smi` reads
@@ -131,9 +131,9 @@ const LLAMA_CONFIG: &str = r#"{
   "torch_dtype": "bfloat16"
 }"#;
 
-/// Checks the `vramfit.estimate/1` shape and returns the total.
+/// Checks the `vramfit.estimate/2` shape and returns the total.
 fn check_estimate_json(e: &Value) -> u64 {
-    assert_eq!(e["schema"], "vramfit.estimate/1");
+    assert_eq!(e["schema"], "vramfit.estimate/2");
     let components = e["components"].as_array().expect("components is an array");
     assert!(!components.is_empty());
     let mut sum = 0u64;
@@ -593,7 +593,12 @@ fn every_query_key_is_a_flag() {
 fn flags_and_query_give_the_same_estimate() {
     let query =
         "model=llama-3.2-1b&params=1.2B&layers=16&hidden=2048&heads=32&kv-heads=8&head-dim=64\
-        &ffn=8192&vocab=128256&tied=true&gated=true&head=lm&mode=qlora&weights=nf4&grads=bf16\
+        &ffn=8192&vocab=128256&tied=true&gated=true&experts=0&experts-per-token=0&expert-ffn=0\
+        &shared-ffn=0&dense-layers=0&q-lora-rank=0&kv-lora-rank=0&rope-head-dim=0&v-head-dim=0\
+        &sliding-window=512&sliding-layers=8&vision-layers=0&vision-hidden=0&vision-ffn=0&vision-patch=0\
+        &recurrent-layers=0&recurrent-heads=0&recurrent-head-dim=0&recurrent-state=0&recurrent-groups=0\
+        &recurrent-conv=0&no-attention-layers=0&no-mlp-layers=0&mla-cache=expanded\
+        &head=lm&mode=qlora&weights=nf4&quantized=all-linear&grads=bf16\
         &act-dtype=bf16&kv-dtype=fp8&optimizer=adamw-8bit&master-weights=false&batch=4&seq=1024\
         &grad-accum=8&checkpointing=selective&attention=eager&lora-rank=32&lora-targets=all&lora-dropout=true\
         &double-quant=true&chunked-loss=true&dropout=true&attention-dropout=true&method=detailed\

@@ -25,13 +25,23 @@ pub use overhead::{FRAGMENTATION_OF_STATIC, FRAGMENTATION_OF_TRANSIENT};
 pub use stack::Component;
 pub use weights::{INT4_GROUP, INT4_GROUP_BYTES, NF4_BLOCK, NF4_DOUBLE_QUANT_BLOCK};
 
+use crate::model::{Family, LayerCounts};
 use crate::scenario::{FieldError, Resolved, Scenario};
 use crate::units::Bytes;
 use crate::workload::{Method, Mode};
 use serde::{Deserialize, Serialize};
 use stack::{explain, Stack};
 
-pub const ESTIMATE_SCHEMA: &str = "vramfit.estimate/1";
+/// Version 2 added `active_params` and `architecture`, and the components `kv_cache_sliding`,
+/// `recurrent_state` and `vision`.
+pub const ESTIMATE_SCHEMA: &str = "vramfit.estimate/2";
+
+/// What the estimate read the model as.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ArchitectureSummary {
+    pub family: Family,
+    pub layers: LayerCounts,
+}
 
 /// How far above the detailed method published bitsandbytes QLoRA runs measured: the median of
 /// measured ÷ predicted − 1 over calibration/'s `qlora` rows (LitGPT), which tests/accuracy.rs
@@ -44,6 +54,9 @@ pub struct Estimate {
     pub scenario: Scenario,
     pub method: Method,
     pub params: f64,
+    /// The parameters one token uses, for a mixture of experts; `None` for a dense model.
+    pub active_params: Option<f64>,
+    pub architecture: ArchitectureSummary,
     pub trainable_params: f64,
     pub components: Vec<Component>,
     /// Everything on one GPU: what nvidia-smi would show for this process.
@@ -156,9 +169,31 @@ fn estimate_resolved(s: &Scenario, r: &Resolved) -> Estimate {
         ));
     }
     if r.shape_assumed {
+        let taken: Vec<&str> = [
+            ("layers", s.layers.is_none()),
+            ("hidden", s.hidden.is_none()),
+            ("heads", s.heads.is_none()),
+            ("kv-heads", s.kv_heads.is_none()),
+            ("ffn", s.ffn.is_none()),
+            ("vocab", s.vocab.is_none()),
+        ]
+        .into_iter()
+        .filter_map(|(key, unset)| unset.then_some(key))
+        .collect();
+        if !taken.is_empty() {
+            notes.push(format!(
+                "Architecture: {} taken from {}, a dense Llama-style model; name a preset or paste a config.json for any other kind.",
+                taken.join(", "),
+                r.shape_from.name
+            ));
+        }
+    }
+    if r.arch.mla.is_mla() && s.mode == Mode::Inference {
+        let cache = s.mla_cache;
         notes.push(format!(
-            "Architecture: fields not given are taken from {}.",
-            r.shape_from.name
+            "MLA cache: {}, {}. Set mla-cache to change it.",
+            cache,
+            crate::wire::Wire::help(cache)
         ));
     }
     let total = stack.total();
@@ -168,6 +203,14 @@ fn estimate_resolved(s: &Scenario, r: &Resolved) -> Estimate {
         scenario: s.clone(),
         method: s.method,
         params: r.params,
+        active_params: r
+            .arch
+            .active_param_count()
+            .map(|active| active * r.params / r.arch.param_count().max(1.0)),
+        architecture: ArchitectureSummary {
+            family: r.arch.family(),
+            layers: r.arch.layer_counts(),
+        },
         trainable_params: trainable,
         components: stack.components,
         total_bytes: total,

@@ -2,6 +2,8 @@
 //! and active. The one place block shapes are written.
 
 use super::{Architecture, MatrixShape, Projection};
+use crate::wire::wire_enum;
+use serde::{Deserialize, Serialize};
 
 /// Which part of a block a linear layer belongs to: what quantization scopes, LoRA targets and
 /// the active-parameter count select by.
@@ -346,4 +348,61 @@ impl Architecture {
         }
         None
     }
+
+    /// What kind of model this is, for people and the estimate's JSON.
+    pub fn family(&self) -> Family {
+        match (
+            self.recurrent.layers > 0,
+            self.moe.is_moe(),
+            self.mla.is_mla(),
+        ) {
+            (true, _, _) => Family::Hybrid,
+            (false, true, true) => Family::LatentMoe,
+            (false, true, false) => Family::Moe,
+            (false, false, true) => Family::Latent,
+            (false, false, false) => Family::Dense,
+        }
+    }
+
+    /// How many layers of each kind the model has.
+    pub fn layer_counts(&self) -> LayerCounts {
+        let attention = self.attention_layers();
+        let windowed = self.window.layers.min(attention);
+        let (latent, full) = if self.mla.is_mla() {
+            (attention, 0)
+        } else {
+            (0, attention - windowed)
+        };
+        let moe = self.moe_layers() as u32;
+        LayerCounts {
+            full_attention: full,
+            sliding_window: if self.mla.is_mla() { 0 } else { windowed },
+            latent_attention: latent,
+            recurrent: self.recurrent.layers,
+            moe,
+            dense_mlp: self.mlp_layers() - moe,
+        }
+    }
+}
+
+wire_enum! {
+    /// The kind of model, by what its layers hold.
+    Family {
+        Dense = "dense" => "every layer attends and has one dense MLP",
+        Moe = "moe" => "a mixture of experts",
+        Latent = "mla" => "multi-head latent attention",
+        LatentMoe = "mla-moe" => "a mixture of experts with multi-head latent attention",
+        Hybrid = "hybrid" => "recurrent (Mamba or linear-attention) layers beside attention",
+    }
+}
+
+/// Layers by kind: each attention layer is full, windowed or latent; each MLP dense or experts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LayerCounts {
+    pub full_attention: u32,
+    pub sliding_window: u32,
+    pub latent_attention: u32,
+    pub recurrent: u32,
+    pub moe: u32,
+    pub dense_mlp: u32,
 }

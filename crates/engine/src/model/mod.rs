@@ -8,7 +8,7 @@ mod params;
 mod parts;
 mod presets;
 
-pub use count::{Block, Linear};
+pub use count::{Block, Family, LayerCounts, Linear};
 pub use hf_config::{parse_hf_config, ConfigError, HfConfig};
 pub use params::{format_param_count, parse_param_count};
 pub use parts::{Mla, Moe, Recurrent, Vision, Window};
