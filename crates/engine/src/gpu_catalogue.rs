@@ -1,6 +1,8 @@
 //! The GPU catalogue: each card's advertised memory and, where a real capture shows it, the total
-//! that nvidia-smi reports (the captures under crates/smi/tests/fixtures/nvidia-smi are the
-//! evidence). Not to be confused with the CLI's `gpu/`, which reads real GPUs through NVML.
+//! that nvidia-smi reports (the captures under crates/smi/tests/fixtures/nvidia-smi, and the
+//! published captures quoted in docs/gpu-totals.md, are the evidence). AMD Instinct cards have no
+//! NVML: their totals are rocm-smi's, and `vramfit probe` cannot read them (paste the totals).
+//! Not to be confused with the CLI's `gpu/`, which reads real GPUs through NVML.
 
 use crate::units::{Bytes, GIB, MIB};
 
@@ -43,25 +45,47 @@ const fn gpu(
 
 /// Ordered by capacity, smallest first, so "the smallest GPU that fits" is the first match.
 pub const GPUS: &[Gpu] = &[
+    gpu("rtx-3070", "GeForce RTX 3070 8GB", 8.0, Some(8192)),
     gpu("rtx-3080", "GeForce RTX 3080 10GB", 10.0, Some(10240)),
+    gpu("rtx-5070", "GeForce RTX 5070 12GB", 12.0, Some(12227)),
+    gpu("rtx-4070", "GeForce RTX 4070 12GB", 12.0, Some(12282)),
     gpu("rtx-3060", "GeForce RTX 3060 12GB", 12.0, Some(12288)),
+    gpu("rtx-3080-ti", "GeForce RTX 3080 Ti 12GB", 12.0, Some(12288)),
     gpu("t4", "Tesla T4 16GB", 16.0, Some(15360)),
     gpu("v100-16", "Tesla V100 16GB", 16.0, Some(16130)),
+    gpu("rtx-5070-ti", "GeForce RTX 5070 Ti 16GB", 16.0, Some(16303)),
     gpu("rtx-4080", "GeForce RTX 4080 16GB", 16.0, Some(16376)),
+    gpu("rtx-4080-super", "GeForce RTX 4080 SUPER 16GB", 16.0, Some(16376)),
+    gpu("rtx-4070-ti-super", "GeForce RTX 4070 Ti SUPER 16GB", 16.0, Some(16376)),
     gpu("rtx-5080", "GeForce RTX 5080 16GB", 16.0, None),
     gpu("rtx-4060-ti-16", "GeForce RTX 4060 Ti 16GB", 16.0, None),
+    gpu("a10", "A10 24GB", 24.0, Some(23028)),
     gpu("a10g", "A10G 24GB", 24.0, Some(23028)),
     gpu("l4", "L4 24GB", 24.0, Some(23034)),
     gpu("rtx-4090", "GeForce RTX 4090 24GB", 24.0, Some(24564)),
     gpu("rtx-3090", "GeForce RTX 3090 24GB", 24.0, Some(24576)),
+    gpu("rtx-5090", "GeForce RTX 5090 32GB", 32.0, Some(32607)),
     gpu("v100-32", "Tesla V100 32GB", 32.0, None),
-    gpu("rtx-5090", "GeForce RTX 5090 32GB", 32.0, None),
     gpu("a100-40", "A100 40GB", 40.0, Some(40536)),
+    // ECC on, as data-centre cards ship; with ECC off the L40 and A40 print 49140 MiB.
+    gpu("l40", "L40 48GB", 48.0, Some(46068)),
     gpu("l40s", "L40S 48GB", 48.0, Some(46068)),
+    gpu("a40", "A40 48GB", 48.0, Some(46068)),
+    // ECC off, as the published workstation captures show; ECC on prints 46068 MiB.
+    gpu("rtx-6000-ada", "RTX 6000 Ada Generation 48GB", 48.0, Some(49140)),
     gpu("a6000", "RTX A6000 48GB", 48.0, None),
+    gpu("h100-pcie", "H100 PCIe 80GB", 80.0, Some(81559)),
     gpu("h100-80", "H100 80GB", 80.0, Some(81559)),
     gpu("a100-80", "A100 80GB", 80.0, Some(81920)),
+    gpu("a800-80", "A800 80GB", 80.0, Some(81920)),
+    gpu("h100-nvl", "H100 NVL 94GB", 94.0, Some(95830)),
+    gpu("h20", "H20 96GB", 96.0, Some(97871)),
+    gpu("rtx-pro-6000", "RTX PRO 6000 Blackwell 96GB", 96.0, Some(97887)),
     gpu("h200", "H200 141GB", 141.0, Some(143771)),
+    gpu("b200", "B200 180GB", 180.0, Some(183359)),
+    // rocm-smi's "VRAM Total Memory (B)": 206141652992 B on bare metal.
+    gpu("mi300x", "Instinct MI300X 192GB (ROCm)", 192.0, Some(196592)),
+    gpu("mi325x", "Instinct MI325X 256GB (ROCm)", 256.0, None),
 ];
 
 pub fn find(id: &str) -> Option<&'static Gpu> {
