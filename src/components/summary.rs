@@ -4,8 +4,8 @@ use crate::state::PageState;
 use leptos::prelude::*;
 use vramfit_engine::estimate::{LESSON_ACTIVATION_FACTOR, LESSON_OVERHEAD_BYTES};
 use vramfit_engine::units::GB;
-use vramfit_engine::workload::Method;
 use vramfit_engine::wire::Wire;
+use vramfit_engine::workload::Method;
 use vramfit_engine::{Bytes, Estimate, Verdict};
 
 /// "46.70B parameters, 12.88B active per token · mixture of experts · 32 full-attention layers,

@@ -10,6 +10,7 @@
 //! pinned versions shared/TOOLCHAIN.md records as working offline.
 
 mod accuracy;
+mod configs;
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -200,8 +201,9 @@ fn main() -> ExitCode {
         "test" => test(),
         "serve" => serve(),
         "accuracy" => accuracy::report(&root()),
+        "configs" => configs::report(&root()),
         "bench-web" => bench_web(),
-        _ => Err("usage: cargo xtask <serve | test | accuracy | bench-web>".to_string()),
+        _ => Err("usage: cargo xtask <serve | test | accuracy | configs | bench-web>".to_string()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

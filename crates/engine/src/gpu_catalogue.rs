@@ -55,8 +55,18 @@ pub const GPUS: &[Gpu] = &[
     gpu("v100-16", "Tesla V100 16GB", 16.0, Some(16130)),
     gpu("rtx-5070-ti", "GeForce RTX 5070 Ti 16GB", 16.0, Some(16303)),
     gpu("rtx-4080", "GeForce RTX 4080 16GB", 16.0, Some(16376)),
-    gpu("rtx-4080-super", "GeForce RTX 4080 SUPER 16GB", 16.0, Some(16376)),
-    gpu("rtx-4070-ti-super", "GeForce RTX 4070 Ti SUPER 16GB", 16.0, Some(16376)),
+    gpu(
+        "rtx-4080-super",
+        "GeForce RTX 4080 SUPER 16GB",
+        16.0,
+        Some(16376),
+    ),
+    gpu(
+        "rtx-4070-ti-super",
+        "GeForce RTX 4070 Ti SUPER 16GB",
+        16.0,
+        Some(16376),
+    ),
     gpu("rtx-5080", "GeForce RTX 5080 16GB", 16.0, None),
     gpu("rtx-4060-ti-16", "GeForce RTX 4060 Ti 16GB", 16.0, None),
     gpu("a10", "A10 24GB", 24.0, Some(23028)),
@@ -72,7 +82,12 @@ pub const GPUS: &[Gpu] = &[
     gpu("l40s", "L40S 48GB", 48.0, Some(46068)),
     gpu("a40", "A40 48GB", 48.0, Some(46068)),
     // ECC off, as the published workstation captures show; ECC on prints 46068 MiB.
-    gpu("rtx-6000-ada", "RTX 6000 Ada Generation 48GB", 48.0, Some(49140)),
+    gpu(
+        "rtx-6000-ada",
+        "RTX 6000 Ada Generation 48GB",
+        48.0,
+        Some(49140),
+    ),
     gpu("a6000", "RTX A6000 48GB", 48.0, None),
     gpu("h100-pcie", "H100 PCIe 80GB", 80.0, Some(81559)),
     gpu("h100-80", "H100 80GB", 80.0, Some(81559)),
@@ -80,11 +95,21 @@ pub const GPUS: &[Gpu] = &[
     gpu("a800-80", "A800 80GB", 80.0, Some(81920)),
     gpu("h100-nvl", "H100 NVL 94GB", 94.0, Some(95830)),
     gpu("h20", "H20 96GB", 96.0, Some(97871)),
-    gpu("rtx-pro-6000", "RTX PRO 6000 Blackwell 96GB", 96.0, Some(97887)),
+    gpu(
+        "rtx-pro-6000",
+        "RTX PRO 6000 Blackwell 96GB",
+        96.0,
+        Some(97887),
+    ),
     gpu("h200", "H200 141GB", 141.0, Some(143771)),
     gpu("b200", "B200 180GB", 180.0, Some(183359)),
     // rocm-smi's "VRAM Total Memory (B)": 206141652992 B on bare metal.
-    gpu("mi300x", "Instinct MI300X 192GB (ROCm)", 192.0, Some(196592)),
+    gpu(
+        "mi300x",
+        "Instinct MI300X 192GB (ROCm)",
+        192.0,
+        Some(196592),
+    ),
     gpu("mi325x", "Instinct MI325X 256GB (ROCm)", 256.0, None),
 ];
 

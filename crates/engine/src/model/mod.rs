@@ -7,12 +7,14 @@ mod hf_config;
 mod params;
 mod parts;
 mod presets;
+mod published;
 
 pub use count::{Block, Family, LayerCounts, Linear};
 pub use hf_config::{parse_hf_config, ConfigError, HfConfig};
 pub use params::{format_param_count, parse_param_count};
 pub use parts::{Mla, Moe, Recurrent, Vision, Window};
 pub use presets::{nearest_preset, preset, Preset, CATALOGUE_PRESETS, PRESETS};
+pub use published::{parse_published, ActiveClaim, Counted, Published};
 
 use serde::{Deserialize, Serialize};
 
