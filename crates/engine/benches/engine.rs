@@ -24,9 +24,20 @@ fn benches(c: &mut Criterion) {
         ("batch", "8"),
         ("gpu", "t4"),
     ]);
+    let moe = scenario(&[
+        ("model", "deepseek-v3"),
+        ("mode", "inference"),
+        ("gpus", "8"),
+        ("sharding", "tensor"),
+        ("gpu", "h200"),
+    ]);
     c.bench_function("estimate: total only (solver inner loop)", |b| {
         b.iter(|| estimate::total_bytes(black_box(&qlora)))
     });
+    c.bench_function(
+        "estimate: total only, 256-expert MLA model (DeepSeek-V3)",
+        |b| b.iter(|| estimate::total_bytes(black_box(&moe))),
+    );
     c.bench_function("estimate: with formulas", |b| {
         b.iter(|| estimate(black_box(&qlora)))
     });

@@ -206,7 +206,7 @@ fn estimate_resolved(s: &Scenario, r: &Resolved) -> Estimate {
         active_params: r
             .arch
             .active_param_count()
-            .map(|active| active * r.params / r.arch.param_count().max(1.0)),
+            .map(|active| active * r.params / r.shape_params.max(1.0)),
         architecture: ArchitectureSummary {
             family: r.arch.family(),
             layers: r.arch.layer_counts(),

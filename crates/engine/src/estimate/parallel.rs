@@ -68,7 +68,7 @@ pub(super) fn weights_per_gpu(
         r.weights
     };
     // Scaled like the linear share, so a bare parameter count keeps its shape's proportions.
-    let arch_params = a.param_count().max(1.0);
+    let arch_params = r.shape_params.max(1.0);
     let table_params = f64::from(a.vocab) * f64::from(a.hidden) * r.params / arch_params;
     let table_bytes = table_params * table_dtype.bytes();
     let tables = if a.tied { 1.0 } else { 2.0 } * table_bytes;

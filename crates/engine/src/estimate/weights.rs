@@ -26,28 +26,21 @@ pub const MXFP4_BLOCK: f64 = 32.0;
 /// `count` parameters of the shape, scaled to the scenario's parameter count: a bare `params`
 /// keeps its count, and the shape only decides the split.
 fn share(r: &Resolved, count: f64) -> f64 {
-    r.params * count / r.arch.param_count().max(1.0)
+    r.params * count / r.shape_params.max(1.0)
 }
 
 /// The parameters in the blocks' linear layers.
 pub(super) fn linear_params(r: &Resolved) -> f64 {
-    share(r, r.arch.linear_params())
+    share(r, r.linear_params)
 }
 
 /// The parameters a quantized format covers: every linear layer but the router, or (for
 /// gpt-oss's MXFP4) the routed experts only.
 fn quantized_params(r: &Resolved) -> f64 {
-    let blocks: &[Block] = match r.quantized {
-        QuantScope::AllLinear => &[
-            Block::Attention,
-            Block::Mlp,
-            Block::SharedExpert,
-            Block::RoutedExpert,
-            Block::Recurrent,
-        ],
-        QuantScope::Experts => &[Block::RoutedExpert],
-    };
-    share(r, r.arch.params_in(blocks))
+    match r.quantized {
+        QuantScope::AllLinear => share(r, r.linear_params - r.arch.params_in(&[Block::Router])),
+        QuantScope::Experts => share(r, r.arch.params_in(&[Block::RoutedExpert])),
+    }
 }
 
 /// The vision tower's parameters: kept in the compute dtype (every quantized multimodal

@@ -18,6 +18,10 @@ pub struct Resolved {
     /// True when no preset was named, so the shape is an assumption to show the user.
     pub shape_assumed: bool,
     pub params: f64,
+    /// The parameters the shape implies, and of those the blocks' linear layers: counted once
+    /// here, read by every component that splits `params` by kind.
+    pub shape_params: f64,
+    pub linear_params: f64,
     pub weights: Dtype,
     /// The linear layers a quantized `weights` covers.
     pub quantized: QuantScope,
@@ -57,7 +61,10 @@ impl Scenario {
     pub fn resolve(&self) -> Result<Resolved, Vec<FieldError>> {
         let mut errors = Vec::new();
         let (arch, shape_from, shape_assumed) = self.resolve_arch();
-        let params = self.params.unwrap_or_else(|| arch.param_count());
+        let linear_params = arch.linear_params();
+        let shape_params =
+            linear_params + arch.embedding_params() + arch.norm_params() + arch.vision_params();
+        let params = self.params.unwrap_or(shape_params);
         check_shape(self, &arch, params, &mut errors);
         let formats = self.resolve_formats(shape_from, &mut errors);
         let quantized = self.quantized.unwrap_or(if self.weights.is_none() {
@@ -96,6 +103,8 @@ impl Scenario {
             shape_from,
             shape_assumed,
             params,
+            shape_params,
+            linear_params,
             weights: formats.weights,
             quantized,
             act_dtype: formats.act_dtype,
