@@ -31,12 +31,13 @@ const CATEGORY_MEDIAN_MAX_PCT: &[(&str, f64)] = &[
     ("full_ft", 9.5),               // today 6.6 (one row, M219)
     ("full_ft_small", 4.0),         // today 0.9
     ("fwd_bwd_small", 27.0),        // today 23.9
-    ("inference_fp16", 1.5),        // today 0.5
-    ("inference_fp16_multi", 6.0),  // today 3.1
-    ("inference_int4", 10.0),       // today 7.0
-    ("inference_int4_multi", 17.5), // today 14.3
-    ("inference_int8", 12.5),       // today 9.4
+    ("inference_fp16", 1.5),        // today 0.7
+    ("inference_fp16_multi", 6.0),  // today 3.2
+    ("inference_int4", 10.0),       // today 8.0
+    ("inference_int4_multi", 17.5), // today 14.5
+    ("inference_int8", 12.5),       // today 9.8
     ("lora", 4.5),                  // today 1.4
+    ("moe_inference", 4.0),         // today 2.6
     ("lora_multi", 55.5),           // today 52.4
     ("qlora", 11.5),                // today 8.7
     ("qlora_multi", 15.0),          // today 12.1

@@ -57,22 +57,28 @@ pub(super) fn push_training(s: &Scenario, r: &Resolved, stack: &mut Stack, split
     );
 }
 
-/// Inference: the prompt's logits in the compute dtype.
+/// Inference: the next token's logits for each sequence. transformers' `generate` asks the model
+/// for the last position's logits only (`logits_to_keep = 1`, since 4.45) and copies them to fp32
+/// for sampling (`outputs.logits[:, -1, :].to(copy=True, dtype=torch.float32)`); serving engines
+/// likewise compute logits only at the positions they sample. Qwen3-30B-A3B's published
+/// `generate` peaks grow by 2.8 GiB from a 1-token to a 30,720-token prompt, its KV cache's growth:
+/// whole-prompt logits would add 9 GB more.
 pub(super) fn push_prompt(s: &Scenario, r: &Resolved, stack: &mut Stack) {
     if s.head != Head::Lm {
         return;
     }
     let e = r.act_dtype.bytes();
-    let tokens = f64::from(s.batch) * f64::from(s.seq);
+    let sequences = f64::from(s.batch);
     stack.push(
         "logits",
-        "Prompt logits",
-        tokens * f64::from(r.arch.vocab) * e,
+        "Next-token logits",
+        sequences * f64::from(r.arch.vocab) * (e + FP32_BYTES),
         explain!(
             stack.explain,
-            "b·s·V × {} B = {} × {}",
+            "b × V × ({} B + {} B fp32 copy) = {} × {}",
             e,
-            num(tokens),
+            num(FP32_BYTES),
+            s.batch,
             r.arch.vocab
         ),
     );
