@@ -189,6 +189,34 @@ test('a pasted config.json sets the shape, and a broken one names what is missin
   assert.deepEqual(problems, []);
 });
 
+test('pasted MoE, sliding-window and MLA configs give the CLI\'s numbers, with active parameters and warnings', async () => {
+  const configs = 'crates/engine/tests/fixtures/hf-configs';
+  for (const [file, active, warning] of [
+    ['gpt-oss-20b.json', true, null],
+    ['gemma-3-27b-it.json', false, null],
+    ['deepseek-r1-0528.json', true, /num_nextn_predict_layers/],
+  ]) {
+    const page = await openPage(context, `${base}?mode=inference&seq=8192&batch=2&gpu=h200`, problems);
+    await page.click('details.config-paste > summary');
+    await page.fill('[data-testid=config-paste]', fs.readFileSync(path.join(configs, file), 'utf8'));
+    await page.waitForSelector('[data-testid=config-read]');
+    await page.waitForFunction(() => location.search.includes('layers='));
+    const fromCli = JSON.parse(execFileSync(BIN, ['estimate', '--json', '--config', path.join(configs, file),
+      '--mode', 'inference', '--seq', '8192', '--batch', '2', '--gpu', 'h200'], { encoding: 'utf8' }));
+    assert.equal(await total(page), fromCli.total_bytes, `${file}: the page equals vramfit estimate --config`);
+    const line = await page.$eval('[data-testid=model-line]', (e) => ({ params: e.dataset.params, active: e.dataset.active, text: e.textContent }));
+    assert.equal(Number(line.params), Math.round(fromCli.params), file);
+    assert.equal(line.active !== '', active, `${file}: active parameters shown for a mixture of experts only`);
+    if (active) assert.equal(Number(line.active), Math.round(fromCli.active_params), file);
+    const warnings = await page.$$eval('[data-testid=config-warning]', (l) => l.map((w) => w.textContent));
+    if (warning) assert.ok(warnings.some((w) => warning.test(w)), `${file}: ${warnings}`);
+    else assert.deepEqual(warnings, [], file);
+    await page.screenshot({ path: path.join(ARTIFACTS, `page-config-${file.replace('.json', '')}.png`), fullPage: true });
+    await page.close();
+  }
+  assert.deepEqual(problems, []);
+});
+
 test('chapter 62 examples load by name and by button, and desktop usage fills the in-use field', async () => {
   const page = await openPage(context, `${base}?lesson=qlora-8b-t4`, problems);
   assert.equal(await total(page), 5_013_382_810, 'the lesson formula, 5.01 GB');

@@ -12,7 +12,9 @@ use crate::units::Bytes;
 use crate::workload::{Checkpointing, Mode};
 
 /// The matrices an optimizer updates: every weight for full fine-tuning, the low-rank A and B
-/// factors (r×in and out×r, Hu et al. 2021) of each targeted projection for LoRA.
+/// factors (r×in and out×r, Hu et al. 2021) of each targeted projection for LoRA. PEFT wraps
+/// every `nn.Linear` whose name matches a target, so a mixture of experts gets adapters on every
+/// expert's gate, up and down projections, and none on the router.
 fn trainable_matrices(s: &Scenario, a: &Architecture) -> Vec<MatrixShape> {
     if !s.mode.is_adapter() {
         let mut all = a.block_linears();
@@ -20,20 +22,25 @@ fn trainable_matrices(s: &Scenario, a: &Architecture) -> Vec<MatrixShape> {
         return all;
     }
     let r = f64::from(s.lora_rank);
-    let layers = f64::from(a.layers);
     let mut shapes = Vec::new();
-    for (fan_in, fan_out) in s.lora_targets.iter().filter_map(|t| a.projection(t)) {
-        shapes.push(MatrixShape {
-            rows: r,
-            cols: fan_in,
-            count: layers,
-        });
-        shapes.push(MatrixShape {
-            rows: fan_out,
-            cols: r,
-            count: layers,
-        });
-    }
+    a.each_linear(|linear| {
+        let targeted = linear
+            .projection
+            .is_some_and(|p| s.lora_targets.contains(p));
+        if targeted {
+            let m = linear.shape;
+            shapes.push(MatrixShape {
+                rows: r,
+                cols: m.rows,
+                count: m.count,
+            });
+            shapes.push(MatrixShape {
+                rows: m.cols,
+                cols: r,
+                count: m.count,
+            });
+        }
+    });
     shapes
 }
 

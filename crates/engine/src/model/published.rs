@@ -85,8 +85,10 @@ impl HfConfig {
 
     /// The engine's counts for this config, the active count taken as `claim` takes it.
     pub fn counted(&self, claim: ActiveClaim) -> Result<Counted, Vec<FieldError>> {
-        let mut inference = Scenario::default();
-        inference.mode = crate::workload::Mode::Inference;
+        let inference = Scenario {
+            mode: crate::workload::Mode::Inference,
+            ..Scenario::default()
+        };
         let scenario = self.applied_to(inference).map_err(|e| vec![e])?;
         let b = breakdown(&scenario)?;
         let weight_bytes = ["weights", "quant_constants", "vision"]
