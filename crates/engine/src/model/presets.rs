@@ -1,7 +1,7 @@
 //! The model catalogue: each preset's shape and parameter count from its published config.json
 //! and model card.
 
-use super::{Architecture, Mla, Moe, Recurrent, Vision, Window};
+use super::{dense_shape as arch, Architecture, Mla, Moe, Vision, Window};
 use crate::dtype::{Dtype, QuantScope};
 
 /// A named model with its published shape and parameter count.
@@ -93,64 +93,6 @@ const fn latent(
             v_head_dim,
         },
         ..arch
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
-const fn arch(
-    layers: u32,
-    hidden: u32,
-    heads: u32,
-    kv_heads: u32,
-    head_dim: u32,
-    ffn: u32,
-    vocab: u32,
-    tied: bool,
-    gated: bool,
-) -> Architecture {
-    Architecture {
-        layers,
-        hidden,
-        heads,
-        kv_heads,
-        head_dim,
-        ffn,
-        vocab,
-        tied,
-        gated,
-        moe: Moe {
-            experts: 0,
-            per_token: 0,
-            expert_ffn: 0,
-            shared_ffn: 0,
-            dense_layers: 0,
-        },
-        mla: Mla {
-            q_rank: 0,
-            kv_rank: 0,
-            rope_dim: 0,
-            v_head_dim: 0,
-        },
-        window: Window {
-            tokens: 0,
-            layers: 0,
-        },
-        vision: Vision {
-            layers: 0,
-            hidden: 0,
-            ffn: 0,
-            patch: 0,
-        },
-        recurrent: Recurrent {
-            layers: 0,
-            heads: 0,
-            head_dim: 0,
-            state: 0,
-            groups: 0,
-            conv: 0,
-        },
-        no_attention: 0,
-        no_mlp: 0,
     }
 }
 

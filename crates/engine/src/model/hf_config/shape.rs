@@ -5,7 +5,7 @@
 use super::keys::{whole, Keys};
 use super::layers::{layer_kinds, LayerKinds};
 use super::ConfigError;
-use crate::model::{Architecture, Mla, Moe, Recurrent, Vision, Window};
+use crate::model::{dense_shape, Architecture, Mla, Moe, Recurrent, Vision, Window};
 use serde_json::Value;
 
 /// Model types whose MLP is the plain two-matrix kind with LayerNorm.
@@ -93,15 +93,6 @@ pub(super) fn architecture(
         })
         .unwrap_or(hidden.saturating_mul(4));
     Ok(Architecture {
-        layers,
-        hidden,
-        heads,
-        kv_heads,
-        head_dim,
-        ffn,
-        vocab,
-        tied: keys.tied(),
-        gated: !plain,
         moe,
         mla,
         window: Window {
@@ -112,6 +103,17 @@ pub(super) fn architecture(
         recurrent: recurrent(keys, hidden, kinds.recurrent),
         no_attention: kinds.no_attention + nas.no_attention,
         no_mlp: kinds.no_mlp + nas.no_mlp,
+        ..dense_shape(
+            layers,
+            hidden,
+            heads,
+            kv_heads,
+            head_dim,
+            ffn,
+            vocab,
+            keys.tied(),
+            !plain,
+        )
     })
 }
 
