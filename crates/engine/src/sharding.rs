@@ -16,12 +16,16 @@ wire_enum! {
         Tensor = "tensor" => "tensor parallel: every layer split across the GPUs",
         /// Pipeline / `device_map="auto"`: whole layers placed on successive GPUs.
         Pipeline = "pipeline" => "pipeline: whole layers on successive GPUs",
+        /// Expert parallelism (GShard, Lepikhin et al. 2020; Megatron-Core, vLLM, SGLang): each
+        /// GPU holds 1/N of every MoE layer's routed experts and a replica of everything else, runs
+        /// its own batch, and exchanges tokens with the others in an all-to-all.
+        Expert = "expert" => "expert parallel: routed experts split across the GPUs, the rest replicated",
     }
 }
 
 impl Sharding {
     pub fn shards_optimizer(self) -> bool {
-        !matches!(self, Sharding::None | Sharding::Ddp)
+        !matches!(self, Sharding::None | Sharding::Ddp | Sharding::Expert)
     }
 
     pub fn shards_gradients(self) -> bool {

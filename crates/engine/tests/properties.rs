@@ -26,7 +26,7 @@ use serde_json::{json, Value};
 use vramfit_engine::dtype::Dtype;
 use vramfit_engine::estimate::total_bytes;
 use vramfit_engine::gpu_catalogue::GPUS;
-use vramfit_engine::model::{parse_hf_config, PRESETS};
+use vramfit_engine::model::{parse_hf_config, preset, PRESETS};
 use vramfit_engine::optimizer::Optimizer;
 use vramfit_engine::query::{scenario_from_query, scenario_to_query};
 use vramfit_engine::scenario::KEYS;
@@ -370,7 +370,12 @@ fn scenario_pairs_with(model: impl Strategy<Value = ModelSpec>) -> impl Strategy
             let mut pairs = model.pairs();
             pairs.extend(precision);
             pairs.extend(training);
-            pairs.extend(hardware);
+            // Expert parallelism needs experts to split: other models get data parallelism.
+            let moe = matches!(model, ModelSpec::Preset(id) if preset(id).is_some_and(|p| p.arch.moe.is_moe()));
+            pairs.extend(hardware.into_iter().map(|(k, v)| match (k, v.as_str()) {
+                ("sharding", "expert") if !moe => (k, "ddp".to_string()),
+                _ => (k, v),
+            }));
             pairs
         },
     )
@@ -531,6 +536,9 @@ proptest! {
             base.set(key, value).unwrap();
         }
         base.set("model", model).unwrap();
+        if base.sharding == Sharding::Expert && !preset(model).is_some_and(|p| p.arch.moe.is_moe()) {
+            base.set("sharding", "ddp").unwrap();
+        }
         // Every weight is offloaded with `offload=all`, so the base format cannot change GPU memory
         // there; compare where the weights live on the GPU.
         if base.offload.as_str() == "all" {

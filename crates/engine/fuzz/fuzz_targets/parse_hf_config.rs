@@ -21,7 +21,7 @@ fuzz_target!(|data: &[u8]| {
         assert!(value > 0, "a zero field from {text:?}");
     }
     let mut scenario = Scenario::default();
-    for (key, value) in a.pairs() {
+    for (key, value) in config.pairs() {
         let _ = scenario.set(key, &value);
     }
     if let Ok(e) = estimate(&scenario) {

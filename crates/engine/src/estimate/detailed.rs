@@ -3,7 +3,7 @@
 
 use super::parallel::Split;
 use super::stack::Stack;
-use super::{activations, inference, logits, overhead, training, weights};
+use super::{activations, inference, logits, overhead, parallel, training, weights};
 use crate::scenario::{Resolved, Scenario};
 
 /// Pushes every component and returns the trainable parameter count (0 for inference).
@@ -17,6 +17,7 @@ pub(super) fn detailed(
     weights::push(s, r, stack, &split);
     if !s.mode.is_training() {
         inference::push(s, r, stack, &split);
+        parallel::push_all_to_all(s, r, stack);
         logits::push_prompt(s, r, stack);
         overhead::push(s, stack);
         return 0.0;
@@ -24,6 +25,7 @@ pub(super) fn detailed(
     let trainable = training::push_state(s, r, stack, &split, notes);
     training::push_weight_copies(s, r, stack, &split);
     activations::push(s, r, stack, &split);
+    parallel::push_all_to_all(s, r, stack);
     logits::push_training(s, r, stack, &split);
     overhead::push(s, stack);
     trainable

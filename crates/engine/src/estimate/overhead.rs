@@ -11,7 +11,15 @@ use crate::units::{format_size_exact, Bytes};
 pub const FRAGMENTATION_OF_TRANSIENT: f64 = 0.20;
 pub const FRAGMENTATION_OF_STATIC: f64 = 0.02;
 
-const TRANSIENT: &[&str] = &["activations", "weight_copies", "logits", "kv_cache"];
+const TRANSIENT: &[&str] = &[
+    "activations",
+    "weight_copies",
+    "logits",
+    "kv_cache",
+    "kv_cache_sliding",
+    "recurrent_state",
+    "all_to_all",
+];
 const PERSISTENT: &[&str] = &[
     "weights",
     "quant_constants",

@@ -1,6 +1,8 @@
 //! How each kind of state is split across GPUs: ZeRO/FSDP shards (Rajbhandari et al. 2020),
 //! tensor parallelism, and a pipeline's fullest stage.
 
+use super::stack::{explain, num, Stack};
+use crate::model::Block;
 use crate::scenario::{Resolved, Scenario};
 use crate::sharding::Sharding;
 
@@ -11,6 +13,8 @@ pub(super) struct Split {
     pub optimizer: f64,
     /// Activations and the KV cache: split only by tensor or pipeline parallelism.
     pub model_parallel: f64,
+    /// Routed experts, further: split N ways by expert parallelism, which splits nothing else.
+    pub experts: f64,
 }
 
 impl Split {
@@ -22,6 +26,22 @@ impl Split {
             gradients: by(s.sharding.shards_gradients()),
             optimizer: by(s.sharding.shards_optimizer()),
             model_parallel: by(s.sharding.is_model_parallel()),
+            experts: by(s.sharding == Sharding::Expert),
+        }
+    }
+
+    /// The per-GPU share of `bytes` of a state split `ways` ways, of which the fraction `routed`
+    /// lies in routed experts, which expert parallelism splits further.
+    pub fn share(&self, bytes: f64, ways: f64, routed: f64) -> f64 {
+        bytes * ((1.0 - routed) + routed / self.experts) / ways
+    }
+
+    /// The formula's note for [`Split::share`].
+    pub fn share_note(&self, ways: f64) -> &'static str {
+        if self.experts > 1.0 {
+            " (routed experts ÷ N)"
+        } else {
+            self.note(ways)
         }
     }
 
@@ -45,7 +65,8 @@ impl Split {
     }
 }
 
-/// The per-GPU share of `weight_bytes`, and the formula's note on it.
+/// The per-GPU share of `weight_bytes` (the fraction `routed` in routed experts), and the
+/// formula's note on it.
 ///
 /// A pipeline puts whole layers on successive GPUs, the embedding with the first and the LM head
 /// with the last (each keeps a copy of a tied table): the fullest GPU holds ⌈L/N⌉ layers and one
@@ -55,9 +76,13 @@ pub(super) fn weights_per_gpu(
     r: &Resolved,
     split: &Split,
     weight_bytes: f64,
+    routed: f64,
 ) -> (f64, &'static str) {
     if s.sharding != Sharding::Pipeline || split.weights <= 1.0 {
-        return (weight_bytes / split.weights, split.note(split.weights));
+        return (
+            split.share(weight_bytes, split.weights, routed),
+            split.share_note(split.weights),
+        );
     }
     let a = &r.arch;
     let layers = f64::from(a.layers);
@@ -88,4 +113,43 @@ pub(super) fn gathered_layers_bytes(s: &Scenario, r: &Resolved, split: &Split, l
     } else {
         0.0
     }
+}
+
+/// The share of the parameters in routed experts: what expert parallelism splits.
+pub(super) fn routed_fraction(r: &Resolved) -> f64 {
+    if r.arch.moe.is_moe() {
+        r.arch.params_in(&[Block::RoutedExpert]) / r.shape_params.max(1.0)
+    } else {
+        0.0
+    }
+}
+
+/// Expert parallelism's token exchange: each GPU sends every token to the GPUs holding its k
+/// experts and receives their outputs back, so the dispatched copies (b·s·k hidden states) and
+/// their combined results stand in two buffers (Megatron-Core's all-to-all token dispatcher
+/// permutes into one and unpermutes from the other; DeepEP's dispatch and combine likewise).
+pub(super) fn push_all_to_all(s: &Scenario, r: &Resolved, stack: &mut Stack) {
+    if s.sharding != Sharding::Expert || !r.arch.moe.is_moe() {
+        return;
+    }
+    const BUFFERS: f64 = 2.0;
+    let e = r.act_dtype.bytes();
+    let tokens = f64::from(s.batch) * f64::from(s.seq);
+    let k = f64::from(r.arch.moe.per_token);
+    stack.push(
+        "all_to_all",
+        "Expert all-to-all buffers",
+        BUFFERS * tokens * k * f64::from(r.arch.hidden) * e,
+        explain!(
+            stack.explain,
+            "{} × b·s × k × H × {} B = {} × {} × {} × {} × {}",
+            num(BUFFERS),
+            e,
+            num(BUFFERS),
+            num(tokens),
+            r.arch.moe.per_token,
+            r.arch.hidden,
+            e
+        ),
+    );
 }

@@ -1,11 +1,11 @@
 //! Training state: what an optimizer step needs besides the weights and activations — LoRA
 //! adapters, fp32 master weights, gradients, optimizer state — and autocast's 16-bit weight copies.
 
-use super::parallel::Split;
+use super::parallel::{routed_fraction, Split};
 use super::stack::{explain, num, Stack};
 use super::weights::{linear_params, on_gpu};
 use crate::dtype::{Dtype, FP32_BYTES};
-use crate::model::{Architecture, MatrixShape};
+use crate::model::{Architecture, Block, MatrixShape};
 use crate::scenario::{Resolved, Scenario};
 use crate::sharding::Offload;
 use crate::units::Bytes;
@@ -15,14 +15,17 @@ use crate::workload::{Checkpointing, Mode};
 /// factors (r×in and out×r, Hu et al. 2021) of each targeted projection for LoRA. PEFT wraps
 /// every `nn.Linear` whose name matches a target, so a mixture of experts gets adapters on every
 /// expert's gate, up and down projections, and none on the router.
-fn trainable_matrices(s: &Scenario, a: &Architecture) -> Vec<MatrixShape> {
+/// Also returns the trainable elements that lie in routed experts, which expert parallelism
+/// splits.
+fn trainable_matrices(s: &Scenario, a: &Architecture) -> (Vec<MatrixShape>, f64) {
     if !s.mode.is_adapter() {
         let mut all = a.block_linears();
         all.extend(a.embedding_matrices());
-        return all;
+        return (all, a.params_in(&[Block::RoutedExpert]));
     }
     let r = f64::from(s.lora_rank);
     let mut shapes = Vec::new();
+    let mut routed = 0.0;
     a.each_linear(|linear| {
         let targeted = linear
             .projection
@@ -39,9 +42,12 @@ fn trainable_matrices(s: &Scenario, a: &Architecture) -> Vec<MatrixShape> {
                 cols: r,
                 count: m.count,
             });
+            if linear.block == Block::RoutedExpert {
+                routed += r * (m.rows + m.cols) * m.count;
+            }
         }
     });
-    shapes
+    (shapes, routed)
 }
 
 /// 1 while the optimizer state (and master weights) are on the GPU, 0 when offloaded.
@@ -62,20 +68,22 @@ pub(super) fn push_state(
     notes: &mut Vec<String>,
 ) -> f64 {
     let ex = stack.explain;
-    let matrices = trainable_matrices(s, &r.arch);
+    let (matrices, routed_elements) = trainable_matrices(s, &r.arch);
     // A bare --params is the count to train in full fine-tuning; norms are part of it.
-    let trainable = if s.mode == Mode::Full {
-        r.params
+    let (trainable, routed) = if s.mode == Mode::Full {
+        (r.params, routed_elements / r.shape_params.max(1.0))
     } else {
-        matrices.iter().map(MatrixShape::elements).sum()
+        let elements: f64 = matrices.iter().map(MatrixShape::elements).sum();
+        (elements, routed_elements / elements.max(1.0))
     };
+    let state = TrainableState { trainable, routed };
     if s.mode.is_adapter() {
         // Adapters are parameters like any other: ZeRO-3/FSDP shard them with the rest, and tensor
         // or pipeline parallelism place them with the layer they adapt.
         stack.push(
             "adapters",
             "LoRA adapters",
-            trainable * r.param_dtype.bytes() / split.weights,
+            state.per_gpu(split, r.param_dtype.bytes(), split.weights),
             explain!(
                 ex,
                 "{} params (r={} on {}) × {} B ({}){}",
@@ -84,7 +92,7 @@ pub(super) fn push_state(
                 s.lora_targets.to_wire(),
                 r.param_dtype.bytes(),
                 r.param_dtype,
-                split.note(split.weights)
+                split.share_note(split.weights)
             ),
         );
     }
@@ -92,31 +100,45 @@ pub(super) fn push_state(
         stack.push(
             "master_weights",
             "fp32 master weights",
-            trainable * FP32_BYTES * optimizer_on_gpu(s) / split.optimizer,
+            state.per_gpu(split, FP32_BYTES * optimizer_on_gpu(s), split.optimizer),
             explain!(
                 ex,
                 "{} × {} B{}",
                 num(trainable),
                 num(FP32_BYTES),
-                split.note(split.optimizer)
+                split.share_note(split.optimizer)
             ),
         );
     }
     stack.push(
         "gradients",
         "Gradients",
-        trainable * r.grads.bytes() / split.gradients,
+        state.per_gpu(split, r.grads.bytes(), split.gradients),
         explain!(
             ex,
             "{} × {} B ({}){}",
             num(trainable),
             r.grads.bytes(),
             r.grads,
-            split.note(split.gradients)
+            split.share_note(split.gradients)
         ),
     );
-    push_optimizer(s, r, stack, split, notes, trainable, &matrices);
+    push_optimizer(s, r, stack, split, notes, state, &matrices);
     trainable
+}
+
+/// The trainable parameters and the fraction of them in routed experts.
+#[derive(Clone, Copy)]
+struct TrainableState {
+    trainable: f64,
+    routed: f64,
+}
+
+impl TrainableState {
+    /// Per GPU, at `bytes_per_param`, for a state split `ways` ways.
+    fn per_gpu(self, split: &Split, bytes_per_param: f64, ways: f64) -> f64 {
+        split.share(self.trainable * bytes_per_param, ways, self.routed)
+    }
 }
 
 fn push_optimizer(
@@ -125,10 +147,11 @@ fn push_optimizer(
     stack: &mut Stack,
     split: &Split,
     notes: &mut Vec<String>,
-    trainable: f64,
+    state: TrainableState,
     matrices: &[MatrixShape],
 ) {
     let ex = stack.explain;
+    let trainable = state.trainable;
     let (optimizer_bytes, optimizer_formula) = match s.optimizer.state_bytes_per_param() {
         Some(per_param) => (
             trainable * per_param,
@@ -153,11 +176,11 @@ fn push_optimizer(
     stack.push(
         "optimizer",
         "Optimizer states",
-        optimizer_bytes * on_gpu / split.optimizer,
+        split.share(optimizer_bytes * on_gpu, split.optimizer, state.routed),
         explain!(
             ex,
             "{optimizer_formula}{}{}",
-            split.note(split.optimizer),
+            split.share_note(split.optimizer),
             if on_gpu == 0.0 {
                 " (offloaded to CPU)"
             } else {
@@ -168,7 +191,8 @@ fn push_optimizer(
     if on_gpu == 0.0 && ex {
         notes.push(format!(
             "Offloaded to CPU RAM: {} of optimizer state{}.",
-            Bytes::from_f64(optimizer_bytes / split.optimizer).display(s.units),
+            Bytes::from_f64(split.share(optimizer_bytes, split.optimizer, state.routed))
+                .display(s.units),
             if r.master_weights {
                 " plus the fp32 master copy"
             } else {
@@ -198,7 +222,11 @@ pub(super) fn push_weight_copies(s: &Scenario, r: &Resolved, stack: &mut Stack, 
     stack.push(
         "weight_copies",
         "16-bit weight copies (autocast)",
-        copied * e * on_gpu(s) / split.weights,
+        split.share(
+            copied * e * on_gpu(s),
+            split.weights,
+            routed_fraction(r) * r.params / linear.max(1.0),
+        ),
         explain!(
             stack.explain,
             "{} linear weights{} × {} B ({})",

@@ -1,6 +1,6 @@
 //! The model's weights on each GPU, and the constants quantized formats keep beside them.
 
-use super::parallel::{gathered_layers_bytes, weights_per_gpu, Split};
+use super::parallel::{gathered_layers_bytes, routed_fraction, weights_per_gpu, Split};
 use super::stack::{explain, num, Stack};
 use crate::dtype::QuantScope;
 use crate::dtype::{Dtype, BYTE, FP32_BYTES, HALF_BYTES, NIBBLE_BYTES};
@@ -95,7 +95,10 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split)
             ),
         )
     };
-    let (per_gpu, split_note) = weights_per_gpu(s, r, split, weight_bytes);
+    // Routed experts are in every quantized scope, so they take the weight format's bytes.
+    let routed_bytes = routed_fraction(r) * r.params * r.weights.bytes();
+    let routed = routed_bytes / weight_bytes.max(1.0);
+    let (per_gpu, split_note) = weights_per_gpu(s, r, split, weight_bytes, routed);
     stack.push(
         "weights",
         "Model weights",
@@ -134,11 +137,13 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split)
         );
     }
     if r.weights.is_quantized() {
-        let (constants, formula) = quant_constants(s, r, quantized_params(r), ex);
+        let quantized = quantized_params(r);
+        let (constants, formula) = quant_constants(s, r, quantized, ex);
+        let routed = routed_fraction(r) * r.params / quantized.max(1.0);
         stack.push(
             "quant_constants",
             "Quantization constants",
-            constants * on_gpu / split.weights,
+            split.share(constants * on_gpu, split.weights, routed),
             formula,
         );
     }

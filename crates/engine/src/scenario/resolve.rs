@@ -5,7 +5,7 @@ use super::{FieldError, Scenario};
 use crate::dtype::{Dtype, QuantScope};
 use crate::gpu_catalogue::{self, Gpu};
 use crate::model::{self, Architecture, Mla, Moe, Preset, Recurrent, Vision, Window};
-use crate::sharding::Offload;
+use crate::sharding::{Offload, Sharding};
 use crate::units::{format_size_exact, Bytes};
 use crate::workload::{Method, Mode};
 
@@ -296,6 +296,12 @@ impl Scenario {
             errors.push(FieldError::new(
                 "double-quant",
                 "double quantization applies to nf4 weights only",
+            ));
+        }
+        if self.sharding == Sharding::Expert && !arch.moe.is_moe() {
+            errors.push(FieldError::new(
+                "sharding",
+                "expert parallelism splits routed experts; this model has none",
             ));
         }
         if self.offload == Offload::All && !self.sharding.is_fully_sharded() {
