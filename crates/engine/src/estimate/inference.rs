@@ -6,6 +6,7 @@ use super::per_token::{eager_scores_bytes_per_token, layer_bytes_per_token};
 use super::stack::{explain, num, Stack};
 use crate::dtype::FP32_BYTES;
 use crate::scenario::{Resolved, Scenario};
+use crate::sharding::Sharding;
 use crate::workload::MlaCache;
 
 /// Keys and values: two tensors per layer.
@@ -23,6 +24,15 @@ fn push_kv_cache(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split) {
     let note = split.note(split.model_parallel);
     if a.mla.is_mla() {
         let m = &a.mla;
+        // The latent is one tensor shared by every head, so tensor parallelism replicates it on
+        // each rank (vLLM's `MLAAttentionSpec`: one KV head, not split by TP); a pipeline still
+        // divides the layers.
+        let ways = if s.sharding == Sharding::Tensor && s.mla_cache == MlaCache::Latent {
+            1.0
+        } else {
+            split.model_parallel
+        };
+        let note = split.note(ways);
         let (per_token_layer, label, formula) = match s.mla_cache {
             MlaCache::Latent => (
                 f64::from(m.kv_rank) + f64::from(m.rope_dim),
@@ -36,7 +46,7 @@ fn push_kv_cache(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split) {
             ),
         };
         let bytes = f64::from(a.attention_layers()) * per_token_layer * batch * seq * b;
-        stack.push("kv_cache", label, bytes / split.model_parallel, formula);
+        stack.push("kv_cache", label, bytes / ways, formula);
         return;
     }
     let per_token_layer = KV_TENSORS * a.kv_width() * b;

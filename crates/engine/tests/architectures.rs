@@ -1,0 +1,131 @@
+//! The memory terms that follow the architecture: KV cache per token for each attention kind,
+//! checked against the runtimes' own arithmetic; the recurrent state; expert parallelism; the
+//! checkpoint formats of presets.
+
+use vramfit_engine::estimate::breakdown;
+use vramfit_engine::model::preset;
+use vramfit_engine::{Bytes, Scenario};
+
+fn scenario(query: &str) -> Scenario {
+    let mut s = Scenario::default();
+    for pair in query.split('&') {
+        let (k, v) = pair.split_once('=').unwrap();
+        s.set(k, v).unwrap_or_else(|e| panic!("{pair}: {e}"));
+    }
+    s
+}
+
+fn bytes(query: &str, id: &str) -> u64 {
+    breakdown(&scenario(query)).unwrap().bytes_of(id).0
+}
+
+/// KV bytes per token over all layers, from a 1-sequence, 1000-token inference.
+fn kv_per_token(query: &str) -> u64 {
+    let q = format!("{query}&mode=inference&batch=1&seq=1000&gpu=b200");
+    (bytes(&q, "kv_cache") + bytes(&q, "kv_cache_sliding")) / 1000
+}
+
+#[test]
+fn kv_bytes_per_token_match_the_runtimes_arithmetic() {
+    // vLLM's AttentionSpec (vllm/v1/kv_cache_interface.py): a page holds
+    // 2 × block_size × num_kv_heads × head_size × dtype_size bytes per layer. Llama-3.1-8B in bf16:
+    // 2 × 8 × 128 × 2 = 4096 B per token per layer, × 32 layers.
+    assert_eq!(kv_per_token("model=llama-3.1-8b"), 2 * 8 * 128 * 2 * 32);
+    // MLAAttentionSpec: one KV "head" of kv_lora_rank + qk_rope_head_dim values. DeepSeek-V3:
+    // (512 + 64) × 2 B × 61 layers.
+    assert_eq!(
+        kv_per_token("model=deepseek-v3&kv-dtype=bf16"),
+        (512 + 64) * 2 * 61
+    );
+    // transformers' DeepseekV3Attention caches the decompressed key (qk_nope + qk_rope = 192 per
+    // head) and value (128 per head) for all 128 heads.
+    assert_eq!(
+        kv_per_token("model=deepseek-v3&kv-dtype=bf16&mla-cache=expanded"),
+        128 * (192 + 128) * 2 * 61
+    );
+    // Below its window a sliding-window layer caches every token like a full layer.
+    assert_eq!(
+        kv_per_token("model=gemma-3-27b"),
+        2 * 16 * 128 * 2 * 62,
+        "1000 tokens < the 1024-token window"
+    );
+}
+
+#[test]
+fn sliding_window_layers_stop_growing_at_their_window() {
+    // gpt-oss-20b: 12 of 24 layers attend within 128 tokens (SlidingWindowSpec's
+    // min(sliding_window, max_model_len) tokens per sequence, transformers' sliding cache alike).
+    let at = |seq: u32| {
+        let q = format!("model=gpt-oss-20b&mode=inference&batch=1&seq={seq}&gpu=b200");
+        (bytes(&q, "kv_cache"), bytes(&q, "kv_cache_sliding"))
+    };
+    let (full_4k, sliding_4k) = at(4096);
+    let (full_32k, sliding_32k) = at(32768);
+    assert_eq!(
+        sliding_4k, sliding_32k,
+        "the window caps the sliding layers"
+    );
+    assert_eq!(sliding_4k, 12 * 2 * 8 * 64 * 2 * 128);
+    assert_eq!(full_32k, 8 * full_4k, "full layers grow with the context");
+}
+
+#[test]
+fn recurrent_layers_keep_a_fixed_state_per_sequence() {
+    // vLLM's MambaSpec: the page is the conv state (conv_dim, kernel − 1) and the SSM state
+    // (heads, head_dim, d_state). Nemotron-H-style layers: 64 heads × 64 dims × 128 state in fp32,
+    // conv over 64·64 + 2·8·128 channels × 3 in bf16.
+    let query =
+        "mode=inference&layers=4&hidden=2048&heads=16&kv-heads=2&head-dim=128&ffn=4096&vocab=32000\
+        &recurrent-layers=3&no-attention-layers=3&recurrent-heads=64&recurrent-head-dim=64\
+        &recurrent-state=128&recurrent-groups=8&recurrent-conv=4&gpu=b200";
+    let state = |seq: u32, batch: u32| {
+        bytes(
+            &format!("{query}&seq={seq}&batch={batch}"),
+            "recurrent_state",
+        )
+    };
+    let per_sequence = 3 * (64 * 64 * 128 * 4 + (64 * 64 + 2 * 8 * 128) * 3 * 2);
+    assert_eq!(state(1000, 1), per_sequence);
+    assert_eq!(state(100_000, 1), per_sequence, "no growth with context");
+    assert_eq!(state(1000, 8), 8 * per_sequence, "one state per sequence");
+    let kv = bytes(&format!("{query}&seq=1000&batch=1"), "kv_cache");
+    assert_eq!(
+        kv,
+        2 * 2 * 128 * 2 * 1000,
+        "only the one attention layer caches keys and values"
+    );
+}
+
+#[test]
+fn expert_parallelism_splits_the_routed_experts_only() {
+    let one = "model=qwen3-30b-a3b&mode=inference&weights=bf16&gpu=h100-80&batch=1&seq=1024";
+    let arch = preset("qwen3-30b-a3b").unwrap().arch;
+    let routed = arch.params_in(&[vramfit_engine::model::Block::RoutedExpert]);
+    let total = arch.param_count();
+    let whole = bytes(one, "weights") as f64;
+    let split = bytes(&format!("{one}&gpus=8&sharding=expert"), "weights") as f64;
+    let expected = whole * ((total - routed) + routed / 8.0) / total;
+    assert!(
+        (split - expected).abs() / expected < 1e-9,
+        "{split} vs {expected}"
+    );
+    assert!(bytes(&format!("{one}&gpus=8&sharding=expert"), "all_to_all") > 0);
+    assert_eq!(bytes(one, "all_to_all"), 0);
+    let dense = scenario("model=llama-3.1-8b&gpus=8&sharding=expert");
+    let errors = dense.validate();
+    assert_eq!(errors[0].field, "sharding", "{errors:?}");
+}
+
+#[test]
+fn presets_load_in_their_checkpoint_format_for_inference() {
+    // gpt-oss ships MXFP4 experts and bf16 attention: 13.76 GB of tensors for gpt-oss-20b.
+    let gpt_oss = "model=gpt-oss-20b&mode=inference&gpu=h100-80";
+    let loaded = bytes(gpt_oss, "weights") + bytes(gpt_oss, "quant_constants");
+    assert!(
+        (Bytes(loaded).as_f64() - 13_761_264_768.0).abs() < 0.01 * 13_761_264_768.0,
+        "{loaded}"
+    );
+    // Trained in full, the same preset starts from bf16.
+    let full = "model=gpt-oss-20b&mode=full&gpu=h100-80";
+    assert!(bytes(full, "weights") > 40_000_000_000);
+}
