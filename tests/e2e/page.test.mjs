@@ -191,17 +191,22 @@ test('a pasted config.json sets the shape, and a broken one names what is missin
 
 test('pasted MoE, sliding-window and MLA configs give the CLI\'s numbers, with active parameters and warnings', async () => {
   const configs = 'crates/engine/tests/fixtures/hf-configs';
+  // A quantization method the engine does not model must be named, not silently read as bf16.
+  const unmodeled = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'vramfit-config-')), 'hqq.json');
+  const llama = JSON.parse(fs.readFileSync(path.join(configs, 'llama-3.2-3b.json'), 'utf8'));
+  fs.writeFileSync(unmodeled, JSON.stringify({ ...llama, quantization_config: { quant_method: 'hqq', nbits: 4 } }));
   for (const [file, active, warning] of [
     ['gpt-oss-20b.json', true, null],
     ['gemma-3-27b-it.json', false, null],
-    ['deepseek-r1-0528.json', true, /num_nextn_predict_layers/],
+    ['deepseek-r1-0528.json', true, null],
+    [unmodeled, false, /quant_method `hqq` is not modeled/],
   ]) {
     const page = await openPage(context, `${base}?mode=inference&seq=8192&batch=2&gpu=h200`, problems);
     await page.click('details.config-paste > summary');
-    await page.fill('[data-testid=config-paste]', fs.readFileSync(path.join(configs, file), 'utf8'));
+    await page.fill('[data-testid=config-paste]', fs.readFileSync(path.resolve(configs, file), 'utf8'));
     await page.waitForSelector('[data-testid=config-read]');
     await page.waitForFunction(() => location.search.includes('layers='));
-    const fromCli = JSON.parse(execFileSync(BIN, ['estimate', '--json', '--config', path.join(configs, file),
+    const fromCli = JSON.parse(execFileSync(BIN, ['estimate', '--json', '--config', path.resolve(configs, file),
       '--mode', 'inference', '--seq', '8192', '--batch', '2', '--gpu', 'h200'], { encoding: 'utf8' }));
     assert.equal(await total(page), fromCli.total_bytes, `${file}: the page equals vramfit estimate --config`);
     const line = await page.$eval('[data-testid=model-line]', (e) => ({ params: e.dataset.params, active: e.dataset.active, text: e.textContent }));
@@ -211,7 +216,7 @@ test('pasted MoE, sliding-window and MLA configs give the CLI\'s numbers, with a
     const warnings = await page.$$eval('[data-testid=config-warning]', (l) => l.map((w) => w.textContent));
     if (warning) assert.ok(warnings.some((w) => warning.test(w)), `${file}: ${warnings}`);
     else assert.deepEqual(warnings, [], file);
-    await page.screenshot({ path: path.join(ARTIFACTS, `page-config-${file.replace('.json', '')}.png`), fullPage: true });
+    await page.screenshot({ path: path.join(ARTIFACTS, `page-config-${path.basename(file, '.json')}.png`), fullPage: true });
     await page.close();
   }
   assert.deepEqual(problems, []);

@@ -597,7 +597,7 @@ fn flags_and_query_give_the_same_estimate() {
         &shared-ffn=0&dense-layers=0&q-lora-rank=0&kv-lora-rank=0&rope-head-dim=0&v-head-dim=0\
         &sliding-window=512&sliding-layers=8&vision-layers=0&vision-hidden=0&vision-ffn=0&vision-patch=0\
         &recurrent-layers=0&recurrent-heads=0&recurrent-head-dim=0&recurrent-state=0&recurrent-groups=0\
-        &recurrent-conv=0&no-attention-layers=0&no-mlp-layers=0&mla-cache=expanded\
+        &recurrent-conv=0&no-attention-layers=0&no-mlp-layers=0&mtp-layers=0&mtp=false&mla-cache=expanded\
         &head=lm&mode=qlora&weights=nf4&quantized=all-linear&grads=bf16\
         &act-dtype=bf16&kv-dtype=fp8&optimizer=adamw-8bit&master-weights=false&batch=4&seq=1024\
         &grad-accum=8&checkpointing=selective&attention=eager&lora-rank=32&lora-targets=all&lora-dropout=true\

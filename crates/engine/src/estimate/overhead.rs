@@ -23,6 +23,8 @@ const TRANSIENT: &[&str] = &[
 const PERSISTENT: &[&str] = &[
     "weights",
     "quant_constants",
+    "vision",
+    "mtp",
     "adapters",
     "gradients",
     "optimizer",

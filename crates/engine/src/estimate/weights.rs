@@ -121,6 +121,24 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split)
             }
         ),
     );
+    if s.mtp && r.arch.mtp_layers > 0 {
+        // At the model's own bytes per parameter: the modules are quantized like its layers.
+        let mtp = share(r, r.arch.mtp_params());
+        let per_param = weight_bytes / text.max(1.0);
+        stack.push(
+            "mtp",
+            "Multi-token-prediction modules (optional)",
+            mtp * per_param * on_gpu / split.weights,
+            explain!(
+                ex,
+                "{} × {} × {} B per parameter, as the model's weights{}",
+                r.arch.mtp_layers,
+                num(mtp / f64::from(r.arch.mtp_layers)),
+                num(per_param),
+                split.note(split.weights)
+            ),
+        );
+    }
     if vision > 0.0 {
         let bytes = tower_dtype(r).bytes();
         stack.push(

@@ -232,6 +232,27 @@ impl Architecture {
         self.linear_params() + self.embedding_params() + self.norm_params()
     }
 
+    /// One multi-token-prediction module per `mtp_layers` (DeepSeek-V3 §2.2): a projection of
+    /// the concatenated hidden state and embedding (2H → H), its two norms and the output norm,
+    /// and one more decoder layer like the model's last (attention and, in a mixture of experts,
+    /// the experts). The embedding and head are the main model's.
+    pub fn mtp_params(&self) -> f64 {
+        if self.mtp_layers == 0 {
+            return 0.0;
+        }
+        let h = f64::from(self.hidden);
+        let per_attention =
+            self.params_in(&[Block::Attention]) / f64::from(self.attention_layers().max(1));
+        let mlp = if self.moe.is_moe() {
+            self.params_in(&[Block::RoutedExpert, Block::SharedExpert, Block::Router])
+                / self.moe_layers().max(1.0)
+        } else {
+            self.params_in(&[Block::Mlp]) / f64::from(self.mlp_layers().max(1))
+        };
+        let projection_and_norms = 2.0 * h * h + 5.0 * h;
+        f64::from(self.mtp_layers) * (per_attention + mlp + projection_and_norms)
+    }
+
     pub fn vision_params(&self) -> f64 {
         self.vision.param_count(self.hidden)
     }
@@ -250,7 +271,7 @@ impl Architecture {
 
     /// The shape as scenario `key=value` pairs, so a pasted config.json fills the same fields a
     /// person would type; every one is written, so nothing comes from a previous preset.
-    pub fn pairs(&self) -> [(&'static str, String); 32] {
+    pub fn pairs(&self) -> [(&'static str, String); 33] {
         let value = |n: u32| n.to_string();
         [
             ("layers", value(self.layers)),
@@ -285,6 +306,7 @@ impl Architecture {
             ("recurrent-conv", value(self.recurrent.conv)),
             ("no-attention-layers", value(self.no_attention)),
             ("no-mlp-layers", value(self.no_mlp)),
+            ("mtp-layers", value(self.mtp_layers)),
         ]
     }
 

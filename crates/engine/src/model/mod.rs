@@ -46,6 +46,9 @@ pub struct Architecture {
     pub no_attention: u32,
     /// Layers without an MLP: Nemotron-H's mixer-only blocks, Nemotron-NAS's `no_op` FFNs.
     pub no_mlp: u32,
+    /// Multi-token-prediction modules beside the layers (DeepSeek-V3's `num_nextn_predict_layers`):
+    /// in the checkpoint, loaded only for MTP speculative decoding, not in the published count.
+    pub mtp_layers: u32,
 }
 
 /// A dense transformer with full attention everywhere: every part absent.
@@ -104,6 +107,7 @@ pub const fn dense_shape(
         },
         no_attention: 0,
         no_mlp: 0,
+        mtp_layers: 0,
     }
 }
 

@@ -96,6 +96,10 @@ const fn latent(
     }
 }
 
+const fn with_mtp(arch: Architecture, mtp_layers: u32) -> Architecture {
+    Architecture { mtp_layers, ..arch }
+}
+
 const fn with_vision(
     arch: Architecture,
     layers: u32,
@@ -492,19 +496,22 @@ pub const PRESETS: &[Preset] = &[
     Preset {
         id: "deepseek-v3",
         name: "DeepSeek-V3 / R1",
-        arch: latent(
-            experts(
-                arch(61, 7168, 128, 128, 192, 18432, 129280, false, true),
-                256,
-                8,
-                2048,
-                2048,
-                3,
+        arch: with_mtp(
+            latent(
+                experts(
+                    arch(61, 7168, 128, 128, 192, 18432, 129280, false, true),
+                    256,
+                    8,
+                    2048,
+                    2048,
+                    3,
+                ),
+                1536,
+                512,
+                64,
+                128,
             ),
-            1536,
-            512,
-            64,
-            128,
+            1,
         ),
         published_params: 671e9,
         published_active: Some(36.6e9),

@@ -70,7 +70,8 @@ pub struct Counted {
     pub params: f64,
     /// The active count as `claim` counts it; `None` for a dense model or a label.
     pub active: Option<f64>,
-    /// Weights, quantization constants and vision tower as inference loads them.
+    /// Weights, quantization constants, vision tower and any multi-token-prediction modules:
+    /// everything the checkpoint stores.
     pub weight_bytes: f64,
 }
 
@@ -89,9 +90,10 @@ impl HfConfig {
             mode: crate::workload::Mode::Inference,
             ..Scenario::default()
         };
-        let scenario = self.applied_to(inference).map_err(|e| vec![e])?;
+        let mut scenario = self.applied_to(inference).map_err(|e| vec![e])?;
+        scenario.mtp = self.arch.mtp_layers > 0;
         let b = breakdown(&scenario)?;
-        let weight_bytes = ["weights", "quant_constants", "vision"]
+        let weight_bytes = ["weights", "quant_constants", "vision", "mtp"]
             .iter()
             .map(|id| b.bytes_of(id).0 as f64)
             .sum();

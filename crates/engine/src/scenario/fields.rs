@@ -363,6 +363,14 @@ scenario_fields! {
     no_mlp_layers: Option<u32> = None,
         "no-mlp-layers", Optional { inner: Whole, none: FROM_PRESET }, Layers,
         "Layers without MLP", "layers with no MLP (mixer-only or no-op blocks)";
+    mtp_layers: Option<u32> = None,
+        "mtp-layers", Optional { inner: Whole, none: FROM_PRESET }, Layers,
+        "MTP modules", "multi-token-prediction modules in the checkpoint (num_nextn_predict_layers)";
+    /// Load the multi-token-prediction modules, as MTP speculative decoding (vLLM's and SGLang's
+    /// `--speculative-config` with the model's own MTP) does; off, they stay on disk.
+    mtp: bool = false,
+        "mtp", Flag, Layers,
+        "Load MTP modules", "true to load the multi-token-prediction modules (speculative decoding)";
     /// How an MLA model's cache is kept: serving engines keep the latent, transformers' eager
     /// path the per-head keys and values.
     mla_cache: MlaCache = MlaCache::Latent,

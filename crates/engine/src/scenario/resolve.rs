@@ -229,6 +229,7 @@ impl Scenario {
                 .no_attention_layers
                 .unwrap_or(base_or_none(base.no_attention)),
             no_mlp: self.no_mlp_layers.unwrap_or(base_or_none(base.no_mlp)),
+            mtp_layers: self.mtp_layers.unwrap_or(base_or_none(base.mtp_layers)),
         };
         (arch, base_preset, assumed)
     }
@@ -296,6 +297,12 @@ impl Scenario {
             errors.push(FieldError::new(
                 "double-quant",
                 "double quantization applies to nf4 weights only",
+            ));
+        }
+        if self.mtp && arch.mtp_layers == 0 {
+            errors.push(FieldError::new(
+                "mtp",
+                "this model has no multi-token-prediction modules (set mtp-layers)",
             ));
         }
         if self.sharding == Sharding::Expert && !arch.moe.is_moe() {

@@ -152,12 +152,6 @@ pub fn parse_hf_config(text: &str) -> Result<HfConfig, ConfigError> {
 
 /// Keys that change memory and that nothing here reads.
 fn unmodeled(keys: &Keys, warnings: &mut Vec<String>) {
-    if let Some(n) = keys.positive(&["num_nextn_predict_layers"]) {
-        warnings.push(format!(
-            "num_nextn_predict_layers: {n} multi-token-prediction layer(s) ship in the checkpoint \
-             but are loaded only for MTP speculative decoding; not counted"
-        ));
-    }
     if let Some(layers) = keys.list(&["cross_attention_layers"]) {
         warnings.push(format!(
             "cross_attention_layers: {} cross-attention layers are counted as self-attention layers",

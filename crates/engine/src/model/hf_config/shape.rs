@@ -103,6 +103,7 @@ pub(super) fn architecture(
         recurrent: recurrent(keys, hidden, kinds.recurrent),
         no_attention: kinds.no_attention + nas.no_attention,
         no_mlp: kinds.no_mlp + nas.no_mlp,
+        mtp_layers: keys.count(&["num_nextn_predict_layers"]).unwrap_or(0),
         ..dense_shape(
             layers,
             hidden,
