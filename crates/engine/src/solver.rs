@@ -262,9 +262,12 @@ fn micro_batch_one(c: &Scenario) -> Option<(String, Vec<(&'static str, String)>)
     })
 }
 
+/// The most GPUs the ladder proposes: eight 8-GPU nodes.
+const MAX_SHARD_GPUS: u32 = 64;
+
+/// Shards over the fewest GPUs, doubling from twice today's count, on which the run fits (or
+/// over [`MAX_SHARD_GPUS`] when none does): a 671B model needs more than the next power of two.
 fn shard(c: &Scenario) -> Option<(String, Vec<(&'static str, String)>)> {
-    // Saturating, as above (`gpus` is a public field; JSON can hold any u32).
-    let gpus = c.gpus.saturating_mul(2).max(2);
     // offload=all is only valid with zero3/fsdp, so switching to tensor made the step
     // invalid and it was skipped, leaving an OOM scenario with an empty ladder (found by
     // the property tests): keep the sharding that offloading needs.
@@ -275,6 +278,18 @@ fn shard(c: &Scenario) -> Option<(String, Vec<(&'static str, String)>)> {
     } else {
         "zero3"
     };
+    let sharded = |gpus: u32| {
+        with(c, |s| {
+            s.gpus = gpus;
+            let _ = s.set("sharding", sharding);
+        })
+    };
+    // Saturating, as above (`gpus` is a public field; JSON can hold any u32).
+    let first = c.gpus.saturating_mul(2).max(2);
+    let gpus = std::iter::successors(Some(first), |g| g.checked_mul(2))
+        .take_while(|g| *g <= MAX_SHARD_GPUS.max(first))
+        .find(|g| fits(&sharded(*g)).is_some())
+        .unwrap_or(MAX_SHARD_GPUS.max(first));
     Some((
         format!("Shard across {gpus} GPUs ({sharding})"),
         vec![
