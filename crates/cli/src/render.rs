@@ -107,7 +107,12 @@ pub fn models_table() -> String {
             vec![
                 p.id.to_string(),
                 p.name.to_string(),
+                a.family().to_string(),
                 format_params(a.param_count()),
+                a.active_param_count()
+                    .map(format_params)
+                    .unwrap_or_default(),
+                p.checkpoint.0.to_string(),
                 a.layers.to_string(),
                 a.hidden.to_string(),
                 format!("{}/{}", a.heads, a.kv_heads),
@@ -119,7 +124,10 @@ pub fn models_table() -> String {
         &[
             Column::left("id"),
             Column::left("name"),
+            Column::left("family"),
             Column::right("params"),
+            Column::right("active"),
+            Column::left("checkpoint"),
             Column::right("layers"),
             Column::right("hidden"),
             Column::right("heads/kv"),
@@ -177,7 +185,9 @@ pub fn models() -> Vec<Map<String, Value>> {
     PRESETS
         .iter()
         .map(|p| {
-            let value = json!({"id": p.id, "name": p.name, "params": p.arch.param_count().round(), "layers": p.arch.layers,
+            let value = json!({"id": p.id, "name": p.name, "family": p.arch.family(), "params": p.arch.param_count().round(),
+                "active_params": p.arch.active_param_count().map(f64::round), "checkpoint": p.checkpoint.0,
+                "config": p.config, "layers": p.arch.layers,
                 "hidden": p.arch.hidden, "heads": p.arch.heads, "kv_heads": p.arch.kv_heads, "vocab": p.arch.vocab});
             value.as_object().cloned().unwrap_or_default()
         })

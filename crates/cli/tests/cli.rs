@@ -649,7 +649,16 @@ fn list_prints_headed_aligned_tables() {
     let mut lines = models.lines();
     let header = lines.next().unwrap();
     for column in [
-        "id", "name", "params", "layers", "hidden", "heads/kv", "vocab",
+        "id",
+        "name",
+        "family",
+        "params",
+        "active",
+        "checkpoint",
+        "layers",
+        "hidden",
+        "heads/kv",
+        "vocab",
     ] {
         assert!(header.contains(column), "{header}");
     }
@@ -657,6 +666,13 @@ fn list_prints_headed_aligned_tables() {
         .find(|l| l.starts_with("llama-3.1-8b "))
         .expect("llama-3.1-8b is listed");
     assert!(llama.contains("8.03B") && llama.contains("32/8"), "{llama}");
+    let deepseek = lines
+        .find(|l| l.starts_with("deepseek-v3 "))
+        .expect("deepseek-v3 is listed");
+    assert!(
+        deepseek.contains("mla-moe") && deepseek.contains("37.55B") && deepseek.contains("fp8"),
+        "total, active and checkpoint format: {deepseek}"
+    );
     assert!(!models.contains('\t'), "aligned with spaces, not tabs");
     // Every row's second column starts where the header's does.
     let name_at = header.find("name").unwrap();
