@@ -595,12 +595,12 @@ fn flags_and_query_give_the_same_estimate() {
         "model=llama-3.2-1b&params=1.2B&layers=16&hidden=2048&heads=32&kv-heads=8&head-dim=64\
         &ffn=8192&vocab=128256&tied=true&gated=true&experts=0&experts-per-token=0&expert-ffn=0\
         &shared-ffn=0&dense-layers=0&q-lora-rank=0&kv-lora-rank=0&rope-head-dim=0&v-head-dim=0\
-        &sliding-window=512&sliding-layers=8&vision-layers=0&vision-hidden=0&vision-ffn=0&vision-patch=0\
+        &sliding-window=512&sliding-layers=8&vision-layers=0&vision-hidden=0&vision-ffn=0&vision-patch=0&vision-image=0\
         &recurrent-layers=0&recurrent-heads=0&recurrent-head-dim=0&recurrent-state=0&recurrent-groups=0\
         &recurrent-conv=0&no-attention-layers=0&no-mlp-layers=0&mtp-layers=0&mtp=false&mla-cache=expanded\
         &head=lm&mode=qlora&weights=nf4&quantized=all-linear&grads=bf16\
         &act-dtype=bf16&kv-dtype=fp8&optimizer=adamw-8bit&master-weights=false&batch=4&seq=1024\
-        &grad-accum=8&checkpointing=selective&attention=eager&lora-rank=32&lora-targets=all&lora-dropout=true\
+        &grad-accum=8&images=0&checkpointing=selective&attention=eager&lora-rank=32&lora-targets=all&lora-dropout=true\
         &double-quant=true&chunked-loss=true&dropout=true&attention-dropout=true&method=detailed\
         &gpu=t4&vram=15GiB&gpus=2\
         &sharding=zero3&offload=optimizer&reserved=1GiB&margin=500MiB&context=600MiB&tight=90\

@@ -129,3 +129,20 @@ fn presets_load_in_their_checkpoint_format_for_inference() {
     let full = "model=gpt-oss-20b&mode=full&gpu=h100-80";
     assert!(bytes(full, "weights") > 40_000_000_000);
 }
+
+#[test]
+fn a_vision_tower_encodes_the_stated_images() {
+    // Gemma 3's SigLIP tower: 896-pixel images in 14-pixel patches, 4096 patch tokens each.
+    let at = |images: u32| {
+        bytes(
+            &format!("model=gemma-3-27b&mode=inference&batch=2&seq=4096&images={images}&gpu=h200"),
+            "vision_activations",
+        )
+    };
+    assert_eq!(at(0), 0);
+    assert_eq!(at(4), 2 * at(2), "activations scale with the images");
+    let per_patch = 2 * (6 * 1152 + 2 * 4304);
+    assert_eq!(at(1), 2 * 4096 * per_patch);
+    let text_only = scenario("model=llama-3.1-8b&images=1");
+    assert_eq!(text_only.validate()[0].field, "images");
+}

@@ -19,6 +19,7 @@ const TRANSIENT: &[&str] = &[
     "kv_cache_sliding",
     "recurrent_state",
     "all_to_all",
+    "vision_activations",
 ];
 const PERSISTENT: &[&str] = &[
     "weights",

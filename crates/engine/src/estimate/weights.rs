@@ -140,6 +140,7 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split)
         );
     }
     if vision > 0.0 {
+        push_vision_activations(s, r, stack, split);
         let bytes = tower_dtype(r).bytes();
         stack.push(
             "vision",
@@ -165,6 +166,33 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split)
             formula,
         );
     }
+}
+
+/// The vision tower encoding the batch's images, one layer at a time: every image's patch tokens
+/// through one tower layer (the tower runs before the language model and frees each layer's
+/// tensors; a frozen tower, as multimodal fine-tunes keep it, saves nothing for backward).
+fn push_vision_activations(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split) {
+    let v = &r.arch.vision;
+    if s.images == 0 {
+        return;
+    }
+    let patches = f64::from(s.batch) * f64::from(s.images) * v.patches_per_image();
+    let per_patch = v.layer_bytes_per_patch(r.act_dtype.bytes());
+    stack.push(
+        "vision_activations",
+        "Vision tower activations (one layer)",
+        patches * per_patch / split.model_parallel,
+        explain!(
+            stack.explain,
+            "b × images × (image / patch)² × {} B = {} × {} × {} × {}{}",
+            num(per_patch),
+            s.batch,
+            s.images,
+            num(v.patches_per_image()),
+            num(per_patch),
+            split.note(split.model_parallel)
+        ),
+    );
 }
 
 /// The format the vision tower is kept in: the weights' unless they are quantized.

@@ -271,7 +271,7 @@ impl Architecture {
 
     /// The shape as scenario `key=value` pairs, so a pasted config.json fills the same fields a
     /// person would type; every one is written, so nothing comes from a previous preset.
-    pub fn pairs(&self) -> [(&'static str, String); 33] {
+    pub fn pairs(&self) -> [(&'static str, String); 34] {
         let value = |n: u32| n.to_string();
         [
             ("layers", value(self.layers)),
@@ -298,6 +298,7 @@ impl Architecture {
             ("vision-hidden", value(self.vision.hidden)),
             ("vision-ffn", value(self.vision.ffn)),
             ("vision-patch", value(self.vision.patch)),
+            ("vision-image", value(self.vision.image)),
             ("recurrent-layers", value(self.recurrent.layers)),
             ("recurrent-heads", value(self.recurrent.heads)),
             ("recurrent-head-dim", value(self.recurrent.head_dim)),

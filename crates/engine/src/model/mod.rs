@@ -96,6 +96,7 @@ pub const fn dense_shape(
             hidden: 0,
             ffn: 0,
             patch: 0,
+            image: 0,
         },
         recurrent: Recurrent {
             layers: 0,

@@ -15,6 +15,9 @@ pub struct Vision {
     pub ffn: u32,
     /// The square patch's side in pixels.
     pub patch: u32,
+    /// The square image's side in pixels the tower takes (`image_size`): (image / patch)² patch
+    /// tokens per image (per tile, for tiling models).
+    pub image: u32,
 }
 
 /// A mixture of experts: which layers route, to how many experts, of what width. All zero for a
@@ -63,6 +66,23 @@ pub struct Window {
 const IMAGE_CHANNELS: f64 = 3.0;
 
 impl Vision {
+    /// Patch tokens per image.
+    pub fn patches_per_image(&self) -> f64 {
+        if self.patch == 0 {
+            return 0.0;
+        }
+        let side = f64::from(self.image / self.patch);
+        side * side
+    }
+
+    /// Bytes each patch token keeps while one tower layer runs, at `e` bytes per element: its
+    /// two LayerNorms' outputs, q, k, v and the attention output (flash/SDPA: no scores), and
+    /// the MLP's fc1 output and activation.
+    pub fn layer_bytes_per_patch(&self, e: f64) -> f64 {
+        let h = f64::from(self.hidden);
+        e * (2.0 * h + 4.0 * h + 2.0 * f64::from(self.ffn))
+    }
+
     /// Each block's four attention projections, its two MLP matrices and two LayerNorms with
     /// biases, the patch embedding, and a projector from the tower's width to `text_hidden`.
     pub fn param_count(&self, text_hidden: u32) -> f64 {

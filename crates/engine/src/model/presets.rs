@@ -106,6 +106,7 @@ const fn with_vision(
     hidden: u32,
     ffn: u32,
     patch: u32,
+    image: u32,
 ) -> Architecture {
     Architecture {
         vision: Vision {
@@ -113,6 +114,7 @@ const fn with_vision(
             hidden,
             ffn,
             patch,
+            image,
         },
         ..arch
     }
@@ -322,6 +324,7 @@ pub const PRESETS: &[Preset] = &[
             1152,
             4304,
             14,
+            896,
         ),
         27_433e6,
         "google/gemma-3-27b-it",
@@ -457,6 +460,7 @@ pub const PRESETS: &[Preset] = &[
             1408,
             5632,
             14,
+            336,
         ),
         published_params: 109e9,
         published_active: Some(17e9),
@@ -484,6 +488,7 @@ pub const PRESETS: &[Preset] = &[
             1408,
             5632,
             14,
+            336,
         ),
         published_params: 400e9,
         published_active: Some(17e9),

@@ -339,6 +339,9 @@ scenario_fields! {
     vision_patch: Option<u32> = None,
         "vision-patch", Optional { inner: Whole, none: FROM_PRESET }, Layers,
         "Vision patch", "vision tower patch side in pixels";
+    vision_image: Option<u32> = None,
+        "vision-image", Optional { inner: Whole, none: FROM_PRESET }, Layers,
+        "Vision image size", "image side in pixels the vision tower takes (image_size)";
     recurrent_layers: Option<u32> = None,
         "recurrent-layers", Optional { inner: Whole, none: FROM_PRESET }, Layers,
         "Recurrent layers", "Mamba or linear-attention layers (fixed state, no KV cache)";
@@ -416,6 +419,10 @@ scenario_fields! {
     grad_accum: u32 = 1,
         "grad-accum", Count, Batch,
         "Gradient accumulation", "gradient accumulation steps (no memory cost)";
+    /// Images in each sequence, which the vision tower encodes; their tokens count in `seq`.
+    images: u32 = 0,
+        "images", Whole, Batch,
+        "Images per sequence", "images each sequence carries (their tokens count in the sequence length)";
     checkpointing: Checkpointing = Checkpointing::None,
         "checkpointing", pick::<Checkpointing>(), Batch,
         "Checkpointing", "activation checkpointing";

@@ -204,6 +204,7 @@ impl Scenario {
                     .unwrap_or(base_or_none(base.vision.hidden)),
                 ffn: self.vision_ffn.unwrap_or(base_or_none(base.vision.ffn)),
                 patch: self.vision_patch.unwrap_or(base_or_none(base.vision.patch)),
+                image: self.vision_image.unwrap_or(base_or_none(base.vision.image)),
             },
             recurrent: Recurrent {
                 layers: self
@@ -297,6 +298,12 @@ impl Scenario {
             errors.push(FieldError::new(
                 "double-quant",
                 "double quantization applies to nf4 weights only",
+            ));
+        }
+        if self.images > 0 && arch.vision.patches_per_image() == 0.0 {
+            errors.push(FieldError::new(
+                "images",
+                "this model has no vision tower with a patch and image size (vision-patch, vision-image)",
             ));
         }
         if self.mtp && arch.mtp_layers == 0 {

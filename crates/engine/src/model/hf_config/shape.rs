@@ -236,6 +236,7 @@ fn vision(keys: &Keys, warnings: &mut Vec<String>) -> Vision {
         hidden: size(&["hidden_size", "embed_dim"]).unwrap_or(0),
         ffn: size(&["intermediate_size"]).unwrap_or(0),
         patch: size(&["patch_size"]).unwrap_or(0),
+        image: size(&["image_size"]).unwrap_or(0),
     };
     if [tower.layers, tower.hidden, tower.ffn].contains(&0) {
         warnings.push(
