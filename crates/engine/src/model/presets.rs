@@ -1,7 +1,7 @@
 //! The model catalogue: each preset's shape and parameter count from its published config.json
 //! and model card.
 
-use super::{dense_shape as arch, Architecture, Mla, Moe, Vision, Window};
+use super::{dense_shape as arch, Architecture, Mla, Moe, Recurrent, Vision, Window};
 use crate::dtype::{Dtype, QuantScope};
 
 /// A named model with its published shape and parameter count.
@@ -96,6 +96,21 @@ const fn latent(
     }
 }
 
+/// `layers` of the model's layers replace attention with a recurrent mixer; `no_mlp` have no MLP.
+const fn hybrid(
+    arch: Architecture,
+    recurrent: Recurrent,
+    no_attention: u32,
+    no_mlp: u32,
+) -> Architecture {
+    Architecture {
+        recurrent,
+        no_attention,
+        no_mlp,
+        ..arch
+    }
+}
+
 const fn with_mtp(arch: Architecture, mtp_layers: u32) -> Architecture {
     Architecture { mtp_layers, ..arch }
 }
@@ -121,7 +136,7 @@ const fn with_vision(
 }
 
 /// How many of [`PRESETS`] are the catalogue proper; the rest exist for the calibration set.
-pub const CATALOGUE_PRESETS: usize = 38;
+pub const CATALOGUE_PRESETS: usize = 41;
 
 /// Presets, with each number taken from the model's config.json on the Hugging Face Hub.
 /// The last group are the models in the public calibration set, so its rows can name them.
@@ -548,6 +563,81 @@ pub const PRESETS: &[Preset] = &[
         active_without_embedding: true,
         config: "moonshotai/Kimi-K2-Instruct",
         checkpoint: FP8_BLOCK_CHECKPOINT,
+    },
+    // Gemma 2 alternates 4096-token sliding-window and global layers, starting windowed.
+    dense(
+        "gemma-2-2b",
+        "Gemma-2-2B",
+        windowed(
+            arch(26, 2304, 8, 4, 256, 9216, 256000, true, true),
+            4096,
+            13,
+        ),
+        2_614_341_888.0,
+        "google/gemma-2-2b-it",
+    ),
+    // 36 of the 48 layers are gated-DeltaNet linear attention (every 4th is full attention), each
+    // with a mixture of 512 experts, 10 per token, and a shared expert. "3B activated" is the A3B
+    // size label.
+    Preset {
+        id: "qwen3-next-80b-a3b",
+        name: "Qwen3-Next-80B-A3B",
+        arch: hybrid(
+            experts(
+                arch(48, 2048, 16, 2, 256, 5120, 151936, false, true),
+                512,
+                10,
+                512,
+                512,
+                0,
+            ),
+            Recurrent {
+                layers: 36,
+                heads: 32,
+                head_dim: 128,
+                state: 128,
+                groups: 16,
+                conv: 4,
+            },
+            36,
+            0,
+        ),
+        published_params: 80e9,
+        published_active: None,
+        active_without_embedding: false,
+        config: "Qwen/Qwen3-Next-80B-A3B-Thinking",
+        checkpoint: BF16_CHECKPOINT,
+    },
+    // 52 single-purpose blocks: 23 Mamba-2, 23 mixture-of-experts (128 experts, 6 per token,
+    // relu² MLPs), 6 attention ("MEMEM*E…").
+    Preset {
+        id: "nemotron-3-nano-30b-a3b",
+        name: "NVIDIA-Nemotron-3-Nano-30B-A3B",
+        arch: hybrid(
+            experts(
+                arch(52, 2688, 32, 2, 128, 1856, 131072, false, false),
+                128,
+                6,
+                1856,
+                3712,
+                0,
+            ),
+            Recurrent {
+                layers: 23,
+                heads: 64,
+                head_dim: 64,
+                state: 128,
+                groups: 8,
+                conv: 4,
+            },
+            46,
+            29,
+        ),
+        published_params: 31.6e9,
+        published_active: Some(3.2e9),
+        active_without_embedding: true,
+        config: "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16",
+        checkpoint: BF16_CHECKPOINT,
     },
     // Models of the public calibration set (calibration/measured-public.csv).
     dense(
