@@ -317,4 +317,14 @@ mod tests {
             parsed.warnings
         );
     }
+
+    #[test]
+    fn an_empty_per_layer_list_is_no_layer_count() {
+        // Found by the parse_hf_config fuzz target: `layer_types: []` gave 0 layers.
+        let text = r#"{"hidden_size": 2048, "layer_types": [], "num_attention_heads": 64, "vocab_size": 151936}"#;
+        assert_eq!(
+            parse_hf_config(text).unwrap_err(),
+            ConfigError::Missing(vec!["num_hidden_layers".to_string()])
+        );
+    }
 }

@@ -35,7 +35,10 @@ pub(super) fn architecture(
     };
     let layers = required(
         "num_hidden_layers",
-        stated_layers.or(kinds.layers).or(nas.layers),
+        stated_layers
+            .or(kinds.layers)
+            .or(nas.layers)
+            .filter(|n| *n > 0),
     );
     let hidden = required(
         "hidden_size",
