@@ -162,7 +162,8 @@ fn unmodeled(keys: &Keys, warnings: &mut Vec<String>) {
         ("audio_config", "the audio tower is not counted"),
         (
             "mamba_d_state",
-            "Mamba-1 layers (Jamba, Falcon-H1) are not modeled",
+            "Jamba's Mamba-1 layers and Falcon-H1's parallel attention + Mamba blocks are not \
+             modeled: their mixers' parameters and recurrent state are not counted",
         ),
     ] {
         if keys.given(&[key]) && keys.family() != "nemotron_h" {
