@@ -65,7 +65,45 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split)
     let gathered = gathered_layers_bytes(s, r, split, linear_params(r));
     let vision = vision_params(r);
     let text = r.params - vision;
-    let (weight_bytes, weight_formula) = if r.weights.is_quantized() {
+    let (weight_bytes, weight_formula) = text_weights(r, text, ex);
+    // Routed experts are in every quantized scope, so they take the weight format's bytes.
+    let routed_bytes = routed_fraction(r) * r.params * r.weights.bytes();
+    let routed = routed_bytes / weight_bytes.max(1.0);
+    let (per_gpu, split_note) = weights_per_gpu(s, r, split, weight_bytes, routed);
+    stack.push(
+        "weights",
+        "Model weights",
+        per_gpu * on_gpu + gathered,
+        explain!(
+            ex,
+            "{weight_formula}{split_note}{}{}",
+            if on_gpu == 0.0 {
+                " (offloaded to CPU)"
+            } else {
+                ""
+            },
+            if gathered > 0.0 {
+                format!(
+                    " + 2 gathered layers {}",
+                    Bytes::from_f64(gathered).display(s.units)
+                )
+            } else {
+                String::new()
+            }
+        ),
+    );
+    push_mtp(s, r, stack, split, weight_bytes / text.max(1.0));
+    if vision > 0.0 {
+        push_vision_activations(s, r, stack, split);
+        push_vision_tower(s, r, stack, split, vision);
+    }
+    push_quant_constants(s, r, stack, split);
+}
+
+/// The language model's weights in bytes, with their formula: a quantized format on the linear
+/// layers it covers and the compute dtype for the rest, or one format throughout.
+fn text_weights(r: &Resolved, text: f64, ex: bool) -> (f64, String) {
+    if r.weights.is_quantized() {
         let quantized = quantized_params(r);
         let other = text - quantized;
         let compute = r.act_dtype.bytes();
@@ -94,78 +132,66 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split)
                 r.weights
             ),
         )
-    };
-    // Routed experts are in every quantized scope, so they take the weight format's bytes.
-    let routed_bytes = routed_fraction(r) * r.params * r.weights.bytes();
-    let routed = routed_bytes / weight_bytes.max(1.0);
-    let (per_gpu, split_note) = weights_per_gpu(s, r, split, weight_bytes, routed);
+    }
+}
+
+/// The scales (and zero points) of a quantized format, split like the weights they belong to.
+fn push_quant_constants(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split) {
+    if !r.weights.is_quantized() {
+        return;
+    }
+    let quantized = quantized_params(r);
+    let (constants, formula) = quant_constants(s, r, quantized, stack.explain);
+    let routed = routed_fraction(r) * r.params / quantized.max(1.0);
     stack.push(
-        "weights",
-        "Model weights",
-        per_gpu * on_gpu + gathered,
+        "quant_constants",
+        "Quantization constants",
+        split.share(constants * on_gpu(s), split.weights, routed),
+        formula,
+    );
+}
+
+/// The multi-token-prediction modules, when loaded, at the model's own bytes per parameter (they
+/// are quantized like its layers).
+fn push_mtp(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split, per_param: f64) {
+    if !s.mtp || r.arch.mtp_layers == 0 {
+        return;
+    }
+    let ex = stack.explain;
+    let on_gpu = on_gpu(s);
+    let mtp = share(r, r.arch.mtp_params());
+    stack.push(
+        "mtp",
+        "Multi-token-prediction modules (optional)",
+        mtp * per_param * on_gpu / split.weights,
         explain!(
             ex,
-            "{weight_formula}{split_note}{}{}",
-            if on_gpu == 0.0 {
-                " (offloaded to CPU)"
-            } else {
-                ""
-            },
-            if gathered > 0.0 {
-                format!(
-                    " + 2 gathered layers {}",
-                    Bytes::from_f64(gathered).display(s.units)
-                )
-            } else {
-                String::new()
-            }
+            "{} × {} × {} B per parameter, as the model's weights{}",
+            r.arch.mtp_layers,
+            num(mtp / f64::from(r.arch.mtp_layers)),
+            num(per_param),
+            split.note(split.weights)
         ),
     );
-    if s.mtp && r.arch.mtp_layers > 0 {
-        // At the model's own bytes per parameter: the modules are quantized like its layers.
-        let mtp = share(r, r.arch.mtp_params());
-        let per_param = weight_bytes / text.max(1.0);
-        stack.push(
-            "mtp",
-            "Multi-token-prediction modules (optional)",
-            mtp * per_param * on_gpu / split.weights,
-            explain!(
-                ex,
-                "{} × {} × {} B per parameter, as the model's weights{}",
-                r.arch.mtp_layers,
-                num(mtp / f64::from(r.arch.mtp_layers)),
-                num(per_param),
-                split.note(split.weights)
-            ),
-        );
-    }
-    if vision > 0.0 {
-        push_vision_activations(s, r, stack, split);
-        let bytes = tower_dtype(r).bytes();
-        stack.push(
-            "vision",
-            "Vision tower",
-            vision * bytes * on_gpu / split.weights,
-            explain!(
-                ex,
-                "{} × {} B{}",
-                num(vision),
-                bytes,
-                split.note(split.weights)
-            ),
-        );
-    }
-    if r.weights.is_quantized() {
-        let quantized = quantized_params(r);
-        let (constants, formula) = quant_constants(s, r, quantized, ex);
-        let routed = routed_fraction(r) * r.params / quantized.max(1.0);
-        stack.push(
-            "quant_constants",
-            "Quantization constants",
-            split.share(constants * on_gpu, split.weights, routed),
-            formula,
-        );
-    }
+}
+
+/// The vision tower's weights: in the compute dtype when the text model is quantized.
+fn push_vision_tower(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split, vision: f64) {
+    let ex = stack.explain;
+    let on_gpu = on_gpu(s);
+    let bytes = tower_dtype(r).bytes();
+    stack.push(
+        "vision",
+        "Vision tower",
+        vision * bytes * on_gpu / split.weights,
+        explain!(
+            ex,
+            "{} × {} B{}",
+            num(vision),
+            bytes,
+            split.note(split.weights)
+        ),
+    );
 }
 
 /// The vision tower encoding the batch's images, one layer at a time: every image's patch tokens

@@ -147,7 +147,6 @@ impl Scenario {
         });
         // A shape typed by hand starts dense with full attention; a named preset keeps its own.
         let from_preset = self.model.is_some() || !explicit_shape;
-        let base_or_none = |base: u32| if from_preset { base } else { 0 };
         let arch = Architecture {
             layers: self.layers.unwrap_or(base.layers),
             hidden,
@@ -168,6 +167,17 @@ impl Scenario {
             vocab: self.vocab.unwrap_or(base.vocab),
             tied: self.tied.unwrap_or(base.tied),
             gated: self.gated.unwrap_or(base.gated),
+            ..self.parts(&base, from_preset)
+        };
+        (arch, base_preset, assumed)
+    }
+
+    /// The formats, with inference defaulting to the format the preset's checkpoint ships in.
+    /// The parts beyond the dense shape (experts, latent attention, windows, vision, recurrent
+    /// layers, MTP): each field given, else the preset's, or none for a shape typed by hand.
+    fn parts(&self, base: &Architecture, from_preset: bool) -> Architecture {
+        let base_or_none = |base: u32| if from_preset { base } else { 0 };
+        Architecture {
             moe: Moe {
                 experts: self.experts.unwrap_or(base_or_none(base.moe.experts)),
                 per_token: self
@@ -231,11 +241,10 @@ impl Scenario {
                 .unwrap_or(base_or_none(base.no_attention)),
             no_mlp: self.no_mlp_layers.unwrap_or(base_or_none(base.no_mlp)),
             mtp_layers: self.mtp_layers.unwrap_or(base_or_none(base.mtp_layers)),
-        };
-        (arch, base_preset, assumed)
+            ..*base
+        }
     }
 
-    /// The formats, with inference defaulting to the format the preset's checkpoint ships in.
     fn resolve_formats(&self, preset: &Preset, errors: &mut Vec<FieldError>) -> Formats {
         let weights = self.weights.unwrap_or(match self.mode {
             Mode::Inference if self.model.is_some() => preset.checkpoint.0,
