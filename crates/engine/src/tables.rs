@@ -2,6 +2,7 @@
 //! QLoRA-training and GPU-recommendation tables, and the 16 GB OOM budget guide's budget table. Each cell carries the
 //! scenario changes that produce it, so the page can highlight and apply it.
 
+use crate::dtype::{HALF_BYTES, NIBBLE_BYTES};
 use crate::estimate::{breakdown, Breakdown, Verdict};
 use crate::gpu_catalogue::GPUS;
 use crate::model::{CATALOGUE_PRESETS, PRESETS};
@@ -230,18 +231,35 @@ pub fn qlora_table(current: &Scenario) -> Table {
 /// at batch 1 × 2048 tokens (training with checkpointing).
 pub fn gpu_table(current: &Scenario) -> Table {
     let base = table_inputs(current);
-    let methods: [(&str, &[(&str, &str)]); 5] = [
+    // Each method with the fewest bytes per parameter its weights can take (16-bit, or 4-bit
+    // for the quantized linear layers), so a preset whose weights alone exceed the card is
+    // skipped without an estimate: the catalogue runs to a trillion parameters.
+    let methods: [(&str, &[(&str, &str)], f64); 5] = [
         (
             "Inference FP16",
             &[("mode", "inference"), ("weights", "fp16")],
+            HALF_BYTES,
         ),
         (
             "Inference NF4",
             &[("mode", "inference"), ("weights", "nf4")],
+            NIBBLE_BYTES,
         ),
-        ("Full FT", &[("mode", "full"), ("checkpointing", "full")]),
-        ("LoRA", &[("mode", "lora"), ("checkpointing", "full")]),
-        ("QLoRA", &[("mode", "qlora"), ("checkpointing", "full")]),
+        (
+            "Full FT",
+            &[("mode", "full"), ("checkpointing", "full")],
+            HALF_BYTES,
+        ),
+        (
+            "LoRA",
+            &[("mode", "lora"), ("checkpointing", "full")],
+            HALF_BYTES,
+        ),
+        (
+            "QLoRA",
+            &[("mode", "qlora"), ("checkpointing", "full")],
+            NIBBLE_BYTES,
+        ),
     ];
     let mut models: Vec<_> = PRESETS[..CATALOGUE_PRESETS].iter().collect();
     models.sort_by(|a, b| a.published_params.total_cmp(&b.published_params));
@@ -254,7 +272,8 @@ pub fn gpu_table(current: &Scenario) -> Table {
         label: g.name.to_string(),
         cells: methods
             .iter()
-            .map(|(_, method)| {
+            .map(|(_, method, least_bytes_per_param)| {
+                let capacity = g.capacity().as_f64();
                 let gpu_base = Scenario {
                     vram: None,
                     gpu: g.id.to_string(),
@@ -263,6 +282,9 @@ pub fn gpu_table(current: &Scenario) -> Table {
                 let method_pairs: Vec<(&str, String)> =
                     method.iter().map(|(k, v)| (*k, v.to_string())).collect();
                 let best = models.iter().rev().find_map(|m| {
+                    if m.arch.param_count() * least_bytes_per_param > capacity {
+                        return None;
+                    }
                     let mut pairs = method_pairs.clone();
                     pairs.push(("model", m.id.to_string()));
                     let fits = breakdown(&apply(&gpu_base, &pairs)).ok()?.verdict().fits();
@@ -293,7 +315,7 @@ pub fn gpu_table(current: &Scenario) -> Table {
         id: "gpus".to_string(),
         title: "GPU recommendations (largest preset that fits)".to_string(),
         corner: "GPU".to_string(),
-        columns: methods.iter().map(|(c, _)| c.to_string()).collect(),
+        columns: methods.iter().map(|(c, _, _)| c.to_string()).collect(),
         rows,
         note: "Batch 1 × 2048 tokens; training with gradient checkpointing; your margin and in-use memory apply.".to_string(),
     }
