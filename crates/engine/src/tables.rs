@@ -227,35 +227,38 @@ pub fn qlora_table(current: &Scenario) -> Table {
     }
 }
 
+/// A column of the GPU table: its title, the scenario pairs it sets, and the fewest bytes per
+/// parameter its weights can take (16-bit, or 4-bit for quantized linear layers), so a preset
+/// whose weights alone exceed the card is skipped without an estimate: the catalogue runs to a
+/// trillion parameters.
+struct TableMethod(&'static str, &'static [(&'static str, &'static str)], f64);
+
 /// Chapter 62, "GPU Recommendations": the largest catalogue model each GPU fits, per method,
 /// at batch 1 × 2048 tokens (training with checkpointing).
 pub fn gpu_table(current: &Scenario) -> Table {
     let base = table_inputs(current);
-    // Each method with the fewest bytes per parameter its weights can take (16-bit, or 4-bit
-    // for the quantized linear layers), so a preset whose weights alone exceed the card is
-    // skipped without an estimate: the catalogue runs to a trillion parameters.
-    let methods: [(&str, &[(&str, &str)], f64); 5] = [
-        (
+    let methods = [
+        TableMethod(
             "Inference FP16",
             &[("mode", "inference"), ("weights", "fp16")],
             HALF_BYTES,
         ),
-        (
+        TableMethod(
             "Inference NF4",
             &[("mode", "inference"), ("weights", "nf4")],
             NIBBLE_BYTES,
         ),
-        (
+        TableMethod(
             "Full FT",
             &[("mode", "full"), ("checkpointing", "full")],
             HALF_BYTES,
         ),
-        (
+        TableMethod(
             "LoRA",
             &[("mode", "lora"), ("checkpointing", "full")],
             HALF_BYTES,
         ),
-        (
+        TableMethod(
             "QLoRA",
             &[("mode", "qlora"), ("checkpointing", "full")],
             NIBBLE_BYTES,
@@ -272,7 +275,7 @@ pub fn gpu_table(current: &Scenario) -> Table {
         label: g.name.to_string(),
         cells: methods
             .iter()
-            .map(|(_, method, least_bytes_per_param)| {
+            .map(|TableMethod(_, method, least_bytes_per_param)| {
                 let capacity = g.capacity().as_f64();
                 let gpu_base = Scenario {
                     vram: None,
@@ -315,7 +318,7 @@ pub fn gpu_table(current: &Scenario) -> Table {
         id: "gpus".to_string(),
         title: "GPU recommendations (largest preset that fits)".to_string(),
         corner: "GPU".to_string(),
-        columns: methods.iter().map(|(c, _, _)| c.to_string()).collect(),
+        columns: methods.iter().map(|m| m.0.to_string()).collect(),
         rows,
         note: "Batch 1 × 2048 tokens; training with gradient checkpointing; your margin and in-use memory apply.".to_string(),
     }
