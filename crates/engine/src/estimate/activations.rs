@@ -23,7 +23,7 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split)
     let one_layer = tokens * (per_layer + scores);
     let (saved, saved_formula) = match s.checkpointing {
         Checkpointing::None => (
-            layers * one_layer,
+            layers * tokens * (per_layer + scores),
             explain!(
                 ex,
                 "L × b·s × (layer {} B + scores {} B) = {} × {} × {}",
