@@ -2,7 +2,6 @@
 //! tensor parallelism, and a pipeline's fullest stage.
 
 use super::stack::{explain, num, Stack};
-use crate::model::Block;
 use crate::scenario::{Resolved, Scenario};
 use crate::sharding::Sharding;
 
@@ -117,11 +116,7 @@ pub(super) fn gathered_layers_bytes(s: &Scenario, r: &Resolved, split: &Split, l
 
 /// The share of the parameters in routed experts: what expert parallelism splits.
 pub(super) fn routed_fraction(r: &Resolved) -> f64 {
-    if r.arch.moe.is_moe() {
-        r.arch.params_in(&[Block::RoutedExpert]) / r.shape_params.max(1.0)
-    } else {
-        0.0
-    }
+    r.routed_params / r.shape_params.max(1.0)
 }
 
 /// Expert parallelism's token exchange: each GPU sends every token to the GPUs holding its k

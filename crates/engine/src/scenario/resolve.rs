@@ -4,7 +4,7 @@
 use super::{FieldError, Scenario};
 use crate::dtype::{Dtype, QuantScope};
 use crate::gpu_catalogue::{self, Gpu};
-use crate::model::{self, Architecture, Mla, Moe, Preset, Recurrent, Vision, Window};
+use crate::model::{self, Architecture, Block, Mla, Moe, Preset, Recurrent, Vision, Window};
 use crate::sharding::{Offload, Sharding};
 use crate::units::{format_size_exact, Bytes};
 use crate::workload::{Method, Mode};
@@ -22,6 +22,8 @@ pub struct Resolved {
     /// here, read by every component that splits `params` by kind.
     pub shape_params: f64,
     pub linear_params: f64,
+    /// Of those, the routed experts' (0 for a dense model): what expert parallelism splits.
+    pub routed_params: f64,
     pub weights: Dtype,
     /// The linear layers a quantized `weights` covers.
     pub quantized: QuantScope,
@@ -105,6 +107,11 @@ impl Scenario {
             params,
             shape_params,
             linear_params,
+            routed_params: if arch.moe.is_moe() {
+                arch.params_in(&[Block::RoutedExpert])
+            } else {
+                0.0
+            },
             weights: formats.weights,
             quantized,
             act_dtype: formats.act_dtype,
@@ -176,71 +183,44 @@ impl Scenario {
     /// The parts beyond the dense shape (experts, latent attention, windows, vision, recurrent
     /// layers, MTP): each field given, else the preset's, or none for a shape typed by hand.
     fn parts(&self, base: &Architecture, from_preset: bool) -> Architecture {
-        let base_or_none = |base: u32| if from_preset { base } else { 0 };
+        let or_base =
+            |given: Option<u32>, base: u32| given.unwrap_or(if from_preset { base } else { 0 });
         Architecture {
             moe: Moe {
-                experts: self.experts.unwrap_or(base_or_none(base.moe.experts)),
-                per_token: self
-                    .experts_per_token
-                    .unwrap_or(base_or_none(base.moe.per_token)),
-                expert_ffn: self.expert_ffn.unwrap_or(base_or_none(base.moe.expert_ffn)),
-                shared_ffn: self.shared_ffn.unwrap_or(base_or_none(base.moe.shared_ffn)),
-                dense_layers: self
-                    .dense_layers
-                    .unwrap_or(base_or_none(base.moe.dense_layers)),
+                experts: or_base(self.experts, base.moe.experts),
+                per_token: or_base(self.experts_per_token, base.moe.per_token),
+                expert_ffn: or_base(self.expert_ffn, base.moe.expert_ffn),
+                shared_ffn: or_base(self.shared_ffn, base.moe.shared_ffn),
+                dense_layers: or_base(self.dense_layers, base.moe.dense_layers),
             },
             mla: Mla {
-                q_rank: self.q_lora_rank.unwrap_or(base_or_none(base.mla.q_rank)),
-                kv_rank: self.kv_lora_rank.unwrap_or(base_or_none(base.mla.kv_rank)),
-                rope_dim: self
-                    .rope_head_dim
-                    .unwrap_or(base_or_none(base.mla.rope_dim)),
-                v_head_dim: self.v_head_dim.unwrap_or(base_or_none(base.mla.v_head_dim)),
+                q_rank: or_base(self.q_lora_rank, base.mla.q_rank),
+                kv_rank: or_base(self.kv_lora_rank, base.mla.kv_rank),
+                rope_dim: or_base(self.rope_head_dim, base.mla.rope_dim),
+                v_head_dim: or_base(self.v_head_dim, base.mla.v_head_dim),
             },
             window: Window {
-                tokens: self
-                    .sliding_window
-                    .unwrap_or(base_or_none(base.window.tokens)),
-                layers: self
-                    .sliding_layers
-                    .unwrap_or(base_or_none(base.window.layers)),
+                tokens: or_base(self.sliding_window, base.window.tokens),
+                layers: or_base(self.sliding_layers, base.window.layers),
             },
             vision: Vision {
-                layers: self
-                    .vision_layers
-                    .unwrap_or(base_or_none(base.vision.layers)),
-                hidden: self
-                    .vision_hidden
-                    .unwrap_or(base_or_none(base.vision.hidden)),
-                ffn: self.vision_ffn.unwrap_or(base_or_none(base.vision.ffn)),
-                patch: self.vision_patch.unwrap_or(base_or_none(base.vision.patch)),
-                image: self.vision_image.unwrap_or(base_or_none(base.vision.image)),
+                layers: or_base(self.vision_layers, base.vision.layers),
+                hidden: or_base(self.vision_hidden, base.vision.hidden),
+                ffn: or_base(self.vision_ffn, base.vision.ffn),
+                patch: or_base(self.vision_patch, base.vision.patch),
+                image: or_base(self.vision_image, base.vision.image),
             },
             recurrent: Recurrent {
-                layers: self
-                    .recurrent_layers
-                    .unwrap_or(base_or_none(base.recurrent.layers)),
-                heads: self
-                    .recurrent_heads
-                    .unwrap_or(base_or_none(base.recurrent.heads)),
-                head_dim: self
-                    .recurrent_head_dim
-                    .unwrap_or(base_or_none(base.recurrent.head_dim)),
-                state: self
-                    .recurrent_state
-                    .unwrap_or(base_or_none(base.recurrent.state)),
-                groups: self
-                    .recurrent_groups
-                    .unwrap_or(base_or_none(base.recurrent.groups)),
-                conv: self
-                    .recurrent_conv
-                    .unwrap_or(base_or_none(base.recurrent.conv)),
+                layers: or_base(self.recurrent_layers, base.recurrent.layers),
+                heads: or_base(self.recurrent_heads, base.recurrent.heads),
+                head_dim: or_base(self.recurrent_head_dim, base.recurrent.head_dim),
+                state: or_base(self.recurrent_state, base.recurrent.state),
+                groups: or_base(self.recurrent_groups, base.recurrent.groups),
+                conv: or_base(self.recurrent_conv, base.recurrent.conv),
             },
-            no_attention: self
-                .no_attention_layers
-                .unwrap_or(base_or_none(base.no_attention)),
-            no_mlp: self.no_mlp_layers.unwrap_or(base_or_none(base.no_mlp)),
-            mtp_layers: self.mtp_layers.unwrap_or(base_or_none(base.mtp_layers)),
+            no_attention: or_base(self.no_attention_layers, base.no_attention),
+            no_mlp: or_base(self.no_mlp_layers, base.no_mlp),
+            mtp_layers: or_base(self.mtp_layers, base.mtp_layers),
             ..*base
         }
     }
