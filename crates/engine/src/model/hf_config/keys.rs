@@ -14,6 +14,10 @@ use serde_json::{Map, Value};
 /// - `deepseek_v3`: `DeepseekV3Config` (transformers@001f85b3);
 /// - `gpt_oss`: `sliding_window = 128` (transformers@02b8f42b);
 /// - `nemotron_h`: `NemotronHConfig`'s Mamba-2 sizes (transformers@13923c63);
+/// - `granitemoehybrid`: `GraniteMoeHybridConfig`'s Mamba-2 sizes (transformers@008f5c8c);
+/// - `num_experts_per_tok` for each mixture-of-experts family: Mixtral 2, Qwen3-MoE 8
+///   (`qwen3_moe`@008e5743), DeepSeek-V3 8, gpt-oss 4, Llama 4 1, Qwen3-Next 10, NemotronH 2,
+///   granite hybrid 2;
 /// - `qwen3_next`: `Qwen3NextConfig`'s linear-attention sizes (transformers@008e5743).
 const FAMILY_DEFAULTS: &[(&str, &[(&str, u32)])] = &[
     (
@@ -39,7 +43,11 @@ const FAMILY_DEFAULTS: &[(&str, &[(&str, u32)])] = &[
         ],
     ),
     ("qwen3", &[("head_dim", 128)]),
-    ("qwen3_moe", &[("head_dim", 128)]),
+    (
+        "qwen3_moe",
+        &[("head_dim", 128), ("num_experts_per_tok", 8)],
+    ),
+    ("mixtral", &[("num_experts_per_tok", 2)]),
     ("mistral", &[("sliding_window", 4096)]),
     (
         "llama4_text",
@@ -53,6 +61,7 @@ const FAMILY_DEFAULTS: &[(&str, &[(&str, u32)])] = &[
             ("num_key_value_heads", 8),
             ("head_dim", 128),
             ("num_local_experts", 16),
+            ("num_experts_per_tok", 1),
             ("attention_chunk_size", 8192),
         ],
     ),
@@ -66,9 +75,13 @@ const FAMILY_DEFAULTS: &[(&str, &[(&str, u32)])] = &[
             ("qk_nope_head_dim", 128),
             ("v_head_dim", 128),
             ("first_k_dense_replace", 3),
+            ("num_experts_per_tok", 8),
         ],
     ),
-    ("gpt_oss", &[("sliding_window", 128)]),
+    (
+        "gpt_oss",
+        &[("sliding_window", 128), ("num_experts_per_tok", 4)],
+    ),
     (
         "nemotron_h",
         &[
@@ -77,6 +90,19 @@ const FAMILY_DEFAULTS: &[(&str, &[(&str, u32)])] = &[
             ("mamba_head_dim", 64),
             ("n_groups", 8),
             ("conv_kernel", 4),
+            ("expand", 2),
+            ("num_experts_per_tok", 2),
+        ],
+    ),
+    (
+        "granitemoehybrid",
+        &[
+            ("mamba_num_heads", 128),
+            ("ssm_state_size", 256),
+            ("n_groups", 1),
+            ("conv_kernel", 4),
+            ("expand", 2),
+            ("num_experts_per_tok", 2),
         ],
     ),
     (
@@ -88,6 +114,7 @@ const FAMILY_DEFAULTS: &[(&str, &[(&str, u32)])] = &[
             ("linear_num_key_heads", 16),
             ("linear_num_value_heads", 32),
             ("full_attention_interval", 4),
+            ("num_experts_per_tok", 10),
         ],
     ),
 ];

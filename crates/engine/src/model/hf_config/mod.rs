@@ -166,7 +166,7 @@ fn unmodeled(keys: &Keys, warnings: &mut Vec<String>) {
              modeled: their mixers' parameters and recurrent state are not counted",
         ),
     ] {
-        if keys.given(&[key]) && keys.family() != "nemotron_h" {
+        if keys.given(&[key]) && !matches!(keys.family(), "nemotron_h" | "granitemoehybrid") {
             warnings.push(format!("{key}: {what}"));
         }
     }
@@ -327,5 +327,21 @@ mod tests {
             parse_hf_config(text).unwrap_err(),
             ConfigError::Missing(vec!["num_hidden_layers".to_string()])
         );
+    }
+
+    #[test]
+    fn a_size_neither_the_file_nor_the_family_gives_is_not_guessed() {
+        let text = r#"{"model_type": "new_moe", "hidden_size": 2048, "num_hidden_layers": 24,
+            "num_attention_heads": 16, "vocab_size": 32000, "num_local_experts": 64,
+            "intermediate_size": 1024}"#;
+        let arch = parse_hf_config(text).unwrap().arch;
+        assert_eq!(arch.moe.per_token, 0);
+        assert_eq!(arch.contradiction().unwrap().0, "experts-per-token");
+        let mixtral = text.replace("new_moe", "mixtral");
+        let parsed = parse_hf_config(&mixtral).unwrap();
+        assert_eq!(parsed.arch.moe.per_token, 2);
+        assert!(parsed
+            .defaults_used
+            .contains(&"num_experts_per_tok = 2".to_string()));
     }
 }

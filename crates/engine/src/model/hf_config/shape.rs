@@ -143,7 +143,8 @@ fn experts(keys: &Keys, layers: u32, kinds: &LayerKinds) -> Moe {
     };
     let per_token = keys
         .positive(&["num_experts_per_tok", "experts_per_token", "moe_topk"])
-        .unwrap_or(1);
+        // Not guessed: left at 0, validation names experts-per-token.
+        .unwrap_or(0);
     // Mixtral, gpt-oss and Llama 4 size experts by `intermediate_size`.
     let expert_ffn = keys
         .positive(&["moe_intermediate_size", "intermediate_size"])
@@ -211,7 +212,7 @@ fn recurrent(keys: &Keys, hidden: u32, layers: u32) -> Recurrent {
     let heads = keys
         .count(&["mamba_num_heads", "mamba_n_heads"])
         .unwrap_or(0);
-    let expand = keys.positive(&["expand", "mamba_expand"]).unwrap_or(2);
+    let expand = keys.positive(&["expand", "mamba_expand"]).unwrap_or(0);
     // granite-4.0-h writes `"mamba_d_head": "auto"`: expand × hidden / heads.
     let head_dim = keys
         .count(&["mamba_head_dim", "mamba_d_head"])
@@ -223,8 +224,10 @@ fn recurrent(keys: &Keys, hidden: u32, layers: u32) -> Recurrent {
         state: keys
             .count(&["ssm_state_size", "mamba_d_state"])
             .unwrap_or(0),
-        groups: keys.count(&["n_groups", "mamba_n_groups"]).unwrap_or(1),
-        conv: keys.count(&["conv_kernel", "mamba_d_conv"]).unwrap_or(4),
+        // Not guessed: a size neither the file nor the family's defaults give is left at 0, and
+        // validation names it.
+        groups: keys.count(&["n_groups", "mamba_n_groups"]).unwrap_or(0),
+        conv: keys.count(&["conv_kernel", "mamba_d_conv"]).unwrap_or(0),
     }
 }
 
