@@ -72,19 +72,19 @@ pub struct HfConfig {
 }
 
 impl HfConfig {
-    /// The scenario fields this config sets: the whole shape (so nothing is left from a preset),
-    /// the checkpoint's format, and dropout where the config names it.
+    /// The scenario fields this config sets: the whole shape and the checkpoint's format (so
+    /// nothing is left from a preset or an earlier paste), and dropout where the config names it.
     pub fn pairs(&self) -> Vec<(&'static str, String)> {
+        // The format is always written ("auto" where the config names none), so a format from an
+        // earlier paste or preset never stays behind.
+        let auto = |value: Option<String>| value.unwrap_or_else(|| "auto".to_string());
         let mut pairs = self.arch.pairs().to_vec();
-        if let Some(weights) = self.weights {
-            pairs.push(("weights", weights.to_string()));
-        }
-        if let Some(scope) = self.quantized {
-            pairs.push(("quantized", scope.to_string()));
-        }
-        if let Some(on) = self.double_quant {
-            pairs.push(("double-quant", on.to_string()));
-        }
+        pairs.push(("weights", auto(self.weights.map(|w| w.to_string()))));
+        pairs.push(("quantized", auto(self.quantized.map(|q| q.to_string()))));
+        pairs.push((
+            "double-quant",
+            self.double_quant.unwrap_or(false).to_string(),
+        ));
         if let Some(on) = self.dropout {
             pairs.push(("dropout", on.to_string()));
         }
@@ -217,11 +217,17 @@ mod tests {
         let llama = r#"{"hidden_size":4096,"num_attention_heads":32,"num_hidden_layers":32,"vocab_size":128256}"#;
         let parsed = parse_hf_config(llama).unwrap();
         assert_eq!((parsed.dropout, parsed.attention_dropout), (None, None));
-        assert_eq!(
-            parsed.pairs().len(),
-            parsed.arch.pairs().len(),
+        let pairs = parsed.pairs();
+        assert!(
+            !pairs.iter().any(|(key, _)| key.contains("dropout")),
             "no dropout pairs when the config is silent"
         );
+        // A config that names no format resets it, so an earlier paste's fp8 cannot stay behind.
+        assert!(pairs.contains(&("weights", "auto".to_string())));
+        let mut scenario = crate::Scenario::default();
+        scenario.set("weights", "fp8").unwrap();
+        let scenario = parsed.applied_to(scenario).unwrap();
+        assert_eq!(scenario.weights, None);
     }
 
     #[test]
