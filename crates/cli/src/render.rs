@@ -2,6 +2,7 @@
 
 use crate::columns::{grid, Column};
 use serde_json::{json, Map, Value};
+use vramfit_engine::estimate::Serving;
 use vramfit_engine::gpu_catalogue::GPUS;
 use vramfit_engine::model::PRESETS;
 use vramfit_engine::solver::Solution;
@@ -39,9 +40,48 @@ pub fn estimate(e: &Estimate) -> String {
         headroom,
         e.verdict.as_str().to_uppercase(),
     );
+    if let Some(serving) = &e.serving {
+        out += &serving_lines(serving, units);
+    }
     for note in &e.notes {
         out += &format!("note: {note}\n");
     }
+    out
+}
+
+/// A serving runtime's pool as its own log would put it, and the settings it applied.
+fn serving_lines(s: &Serving, units: Units) -> String {
+    let mut out = format!(
+        "\n{} KV pool   {} per GPU ({:.2} GiB)\nKV tokens      {}\n",
+        s.runtime,
+        s.kv_pool_bytes.display(units),
+        s.kv_pool_bytes.gib(),
+        s.kv_tokens
+    );
+    if let Some(blocks) = s.kv_blocks {
+        out += &format!("KV blocks      {blocks}\n");
+    }
+    out += &format!(
+        "concurrency    {:.2}x at {} tokens per request\nstarts         {}\n",
+        s.max_concurrency,
+        s.context_tokens,
+        if s.starts { "yes" } else { "no" }
+    );
+    if let Some(host) = s.host_bytes {
+        out += &format!("system RAM     {}\n", host.display(units));
+    }
+    if let Some(reason) = &s.reason {
+        out += &format!("reason: {reason}\n");
+    }
+    let settings: Vec<String> = s
+        .settings
+        .iter()
+        .map(|setting| match &setting.default_from {
+            Some(from) => format!("{}={} ({from})", setting.key, setting.value),
+            None => format!("{}={}", setting.key, setting.value),
+        })
+        .collect();
+    out += &format!("settings       {}\n", settings.join(", "));
     out
 }
 

@@ -598,7 +598,9 @@ fn flags_and_query_give_the_same_estimate() {
         &sliding-window=512&sliding-layers=8&vision-layers=0&vision-hidden=0&vision-ffn=0&vision-patch=0&vision-image=0\
         &recurrent-layers=0&recurrent-heads=0&recurrent-head-dim=0&recurrent-state=0&recurrent-groups=0\
         &recurrent-conv=0&no-attention-layers=0&no-mlp-layers=0&mtp-layers=0&mtp=false&mla-cache=expanded\
-        &head=lm&mode=qlora&weights=nf4&quantized=all-linear&grads=bf16\
+        &head=lm&mode=qlora&runtime=transformers&max-model-len=4096&max-num-seqs=64\
+        &max-num-batched-tokens=2048&gpu-memory-utilization=0.85&block-size=32&enforce-eager=true\
+        &mem-fraction-static=0.8&weights=nf4&quantized=all-linear&grads=bf16\
         &act-dtype=bf16&kv-dtype=fp8&optimizer=adamw-8bit&master-weights=false&batch=4&seq=1024\
         &grad-accum=8&images=0&checkpointing=selective&attention=eager&lora-rank=32&lora-targets=all&lora-dropout=true\
         &double-quant=true&chunked-loss=true&dropout=true&attention-dropout=true&method=detailed\

@@ -17,9 +17,43 @@ pub struct Gpu {
     /// the advertised size because the driver keeps some for itself (the auto-config guide's
     /// 16376 MiB on a "16 GB" card).
     pub smi_total_mib: Option<u32>,
+    /// The total CUDA reports (`cudaMemGetInfo`, `torch.cuda.mem_get_info()[1]`), where a log
+    /// shows it: below nvidia-smi's by the driver's reserve. vLLM budgets a share of this figure.
+    pub cuda_total_bytes: Option<u64>,
+    /// An SXM card on an NVSwitch with NVLink SHARP (Hopper, Blackwell), where NCCL allocates its
+    /// NVLS buffers on every GPU of a tensor-parallel group.
+    pub nvswitch: bool,
 }
 
+/// nvidia-smi's total less CUDA's on the cards where both are published (the catalogue's
+/// `cuda_total_bytes`, 211–729 MiB); the median stands in for a card without a CUDA figure, and
+/// the estimate says so.
+pub const DRIVER_RESERVE_FALLBACK: Bytes = Bytes(460 * MIB);
+
 impl Gpu {
+    /// What CUDA reports as the total, and whether it was measured on this card (else
+    /// [`DRIVER_RESERVE_FALLBACK`] below the capacity).
+    pub fn cuda_total(&self) -> (Bytes, bool) {
+        match self.cuda_total_bytes {
+            Some(bytes) => (Bytes(bytes), true),
+            None => (
+                self.capacity().saturating_sub(DRIVER_RESERVE_FALLBACK),
+                false,
+            ),
+        }
+    }
+
+    const fn on_nvswitch(mut self) -> Gpu {
+        self.nvswitch = true;
+        self
+    }
+
+    /// Records the CUDA total a published log shows for this card.
+    const fn cuda(mut self, bytes: u64) -> Gpu {
+        self.cuda_total_bytes = Some(bytes);
+        self
+    }
+
     /// The capacity the planner budgets against: nvidia-smi's total when known, else the advertised size.
     pub fn capacity(&self) -> Bytes {
         match self.smi_total_mib {
@@ -40,7 +74,14 @@ const fn gpu(
         name,
         advertised_gib,
         smi_total_mib,
+        cuda_total_bytes: None,
+        nvswitch: false,
     }
+}
+
+/// A CUDA total as vLLM logs it, to two decimals of GiB.
+const fn logged_gib(hundredths: u64) -> u64 {
+    hundredths * GIB / 100
 }
 
 /// Ordered by capacity, smallest first, so "the smallest GPU that fits" is the first match.
@@ -73,13 +114,16 @@ pub const GPUS: &[Gpu] = &[
     gpu("a10g", "A10G 24GB", 24.0, Some(23028)),
     gpu("l4", "L4 24GB", 24.0, Some(23034)),
     gpu("rtx-4090", "GeForce RTX 4090 24GB", 24.0, Some(24564)),
-    gpu("rtx-3090", "GeForce RTX 3090 24GB", 24.0, Some(24576)),
+    // vLLM 0.5-era logs on an RTX 3090: total_gpu_memory 23.58 GiB (calibration/runtime-gpus.csv).
+    gpu("rtx-3090", "GeForce RTX 3090 24GB", 24.0, Some(24576)).cuda(logged_gib(2358)),
     gpu("rtx-5090", "GeForce RTX 5090 32GB", 32.0, Some(32607)),
     gpu("v100-32", "Tesla V100 32GB", 32.0, None),
-    gpu("a100-40", "A100 40GB", 40.0, Some(40536)),
+    // vLLM log on an A100 40GB: total_gpu_memory 39.38 GiB.
+    gpu("a100-40", "A100 40GB", 40.0, Some(40536)).cuda(logged_gib(3938)),
     // ECC on, as data-centre cards ship; with ECC off the L40 and A40 print 49140 MiB.
     gpu("l40", "L40 48GB", 48.0, Some(46068)),
-    gpu("l40s", "L40S 48GB", 48.0, Some(46068)),
+    // vLLM log on an L40S: "Free memory on device (43.93/44.42 GiB)".
+    gpu("l40s", "L40S 48GB", 48.0, Some(46068)).cuda(logged_gib(4442)),
     gpu("a40", "A40 48GB", 48.0, Some(46068)),
     // ECC off, as the published workstation captures show; ECC on prints 46068 MiB.
     gpu(
@@ -89,20 +133,27 @@ pub const GPUS: &[Gpu] = &[
         Some(49140),
     ),
     gpu("a6000", "RTX A6000 48GB", 48.0, None),
-    gpu("h100-pcie", "H100 PCIe 80GB", 80.0, Some(81559)),
-    gpu("h100-80", "H100 80GB", 80.0, Some(81559)),
+    // nvaccelinfo "Global Memory Size: 85045477376" beside nvidia-smi's 81559MiB (docs/gpu-totals.md).
+    gpu("h100-pcie", "H100 PCIe 80GB", 80.0, Some(81559)).cuda(85_045_477_376),
+    // Every vLLM 0.19.0 log of llm-d-planner's H100 sweep: total_memory=79.19GiB.
+    gpu("h100-80", "H100 80GB", 80.0, Some(81559))
+        .cuda(logged_gib(7919))
+        .on_nvswitch(),
     gpu("a100-80", "A100 80GB", 80.0, Some(81920)),
     gpu("a800-80", "A800 80GB", 80.0, Some(81920)),
     gpu("h100-nvl", "H100 NVL 94GB", 94.0, Some(95830)),
-    gpu("h20", "H20 96GB", 96.0, Some(97871)),
+    gpu("h20", "H20 96GB", 96.0, Some(97871)).on_nvswitch(),
     gpu(
         "rtx-pro-6000",
         "RTX PRO 6000 Blackwell 96GB",
         96.0,
         Some(97887),
     ),
-    gpu("h200", "H200 141GB", 141.0, Some(143771)),
-    gpu("b200", "B200 180GB", 180.0, Some(183359)),
+    gpu("h200", "H200 141GB", 141.0, Some(143771)).on_nvswitch(),
+    // "183,359 MiB in nvidia-smi and 178.35 GiB through CUDA" (docs/gpu-totals.md).
+    gpu("b200", "B200 180GB", 180.0, Some(183359))
+        .cuda(logged_gib(17835))
+        .on_nvswitch(),
     // rocm-smi's "VRAM Total Memory (B)": 206141652992 B on bare metal.
     gpu(
         "mi300x",
@@ -132,6 +183,23 @@ mod tests {
                 pair[1].id
             );
         }
+    }
+
+    #[test]
+    fn driver_reserve_fallback_is_the_median_of_the_measured_cards() {
+        let mut reserves: Vec<u64> = GPUS
+            .iter()
+            .filter_map(|g| Some(g.capacity().0 - g.cuda_total_bytes?))
+            .collect();
+        reserves.sort_unstable();
+        assert!(reserves.len() >= 5);
+        let mid = reserves.len() / 2;
+        let median = if reserves.len() % 2 == 0 {
+            (reserves[mid - 1] + reserves[mid]) / 2
+        } else {
+            reserves[mid]
+        };
+        assert_eq!(median / MIB, DRIVER_RESERVE_FALLBACK.0 / MIB);
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub mod measurement;
 pub mod model;
 pub mod optimizer;
 pub mod query;
+pub mod runtime;
 pub mod scenario;
 pub mod sharding;
 pub mod solver;

@@ -2,25 +2,30 @@
 //! component by component, with the constants cited where they are defined.
 
 use super::parallel::Split;
+use super::serving::{self, Serving};
 use super::stack::Stack;
 use super::{activations, inference, logits, overhead, parallel, training, weights};
 use crate::scenario::{Resolved, Scenario};
 
-/// Pushes every component and returns the trainable parameter count (0 for inference).
+/// Pushes every component and returns the trainable parameter count (0 for inference) and, for
+/// a serving runtime, what it does with its pool.
 pub(super) fn detailed(
     s: &Scenario,
     r: &Resolved,
     stack: &mut Stack,
     notes: &mut Vec<String>,
-) -> f64 {
+) -> (f64, Option<Serving>) {
     let split = Split::new(s);
     weights::push(s, r, stack, &split);
     if !s.mode.is_training() {
+        if let Some(serving) = serving::push(s, r, stack, notes) {
+            return (0.0, Some(serving));
+        }
         inference::push(s, r, stack, &split);
         parallel::push_all_to_all(s, r, stack);
         logits::push_prompt(s, r, stack);
         overhead::push(s, stack);
-        return 0.0;
+        return (0.0, None);
     }
     let trainable = training::push_state(s, r, stack, &split, notes);
     training::push_weight_copies(s, r, stack, &split);
@@ -28,5 +33,5 @@ pub(super) fn detailed(
     parallel::push_all_to_all(s, r, stack);
     logits::push_training(s, r, stack, &split);
     overhead::push(s, stack);
-    trainable
+    (trainable, None)
 }

@@ -14,6 +14,7 @@ mod logits;
 mod overhead;
 mod parallel;
 mod per_token;
+mod serving;
 mod stack;
 mod training;
 mod weights;
@@ -22,6 +23,10 @@ pub use budget::{Budget, Verdict};
 pub use lesson::{LESSON_ACTIVATION_FACTOR, LESSON_CHECKPOINT_FACTOR, LESSON_OVERHEAD_BYTES};
 pub use logits::{LOG_PROBS_AND_GRAD_BYTES, LOSS_CHUNK_TOKENS};
 pub use overhead::{FRAGMENTATION_OF_STATIC, FRAGMENTATION_OF_TRANSIENT};
+pub use serving::{
+    Serving, Setting, CUDA_GRAPHS, HIDDEN_COPIES, NON_TORCH_SINGLE_GPU, NON_TORCH_TENSOR_PARALLEL,
+    SAMPLER_BYTES_PER_LOGIT,
+};
 pub use stack::Component;
 pub use weights::{INT4_GROUP, INT4_GROUP_BYTES, NF4_BLOCK, NF4_DOUBLE_QUANT_BLOCK};
 
@@ -68,6 +73,8 @@ pub struct Estimate {
     pub headroom_bytes: i64,
     pub tight_threshold_bytes: Bytes,
     pub verdict: Verdict,
+    /// A serving runtime's pool, tokens and concurrency; `None` for transformers and training.
+    pub serving: Option<Serving>,
     pub gpu_name: String,
     pub gpus: u32,
     pub notes: Vec<String>,
@@ -109,6 +116,7 @@ pub struct Breakdown {
     pub components: Vec<Component>,
     pub total: Bytes,
     pub budget: Budget,
+    pub serving: Option<Serving>,
 }
 
 impl Breakdown {
@@ -120,7 +128,17 @@ impl Breakdown {
     }
 
     pub fn verdict(&self) -> Verdict {
-        self.budget.verdict(self.total)
+        verdict(&self.budget, self.total, self.serving.as_ref())
+    }
+}
+
+/// The budget's verdict, except that a runtime that will not start is out of memory, and a
+/// preallocated pool is never "tight": it fills its share by design.
+fn verdict(budget: &Budget, total: Bytes, serving: Option<&Serving>) -> Verdict {
+    match (budget.verdict(total), serving) {
+        (_, Some(s)) if !s.starts => Verdict::Oom,
+        (Verdict::Tight, Some(s)) if s.runtime.pools_kv() => Verdict::Fits,
+        (verdict, _) => verdict,
     }
 }
 
@@ -128,11 +146,12 @@ impl Breakdown {
 pub fn breakdown(scenario: &Scenario) -> Result<Breakdown, Vec<FieldError>> {
     let resolved = scenario.resolve()?;
     let mut notes = Vec::new();
-    let (stack, _) = build_stack(scenario, &resolved, false, &mut notes);
+    let (stack, _, serving) = build_stack(scenario, &resolved, false, &mut notes);
     Ok(Breakdown {
         total: stack.total(),
         components: stack.components,
         budget: Budget::new(scenario, &resolved),
+        serving,
     })
 }
 
@@ -141,11 +160,16 @@ pub fn total_bytes(scenario: &Scenario) -> Result<Bytes, Vec<FieldError>> {
     breakdown(scenario).map(|b| b.total)
 }
 
-/// Every component of the stack, and the trainable parameter count.
-fn build_stack(s: &Scenario, r: &Resolved, explain: bool, notes: &mut Vec<String>) -> (Stack, f64) {
+/// Every component of the stack, the trainable parameter count, and a serving runtime's pool.
+fn build_stack(
+    s: &Scenario,
+    r: &Resolved,
+    explain: bool,
+    notes: &mut Vec<String>,
+) -> (Stack, f64, Option<Serving>) {
     let mut stack = Stack::new(explain);
-    let trainable = match s.method {
-        Method::Lesson => lesson::lesson(s, r, &mut stack),
+    let (trainable, serving) = match s.method {
+        Method::Lesson => (lesson::lesson(s, r, &mut stack), None),
         Method::Detailed => detailed::detailed(s, r, &mut stack, notes),
     };
     for c in &s.custom {
@@ -156,12 +180,12 @@ fn build_stack(s: &Scenario, r: &Resolved, explain: bool, notes: &mut Vec<String
             explain!(explain, "given: {} bytes", c.bytes.0),
         );
     }
-    (stack, trainable)
+    (stack, trainable, serving)
 }
 
 fn estimate_resolved(s: &Scenario, r: &Resolved) -> Estimate {
     let mut notes = Vec::new();
-    let (stack, trainable) = build_stack(s, r, true, &mut notes);
+    let (stack, trainable, serving) = build_stack(s, r, true, &mut notes);
     if s.method == Method::Detailed && s.mode == Mode::Qlora {
         notes.push(format!(
             "Published QLoRA runs (LitGPT with bitsandbytes) used a median {QLORA_MEASURED_ABOVE_PCT}% \
@@ -218,7 +242,8 @@ fn estimate_resolved(s: &Scenario, r: &Resolved) -> Estimate {
         usable_bytes: budget.usable,
         headroom_bytes: budget.headroom(total),
         tight_threshold_bytes: budget.tight_threshold,
-        verdict: budget.verdict(total),
+        verdict: verdict(&budget, total, serving.as_ref()),
+        serving,
         gpu_name: r.gpu_name(),
         gpus: s.gpus,
         notes,

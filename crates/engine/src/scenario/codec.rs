@@ -345,6 +345,32 @@ impl Codec for Percent {
     }
 }
 
+/// A share above 0 and at most 1, as the runtimes' flags take it (`0.9`).
+pub struct Fraction;
+
+impl Codec for Fraction {
+    type Value = f64;
+
+    fn parse(&self, text: &str) -> Result<f64, String> {
+        let fraction: f64 = text
+            .trim()
+            .parse()
+            .map_err(|_| format!("`{}` is not a number", text.trim()))?;
+        if !(fraction > 0.0 && fraction <= 1.0) {
+            return Err("must be above 0 and at most 1 (0.9 is 90%)".to_string());
+        }
+        Ok(fraction)
+    }
+
+    fn format(&self, value: &f64) -> String {
+        format!("{value}")
+    }
+
+    fn write_json(&self, value: &f64) -> Json {
+        Json::from(*value)
+    }
+}
+
 /// A parameter count: `8B`, `1.1B`, `135M`, `8e9`.
 pub struct ParamCount;
 

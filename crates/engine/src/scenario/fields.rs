@@ -7,6 +7,7 @@ use super::codec::*;
 use crate::dtype::{Dtype, QuantScope};
 use crate::lora::LoraTargets;
 use crate::optimizer::Optimizer;
+use crate::runtime::Runtime;
 use crate::sharding::{Offload, Sharding};
 use crate::units::{Bytes, Units, MIB};
 use crate::wire::Choice;
@@ -35,17 +36,24 @@ pub enum Group {
     Batch,
     Dropout,
     Budget,
+    /// Settings vLLM and SGLang share.
+    Serving,
+    Vllm,
+    Sglang,
     Extras,
 }
 
 impl Group {
     /// In the order the page shows them.
-    pub const ALL: [Group; 11] = [
+    pub const ALL: [Group; 14] = [
         Group::Model,
         Group::Architecture,
         Group::Experts,
         Group::Layers,
         Group::Method,
+        Group::Serving,
+        Group::Vllm,
+        Group::Sglang,
         Group::Precision,
         Group::MorePrecision,
         Group::Batch,
@@ -62,7 +70,19 @@ impl Group {
             Group::Precision | Group::MorePrecision => "Precision & optimizer",
             Group::Batch | Group::Dropout => "Batch & sequence",
             Group::Budget => "GPU & budget",
+            Group::Serving | Group::Vllm | Group::Sglang => "Serving runtime",
             Group::Extras => "Extras",
+        }
+    }
+
+    /// Whether the group's settings mean anything for this runtime: a runtime's own settings
+    /// are shown only when it is chosen.
+    pub fn applies_to(self, runtime: Runtime) -> bool {
+        match self {
+            Group::Serving => runtime.pools_kv(),
+            Group::Vllm => runtime == Runtime::Vllm,
+            Group::Sglang => runtime == Runtime::Sglang,
+            _ => true,
         }
     }
 
@@ -385,6 +405,37 @@ scenario_fields! {
     mode: Mode = Mode::Full,
         "mode", pick::<Mode>(), Method,
         "Mode", "what the GPU runs";
+    /// What runs an inference scenario; training always runs in PyTorch.
+    runtime: Runtime = Runtime::Transformers,
+        "runtime", pick::<Runtime>(), Method,
+        "Runtime", "what serves the model (inference)";
+    /// vLLM's `--max-model-len`, SGLang's `--context-length`: the longest request, prompt and
+    /// output together, that the pool must hold. Unset: `seq`.
+    max_model_len: Option<u32> = None,
+        "max-model-len", Optional { inner: Count, none: "seq" }, Serving,
+        "Max model length", "longest request in tokens, prompt + output (vLLM --max-model-len, SGLang --context-length)";
+    /// vLLM's `--max-num-seqs`, SGLang's `--max-running-requests`.
+    max_num_seqs: Option<u32> = None,
+        "max-num-seqs", Optional { inner: Count, none: "the runtime's default for this GPU" }, Serving,
+        "Max sequences", "requests batched in one step (vLLM --max-num-seqs, SGLang --max-running-requests)";
+    /// vLLM's `--max-num-batched-tokens`, SGLang's `--chunked-prefill-size`: the tokens one
+    /// forward processes, which sizes the activations.
+    max_num_batched_tokens: Option<u32> = None,
+        "max-num-batched-tokens", Optional { inner: Count, none: "the runtime's default for this GPU" }, Serving,
+        "Max batched tokens", "tokens one step processes (vLLM --max-num-batched-tokens, SGLang --chunked-prefill-size)";
+    gpu_memory_utilization: f64 = 0.9,
+        "gpu-memory-utilization", Fraction, Vllm,
+        "GPU memory utilization", "share of the GPU's CUDA total vLLM may take (--gpu-memory-utilization)";
+    block_size: Option<u32> = None,
+        "block-size", Optional { inner: Count, none: "16, or the MLA backend's" }, Vllm,
+        "Block size", "tokens per KV block (--block-size)";
+    /// `--enforce-eager`: no CUDA graphs are captured.
+    enforce_eager: bool = false,
+        "enforce-eager", Flag, Vllm,
+        "Enforce eager", "true to run without CUDA graphs (--enforce-eager)";
+    mem_fraction_static: Option<f64> = None,
+        "mem-fraction-static", Optional { inner: Fraction, none: "SGLang's default for this GPU" }, Sglang,
+        "Mem fraction static", "share of free memory for weights and the KV pool (--mem-fraction-static)";
     /// Unset means the mode's default: 16-bit, or NF4 for QLoRA.
     weights: Option<Dtype> = None,
         "weights", Optional { inner: pick::<Dtype>(), none: "auto" }, Precision,

@@ -5,6 +5,7 @@ use super::{FieldError, Scenario};
 use crate::dtype::{Dtype, QuantScope};
 use crate::gpu_catalogue::{self, Gpu};
 use crate::model::{self, Architecture, Block, Mla, Moe, Preset, Recurrent, Vision, Window};
+use crate::runtime::Runtime;
 use crate::sharding::{Offload, Sharding};
 use crate::units::{format_size_exact, Bytes};
 use crate::workload::{Method, Mode};
@@ -262,6 +263,40 @@ impl Scenario {
     }
 
     /// Combinations the training method rules out.
+    /// A serving runtime runs inference with the detailed method, split by tensor, pipeline or
+    /// expert parallelism.
+    fn check_runtime(&self, errors: &mut Vec<FieldError>) {
+        let runtime = self.runtime;
+        if runtime == Runtime::Transformers {
+            return;
+        }
+        if self.mode.is_training() {
+            errors.push(FieldError::new(
+                "runtime",
+                format!("{runtime} serves inference; set mode to inference, or runtime to transformers to train"),
+            ));
+        }
+        if self.method == Method::Lesson {
+            errors.push(FieldError::new(
+                "runtime",
+                format!("chapter 62's formula has no {runtime} rules; use the detailed method"),
+            ));
+        }
+        if self.gpus > 1
+            && !matches!(
+                self.sharding,
+                Sharding::Tensor | Sharding::Pipeline | Sharding::Expert
+            )
+        {
+            errors.push(FieldError::new(
+                "sharding",
+                format!(
+                    "{runtime} splits a model over GPUs by tensor, pipeline or expert parallelism"
+                ),
+            ));
+        }
+    }
+
     fn check_method(&self, arch: &Architecture, weights: Dtype, errors: &mut Vec<FieldError>) {
         match self.mode {
             Mode::Full | Mode::Lora if weights.is_quantized() => errors.push(FieldError::new(
@@ -274,6 +309,7 @@ impl Scenario {
             )),
             _ => {}
         }
+        self.check_runtime(errors);
         if self.mode.is_adapter() && self.lora_rank > arch.hidden {
             errors.push(FieldError::new(
                 "lora-rank",

@@ -1,0 +1,145 @@
+//! Serving runtimes: how vLLM and SGLang size a preallocated KV pool from a share of the GPU, and
+//! what that pool holds in tokens and concurrent requests. Each runtime's rules are one module,
+//! cited from its source; the cache's shape per GPU is `layout`.
+
+mod layout;
+mod sglang;
+mod vllm;
+
+use super::stack::Stack;
+use crate::gpu_catalogue::DRIVER_RESERVE_FALLBACK;
+use crate::runtime::Runtime;
+use crate::scenario::{Resolved, Scenario};
+use crate::sharding::Sharding;
+use crate::units::{Bytes, GIB};
+use serde::{Deserialize, Serialize};
+
+pub(crate) use layout::KvLayout;
+pub use vllm::{CUDA_GRAPHS, HIDDEN_COPIES, SAMPLER_BYTES_PER_LOGIT};
+
+/// What a serving runtime will do with the GPU: its KV pool, what the pool holds, and whether the
+/// runtime starts at all.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Serving {
+    pub runtime: Runtime,
+    /// The KV pool on one GPU.
+    pub kv_pool_bytes: Bytes,
+    /// The pool in tokens, as the runtime logs it (vLLM "GPU KV cache size", SGLang
+    /// `max_total_num_tokens`).
+    pub kv_tokens: u64,
+    /// KV blocks, where the runtime has blocks (vLLM `num_gpu_blocks`).
+    pub kv_blocks: Option<u64>,
+    /// Requests of `context_tokens` each that the pool holds at once.
+    pub max_concurrency: f64,
+    /// The request length the concurrency is counted at (`max-model-len`).
+    pub context_tokens: u32,
+    pub starts: bool,
+    /// Why it will not start, in the runtime's own words where it prints them.
+    pub reason: Option<String>,
+    /// System RAM the runtime holds (llama.cpp's CPU buffers); `None` where it holds none of note.
+    pub host_bytes: Option<Bytes>,
+    /// The settings the runtime applies, defaults filled in, and where each came from.
+    pub settings: Vec<Setting>,
+}
+
+/// One runtime setting as applied.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Setting {
+    pub key: String,
+    pub value: String,
+    /// Where an unset value came from ("vLLM's default on GPUs of ≥ 70 GiB"); `None` when given.
+    pub default_from: Option<String>,
+}
+
+impl Setting {
+    fn new(key: &str, value: impl ToString, default_from: Option<String>) -> Setting {
+        Setting {
+            key: key.to_string(),
+            value: value.to_string(),
+            default_from,
+        }
+    }
+}
+
+/// How the model is spread over the GPUs, and what CUDA reports on each.
+pub(crate) struct Deployment {
+    /// Tensor-parallel ranks (`--tensor-parallel-size`).
+    pub tp: u32,
+    /// Pipeline stages (`--pipeline-parallel-size`).
+    pub pp: u32,
+    /// `cudaMemGetInfo`'s total: nvidia-smi's less the driver's reserve.
+    pub cuda_total: Bytes,
+    pub cuda_total_measured: bool,
+    /// Tensor-parallel ranks joined by an NVSwitch (NCCL allocates NVLS buffers).
+    pub nvswitch: bool,
+}
+
+impl Deployment {
+    pub fn new(s: &Scenario, r: &Resolved) -> Deployment {
+        let gpus = s.gpus.max(1);
+        let (tp, pp) = match s.sharding {
+            Sharding::Tensor | Sharding::Expert => (gpus, 1),
+            Sharding::Pipeline => (1, gpus),
+            _ => (1, 1),
+        };
+        let (cuda_total, cuda_total_measured) = match (s.vram, r.gpu) {
+            (None, Some(gpu)) => gpu.cuda_total(),
+            _ => (r.capacity.saturating_sub(DRIVER_RESERVE_FALLBACK), false),
+        };
+        Deployment {
+            tp,
+            pp,
+            cuda_total,
+            cuda_total_measured,
+            nvswitch: r.gpu.is_some_and(|g| g.nvswitch) && s.vram.is_none(),
+        }
+    }
+
+    fn note(&self) -> Option<String> {
+        (!self.cuda_total_measured).then(|| {
+            format!(
+                "CUDA's total for this card is not in the catalogue: taken as nvidia-smi's total less {} MiB, the median driver reserve of the cards where both are published.",
+                DRIVER_RESERVE_FALLBACK.0 / crate::units::MIB
+            )
+        })
+    }
+}
+
+/// Memory outside PyTorch's allocator that a serving worker adds while it profiles: cuBLAS and
+/// attention workspaces and NCCL's buffers. vLLM 0.19.0 logs "non-torch forward increase
+/// memory" of 0.24–0.26 GiB at TP1 on H100 (llm-d-planner's sweep), 0.21 GiB at TP4 on PCIe
+/// L40S; on NVSwitch systems NCCL's NVLink SHARP buffers raise it to 2.06–2.13 GiB per GPU at
+/// TP2/TP4 (the same sweep; calibration/runtime-logs.csv).
+pub const NON_TORCH_SINGLE_GPU: Bytes = Bytes(GIB / 4);
+pub const NON_TORCH_TENSOR_PARALLEL: Bytes = Bytes(21 * GIB / 10);
+
+fn non_torch(d: &Deployment) -> Bytes {
+    if d.tp > 1 && d.nvswitch {
+        NON_TORCH_TENSOR_PARALLEL
+    } else {
+        NON_TORCH_SINGLE_GPU
+    }
+}
+
+/// Pushes a serving runtime's components and returns what it does with the pool; `None` for
+/// transformers, whose cache the detailed method sizes per sequence.
+pub(in crate::estimate) fn push(
+    s: &Scenario,
+    r: &Resolved,
+    stack: &mut Stack,
+    notes: &mut Vec<String>,
+) -> Option<Serving> {
+    let d = Deployment::new(s, r);
+    let serving = match s.runtime {
+        Runtime::Transformers | Runtime::LlamaCpp => return None,
+        Runtime::Vllm => vllm::push(s, r, &d, stack),
+        Runtime::Sglang => sglang::push(s, r, &d, stack, notes),
+    };
+    notes.extend(d.note());
+    Some(serving)
+}
+
+/// GiB to two decimals, as vLLM and SGLang print them.
+fn gib2(bytes: f64) -> String {
+    format!("{:.2}", bytes / GIB as f64)
+}

@@ -1,0 +1,194 @@
+//! SGLang's memory pool (python/sglang/srt/model_executor/model_runner_kv_cache_mixin.py,
+//! `profile_max_num_token`; python/sglang/srt/server_args.py for the defaults).
+//!
+//! - `F0` is the free memory after distributed init, before the weights load (the minimum over
+//!   ranks). The weights and the KV pool together take `mem_fraction_static × F0`:
+//!   `pool = F0 × mem_fraction_static − (F0 − free after the weights)`.
+//! - Tokens: `pool // cell_size`, where a cell is one token over every layer on this rank
+//!   (`get_cell_size_per_token`: `kv_heads / tp × (head_dim + v_head_dim) × layers × dtype`, or
+//!   MLA's `(kv_lora_rank + qk_rope_head_dim) × layers × dtype`, not split by TP).
+//! - Outside the fraction: the CUDA context and NCCL (before `F0`); activations and CUDA graphs
+//!   live in the remaining `(1 − mem_fraction_static) × F0`.
+//! - Default fraction (`server_args.py`, late 2025): `(gpu_mem − reserved) / gpu_mem` with
+//!   `reserved = 512 + 1.5 × max(chunked_prefill_size, 2048) + 2 × cuda_graph_max_bs +
+//!   1024 × tp × pp / 8` MB, at least 10240 MB above 60 GiB; `chunked_prefill_size` and
+//!   `cuda_graph_max_bs` by capacity (below). Versions up to 0.4 used a table by TP size
+//!   (0.88 at TP1 … 0.85 at TP4); give `mem-fraction-static` for those.
+//! - `max_running_requests` defaults to `min(max(tokens / context_len × 512, 2048), 4096)`.
+
+use super::{gib2, non_torch, Deployment, KvLayout, Serving, Setting};
+use crate::estimate::stack::{explain, num, Stack};
+use crate::runtime::Runtime;
+use crate::scenario::{Resolved, Scenario};
+use crate::units::{Bytes, MIB};
+
+/// The capacity buckets of SGLang's heuristic, in MiB of nvidia-smi's total: the bucket's upper
+/// bound, its `chunked_prefill_size`, and `cuda_graph_max_bs` below and from TP4.
+const BUCKETS: &[(u64, u32, u32, u32)] = &[
+    (20 * 1024, 2048, 8, 8),
+    (35 * 1024, 2048, 24, 80),
+    (60 * 1024, 4096, 32, 160),
+    (90 * 1024, 8192, 256, 512),
+    (160 * 1024, 8192, 256, 512),
+    (u64::MAX, 16384, 512, 512),
+];
+
+/// The least `reserved` above 60 GiB, in MB.
+const LARGE_GPU_RESERVE_MB: f64 = 10240.0;
+
+/// MB of CUDA-graph memory the heuristic expects per captured batch size.
+const GRAPH_MB_PER_BATCH: f64 = 2.0;
+
+struct Defaults {
+    chunked_prefill: u32,
+    graph_batch: u32,
+    fraction: f64,
+}
+
+fn defaults(s: &Scenario, r: &Resolved, d: &Deployment) -> Defaults {
+    let gpu_mib = r.capacity.0 / MIB;
+    let &(_, chunked, small_tp, large_tp) = BUCKETS
+        .iter()
+        .find(|b| gpu_mib < b.0)
+        .unwrap_or(&BUCKETS[BUCKETS.len() - 1]);
+    let chunked_prefill = s.max_num_batched_tokens.unwrap_or(chunked);
+    let graph_batch = if d.tp < 4 { small_tp } else { large_tp };
+    let mut reserved_mb = 512.0
+        + 1.5 * f64::from(chunked_prefill.max(2048))
+        + GRAPH_MB_PER_BATCH * f64::from(graph_batch)
+        + 1024.0 * f64::from(d.tp * d.pp) / 8.0;
+    if gpu_mib > 60 * 1024 {
+        reserved_mb = reserved_mb.max(LARGE_GPU_RESERVE_MB);
+    }
+    let gpu_mb = gpu_mib as f64;
+    let fraction = ((gpu_mb - reserved_mb) / gpu_mb * 1000.0).round() / 1000.0;
+    Defaults {
+        chunked_prefill,
+        graph_batch,
+        fraction: fraction.clamp(0.01, 1.0),
+    }
+}
+
+pub(super) fn push(
+    s: &Scenario,
+    r: &Resolved,
+    d: &Deployment,
+    stack: &mut Stack,
+    notes: &mut Vec<String>,
+) -> Serving {
+    let ex = stack.explain;
+    let context_len = s.max_model_len.unwrap_or(s.seq);
+    let dflt = defaults(s, r, d);
+    let fraction = s.mem_fraction_static.unwrap_or(dflt.fraction);
+    let layout = KvLayout::new(r, d);
+    if layout.recurrent_layers > 0 {
+        notes.push("SGLang splits a hybrid model's pool between the Mamba cache and the KV cache (mamba_full_memory_ratio); that split is not modelled, so the pool is counted as KV cache.".to_string());
+    }
+    if layout.sliding_layers > 0 {
+        notes.push("SGLang's separate sliding-window pool (swa_full_tokens_ratio) is not modelled: every layer's tokens are counted at full length, so the token count is a lower bound.".to_string());
+    }
+    let weights = stack.sum(&["weights", "quant_constants", "vision", "mtp"]);
+    let non_torch = non_torch(d);
+    let free_before_weights =
+        (d.cuda_total.as_f64() - s.context.as_f64() - s.reserved.as_f64() - non_torch.as_f64())
+            .max(0.0);
+    let available = fraction * free_before_weights - weights;
+    let pool = available.max(0.0);
+    stack.push(
+        "non_torch",
+        "NCCL and workspaces (before the pool)",
+        non_torch.as_f64(),
+        explain!(
+            ex,
+            "{} per GPU at TP{}{}",
+            non_torch.display(s.units),
+            d.tp,
+            if d.nvswitch && d.tp > 1 {
+                " on an NVSwitch (NCCL NVLS buffers)"
+            } else {
+                ""
+            }
+        ),
+    );
+    stack.push(
+        "kv_cache",
+        "KV cache pool (preallocated)",
+        pool,
+        explain!(
+            ex,
+            "{fraction} × free after init {} − weights",
+            Bytes::from_f64(free_before_weights).display(s.units)
+        ),
+    );
+    // What lives in the rest of the free memory: the heuristic's own terms for a prefill chunk's
+    // activations (1.5 MB per token) and the CUDA graphs (2 MB per captured batch size).
+    let workspace = (1.5 * f64::from(dflt.chunked_prefill.max(2048))
+        + GRAPH_MB_PER_BATCH * f64::from(dflt.graph_batch))
+        * MIB as f64;
+    stack.push(
+        "activations",
+        "Prefill chunk and CUDA graphs (outside the fraction)",
+        workspace,
+        explain!(
+            ex,
+            "1.5 MB × {} tokens + {} MB × {} graph batch sizes",
+            dflt.chunked_prefill.max(2048),
+            num(GRAPH_MB_PER_BATCH),
+            dflt.graph_batch
+        ),
+    );
+    stack.push(
+        "cuda_context",
+        "CUDA context",
+        s.context.as_f64(),
+        explain!(ex, "driver + kernels: {}", s.context.display(s.units)),
+    );
+    let cell = layout.attention_token_bytes();
+    let kv_tokens = if cell > 0.0 {
+        (pool / cell).floor() as u64
+    } else {
+        0
+    };
+    let max_concurrency = kv_tokens as f64 / f64::from(context_len.max(1));
+    let running = s.max_num_seqs.unwrap_or(
+        ((kv_tokens as f64 / f64::from(context_len.max(1)) * 512.0) as u32).clamp(2048, 4096),
+    );
+    let reason = (kv_tokens == 0).then(|| {
+        format!(
+            "Not enough memory. Please try to increase --mem-fraction-static. (The weights take {} GiB of the {} GiB the fraction allows.)",
+            gib2(weights),
+            gib2(fraction * free_before_weights)
+        )
+    });
+    let from = |given: bool| (!given).then(|| "SGLang's default for this GPU".to_string());
+    let settings = vec![
+        Setting::new(
+            "max-model-len",
+            context_len,
+            from(s.max_model_len.is_some()).map(|_| "seq".to_string()),
+        ),
+        Setting::new(
+            "mem-fraction-static",
+            fraction,
+            from(s.mem_fraction_static.is_some()),
+        ),
+        Setting::new(
+            "max-num-batched-tokens",
+            dflt.chunked_prefill,
+            from(s.max_num_batched_tokens.is_some()),
+        ),
+        Setting::new("max-num-seqs", running, from(s.max_num_seqs.is_some())),
+    ];
+    Serving {
+        runtime: Runtime::Sglang,
+        kv_pool_bytes: Bytes::from_f64(pool),
+        kv_tokens,
+        kv_blocks: None,
+        max_concurrency,
+        context_tokens: context_len,
+        starts: reason.is_none(),
+        reason,
+        host_bytes: None,
+        settings,
+    }
+}

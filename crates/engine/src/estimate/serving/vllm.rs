@@ -1,0 +1,311 @@
+//! vLLM's V1 engine, as v0.19.0 sizes memory (the version of the calibration logs).
+//!
+//! - Budget: `requested = gpu_memory_utilization × total`, where total is CUDA's
+//!   (`MemorySnapshot`, vllm/utils/mem_utils.py); the worker refuses to start when free memory is
+//!   below it (`init_device`, vllm/v1/worker/gpu_worker.py).
+//! - KV pool: `requested − weights − the profile run's torch peak − non-torch increase`
+//!   (`determine_available_memory`). CUDA graphs are captured afterwards, outside the budget
+//!   (0.19.0 logs its estimate but does not subtract it).
+//! - The profile run (`_dummy_run(max_num_batched_tokens)` then `_dummy_sampler_run` over
+//!   `min(max_num_seqs, max_num_batched_tokens)` rows of logits) sets the activation peak; with
+//!   chunked prefill (always on in V1) it does not depend on `max_model_len`.
+//! - Blocks: one page is `block_size` tokens of one layer; layers of several kinds are grouped
+//!   (`group_size` = the fewest layers of a kind, or the most when under 1.5× the fewest) and
+//!   share a page size; `num_blocks = pool // page // group_size`, tokens = `num_blocks //
+//!   groups × block_size`, concurrency = `num_blocks / Σ blocks one request needs`
+//!   (vllm/v1/core/kv_cache_utils.py). A sliding-window layer needs
+//!   `⌈min(window − 1 + max_num_batched_tokens, max_model_len) / block⌉ + 1` blocks
+//!   (`SlidingWindowSpec`), a Mamba layer one block per request (vllm/v1/kv_cache_interface.py).
+//! - Defaults (`EngineArgs._set_default_args`, vllm/engine/arg_utils.py, `vllm serve`): on GPUs
+//!   of ≥ 70 GiB other than the A100, `max_num_batched_tokens` 8192 and `max_num_seqs` 1024;
+//!   elsewhere 2048 and 256. `block_size` 16; MLA backends (FlashMLA, CUTLASS MLA) use 64.
+
+use super::{gib2, non_torch, Deployment, KvLayout, Serving, Setting};
+use crate::estimate::stack::{explain, num, Stack};
+use crate::runtime::Runtime;
+use crate::scenario::{Resolved, Scenario};
+use crate::units::{Bytes, GIB};
+
+/// Bytes the dummy sampler keeps per logit at the profile run's peak: fp32 logits (4 B) and the
+/// top-k/top-p sort's fp32 values and int64 indices (12 B), less what is freed before the peak.
+/// Fitted together with [`HIDDEN_COPIES`] to the seven dense H100 runs of llm-d-planner's vLLM
+/// 0.19.0 sweep (CodeLlama-7B, phi-2, Llama-3.1-8B, Qwen2.5-7B, gemma-2-9B/27B, gemma-3-27B:
+/// vocabularies of 32k–262k), whose peaks grow 14 B per added logit.
+pub const SAMPLER_BYTES_PER_LOGIT: f64 = 14.0;
+
+/// Hidden-state-sized tensors alive at that peak for each batched token (the last hidden states,
+/// the residual and the normalised copy the LM head reads): the same fit, 8.9 B per hidden
+/// element per token in bf16.
+pub const HIDDEN_COPIES: f64 = 4.0;
+
+/// vLLM's `block_size` when unset, and the MLA backends' (FlashMLA's and CUTLASS MLA's multiple
+/// of 64; vllm/platforms/cuda.py `check_and_update_config`).
+pub const DEFAULT_BLOCK_TOKENS: u32 = 16;
+pub const MLA_BLOCK_TOKENS: u32 = 64;
+
+/// The CUDA graphs vLLM captures after sizing the pool (51 piecewise sizes up to 512 tokens):
+/// logged at 0.50–1.13 GiB for 7B–27B models (`Graph capturing finished … took`, `Estimated CUDA
+/// graph memory`); outside `gpu_memory_utilization`.
+pub const CUDA_GRAPHS: Bytes = Bytes(GIB * 3 / 4);
+
+/// Above this total, a GPU other than the A100 gets the large scheduler defaults.
+const LARGE_GPU: Bytes = Bytes(70 * GIB);
+
+struct Scheduler {
+    batched_tokens: u32,
+    seqs: u32,
+    block: u32,
+}
+
+fn scheduler(s: &Scenario, r: &Resolved, settings: &mut Vec<Setting>) -> Scheduler {
+    let a100 = r.gpu.is_some_and(|g| g.id.contains("a100")) && s.vram.is_none();
+    let large = r.capacity >= LARGE_GPU && !a100;
+    let class = if large {
+        "vLLM serve's default on GPUs of ≥ 70 GiB other than the A100"
+    } else {
+        "vLLM serve's default below 70 GiB and on the A100"
+    };
+    let (tokens, seqs) = if large { (8192, 1024) } else { (2048, 256) };
+    let batched_tokens = s.max_num_batched_tokens.unwrap_or(tokens);
+    settings.push(Setting::new(
+        "max-num-batched-tokens",
+        batched_tokens,
+        s.max_num_batched_tokens
+            .is_none()
+            .then(|| class.to_string()),
+    ));
+    // `max_num_seqs = min(default, max_num_batched_tokens)`.
+    let seqs = s.max_num_seqs.unwrap_or(seqs.min(batched_tokens));
+    settings.push(Setting::new(
+        "max-num-seqs",
+        seqs,
+        s.max_num_seqs.is_none().then(|| class.to_string()),
+    ));
+    let (block, from) = match s.block_size {
+        Some(b) => (b, None),
+        None if r.arch.mla.is_mla() => (MLA_BLOCK_TOKENS, Some("the MLA backend's")),
+        None => (DEFAULT_BLOCK_TOKENS, Some("vLLM's default")),
+    };
+    settings.push(Setting::new("block-size", block, from.map(str::to_string)));
+    Scheduler {
+        batched_tokens,
+        seqs,
+        block,
+    }
+}
+
+/// The profile run's torch peak: the sampler's logits over `min(max_num_seqs, tokens)` rows
+/// (the full vocabulary on every tensor-parallel rank, gathered; on the last pipeline stage) and
+/// the batched tokens' hidden states, plus a mixture of experts' fused gate/up outputs for `k`
+/// experts per token.
+fn activation_peak(r: &Resolved, sched: &Scheduler) -> f64 {
+    let a = &r.arch;
+    let e = r.act_dtype.bytes();
+    let tokens = f64::from(sched.batched_tokens);
+    let rows = f64::from(sched.seqs.min(sched.batched_tokens));
+    let sampler = rows * f64::from(a.vocab) * SAMPLER_BYTES_PER_LOGIT;
+    let hidden = tokens * f64::from(a.hidden) * HIDDEN_COPIES * e;
+    let experts = if a.moe.is_moe() {
+        tokens * f64::from(a.moe.per_token) * 2.0 * f64::from(a.moe.expert_ffn) * e
+    } else {
+        0.0
+    };
+    sampler + hidden + experts
+}
+
+/// The pool laid out in blocks: bytes of one page, how many blocks one `max_model_len` request
+/// needs, how many pages one block index spans (the group size), and how many groups there are.
+struct Blocks {
+    page: f64,
+    group_size: f64,
+    groups: u64,
+    per_request: u64,
+    /// Bytes one request of `max_model_len` needs over every real (unpadded) layer.
+    needed: f64,
+}
+
+fn blocks(layout: &KvLayout, sched: &Scheduler, max_model_len: u32) -> Blocks {
+    let block = sched.block.max(1);
+    let full_blocks = u64::from(max_model_len.div_ceil(block));
+    let window_tokens = (layout.window.saturating_sub(1))
+        .saturating_add(sched.batched_tokens)
+        .min(max_model_len);
+    let sliding_blocks = u64::from(window_tokens.div_ceil(block)) + 1;
+    // A Mamba layer's state is one page per request; vLLM pads the attention page up to it
+    // (HybridAttentionMambaModelConfig), so every page is the larger of the two.
+    let attention_page = f64::from(block) * layout.token_bytes;
+    let page = attention_page.max(if layout.recurrent_layers > 0 {
+        layout.request_bytes
+    } else {
+        0.0
+    });
+    let kinds: Vec<(u32, u64)> = [
+        (layout.full_layers, full_blocks),
+        (layout.sliding_layers, sliding_blocks),
+        (layout.recurrent_layers, 1),
+    ]
+    .into_iter()
+    .filter(|(layers, _)| *layers > 0)
+    .collect();
+    let fewest = kinds.iter().map(|k| k.0).min().unwrap_or(1).max(1);
+    let most = kinds.iter().map(|k| k.0).max().unwrap_or(1);
+    let group_size = if f64::from(most) < 1.5 * f64::from(fewest) {
+        most
+    } else {
+        fewest
+    };
+    let groups_of = |layers: u32| u64::from(layers.div_ceil(group_size));
+    Blocks {
+        page,
+        group_size: f64::from(group_size),
+        groups: kinds.iter().map(|k| groups_of(k.0)).sum::<u64>().max(1),
+        per_request: kinds
+            .iter()
+            .map(|k| groups_of(k.0) * k.1)
+            .sum::<u64>()
+            .max(1),
+        needed: kinds
+            .iter()
+            .map(|k| f64::from(k.0) * k.1 as f64 * page)
+            .sum(),
+    }
+}
+
+/// The longest `max_model_len` whose one request fits the pool: vLLM's "estimated maximum model
+/// length" (a binary search, as `check_enough_kv_cache_memory` does).
+fn longest_fitting(layout: &KvLayout, sched: &Scheduler, pool: f64, upper: u32) -> u32 {
+    let (mut lo, mut hi) = (0u32, upper);
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        if blocks(layout, sched, mid).needed <= pool {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    lo
+}
+
+pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack) -> Serving {
+    let ex = stack.explain;
+    let mut settings = Vec::new();
+    let util = s.gpu_memory_utilization;
+    let max_model_len = s.max_model_len.unwrap_or(s.seq);
+    settings.push(Setting::new(
+        "max-model-len",
+        max_model_len,
+        s.max_model_len.is_none().then(|| "seq".to_string()),
+    ));
+    let sched = scheduler(s, r, &mut settings);
+    let layout = KvLayout::new(r, d);
+    let total = d.cuda_total.as_f64();
+    let requested = util * total;
+    let weights = stack.sum(&["weights", "quant_constants", "vision", "mtp"]);
+    let activations = activation_peak(r, &sched);
+    stack.push(
+        "activations",
+        "Profile-run activation peak",
+        activations,
+        explain!(
+            ex,
+            "sampler min(seqs, tokens) × V × {} B + tokens × hidden × {} × {} B = {} × {} × {} + {} × {} × {} × {}",
+            num(SAMPLER_BYTES_PER_LOGIT),
+            num(HIDDEN_COPIES),
+            r.act_dtype.bytes(),
+            sched.seqs.min(sched.batched_tokens),
+            r.arch.vocab,
+            num(SAMPLER_BYTES_PER_LOGIT),
+            sched.batched_tokens,
+            r.arch.hidden,
+            num(HIDDEN_COPIES),
+            r.act_dtype.bytes()
+        ),
+    );
+    let non_torch = non_torch(d);
+    stack.push(
+        "non_torch",
+        "Non-torch memory (workspaces, all-reduce buffers)",
+        non_torch.as_f64(),
+        explain!(
+            ex,
+            "{} per GPU at TP{}{}",
+            non_torch.display(s.units),
+            d.tp,
+            if d.nvswitch && d.tp > 1 {
+                " on an NVSwitch (NCCL NVLS buffers)"
+            } else {
+                ""
+            }
+        ),
+    );
+    let available = requested - weights - activations - non_torch.as_f64();
+    let pool = available.max(0.0);
+    stack.push(
+        "kv_cache",
+        "KV cache pool (preallocated)",
+        pool,
+        explain!(
+            ex,
+            "{util} × CUDA total {} − weights − activation peak − non-torch",
+            Bytes::from_f64(total).display(s.units)
+        ),
+    );
+    let graphs = if s.enforce_eager {
+        0.0
+    } else {
+        CUDA_GRAPHS.as_f64()
+    };
+    stack.push(
+        "cuda_graphs",
+        "CUDA graphs (outside the budget)",
+        graphs,
+        explain!(
+            ex,
+            "captured after the pool is sized: {}",
+            CUDA_GRAPHS.display(s.units)
+        ),
+    );
+    stack.push(
+        "cuda_context",
+        "CUDA context",
+        s.context.as_f64(),
+        explain!(ex, "driver + kernels: {}", s.context.display(s.units)),
+    );
+    let b = blocks(&layout, &sched, max_model_len);
+    let num_blocks = (pool / b.page.max(1.0) / b.group_size).floor() as u64;
+    let kv_tokens = num_blocks / b.groups * u64::from(sched.block);
+    let max_concurrency = num_blocks as f64 / b.per_request as f64;
+    let free_at_start = (total - s.context.as_f64() - s.reserved.as_f64()).max(0.0);
+    let reason = if free_at_start < requested {
+        Some(format!(
+            "Free memory on device ({}/{} GiB) on startup is less than desired GPU memory utilization ({util}, {} GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.",
+            gib2(free_at_start),
+            gib2(total),
+            gib2(requested)
+        ))
+    } else if available <= 0.0 {
+        Some("No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.".to_string())
+    } else if b.needed > pool {
+        Some(format!(
+            "To serve at least one request with the model's max seq len ({max_model_len}), ({} GiB KV cache is needed, which is larger than the available KV cache memory ({} GiB). Based on the available memory, the estimated maximum model length is {}. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
+            gib2(b.needed),
+            gib2(pool),
+            longest_fitting(&layout, &sched, pool, max_model_len)
+        ))
+    } else {
+        None
+    };
+    settings.push(Setting::new("gpu-memory-utilization", util, None));
+    Serving {
+        runtime: Runtime::Vllm,
+        kv_pool_bytes: Bytes::from_f64(pool),
+        kv_tokens,
+        kv_blocks: Some(num_blocks),
+        max_concurrency,
+        context_tokens: max_model_len,
+        starts: reason.is_none(),
+        reason,
+        host_bytes: None,
+        settings,
+    }
+}
