@@ -10,7 +10,7 @@ mod scenario_args;
 use clap::{Parser, Subcommand, ValueEnum};
 use scenario_args::ScenarioArgs;
 use std::process::ExitCode;
-use vramfit_engine::{estimate, solver, tables, FieldError};
+use vramfit_engine::{estimate, serving_plan, solver, tables, FieldError};
 
 #[derive(Parser)]
 #[command(
@@ -33,13 +33,17 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Solve for what fits: max batch and sequence, accumulation, smallest GPU, fix-it ladder.
+    /// Solve for what fits: max batch and sequence, accumulation, smallest GPU, fix-it ladder; for
+    /// vLLM and SGLang, the concurrency, the longest context for --users, and the GPUs they need.
     Fit {
         #[command(flatten)]
         scenario: ScenarioArgs,
         /// The effective batch to reach with gradient accumulation.
         #[arg(long, value_name = "N")]
         target_batch: Option<u32>,
+        /// Serving: concurrent requests to plan for (each of max-model-len tokens).
+        #[arg(long, value_name = "N")]
+        users: Option<u32>,
         #[arg(long)]
         json: bool,
     },
@@ -117,8 +121,24 @@ fn main() -> ExitCode {
         }
         Command::Fit {
             scenario,
+            users,
+            target_batch: _,
+            json,
+        } if scenario.scenario().is_ok_and(|s| s.runtime.pools_kv()) => {
+            match scenario
+                .scenario()
+                .and_then(|s| Ok((serving_plan::plan_serving(&s, users)?, s)))
+            {
+                Ok((plan, _)) if json => print_json(&plan),
+                Ok((plan, s)) => emit(&render::serving_plan(&plan, &s)),
+                Err(errors) => invalid(&errors),
+            }
+        }
+        Command::Fit {
+            scenario,
             target_batch,
             json,
+            ..
         } => {
             let result = scenario
                 .scenario()

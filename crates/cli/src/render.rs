@@ -5,9 +5,11 @@ use serde_json::{json, Map, Value};
 use vramfit_engine::estimate::Serving;
 use vramfit_engine::gpu_catalogue::GPUS;
 use vramfit_engine::model::PRESETS;
+use vramfit_engine::serving_plan::ServingPlan;
 use vramfit_engine::solver::Solution;
 use vramfit_engine::tables::Table;
 use vramfit_engine::units::{GIB, MIB};
+use vramfit_engine::Scenario;
 use vramfit_engine::{Bytes, Estimate, Units};
 
 pub fn estimate(e: &Estimate) -> String {
@@ -82,6 +84,30 @@ fn serving_lines(s: &Serving, units: Units) -> String {
         })
         .collect();
     out += &format!("settings       {}\n", settings.join(", "));
+    out
+}
+
+pub fn serving_plan(p: &ServingPlan, s: &Scenario) -> String {
+    let or_none = |v: Option<String>, none: &str| v.unwrap_or_else(|| none.to_string());
+    let mut out = format!(
+        "concurrency         {:.2}x at {} tokens per request\nmax context         {} for {} concurrent request(s)\nsmallest GPU        {}\nfewest GPUs         {}\n\n",
+        p.max_concurrency,
+        p.context_tokens,
+        or_none(p.max_context.map(|t| format!("{t} tokens")), "none fits"),
+        p.users,
+        or_none(p.smallest_gpu.clone(), "none in the catalogue"),
+        or_none(
+            p.fewest_gpus.map(|n| format!("{n} × {}", s.gpu)),
+            "more than 64"
+        ),
+    );
+    out += &grid(
+        &[Column::right("context"), Column::right("concurrency")],
+        p.curve
+            .iter()
+            .map(|(tokens, c)| vec![tokens.to_string(), format!("{c:.2}x")])
+            .collect(),
+    );
     out
 }
 

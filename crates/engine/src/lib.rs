@@ -16,6 +16,7 @@ pub mod optimizer;
 pub mod query;
 pub mod runtime;
 pub mod scenario;
+pub mod serving_plan;
 pub mod sharding;
 pub mod solver;
 pub mod tables;

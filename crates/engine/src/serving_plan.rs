@@ -1,0 +1,124 @@
+//! Answers for serving: how many requests a runtime's pool holds at a context, the longest
+//! context for a number of concurrent requests, the concurrency curve the page draws, and the
+//! smallest GPU or GPU count that serves a target ("32 users × 8k").
+
+use crate::estimate::{breakdown, Serving};
+use crate::gpu_catalogue::GPUS;
+use crate::scenario::{FieldError, Scenario};
+use crate::sharding::Sharding;
+use crate::solver::MAX_SEQ_SEARCHED;
+use serde::{Deserialize, Serialize};
+
+/// GPU counts the count search tries: tensor parallelism in powers of two, as serving runtimes
+/// require the heads to divide evenly.
+const GPU_COUNTS: [u32; 7] = [1, 2, 4, 8, 16, 32, 64];
+
+/// The shortest context on the curve.
+const CURVE_START: u32 = 1024;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ServingPlan {
+    pub schema: String,
+    /// Concurrent requests at the scenario's own context.
+    pub max_concurrency: f64,
+    pub context_tokens: u32,
+    /// The concurrency asked for, and the longest context that many requests may each have.
+    pub users: u32,
+    pub max_context: Option<u32>,
+    /// The smallest catalogue GPU, and the fewest GPUs of the chosen kind (tensor parallel),
+    /// that serve `users` requests of `context_tokens` each.
+    pub smallest_gpu: Option<String>,
+    pub fewest_gpus: Option<u32>,
+    /// (context, concurrency) from 1k tokens, doubling, while one request still fits.
+    pub curve: Vec<(u32, f64)>,
+}
+
+fn serving_at(s: &Scenario) -> Option<Serving> {
+    breakdown(s).ok()?.serving
+}
+
+fn with(s: &Scenario, change: impl FnOnce(&mut Scenario)) -> Scenario {
+    let mut copy = s.clone();
+    change(&mut copy);
+    copy
+}
+
+/// Serves `users` requests of the scenario's context: it starts and the pool holds them all.
+fn serves(s: &Scenario, users: u32) -> bool {
+    serving_at(s).is_some_and(|v| v.starts && v.max_concurrency >= f64::from(users))
+}
+
+/// The longest context at which `users` requests fit at once, searched as the solver searches
+/// sequences.
+fn max_context(s: &Scenario, users: u32) -> Option<u32> {
+    let ok = |tokens: u32| serves(&with(s, |c| c.max_model_len = Some(tokens)), users);
+    if !ok(1) {
+        return None;
+    }
+    let (mut lo, mut hi) = (1u32, MAX_SEQ_SEARCHED);
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        if ok(mid) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    Some(lo)
+}
+
+/// The serving answers for a runtime scenario; `users` defaults to one request.
+pub fn plan_serving(s: &Scenario, users: Option<u32>) -> Result<ServingPlan, Vec<FieldError>> {
+    let here = breakdown(s)?.serving.ok_or_else(|| {
+        vec![FieldError::new(
+            "runtime",
+            "serving answers need a serving runtime: vllm or sglang",
+        )]
+    })?;
+    let users = users.unwrap_or(1).max(1);
+    let smallest_gpu = GPUS
+        .iter()
+        .find(|g| {
+            serves(
+                &with(s, |c| {
+                    c.vram = None;
+                    c.gpu = g.id.to_string();
+                }),
+                users,
+            )
+        })
+        .map(|g| g.id.to_string());
+    let fewest_gpus = GPU_COUNTS.into_iter().find(|&n| {
+        serves(
+            &with(s, |c| {
+                c.gpus = n;
+                if n > 1
+                    && !matches!(
+                        c.sharding,
+                        Sharding::Tensor | Sharding::Pipeline | Sharding::Expert
+                    )
+                {
+                    c.sharding = Sharding::Tensor;
+                }
+            }),
+            users,
+        )
+    });
+    let curve = std::iter::successors(Some(CURVE_START), |t| t.checked_mul(2))
+        .take_while(|&t| t <= MAX_SEQ_SEARCHED)
+        .map_while(|tokens| {
+            let at = serving_at(&with(s, |c| c.max_model_len = Some(tokens)))?;
+            at.starts.then_some((tokens, at.max_concurrency))
+        })
+        .collect();
+    Ok(ServingPlan {
+        schema: "vramfit.serving-plan/1".to_string(),
+        max_concurrency: here.max_concurrency,
+        context_tokens: here.context_tokens,
+        users,
+        max_context: max_context(s, users),
+        smallest_gpu,
+        fewest_gpus,
+        curve,
+    })
+}
