@@ -157,6 +157,135 @@ pub fn compare(
     (compared, skipped)
 }
 
+/// One figure a serving runtime logged, against the estimate's.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RuntimeComparison {
+    pub id: String,
+    pub runtime: String,
+    /// What was logged: `weights`, `kv_pool`, `kv_tokens`, `max_concurrency`, `activation_peak`,
+    /// `non_torch`, `cuda_graphs`, or one of llama.cpp's buffers.
+    pub figure: String,
+    /// Bytes, tokens or requests, as the figure is.
+    pub measured: f64,
+    pub predicted: f64,
+    pub error_pct: f64,
+}
+
+/// The estimate's value of a logged figure: a component's bytes, or the serving pool's tokens
+/// and concurrency. `None` for a figure the runtime's rules do not produce.
+fn runtime_figure(e: &Estimate, figure: &str) -> Option<f64> {
+    let serving = e.serving.as_ref()?;
+    let host = |id: &str| {
+        serving
+            .host_components
+            .iter()
+            .find(|c| c.id == id)
+            .map(|c| c.bytes.as_f64())
+    };
+    let bytes = |ids: &[&str]| -> Option<f64> {
+        let found: Vec<f64> = ids
+            .iter()
+            .filter_map(|id| e.component(id).map(|c| c.bytes.as_f64()))
+            .collect();
+        (!found.is_empty()).then(|| found.iter().sum())
+    };
+    match figure {
+        "weights" | "model_buffer_gpu" => bytes(&["weights", "quant_constants", "vision", "mtp"]),
+        "activation_peak" => bytes(&["activations"]),
+        "non_torch" => bytes(&["non_torch"]),
+        "cuda_graphs" => bytes(&["cuda_graphs"]),
+        "kv_pool" => Some(serving.kv_pool_bytes.as_f64()),
+        "kv_tokens" => Some(serving.kv_tokens as f64),
+        "max_concurrency" => Some(serving.max_concurrency),
+        "kv_buffer" => bytes(&["kv_cache", "kv_cache_sliding"])
+            .map(|gpu| gpu + host("kv_cache").unwrap_or(0.0)),
+        "compute_buffer_gpu" => bytes(&["compute_buffer"]),
+        "recurrent_buffer" => bytes(&["recurrent_state"]),
+        "model_buffer_host" => host("weights"),
+        "compute_buffer_host" => host("compute_buffer"),
+        "output_buffer" => host("output_buffer"),
+        _ => None,
+    }
+}
+
+fn logged_value(value: &str, unit: &str) -> Option<f64> {
+    let number: f64 = value.trim().replace(',', "").parse().ok()?;
+    match unit.trim() {
+        "tokens" | "x" => Some(number),
+        unit => unit_bytes(unit).map(|scale| number * scale),
+    }
+}
+
+/// Every figure of calibration/runtime-logs.csv the estimate produces, and every row left out
+/// with its reason.
+pub fn compare_runtime_logs(csv: &str) -> (Vec<RuntimeComparison>, Vec<(String, String)>) {
+    let mut compared = Vec::new();
+    let mut skipped = Vec::new();
+    for row in records(csv) {
+        let get = |key: &str| row.get(key).map(String::as_str).unwrap_or("");
+        let id = get("id").to_string();
+        let Some(measured) = logged_value(get("value"), get("unit")) else {
+            skipped.push((id, "value or unit not readable".to_string()));
+            continue;
+        };
+        let (scenario, errors) = scenario_from_query(get("query"));
+        if let Some(error) = errors.first() {
+            skipped.push((id, format!("scenario does not parse: {error}")));
+            continue;
+        }
+        let e = match estimate(&scenario) {
+            Ok(e) => e,
+            Err(errors) => {
+                skipped.push((id, format!("scenario is invalid: {}", errors[0])));
+                continue;
+            }
+        };
+        let Some(predicted) = runtime_figure(&e, get("figure")) else {
+            skipped.push((id, format!("the estimate has no `{}`", get("figure"))));
+            continue;
+        };
+        compared.push(RuntimeComparison {
+            runtime: get("runtime").to_string(),
+            figure: get("figure").to_string(),
+            measured,
+            predicted,
+            error_pct: (predicted - measured) / measured.abs().max(f64::MIN_POSITIVE) * 100.0,
+            id,
+        });
+    }
+    (compared, skipped)
+}
+
+/// Median and worst absolute error per runtime and figure.
+pub fn summarize_runtime_logs(comparisons: &[RuntimeComparison]) -> Vec<Summary> {
+    let mut groups: Vec<(String, String)> = comparisons
+        .iter()
+        .map(|c| (c.runtime.clone(), c.figure.clone()))
+        .collect();
+    groups.sort();
+    groups.dedup();
+    groups
+        .into_iter()
+        .map(|(runtime, figure)| {
+            let rows: Vec<&RuntimeComparison> = comparisons
+                .iter()
+                .filter(|c| c.runtime == runtime && c.figure == figure)
+                .collect();
+            let mut errors: Vec<f64> = rows.iter().map(|c| c.error_pct.abs()).collect();
+            let worst = rows
+                .iter()
+                .max_by(|a, b| a.error_pct.abs().total_cmp(&b.error_pct.abs()));
+            Summary {
+                category: format!("{runtime} {figure}"),
+                rows: rows.len(),
+                median_abs_pct: median(&mut errors),
+                worst_abs_pct: worst.map(|w| w.error_pct.abs()).unwrap_or(f64::NAN),
+                worst_id: worst.map(|w| w.id.clone()).unwrap_or_default(),
+            }
+        })
+        .collect()
+}
+
 fn median(values: &mut [f64]) -> f64 {
     values.sort_by(f64::total_cmp);
     match values.len() {

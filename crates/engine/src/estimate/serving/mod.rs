@@ -6,7 +6,7 @@ mod layout;
 mod sglang;
 mod vllm;
 
-use super::stack::Stack;
+use super::stack::{Component, Stack};
 use crate::gpu_catalogue::DRIVER_RESERVE_FALLBACK;
 use crate::runtime::Runtime;
 use crate::scenario::{Resolved, Scenario};
@@ -15,7 +15,9 @@ use crate::units::{Bytes, GIB};
 use serde::{Deserialize, Serialize};
 
 pub(crate) use layout::KvLayout;
-pub use vllm::{CUDA_GRAPHS, HIDDEN_COPIES, SAMPLER_BYTES_PER_LOGIT};
+pub use vllm::{
+    CUDA_GRAPH_BYTES_PER_LAYER, CUDA_GRAPH_BYTES_PER_LAYER_TP, SAMPLER_BYTES_PER_LOGIT,
+};
 
 /// What a serving runtime will do with the GPU: its KV pool, what the pool holds, and whether the
 /// runtime starts at all.
@@ -38,6 +40,9 @@ pub struct Serving {
     pub reason: Option<String>,
     /// System RAM the runtime holds (llama.cpp's CPU buffers); `None` where it holds none of note.
     pub host_bytes: Option<Bytes>,
+    /// What makes up `host_bytes`, with the same ids as the GPU's components (`weights`,
+    /// `kv_cache`, `compute_buffer`, `output_buffer`).
+    pub host_components: Vec<Component>,
     /// The settings the runtime applies, defaults filled in, and where each came from.
     pub settings: Vec<Setting>,
 }
@@ -132,7 +137,12 @@ pub(in crate::estimate) fn push(
     let d = Deployment::new(s, r);
     let serving = match s.runtime {
         Runtime::Transformers | Runtime::LlamaCpp => return None,
-        Runtime::Vllm => vllm::push(s, r, &d, stack),
+        Runtime::Vllm => {
+            if !s.enforce_eager {
+                notes.push("vLLM rules of v0.19: CUDA graphs are captured outside gpu-memory-utilization. From v0.21 vLLM subtracts its CUDA-graph estimate from the budget, so its KV pool is smaller by about the cuda_graphs figure.".to_string());
+            }
+            vllm::push(s, r, &d, stack)
+        }
         Runtime::Sglang => sglang::push(s, r, &d, stack, notes),
     };
     notes.extend(d.note());

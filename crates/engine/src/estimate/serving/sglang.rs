@@ -189,6 +189,7 @@ pub(super) fn push(
         starts: reason.is_none(),
         reason,
         host_bytes: None,
+        host_components: Vec::new(),
         settings,
     }
 }

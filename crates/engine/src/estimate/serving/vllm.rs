@@ -24,29 +24,25 @@ use super::{gib2, non_torch, Deployment, KvLayout, Serving, Setting};
 use crate::estimate::stack::{explain, num, Stack};
 use crate::runtime::Runtime;
 use crate::scenario::{Resolved, Scenario};
-use crate::units::{Bytes, GIB};
+use crate::units::{Bytes, GIB, MIB};
 
-/// Bytes the dummy sampler keeps per logit at the profile run's peak: fp32 logits (4 B) and the
-/// top-k/top-p sort's fp32 values and int64 indices (12 B), less what is freed before the peak.
-/// Fitted together with [`HIDDEN_COPIES`] to the seven dense H100 runs of llm-d-planner's vLLM
-/// 0.19.0 sweep (CodeLlama-7B, phi-2, Llama-3.1-8B, Qwen2.5-7B, gemma-2-9B/27B, gemma-3-27B:
-/// vocabularies of 32k–262k), whose peaks grow 14 B per added logit.
-pub const SAMPLER_BYTES_PER_LOGIT: f64 = 14.0;
-
-/// Hidden-state-sized tensors alive at that peak for each batched token (the last hidden states,
-/// the residual and the normalised copy the LM head reads): the same fit, 8.9 B per hidden
-/// element per token in bf16.
-pub const HIDDEN_COPIES: f64 = 4.0;
+/// Bytes the dummy sampler keeps per logit at its peak: the logits, an fp32 copy, the
+/// probabilities, the random-sampling tensor and top-k/top-p masks. Fitted to the dense H100 runs
+/// of llm-d-planner's vLLM 0.19.0 sweep (vocabularies of 32k–262k), which grow 14–15 B per added
+/// logit; 8 of its 9 models land within 4%.
+pub const SAMPLER_BYTES_PER_LOGIT: f64 = 15.0;
 
 /// vLLM's `block_size` when unset, and the MLA backends' (FlashMLA's and CUTLASS MLA's multiple
 /// of 64; vllm/platforms/cuda.py `check_and_update_config`).
 pub const DEFAULT_BLOCK_TOKENS: u32 = 16;
 pub const MLA_BLOCK_TOKENS: u32 = 64;
 
-/// The CUDA graphs vLLM captures after sizing the pool (51 piecewise sizes up to 512 tokens):
-/// logged at 0.50–1.13 GiB for 7B–27B models (`Graph capturing finished … took`, `Estimated CUDA
-/// graph memory`); outside `gpu_memory_utilization`.
-pub const CUDA_GRAPHS: Bytes = Bytes(GIB * 3 / 4);
+/// The CUDA graphs vLLM captures after sizing the pool (51 piecewise sizes up to 512 tokens),
+/// per layer on the GPU: `Graph capturing finished … took` logs 0.50–0.65 GiB for 7–8B models
+/// (28–32 layers) at TP1, and 2.62 GiB (Qwen2.5-72B, 80 layers) and 3.45 GiB (Qwen3-235B, 94
+/// layers) at TP4, where each graph also captures the all-reduces.
+pub const CUDA_GRAPH_BYTES_PER_LAYER: Bytes = Bytes(18 * MIB);
+pub const CUDA_GRAPH_BYTES_PER_LAYER_TP: Bytes = Bytes(33 * MIB);
 
 /// Above this total, a GPU other than the A100 gets the large scheduler defaults.
 const LARGE_GPU: Bytes = Bytes(70 * GIB);
@@ -94,23 +90,19 @@ fn scheduler(s: &Scenario, r: &Resolved, settings: &mut Vec<Setting>) -> Schedul
     }
 }
 
-/// The profile run's torch peak: the sampler's logits over `min(max_num_seqs, tokens)` rows
-/// (the full vocabulary on every tensor-parallel rank, gathered; on the last pipeline stage) and
-/// the batched tokens' hidden states, plus a mixture of experts' fused gate/up outputs for `k`
-/// experts per token.
+/// The profile run's torch peak, the larger of its two phases: the forward over the batched
+/// tokens (hidden states and the MLP's gate/up and activation outputs, `T × (2H + 4F)` elements),
+/// and the sampler over `min(max_num_seqs, T)` rows of the full vocabulary (gathered on every
+/// tensor-parallel rank, on the last pipeline stage) beside the last hidden states.
 fn activation_peak(r: &Resolved, sched: &Scheduler) -> f64 {
     let a = &r.arch;
     let e = r.act_dtype.bytes();
     let tokens = f64::from(sched.batched_tokens);
     let rows = f64::from(sched.seqs.min(sched.batched_tokens));
-    let sampler = rows * f64::from(a.vocab) * SAMPLER_BYTES_PER_LOGIT;
-    let hidden = tokens * f64::from(a.hidden) * HIDDEN_COPIES * e;
-    let experts = if a.moe.is_moe() {
-        tokens * f64::from(a.moe.per_token) * 2.0 * f64::from(a.moe.expert_ffn) * e
-    } else {
-        0.0
-    };
-    sampler + hidden + experts
+    let hidden = f64::from(a.hidden);
+    let sampler = rows * f64::from(a.vocab) * SAMPLER_BYTES_PER_LOGIT + tokens * hidden * e;
+    let forward = tokens * (2.0 * hidden + 4.0 * f64::from(a.ffn)) * e;
+    sampler.max(forward)
 }
 
 /// The pool laid out in blocks: bytes of one page, how many blocks one `max_model_len` request
@@ -208,17 +200,15 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
         activations,
         explain!(
             ex,
-            "sampler min(seqs, tokens) × V × {} B + tokens × hidden × {} × {} B = {} × {} × {} + {} × {} × {} × {}",
+            "max(sampler min(seqs, tokens) × V × {} B + tokens × H × {} B, forward tokens × (2H + 4F) × {} B) with tokens {}, seqs {}, V {}, H {}, F {}",
             num(SAMPLER_BYTES_PER_LOGIT),
-            num(HIDDEN_COPIES),
             r.act_dtype.bytes(),
+            r.act_dtype.bytes(),
+            sched.batched_tokens,
             sched.seqs.min(sched.batched_tokens),
             r.arch.vocab,
-            num(SAMPLER_BYTES_PER_LOGIT),
-            sched.batched_tokens,
             r.arch.hidden,
-            num(HIDDEN_COPIES),
-            r.act_dtype.bytes()
+            r.arch.ffn
         ),
     );
     let non_torch = non_torch(d);
@@ -250,10 +240,16 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
             Bytes::from_f64(total).display(s.units)
         ),
     );
+    let per_layer = if d.tp > 1 {
+        CUDA_GRAPH_BYTES_PER_LAYER_TP
+    } else {
+        CUDA_GRAPH_BYTES_PER_LAYER
+    };
+    let layers_here = r.arch.layers.div_ceil(d.pp.max(1));
     let graphs = if s.enforce_eager {
         0.0
     } else {
-        CUDA_GRAPHS.as_f64()
+        f64::from(layers_here) * per_layer.as_f64()
     };
     stack.push(
         "cuda_graphs",
@@ -261,8 +257,9 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
         graphs,
         explain!(
             ex,
-            "captured after the pool is sized: {}",
-            CUDA_GRAPHS.display(s.units)
+            "captured after the pool is sized: {} layers × {} MiB",
+            layers_here,
+            per_layer.0 / MIB
         ),
     );
     stack.push(
@@ -306,6 +303,7 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
         starts: reason.is_none(),
         reason,
         host_bytes: None,
+        host_components: Vec::new(),
         settings,
     }
 }
