@@ -10,6 +10,7 @@ mod scenario_args;
 use clap::{Parser, Subcommand, ValueEnum};
 use scenario_args::ScenarioArgs;
 use std::process::ExitCode;
+use vramfit_engine::runtime::Runtime;
 use vramfit_engine::{estimate, serving_plan, solver, tables, FieldError};
 
 #[derive(Parser)]
@@ -124,7 +125,10 @@ fn main() -> ExitCode {
             users,
             target_batch: _,
             json,
-        } if scenario.scenario().is_ok_and(|s| s.runtime.pools_kv()) => {
+        } if scenario
+            .scenario()
+            .is_ok_and(|s| s.runtime != Runtime::Transformers) =>
+        {
             match scenario
                 .scenario()
                 .and_then(|s| Ok((serving_plan::plan_serving(&s, users)?, s)))

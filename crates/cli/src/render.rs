@@ -101,6 +101,12 @@ pub fn serving_plan(p: &ServingPlan, s: &Scenario) -> String {
             "more than 64"
         ),
     );
+    if let Some(quant) = &p.best_quant {
+        out += &format!("best quant          {quant} with every layer on the GPU\n");
+    }
+    if let Some(layers) = p.max_gpu_layers {
+        out += &format!("max -ngl            {layers} at {}\n\n", s.quant);
+    }
     out += &grid(
         &[Column::right("context"), Column::right("concurrency")],
         p.curve

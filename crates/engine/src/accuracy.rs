@@ -197,8 +197,10 @@ fn runtime_figure(e: &Estimate, figure: &str) -> Option<f64> {
         "kv_pool" => Some(serving.kv_pool_bytes.as_f64()),
         "kv_tokens" => Some(serving.kv_tokens as f64),
         "max_concurrency" => Some(serving.max_concurrency),
-        "kv_buffer" => bytes(&["kv_cache", "kv_cache_sliding"])
-            .map(|gpu| gpu + host("kv_cache").unwrap_or(0.0)),
+        "kv_buffer" => Some(
+            bytes(&["kv_cache", "kv_cache_sliding"]).unwrap_or(0.0)
+                + host("kv_cache").unwrap_or(0.0),
+        ),
         "compute_buffer_gpu" => bytes(&["compute_buffer"]),
         "recurrent_buffer" => bytes(&["recurrent_state"]),
         "model_buffer_host" => host("weights"),

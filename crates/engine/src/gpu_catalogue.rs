@@ -194,7 +194,7 @@ mod tests {
         reserves.sort_unstable();
         assert!(reserves.len() >= 5);
         let mid = reserves.len() / 2;
-        let median = if reserves.len() % 2 == 0 {
+        let median = if reserves.len().is_multiple_of(2) {
             (reserves[mid - 1] + reserves[mid]) / 2
         } else {
             reserves[mid]

@@ -3,6 +3,7 @@
 //! pools, llama.cpp's per-device buffers). The rules themselves live in `estimate/serving/`.
 
 use crate::wire::wire_enum;
+use vramfit_gguf::GgmlType;
 
 wire_enum! {
     /// The program that holds the model on the GPU.
@@ -18,5 +19,47 @@ impl Runtime {
     /// vLLM and SGLang size a KV pool once at start and serve many requests from it.
     pub fn pools_kv(self) -> bool {
         matches!(self, Runtime::Vllm | Runtime::Sglang)
+    }
+}
+
+wire_enum! {
+    /// llama.cpp's KV-cache types (`--cache-type-k`, `--cache-type-v`): ggml types, sized by
+    /// their blocks (a quantized V cache needs flash attention).
+    CacheType {
+        F16 = "f16" => "16-bit float (llama.cpp's default)",
+        Bf16 = "bf16" => "bfloat16",
+        F32 = "f32" => "32-bit float",
+        Q8_0 = "q8_0" => "8-bit, 34 bytes per 32 values",
+        Q5_1 = "q5_1" => "5-bit with minimum, 24 bytes per 32",
+        Q5_0 = "q5_0" => "5-bit, 22 bytes per 32",
+        Q4_1 = "q4_1" => "4-bit with minimum, 20 bytes per 32",
+        Q4_0 = "q4_0" => "4-bit, 18 bytes per 32",
+        Iq4Nl = "iq4_nl" => "4-bit non-linear, 18 bytes per 32",
+    }
+}
+
+impl CacheType {
+    pub fn ggml(self) -> GgmlType {
+        match self {
+            CacheType::F16 => GgmlType::F16,
+            CacheType::Bf16 => GgmlType::BF16,
+            CacheType::F32 => GgmlType::F32,
+            CacheType::Q8_0 => GgmlType::Q8_0,
+            CacheType::Q5_1 => GgmlType::Q5_1,
+            CacheType::Q5_0 => GgmlType::Q5_0,
+            CacheType::Q4_1 => GgmlType::Q4_1,
+            CacheType::Q4_0 => GgmlType::Q4_0,
+            CacheType::Iq4Nl => GgmlType::IQ4_NL,
+        }
+    }
+
+    /// Bytes per cached value: the type's block bytes over its block length.
+    pub fn bytes_per_value(self) -> f64 {
+        let t = self.ggml();
+        t.block_bytes() as f64 / t.block_elements() as f64
+    }
+
+    pub fn is_quantized(self) -> bool {
+        !matches!(self, CacheType::F16 | CacheType::Bf16 | CacheType::F32)
     }
 }

@@ -4,10 +4,12 @@
 
 use crate::estimate::{breakdown, Serving};
 use crate::gpu_catalogue::GPUS;
+use crate::runtime::Runtime;
 use crate::scenario::{FieldError, Scenario};
 use crate::sharding::Sharding;
 use crate::solver::MAX_SEQ_SEARCHED;
 use serde::{Deserialize, Serialize};
+use vramfit_gguf::FileType;
 
 /// GPU counts the count search tries: tensor parallelism in powers of two, as serving runtimes
 /// require the heads to divide evenly.
@@ -31,6 +33,31 @@ pub struct ServingPlan {
     pub fewest_gpus: Option<u32>,
     /// (context, concurrency) from 1k tokens, doubling, while one request still fits.
     pub curve: Vec<(u32, f64)>,
+    /// llama.cpp: the highest-quality file type that fits with every layer on the GPU, and the
+    /// most layers (`-ngl`) of the scenario's own file type that fit.
+    pub best_quant: Option<String>,
+    pub max_gpu_layers: Option<u32>,
+}
+
+/// llama.cpp file types from the most to the least faithful, as people choose among them.
+const QUANTS_BY_QUALITY: [FileType; 12] = [
+    FileType::BF16,
+    FileType::Q8_0,
+    FileType::Q6_K,
+    FileType::Q5_K_M,
+    FileType::Q5_K_S,
+    FileType::Q4_K_M,
+    FileType::Q4_K_S,
+    FileType::IQ4_XS,
+    FileType::Q3_K_M,
+    FileType::IQ3_XXS,
+    FileType::Q2_K,
+    FileType::IQ2_XXS,
+];
+
+/// The scenario fits on its GPU.
+fn fits(s: &Scenario) -> bool {
+    breakdown(s).is_ok_and(|b| b.verdict().fits())
 }
 
 fn serving_at(s: &Scenario) -> Option<Serving> {
@@ -45,7 +72,7 @@ fn with(s: &Scenario, change: impl FnOnce(&mut Scenario)) -> Scenario {
 
 /// Serves `users` requests of the scenario's context: it starts and the pool holds them all.
 fn serves(s: &Scenario, users: u32) -> bool {
-    serving_at(s).is_some_and(|v| v.starts && v.max_concurrency >= f64::from(users))
+    serving_at(s).is_some_and(|v| v.starts && v.max_concurrency >= f64::from(users)) && fits(s)
 }
 
 /// The longest context at which `users` requests fit at once, searched as the solver searches
@@ -72,7 +99,7 @@ pub fn plan_serving(s: &Scenario, users: Option<u32>) -> Result<ServingPlan, Vec
     let here = breakdown(s)?.serving.ok_or_else(|| {
         vec![FieldError::new(
             "runtime",
-            "serving answers need a serving runtime: vllm or sglang",
+            "serving answers need a serving runtime: vllm, sglang or llama.cpp",
         )]
     })?;
     let users = users.unwrap_or(1).max(1);
@@ -111,6 +138,22 @@ pub fn plan_serving(s: &Scenario, users: Option<u32>) -> Result<ServingPlan, Vec
             at.starts.then_some((tokens, at.max_concurrency))
         })
         .collect();
+    let llama = s.runtime == Runtime::LlamaCpp;
+    let best_quant = QUANTS_BY_QUALITY
+        .into_iter()
+        .filter(|_| llama)
+        .find(|&quant| {
+            fits(&with(s, |c| {
+                c.quant = quant;
+                c.n_gpu_layers = None;
+            }))
+        })
+        .map(|q| q.name().to_string());
+    let layers = s.resolve().map_or(0, |r| r.arch.layers);
+    let max_gpu_layers = (0..=layers + 1)
+        .rev()
+        .filter(|_| llama)
+        .find(|&n| fits(&with(s, |c| c.n_gpu_layers = Some(n))));
     Ok(ServingPlan {
         schema: "vramfit.serving-plan/1".to_string(),
         max_concurrency: here.max_concurrency,
@@ -120,5 +163,7 @@ pub fn plan_serving(s: &Scenario, users: Option<u32>) -> Result<ServingPlan, Vec
         smallest_gpu,
         fewest_gpus,
         curve,
+        best_quant,
+        max_gpu_layers,
     })
 }

@@ -247,3 +247,49 @@ fn the_qlora_note_states_the_measured_gap() {
         "QLoRA runs measured a median {median:.1}% above the estimate; the note says {QLORA_MEASURED_ABOVE_PCT}%"
     );
 }
+
+const RUNTIME_LOGS: &str = include_str!("../../../calibration/runtime-logs.csv");
+
+/// Ceilings on the median |error| of each runtime figure (calibration/runtime-logs.csv), today's
+/// figure plus headroom. The targets: vLLM's KV pool within 2%, llama.cpp's buffers 3%.
+const RUNTIME_MEDIAN_MAX_PCT: &[(&str, f64)] = &[
+    ("vllm kv_pool", 2.0),                  // today 1.4
+    ("vllm kv_tokens", 2.5),                // today 1.5
+    ("vllm max_concurrency", 3.5),          // today 2.4
+    ("vllm weights", 1.0),                  // today 0.4
+    ("vllm activation_peak", 4.0),          // today 2.0
+    ("sglang kv_pool", 2.5),                // today 0.9
+    ("llama.cpp kv_buffer", 1.0),           // today 0.0
+    ("llama.cpp model_buffer_gpu", 1.0),    // today 0.0
+    ("llama.cpp model_buffer_host", 1.0),   // today 0.0
+    ("llama.cpp output_buffer", 1.0),       // today 0.2
+    ("llama.cpp compute_buffer_host", 3.0), // today 1.3
+];
+
+#[test]
+fn runtime_logs_stay_within_their_ceilings() {
+    let (rows, _) = vramfit_engine::accuracy::compare_runtime_logs(RUNTIME_LOGS);
+    let summaries = vramfit_engine::accuracy::summarize_runtime_logs(&rows);
+    for (figure, ceiling) in RUNTIME_MEDIAN_MAX_PCT {
+        let summary = summaries
+            .iter()
+            .find(|s| s.category == *figure)
+            .unwrap_or_else(|| panic!("no rows compared for {figure}"));
+        assert!(
+            summary.median_abs_pct <= *ceiling,
+            "{figure}: median {:.1}% > {ceiling}% over {} rows",
+            summary.median_abs_pct,
+            summary.rows
+        );
+    }
+    let vllm_logs: BTreeSet<&str> = rows
+        .iter()
+        .filter(|r| r.runtime == "vllm" && r.figure == "kv_pool")
+        .map(|r| r.id.as_str())
+        .collect();
+    assert!(
+        vllm_logs.len() >= 25,
+        "{} vLLM KV pools compared",
+        vllm_logs.len()
+    );
+}

@@ -9,6 +9,7 @@ use crate::units::{format_size_exact, parse_size, Bytes};
 use crate::wire::{Choice, Wire};
 use serde_json::Value as Json;
 use std::marker::PhantomData;
+use vramfit_gguf::FileType;
 
 /// Largest batch, sequence, GPU count or shape dimension accepted: far past any real run, small
 /// enough that every product in the formulas stays finite in f64.
@@ -368,6 +369,37 @@ impl Codec for Fraction {
 
     fn write_json(&self, value: &f64) -> Json {
         Json::from(*value)
+    }
+}
+
+/// A llama.cpp file type by its `llama-quantize` name (`Q4_K_M`), in any letter case.
+pub struct GgufFileType;
+
+impl Codec for GgufFileType {
+    type Value = FileType;
+
+    fn parse(&self, text: &str) -> Result<FileType, String> {
+        FileType::from_name(text).ok_or_else(|| {
+            let names: Vec<&str> = FileType::ALL.iter().map(|t| t.name()).collect();
+            format!(
+                "`{}` is not a llama.cpp file type: {}",
+                text.trim(),
+                names.join(", ")
+            )
+        })
+    }
+
+    fn format(&self, value: &FileType) -> String {
+        value.name().to_string()
+    }
+
+    fn control(&self) -> Control {
+        Control::Choices(
+            FileType::ALL
+                .iter()
+                .map(|t| Choice::new(t.name(), t.description()))
+                .collect(),
+        )
     }
 }
 

@@ -7,12 +7,13 @@ use super::codec::*;
 use crate::dtype::{Dtype, QuantScope};
 use crate::lora::LoraTargets;
 use crate::optimizer::Optimizer;
-use crate::runtime::Runtime;
+use crate::runtime::{CacheType, Runtime};
 use crate::sharding::{Offload, Sharding};
 use crate::units::{Bytes, Units, MIB};
 use crate::wire::Choice;
 use crate::workload::{Attention, Checkpointing, Head, Method, MlaCache, Mode};
 use serde_json::Value as Json;
+use vramfit_gguf::FileType;
 
 /// Memory the CUDA driver context, cuBLAS/cuDNN handles and PyTorch's kernel images take before any
 /// tensor exists. With CUDA ≥ 11.7 lazy module loading (the default since PyTorch 2.0) this is about
@@ -40,12 +41,13 @@ pub enum Group {
     Serving,
     Vllm,
     Sglang,
+    LlamaCpp,
     Extras,
 }
 
 impl Group {
     /// In the order the page shows them.
-    pub const ALL: [Group; 14] = [
+    pub const ALL: [Group; 15] = [
         Group::Model,
         Group::Architecture,
         Group::Experts,
@@ -54,6 +56,7 @@ impl Group {
         Group::Serving,
         Group::Vllm,
         Group::Sglang,
+        Group::LlamaCpp,
         Group::Precision,
         Group::MorePrecision,
         Group::Batch,
@@ -70,7 +73,7 @@ impl Group {
             Group::Precision | Group::MorePrecision => "Precision & optimizer",
             Group::Batch | Group::Dropout => "Batch & sequence",
             Group::Budget => "GPU & budget",
-            Group::Serving | Group::Vllm | Group::Sglang => "Serving runtime",
+            Group::Serving | Group::Vllm | Group::Sglang | Group::LlamaCpp => "Serving runtime",
             Group::Extras => "Extras",
         }
     }
@@ -82,6 +85,7 @@ impl Group {
             Group::Serving => runtime.pools_kv(),
             Group::Vllm => runtime == Runtime::Vllm,
             Group::Sglang => runtime == Runtime::Sglang,
+            Group::LlamaCpp => runtime == Runtime::LlamaCpp,
             _ => true,
         }
     }
@@ -436,6 +440,38 @@ scenario_fields! {
     mem_fraction_static: Option<f64> = None,
         "mem-fraction-static", Optional { inner: Fraction, none: "SGLang's default for this GPU" }, Sglang,
         "Mem fraction static", "share of free memory for weights and the KV pool (--mem-fraction-static)";
+    /// The GGUF file type llama.cpp loads; its per-tensor mix is llama-quantize's.
+    quant: FileType = FileType::Q4_K_M,
+        "quant", GgufFileType, LlamaCpp,
+        "GGUF quant", "the GGUF file type (llama-quantize's recipe)";
+    /// `-ngl`: the output layer and the last `n − 1` blocks go to the GPU.
+    n_gpu_layers: Option<u32> = None,
+        "n-gpu-layers", Optional { inner: Whole, none: "all" }, LlamaCpp,
+        "GPU layers (-ngl)", "layers offloaded to the GPU, the output layer counted first (-ngl)";
+    /// `-c`: the cache's cells over every slot.
+    ctx_size: Option<u32> = None,
+        "ctx-size", Optional { inner: Count, none: "seq" }, LlamaCpp,
+        "Context (-c)", "context in tokens, over every slot (-c, --ctx-size)";
+    /// `-np`: slots, each with `ctx-size / parallel` tokens.
+    parallel: u32 = 1,
+        "parallel", Count, LlamaCpp,
+        "Slots (-np)", "requests served at once, each with ctx-size / parallel tokens (-np)";
+    cache_type_k: CacheType = CacheType::F16,
+        "cache-type-k", pick::<CacheType>(), LlamaCpp,
+        "K cache type", "key cache type (--cache-type-k)";
+    cache_type_v: CacheType = CacheType::F16,
+        "cache-type-v", pick::<CacheType>(), LlamaCpp,
+        "V cache type", "value cache type (--cache-type-v; quantized needs flash attention)";
+    flash_attn: bool = true,
+        "flash-attn", Flag, LlamaCpp,
+        "Flash attention", "true for flash attention (-fa; llama.cpp's auto turns it on on CUDA)";
+    ubatch_size: u32 = 512,
+        "ubatch-size", Count, LlamaCpp,
+        "Micro-batch (-ub)", "tokens one compute step processes (-ub), which sizes the compute buffer";
+    /// `--n-cpu-moe`: the routed experts of the first N layers stay in system RAM.
+    n_cpu_moe: u32 = 0,
+        "n-cpu-moe", Whole, LlamaCpp,
+        "Experts on CPU (layers)", "layers whose routed experts stay in system RAM (--n-cpu-moe)";
     /// Unset means the mode's default: 16-bit, or NF4 for QLoRA.
     weights: Option<Dtype> = None,
         "weights", Optional { inner: pick::<Dtype>(), none: "auto" }, Precision,

@@ -276,6 +276,12 @@ impl Scenario {
                 format!("{runtime} serves inference; set mode to inference, or runtime to transformers to train"),
             ));
         }
+        if runtime == Runtime::LlamaCpp && self.cache_type_v.is_quantized() && !self.flash_attn {
+            errors.push(FieldError::new(
+                "cache-type-v",
+                "llama.cpp quantizes the V cache only with flash attention (V cache quantization requires flash_attn); set flash-attn=true or cache-type-v=f16",
+            ));
+        }
         if self.method == Method::Lesson {
             errors.push(FieldError::new(
                 "runtime",

@@ -3,6 +3,7 @@
 //! cited from its source; the cache's shape per GPU is `layout`.
 
 mod layout;
+mod llamacpp;
 mod sglang;
 mod vllm;
 
@@ -136,7 +137,8 @@ pub(in crate::estimate) fn push(
 ) -> Option<Serving> {
     let d = Deployment::new(s, r);
     let serving = match s.runtime {
-        Runtime::Transformers | Runtime::LlamaCpp => return None,
+        Runtime::Transformers => return None,
+        Runtime::LlamaCpp => llamacpp::push(s, r, &d, stack),
         Runtime::Vllm => {
             if !s.enforce_eager {
                 notes.push("vLLM rules of v0.19: CUDA graphs are captured outside gpu-memory-utilization. From v0.21 vLLM subtracts its CUDA-graph estimate from the budget, so its KV pool is smaller by about the cuda_graphs figure.".to_string());

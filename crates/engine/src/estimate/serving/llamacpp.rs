@@ -1,0 +1,403 @@
+//! llama.cpp (also what ollama and LM Studio run): a GGUF file's tensors in llama-quantize's
+//! per-tensor mix, placed by `-ngl` between the GPU and system RAM, and the buffers llama.cpp
+//! allocates at start (the `model buffer`, `KV buffer`, `compute buffer` and `output buffer`
+//! lines of its log).
+//!
+//! - Placement (`load_tensors`, src/llama-model.cpp, builds of 2025–26): `-ngl k` puts the output
+//!   layer and the last `k − 1` blocks on the GPU; `token_embd` always stays in system RAM;
+//!   `--n-cpu-moe N` keeps the routed experts of the first N blocks there too. Several GPUs
+//!   split the offloaded blocks by layer (`--split-mode layer`, the default).
+//! - KV cache (src/llama-kv-cache.cpp, llama-kv-cache-iswa.cpp): `n_ctx` padded to 256 cells;
+//!   with `-np N` each slot gets `⌈n_ctx / N⌉` padded to 256; per layer `cells × (n_embd_k_gqa ×
+//!   size(type_k) + n_embd_v_gqa × size(type_v))`, MLA keeps K only (`kv_lora_rank + n_rot`);
+//!   a sliding-window layer keeps `PAD(min(cells, window + n_ubatch), 256)` cells; each layer's
+//!   cache sits on its layer's device. Recurrent layers keep `R` and `S` in f32 per slot.
+//! - Compute buffer: the worst-case graph of `u = min(n_ctx, n_ubatch)` tokens over every cell
+//!   (`sched_reserve`), the larger of the output device's logits `4·u·(V + 2E)` and a layer's
+//!   working set, `4u(2E + 3F) + 2·cells·u` with flash attention or `4u(H·cells + cells + 4E)`
+//!   without; the host holds the inputs, `4u(cells + E)` (research checked against 11 logs to
+//!   0.1 MiB; calibration/runtime-logs.csv).
+//! - Output buffer (`output_reserve`): `n_vocab × slots × 4` bytes in pinned host memory.
+
+use super::{Deployment, Serving, Setting};
+use crate::dtype::FP32_BYTES;
+use crate::estimate::stack::{explain, Component, Stack};
+use crate::model::{Architecture, Block, Projection};
+use crate::runtime::Runtime;
+use crate::scenario::{Resolved, Scenario};
+use crate::units::{Bytes, MIB};
+use vramfit_gguf::quantize::{tensor_type, QuantModel, QuantTensor};
+use vramfit_gguf::GgmlType;
+
+/// llama.cpp pads the context, a slot and a sliding window's cells to this many.
+const CELL_PADDING: u32 = 256;
+
+/// A ubatch of at least this many tokens copies a CPU-resident weight to the GPU for its matmul
+/// (ggml-cuda's offload of large batches), so the compute buffer holds the largest one.
+const GPU_OFFLOAD_MIN_BATCH: u32 = 32;
+
+fn pad(cells: u32, to: u32) -> u32 {
+    cells.div_ceil(to).saturating_mul(to)
+}
+
+/// One block's weights in the file, and of them the routed experts'.
+#[derive(Clone, Copy, Default)]
+struct BlockWeights {
+    bytes: f64,
+    experts: f64,
+    largest: f64,
+}
+
+/// A GGUF tensor name for an inventory entry: the names llama.cpp's converter writes, which the
+/// quantizer's rules match on.
+fn gguf_role(block: Block, projection: Option<Projection>, index_in_block: usize) -> &'static str {
+    match (block, projection) {
+        (Block::Attention, Some(Projection::Q)) if index_in_block > 0 => "attn_q_b",
+        (Block::Attention, Some(Projection::Q)) => "attn_q",
+        (Block::Attention, Some(Projection::K)) => "attn_k",
+        (Block::Attention, Some(Projection::V)) => "attn_v",
+        (Block::Attention, _) => "attn_output",
+        (Block::Mlp, Some(Projection::Gate)) => "ffn_gate",
+        (Block::Mlp, Some(Projection::Up)) => "ffn_up",
+        (Block::Mlp, _) => "ffn_down",
+        (Block::SharedExpert, Some(Projection::Gate)) => "ffn_gate_shexp",
+        (Block::SharedExpert, Some(Projection::Up)) => "ffn_up_shexp",
+        (Block::SharedExpert, _) => "ffn_down_shexp",
+        (Block::RoutedExpert, Some(Projection::Gate)) => "ffn_gate_exps",
+        (Block::RoutedExpert, Some(Projection::Up)) => "ffn_up_exps",
+        (Block::RoutedExpert, _) => "ffn_down_exps",
+        (Block::Router, _) => "ffn_gate_inp",
+        (Block::Recurrent, _) if index_in_block == 0 => "ssm_in",
+        (Block::Recurrent, _) => "ssm_out",
+    }
+}
+
+/// Each block's bytes in the file type, by llama-quantize's rules applied layer by layer.
+struct FileWeights {
+    blocks: Vec<BlockWeights>,
+    token_embd: f64,
+    output: f64,
+}
+
+fn file_weights(a: &Architecture, quant: vramfit_gguf::FileType) -> FileWeights {
+    let n = a.layers.max(1);
+    let model = QuantModel::new("llama", n, a.heads, a.kv_heads.max(1), a.moe.experts);
+    let mut blocks = vec![BlockWeights::default(); n as usize];
+    let mut name = String::with_capacity(40);
+    let mut seen: Vec<(Block, usize)> = Vec::new();
+    let size =
+        |t: GgmlType, elements: f64| elements * t.block_bytes() as f64 / t.block_elements() as f64;
+    a.each_linear(|linear| {
+        let order = seen.iter().filter(|(b, _)| *b == linear.block).count();
+        seen.push((linear.block, order));
+        let role = gguf_role(linear.block, linear.projection, order);
+        let shape = linear.shape;
+        let experts = if linear.block == Block::RoutedExpert {
+            f64::from(a.moe.experts.max(1))
+        } else {
+            1.0
+        };
+        let layers_with = (shape.count / experts).round().max(1.0) as u32;
+        // Layers without this tensor come first: dense MLP layers precede the experts.
+        let first = n.saturating_sub(layers_with);
+        let elements = shape.rows * shape.cols * experts;
+        let dims = [shape.rows as u64, shape.cols as u64, experts as u64];
+        for layer in first..n {
+            use std::fmt::Write;
+            name.clear();
+            let _ = write!(name, "blk.{layer}.{role}.weight");
+            let tensor = QuantTensor {
+                name: &name,
+                dims: &dims,
+                source_type: GgmlType::BF16,
+            };
+            let t = tensor_type(quant, &model, &tensor, layer, !a.tied).unwrap_or(GgmlType::F16);
+            let bytes = if linear.block == Block::Router {
+                elements * FP32_BYTES
+            } else {
+                size(t, elements)
+            };
+            if let Some(b) = blocks.get_mut(layer as usize) {
+                b.bytes += bytes;
+                b.largest = b.largest.max(bytes);
+                if linear.block == Block::RoutedExpert {
+                    b.experts += bytes;
+                }
+            }
+        }
+    });
+    // Norms stay f32: two per block.
+    for b in &mut blocks {
+        b.bytes += 2.0 * f64::from(a.hidden) * FP32_BYTES;
+    }
+    let table = f64::from(a.vocab) * f64::from(a.hidden);
+    let embd_dims = [u64::from(a.hidden), u64::from(a.vocab)];
+    let typed = |tensor_name: &str| {
+        tensor_type(
+            quant,
+            &model,
+            &QuantTensor {
+                name: tensor_name,
+                dims: &embd_dims,
+                source_type: GgmlType::BF16,
+            },
+            0,
+            !a.tied,
+        )
+        .unwrap_or(GgmlType::F16)
+    };
+    let output_type = typed(if a.tied {
+        "token_embd.weight"
+    } else {
+        "output.weight"
+    });
+    FileWeights {
+        blocks,
+        token_embd: size(typed("token_embd.weight"), table),
+        // A tied table is duplicated for the output layer (TENSOR_DUPLICATED), in the output type.
+        output: size(output_type, table) + f64::from(a.hidden) * FP32_BYTES,
+    }
+}
+
+pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack) -> Serving {
+    let ex = stack.explain;
+    let a = &r.arch;
+    let n = a.layers;
+    let gpus = s.gpus.max(1);
+    let weights = file_weights(a, s.quant);
+    let ngl = s.n_gpu_layers.unwrap_or(n + 1).min(n + 1);
+    let gpu_blocks = ngl.saturating_sub(1);
+    let first_gpu_block = n - gpu_blocks;
+    let output_on_gpu = ngl >= 1;
+    let on_gpu = |layer: u32| layer >= first_gpu_block;
+    let experts_on_cpu = |layer: u32| layer < s.n_cpu_moe;
+
+    // Per-slot and total cells.
+    let slots = s.parallel.max(1);
+    let n_ctx = s.ctx_size.unwrap_or(s.seq);
+    let cells_per_slot = if slots > 1 {
+        pad(n_ctx.div_ceil(slots), CELL_PADDING)
+    } else {
+        pad(n_ctx, CELL_PADDING)
+    };
+    let cells = f64::from(cells_per_slot) * f64::from(slots);
+    let window_cells = if a.window.tokens > 0 {
+        f64::from(pad(
+            cells_per_slot.min(a.window.tokens.saturating_add(s.ubatch_size)),
+            CELL_PADDING,
+        )) * f64::from(slots)
+    } else {
+        cells
+    };
+    let (k, v) = (
+        s.cache_type_k.bytes_per_value(),
+        s.cache_type_v.bytes_per_value(),
+    );
+    let per_cell = if a.mla.is_mla() {
+        (f64::from(a.mla.kv_rank) + f64::from(a.mla.rope_dim)) * k
+    } else {
+        f64::from(a.kv_heads) * f64::from(a.head_dim) * (k + v)
+    };
+    let attention = a.attention_layers();
+    let sliding = a.window.layers.min(attention);
+    // Which blocks are sliding and which recurrent is not known layer by layer: spread evenly.
+    let sliding_share = f64::from(sliding) / f64::from(attention.max(1));
+    let layer_kv = |_layer: u32| -> f64 {
+        let attention_share = f64::from(attention) / f64::from(n.max(1));
+        attention_share * per_cell * ((1.0 - sliding_share) * cells + sliding_share * window_cells)
+    };
+    let (state, conv) = a.recurrent.state_elements();
+    let layer_state = f64::from(a.recurrent.layers) / f64::from(n.max(1))
+        * (state + conv)
+        * FP32_BYTES
+        * f64::from(slots);
+
+    let (mut gpu_model, mut host_model, mut gpu_kv, mut host_kv, mut gpu_state) =
+        (0.0, weights.token_embd, 0.0, 0.0, 0.0);
+    let mut largest_host = 0.0f64;
+    for (layer, b) in weights.blocks.iter().enumerate() {
+        let layer = layer as u32;
+        if on_gpu(layer) {
+            let experts_here = if experts_on_cpu(layer) {
+                b.experts
+            } else {
+                0.0
+            };
+            gpu_model += b.bytes - experts_here;
+            host_model += experts_here;
+            gpu_kv += layer_kv(layer);
+            gpu_state += layer_state;
+        } else {
+            host_model += b.bytes;
+            host_kv += layer_kv(layer);
+            largest_host = largest_host.max(b.largest);
+        }
+    }
+    if output_on_gpu {
+        gpu_model += weights.output;
+    } else {
+        host_model += weights.output;
+    }
+    // The fullest GPU of a layer split holds its share of the blocks and the output layer.
+    let share = 1.0 / f64::from(gpus);
+    let fullest = |bytes: f64, extra: f64| (bytes - extra) * share + extra;
+    let output_gpu = if output_on_gpu { weights.output } else { 0.0 };
+
+    let u = f64::from(s.ubatch_size.min(n_ctx).max(1));
+    let (e, f, vocab) = (
+        f64::from(a.hidden),
+        f64::from(a.ffn.max(a.moe.expert_ffn * a.moe.per_token)),
+        f64::from(a.vocab),
+    );
+    let logits = FP32_BYTES * u * (vocab + 2.0 * e);
+    let layer_work = if s.flash_attn {
+        FP32_BYTES * u * (2.0 * e + 3.0 * f) + 2.0 * cells * u
+    } else {
+        FP32_BYTES * u * (f64::from(a.heads) * cells + cells + 4.0 * e)
+    };
+    let copied_weight = if gpu_blocks < n && s.ubatch_size >= GPU_OFFLOAD_MIN_BATCH {
+        largest_host
+    } else {
+        0.0
+    };
+    let graph = layer_work.max(logits);
+    let inputs = FP32_BYTES * u * (cells + e);
+    // With no layer offloaded the CPU backend runs the whole graph, in its own compute buffer.
+    let (gpu_compute, host_compute) = if ngl > 0 {
+        (graph + copied_weight, inputs)
+    } else {
+        (copied_weight, graph)
+    };
+    let output_buffer = vocab * f64::from(slots) * FP32_BYTES;
+
+    stack.components.retain(|c| {
+        !matches!(
+            c.id.as_ref(),
+            "weights" | "quant_constants" | "vision" | "mtp"
+        )
+    });
+    stack.push(
+        "weights",
+        "Model buffer (GPU)",
+        fullest(gpu_model, output_gpu),
+        explain!(
+            ex,
+            "{}: {} of {} blocks{} on the GPU{}",
+            s.quant,
+            gpu_blocks,
+            n,
+            if output_on_gpu {
+                " and the output layer"
+            } else {
+                ""
+            },
+            if gpus > 1 { ", split by layer" } else { "" }
+        ),
+    );
+    stack.push(
+        "kv_cache",
+        "KV buffer (GPU)",
+        gpu_kv * share,
+        explain!(
+            ex,
+            "{} cells × {} B per cell and layer (K {}, V {}) on the GPU's layers",
+            cells,
+            per_cell,
+            s.cache_type_k,
+            s.cache_type_v
+        ),
+    );
+    stack.push(
+        "recurrent_state",
+        "Recurrent state (GPU)",
+        gpu_state * share,
+        explain!(ex, "R + S in f32 × {slots} slots"),
+    );
+    stack.push(
+        "compute_buffer",
+        "Compute buffer (GPU)",
+        gpu_compute,
+        explain!(
+            ex,
+            "max(logits 4·u·(V + 2E), layer {}) with u = {}, cells = {}",
+            if s.flash_attn {
+                "4u(2E + 3F) + 2·cells·u"
+            } else {
+                "4u(H·cells + cells + 4E)"
+            },
+            u,
+            cells
+        ),
+    );
+    stack.push(
+        "cuda_context",
+        "CUDA context",
+        s.context.as_f64(),
+        explain!(ex, "driver + kernels: {}", s.context.display(s.units)),
+    );
+
+    let host_part = |id: &'static str, label: &str, bytes: f64| Component {
+        id: id.into(),
+        label: label.to_string(),
+        bytes: Bytes::from_f64(bytes),
+        formula: String::new(),
+    };
+    let host_components: Vec<Component> = [
+        host_part("weights", "Model buffer (system RAM)", host_model),
+        host_part("kv_cache", "KV buffer (system RAM)", host_kv),
+        host_part(
+            "compute_buffer",
+            "Compute buffer (pinned host)",
+            host_compute,
+        ),
+        host_part(
+            "output_buffer",
+            "Output buffer (pinned host)",
+            output_buffer,
+        ),
+    ]
+    .into_iter()
+    .filter(|c| c.bytes.0 > 0)
+    .collect();
+    let host_bytes: Bytes = host_components.iter().map(|c| c.bytes).sum();
+    let total = stack.total();
+    let free = d
+        .cuda_total
+        .saturating_sub(s.context)
+        .saturating_sub(s.reserved);
+    let reason = (total.saturating_sub(s.context) > free).then(|| {
+        format!(
+            "The GPU buffers need {} MiB and about {} MiB are free: llama.cpp's allocation fails (\"cudaMalloc failed: out of memory\"). Lower --n-gpu-layers, the context or the quant.",
+            total.saturating_sub(s.context).0 / MIB,
+            free.0 / MIB
+        )
+    });
+    let from = |given: bool, what: &str| (!given).then(|| what.to_string());
+    let settings = vec![
+        Setting::new("quant", s.quant, None),
+        Setting::new(
+            "n-gpu-layers",
+            ngl,
+            from(s.n_gpu_layers.is_some(), "all layers"),
+        ),
+        Setting::new("ctx-size", n_ctx, from(s.ctx_size.is_some(), "seq")),
+        Setting::new("parallel", slots, None),
+        Setting::new("cache-type-k", s.cache_type_k, None),
+        Setting::new("cache-type-v", s.cache_type_v, None),
+        Setting::new("flash-attn", s.flash_attn, None),
+        Setting::new("ubatch-size", s.ubatch_size, None),
+    ];
+    Serving {
+        runtime: Runtime::LlamaCpp,
+        kv_pool_bytes: Bytes::from_f64(gpu_kv * share + host_kv),
+        kv_tokens: cells as u64,
+        kv_blocks: None,
+        max_concurrency: f64::from(slots),
+        context_tokens: cells_per_slot,
+        starts: reason.is_none(),
+        reason,
+        host_bytes: Some(host_bytes),
+        host_components,
+        settings,
+    }
+}
