@@ -31,6 +31,34 @@ fn benches(c: &mut Criterion) {
         ("sharding", "tensor"),
         ("gpu", "h200"),
     ]);
+    let vllm = scenario(&[
+        ("model", "llama-3.1-70b"),
+        ("mode", "inference"),
+        ("runtime", "vllm"),
+        ("gpus", "4"),
+        ("sharding", "tensor"),
+        ("gpu", "h100-80"),
+        ("max-model-len", "32768"),
+    ]);
+    let llama_cpp = scenario(&[
+        ("model", "qwen3-30b-a3b"),
+        ("mode", "inference"),
+        ("runtime", "llama.cpp"),
+        ("quant", "Q4_K_M"),
+        ("ctx-size", "16384"),
+        ("gpu", "rtx-4090"),
+    ]);
+    c.bench_function("estimate: total only, vLLM runtime (70B, TP4)", |b| {
+        b.iter(|| estimate::total_bytes(black_box(&vllm)))
+    });
+    c.bench_function(
+        "estimate: total only, llama.cpp runtime (MoE Q4_K_M)",
+        |b| b.iter(|| estimate::total_bytes(black_box(&llama_cpp))),
+    );
+    c.bench_function(
+        "serving plan: vLLM (concurrency, max context, GPUs, curve)",
+        |b| b.iter(|| vramfit_engine::serving_plan::plan_serving(black_box(&vllm), Some(32))),
+    );
     c.bench_function("estimate: total only (solver inner loop)", |b| {
         b.iter(|| estimate::total_bytes(black_box(&qlora)))
     });

@@ -102,20 +102,45 @@ fn file_weights(a: &Architecture, quant: vramfit_gguf::FileType) -> FileWeights 
         let first = n.saturating_sub(layers_with);
         let elements = shape.rows * shape.cols * experts;
         let dims = [shape.rows as u64, shape.cols as u64, experts as u64];
+        // llama-quantize's rules read a layer only through these predicates (`use_more_bits`,
+        // the first n/16 and n/8, the last n/8, the first two or four), so one call per class
+        // of layers gives every layer's type.
+        let (n8, n16) = (i64::from(n / 8), i64::from(n / 16));
+        let class = |i: u32| {
+            let i = i64::from(i);
+            (
+                i < n16,
+                i < n8,
+                i >= 7 * i64::from(n) / 8,
+                (i - n8).rem_euclid(3),
+                i < 2,
+                i < 4,
+            )
+        };
+        let mut known: Vec<(_, f64)> = Vec::with_capacity(8);
         for layer in first..n {
-            use std::fmt::Write;
-            name.clear();
-            let _ = write!(name, "blk.{layer}.{role}.weight");
-            let tensor = QuantTensor {
-                name: &name,
-                dims: &dims,
-                source_type: GgmlType::BF16,
-            };
-            let t = tensor_type(quant, &model, &tensor, layer, !a.tied).unwrap_or(GgmlType::F16);
-            let bytes = if linear.block == Block::Router {
-                elements * FP32_BYTES
-            } else {
-                size(t, elements)
+            let key = class(layer);
+            let bytes = match known.iter().find(|(k, _)| *k == key) {
+                Some(&(_, bytes)) => bytes,
+                None => {
+                    use std::fmt::Write;
+                    name.clear();
+                    let _ = write!(name, "blk.{layer}.{role}.weight");
+                    let tensor = QuantTensor {
+                        name: &name,
+                        dims: &dims,
+                        source_type: GgmlType::BF16,
+                    };
+                    let t = tensor_type(quant, &model, &tensor, layer, !a.tied)
+                        .unwrap_or(GgmlType::F16);
+                    let bytes = if linear.block == Block::Router {
+                        elements * FP32_BYTES
+                    } else {
+                        size(t, elements)
+                    };
+                    known.push((key, bytes));
+                    bytes
+                }
             };
             if let Some(b) = blocks.get_mut(layer as usize) {
                 b.bytes += bytes;

@@ -131,16 +131,14 @@ fn blocks(layout: &KvLayout, sched: &Scheduler, max_model_len: u32) -> Blocks {
     } else {
         0.0
     });
-    let kinds: Vec<(u32, u64)> = [
+    let all_kinds = [
         (layout.full_layers, full_blocks),
         (layout.sliding_layers, sliding_blocks),
         (layout.recurrent_layers, 1),
-    ]
-    .into_iter()
-    .filter(|(layers, _)| *layers > 0)
-    .collect();
-    let fewest = kinds.iter().map(|k| k.0).min().unwrap_or(1).max(1);
-    let most = kinds.iter().map(|k| k.0).max().unwrap_or(1);
+    ];
+    let kinds = || all_kinds.iter().filter(|(layers, _)| *layers > 0);
+    let fewest = kinds().map(|k| k.0).min().unwrap_or(1).max(1);
+    let most = kinds().map(|k| k.0).max().unwrap_or(1);
     let group_size = if f64::from(most) < 1.5 * f64::from(fewest) {
         most
     } else {
@@ -150,16 +148,9 @@ fn blocks(layout: &KvLayout, sched: &Scheduler, max_model_len: u32) -> Blocks {
     Blocks {
         page,
         group_size: f64::from(group_size),
-        groups: kinds.iter().map(|k| groups_of(k.0)).sum::<u64>().max(1),
-        per_request: kinds
-            .iter()
-            .map(|k| groups_of(k.0) * k.1)
-            .sum::<u64>()
-            .max(1),
-        needed: kinds
-            .iter()
-            .map(|k| f64::from(k.0) * k.1 as f64 * page)
-            .sum(),
+        groups: kinds().map(|k| groups_of(k.0)).sum::<u64>().max(1),
+        per_request: kinds().map(|k| groups_of(k.0) * k.1).sum::<u64>().max(1),
+        needed: kinds().map(|k| f64::from(k.0) * k.1 as f64 * page).sum(),
     }
 }
 
