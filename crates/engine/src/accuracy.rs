@@ -269,23 +269,29 @@ pub fn summarize_runtime_logs(comparisons: &[RuntimeComparison]) -> Vec<Summary>
     groups
         .into_iter()
         .map(|(runtime, figure)| {
-            let rows: Vec<&RuntimeComparison> = comparisons
-                .iter()
-                .filter(|c| c.runtime == runtime && c.figure == figure)
-                .collect();
-            let mut errors: Vec<f64> = rows.iter().map(|c| c.error_pct.abs()).collect();
-            let worst = rows
-                .iter()
-                .max_by(|a, b| a.error_pct.abs().total_cmp(&b.error_pct.abs()));
-            Summary {
-                category: format!("{runtime} {figure}"),
-                rows: rows.len(),
-                median_abs_pct: median(&mut errors),
-                worst_abs_pct: worst.map(|w| w.error_pct.abs()).unwrap_or(f64::NAN),
-                worst_id: worst.map(|w| w.id.clone()).unwrap_or_default(),
-            }
+            summary(
+                format!("{runtime} {figure}"),
+                comparisons
+                    .iter()
+                    .filter(|c| c.runtime == runtime && c.figure == figure)
+                    .map(|c| (c.id.as_str(), c.error_pct)),
+            )
         })
         .collect()
+}
+
+/// Median and worst absolute error of one group of rows, each an id and a signed error.
+fn summary<'a>(category: String, rows: impl Iterator<Item = (&'a str, f64)>) -> Summary {
+    let rows: Vec<(&str, f64)> = rows.collect();
+    let mut errors: Vec<f64> = rows.iter().map(|r| r.1.abs()).collect();
+    let worst = rows.iter().max_by(|a, b| a.1.abs().total_cmp(&b.1.abs()));
+    Summary {
+        category,
+        rows: rows.len(),
+        median_abs_pct: median(&mut errors),
+        worst_abs_pct: worst.map(|w| w.1.abs()).unwrap_or(f64::NAN),
+        worst_id: worst.map(|w| w.0.to_string()).unwrap_or_default(),
+    }
 }
 
 fn median(values: &mut [f64]) -> f64 {
@@ -306,21 +312,11 @@ pub fn summarize(comparisons: &[Comparison]) -> Vec<Summary> {
     categories
         .into_iter()
         .map(|category| {
-            let rows: Vec<&Comparison> = comparisons
+            let rows = comparisons
                 .iter()
                 .filter(|c| category == "all" || c.category == category)
-                .collect();
-            let mut errors: Vec<f64> = rows.iter().map(|c| c.error_pct.abs()).collect();
-            let worst = rows
-                .iter()
-                .max_by(|a, b| a.error_pct.abs().total_cmp(&b.error_pct.abs()));
-            Summary {
-                rows: rows.len(),
-                median_abs_pct: median(&mut errors),
-                worst_abs_pct: worst.map(|w| w.error_pct.abs()).unwrap_or(f64::NAN),
-                worst_id: worst.map(|w| w.id.clone()).unwrap_or_default(),
-                category,
-            }
+                .map(|c| (c.id.as_str(), c.error_pct));
+            summary(category.clone(), rows)
         })
         .collect()
 }

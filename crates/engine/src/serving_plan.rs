@@ -7,7 +7,7 @@ use crate::gpu_catalogue::GPUS;
 use crate::runtime::Runtime;
 use crate::scenario::{FieldError, Scenario};
 use crate::sharding::Sharding;
-use crate::solver::MAX_SEQ_SEARCHED;
+use crate::solver::{largest, MAX_SEQ_SEARCHED};
 use serde::{Deserialize, Serialize};
 use vramfit_gguf::FileType;
 
@@ -78,20 +78,9 @@ fn serves(s: &Scenario, users: u32) -> bool {
 /// The longest context at which `users` requests fit at once, searched as the solver searches
 /// sequences.
 fn max_context(s: &Scenario, users: u32) -> Option<u32> {
-    let ok = |tokens: u32| serves(&with(s, |c| c.max_model_len = Some(tokens)), users);
-    if !ok(1) {
-        return None;
-    }
-    let (mut lo, mut hi) = (1u32, MAX_SEQ_SEARCHED);
-    while lo < hi {
-        let mid = lo + (hi - lo).div_ceil(2);
-        if ok(mid) {
-            lo = mid;
-        } else {
-            hi = mid - 1;
-        }
-    }
-    Some(lo)
+    largest(MAX_SEQ_SEARCHED, |tokens| {
+        serves(&with(s, |c| c.max_model_len = Some(tokens)), users)
+    })
 }
 
 /// The serving answers for a runtime scenario; `users` defaults to one request.

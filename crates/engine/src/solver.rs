@@ -62,7 +62,7 @@ fn with<T>(s: &Scenario, change: impl FnOnce(&mut Scenario) -> T) -> Scenario {
 }
 
 /// The largest `value` in `1..=hi` for which `ok(value)` holds, given `ok` is monotone (true then false).
-fn largest(hi: u32, ok: impl Fn(u32) -> bool) -> Option<u32> {
+pub(crate) fn largest(hi: u32, ok: impl Fn(u32) -> bool) -> Option<u32> {
     if !ok(1) {
         return None;
     }

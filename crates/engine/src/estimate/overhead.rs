@@ -32,16 +32,25 @@ const PERSISTENT: &[&str] = &[
     "master_weights",
 ];
 
-pub(super) fn push(s: &Scenario, stack: &mut Stack) {
-    let ex = stack.explain;
-    let transient = stack.sum(TRANSIENT);
-    let persistent = stack.sum(PERSISTENT);
+/// The CUDA context every process on a GPU holds before its first tensor.
+pub(super) fn push_context(s: &Scenario, stack: &mut Stack) {
     stack.push(
         "cuda_context",
         "CUDA context",
         s.context.as_f64(),
-        explain!(ex, "driver + kernels: {}", format_size_exact(s.context)),
+        explain!(
+            stack.explain,
+            "driver + kernels: {}",
+            format_size_exact(s.context)
+        ),
     );
+}
+
+pub(super) fn push(s: &Scenario, stack: &mut Stack) {
+    let ex = stack.explain;
+    let transient = stack.sum(TRANSIENT);
+    let persistent = stack.sum(PERSISTENT);
+    push_context(s, stack);
     stack.push(
         "fragmentation",
         "Allocator fragmentation",

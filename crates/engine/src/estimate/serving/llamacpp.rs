@@ -21,6 +21,7 @@
 
 use super::{Deployment, Serving, Setting};
 use crate::dtype::FP32_BYTES;
+use crate::estimate::overhead;
 use crate::estimate::stack::{explain, Component, Stack};
 use crate::model::{Architecture, Block, Projection};
 use crate::runtime::Runtime;
@@ -354,12 +355,7 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
             cells
         ),
     );
-    stack.push(
-        "cuda_context",
-        "CUDA context",
-        s.context.as_f64(),
-        explain!(ex, "driver + kernels: {}", s.context.display(s.units)),
-    );
+    overhead::push_context(s, stack);
 
     let host_part = |id: &'static str, label: &str, bytes: f64| Component {
         id: id.into(),

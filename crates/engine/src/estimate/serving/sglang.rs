@@ -17,6 +17,7 @@
 //! - `max_running_requests` defaults to `min(max(tokens / context_len × 512, 2048), 4096)`.
 
 use super::{gib2, non_torch, Deployment, KvLayout, Serving, Setting};
+use crate::estimate::overhead;
 use crate::estimate::stack::{explain, num, Stack};
 use crate::runtime::Runtime;
 use crate::scenario::{Resolved, Scenario};
@@ -137,12 +138,7 @@ pub(super) fn push(
             dflt.graph_batch
         ),
     );
-    stack.push(
-        "cuda_context",
-        "CUDA context",
-        s.context.as_f64(),
-        explain!(ex, "driver + kernels: {}", s.context.display(s.units)),
-    );
+    overhead::push_context(s, stack);
     let cell = layout.attention_token_bytes();
     let kv_tokens = if cell > 0.0 {
         (pool / cell).floor() as u64

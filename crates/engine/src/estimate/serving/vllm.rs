@@ -21,6 +21,7 @@
 //!   elsewhere 2048 and 256. `block_size` 16; MLA backends (FlashMLA, CUTLASS MLA) use 64.
 
 use super::{gib2, non_torch, Deployment, KvLayout, Serving, Setting};
+use crate::estimate::overhead;
 use crate::estimate::stack::{explain, num, Stack};
 use crate::runtime::Runtime;
 use crate::scenario::{Resolved, Scenario};
@@ -253,12 +254,7 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
             per_layer.0 / MIB
         ),
     );
-    stack.push(
-        "cuda_context",
-        "CUDA context",
-        s.context.as_f64(),
-        explain!(ex, "driver + kernels: {}", s.context.display(s.units)),
-    );
+    overhead::push_context(s, stack);
     let b = blocks(&layout, &sched, max_model_len);
     let num_blocks = (pool / b.page.max(1.0) / b.group_size).floor() as u64;
     let kv_tokens = num_blocks / b.groups * u64::from(sched.block);
