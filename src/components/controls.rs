@@ -6,9 +6,11 @@
 
 use crate::state::PageState;
 use leptos::prelude::*;
+use vramfit_engine::runtime::Runtime;
 use vramfit_engine::scenario::{Control, Field, Group, FIELDS};
 use vramfit_engine::units::SIZE_RULE;
 use vramfit_engine::wire::Choice;
+use vramfit_engine::workload::Mode;
 use vramfit_engine::FieldError;
 
 /// What a select shows for a choice: a catalogue entry by its name, an unset value by what it
@@ -87,30 +89,91 @@ fn field_view(field: &'static Field) -> impl IntoView {
     }
 }
 
-fn group_fields(group: Group) -> impl IntoView {
+/// What decides which controls the form shows: the mode and the runtime, each a `Memo` so a
+/// switch re-renders only the parts it shows or hides.
+#[derive(Clone, Copy)]
+struct Shown {
+    mode: Memo<Mode>,
+    runtime: Memo<Runtime>,
+}
+
+impl Shown {
+    /// A group's settings are shown where they mean something: a runtime's own settings (the
+    /// groups that mean nothing to transformers) only when it is chosen, and only for inference,
+    /// the one mode a serving runtime runs.
+    fn group(self, group: Group) -> bool {
+        let runtimes_own = !group.applies_to(Runtime::Transformers);
+        group.applies_to(self.runtime.get())
+            && (!runtimes_own || self.mode.get() == Mode::Inference)
+    }
+
+    /// The runtime select is shown for inference, and while training only if it is set to
+    /// something else than transformers: then the scenario is refused on its account, and the
+    /// user must see the control that explains and fixes it.
+    fn field(self, field: &Field) -> bool {
+        field.key != "runtime"
+            || self.mode.get() == Mode::Inference
+            || self.runtime.get() != Runtime::Transformers
+    }
+}
+
+fn group_fields(group: Group, shown: Shown) -> impl IntoView {
     FIELDS
         .iter()
         .filter(move |f| f.group == group)
-        .map(field_view)
+        .map(move |field| {
+            if field.key == "runtime" {
+                let visible = Memo::new(move |_| shown.field(field));
+                (move || visible.get().then(|| field_view(field))).into_any()
+            } else {
+                field_view(field).into_any()
+            }
+        })
         .collect_view()
 }
 
-/// One fieldset: the groups that share a legend, the folded ones inside `<details>`.
-fn section(legend: &'static str) -> impl IntoView {
-    let groups = Group::ALL.into_iter().filter(move |g| g.legend() == legend);
+/// One group's fields, folded inside `<details>` where the group is, and present only while the
+/// group applies to the scenario.
+fn group_view(group: Group, shown: Shown) -> impl IntoView {
+    let applies = Memo::new(move |_| shown.group(group));
+    move || {
+        applies.get().then(|| match group.folded() {
+            None => group_fields(group, shown).into_any(),
+            Some(summary) => view! {
+                <details>
+                    <summary>{summary}</summary>
+                    {group_fields(group, shown)}
+                </details>
+            }
+            .into_any(),
+        })
+    }
+}
+
+/// One fieldset: the groups that share a legend; absent while none of them applies.
+fn section(legend: &'static str, shown: Shown) -> impl IntoView {
+    let groups: Vec<Group> = Group::ALL
+        .into_iter()
+        .filter(|g| g.legend() == legend)
+        .collect();
+    let any = {
+        let groups = groups.clone();
+        Memo::new(move |_| groups.iter().any(|&g| shown.group(g)))
+    };
+    let slug: String = legend
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect();
     view! {
-        <fieldset>
+        <fieldset data-legend=slug class:hidden=move || !any.get()>
             <legend>{legend}</legend>
-            {groups.map(|group| match group.folded() {
-                None => group_fields(group).into_any(),
-                Some(summary) => view! {
-                    <details>
-                        <summary>{summary}</summary>
-                        {group_fields(group)}
-                    </details>
-                }
-                .into_any(),
-            }).collect_view()}
+            {groups.into_iter().map(|group| group_view(group, shown)).collect_view()}
             {(legend == Group::Budget.legend()).then(|| view! { <p class="rule">"Sizes: " {SIZE_RULE} "."</p> })}
         </fieldset>
     }
@@ -120,13 +183,17 @@ fn section(legend: &'static str) -> impl IntoView {
 pub fn Controls() -> impl IntoView {
     let state = expect_context::<PageState>();
     let validation = Memo::new(move |_| state.scenario.with(|s| s.validate()));
+    let shown = Shown {
+        mode: Memo::new(move |_| state.scenario.with(|s| s.mode)),
+        runtime: Memo::new(move |_| state.scenario.with(|s| s.runtime)),
+    };
     let mut legends: Vec<&'static str> = Group::ALL.iter().map(|g| g.legend()).collect();
     legends.dedup();
     move || {
         state.form_rev.track();
         view! {
             <form class="controls" on:submit=|ev| ev.prevent_default()>
-                {legends.iter().map(|&legend| section(legend)).collect_view()}
+                {legends.iter().map(|&legend| section(legend, shown)).collect_view()}
                 <ValidationErrors errors=validation/>
             </form>
         }
