@@ -1,5 +1,7 @@
 //! The solver panel: largest batch and sequence, accumulation for a target effective batch, the
-//! smallest GPU, and the fix-it ladder whose steps are buttons that apply them.
+//! smallest GPU, and the fix-it ladder whose steps are buttons that apply them. A serving
+//! runtime (vLLM, SGLang) fills a preallocated pool instead of growing per sequence, so its
+//! questions are the serving panel's, and this panel steps aside.
 
 use crate::state::PageState;
 use leptos::prelude::*;
@@ -9,16 +11,22 @@ use vramfit_engine::solver::solve;
 pub fn SolverPanel() -> impl IntoView {
     let state = expect_context::<PageState>();
     let target = RwSignal::new(16u32);
+    let pooled = Memo::new(move |_| {
+        state
+            .estimate
+            .with(|e| e.as_ref().is_some_and(|e| e.serving.is_some()))
+    });
     let solution = Memo::new(move |_| {
         let t = target.get();
         state.scenario.with(|s| solve(s, Some(t)).ok())
     });
-    view! {
+    move || {
+        (!pooled.get()).then(|| view! {
         <section class="panel solver" aria-label="Solver">
             <h2>"What fits"</h2>
             <div class="field">
                 <label for="f-target-batch">"Target effective batch"</label>
-                <input type="text" id="f-target-batch" inputmode="numeric" value="16"
+                <input type="text" id="f-target-batch" inputmode="numeric" value=target.get_untracked().to_string()
                     on:input=move |ev| {
                         if let Ok(n) = event_target_value(&ev).trim().parse::<u32>() {
                             target.set(n.max(1));
@@ -57,5 +65,6 @@ pub fn SolverPanel() -> impl IntoView {
                 }
             })}
         </section>
+    })
     }
 }
