@@ -10,6 +10,7 @@ use crate::components::{
     examples::{DesktopUsage, LessonExamples},
     gpu_now::GpuNow,
     measured::MeasuredPanel,
+    serving_panel::ServingPanel,
     share::Share,
     solver_panel::SolverPanel,
     summary::Summary,
@@ -60,7 +61,7 @@ fn layout_from_query(query: &str) -> Layout {
     let show = get("show")
         .map(|s| s.split(',').map(|p| p.trim().to_string()).collect())
         .unwrap_or_else(|| {
-            ["chart", "breakdown", "tables", "solver"]
+            ["serving", "chart", "breakdown", "tables", "solver"]
                 .iter()
                 .map(|s| s.to_string())
                 .collect()
@@ -102,7 +103,8 @@ pub fn App() -> impl IntoView {
 
     let shows = move |section: &str| layout.show.iter().any(|s| s == section);
     let embed = layout.embed;
-    let (chart, breakdown, tables, solver) = (
+    let (serving, chart, breakdown, tables, solver) = (
+        shows("serving"),
         shows("chart"),
         shows("breakdown"),
         shows("tables"),
@@ -127,6 +129,7 @@ pub fn App() -> impl IntoView {
                     <LessonExamples/>
                     <Summary/>
                     {(!embed).then(|| view! { <Share/> })}
+                    {serving.then(|| view! { <ServingPanel/> })}
                     {chart.then(|| view! { <ChartPanel/> })}
                     {breakdown.then(|| view! { <Breakdown/> })}
                     {solver.then(|| view! { <SolverPanel/> })}

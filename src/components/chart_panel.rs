@@ -19,6 +19,27 @@ fn dark_mode() -> bool {
         .unwrap_or(false)
 }
 
+/// The page's colours for a chart, light or dark as the page is, at the screen's pixel ratio.
+pub fn page_theme() -> Theme {
+    let scale = web_sys::window()
+        .map(|w| w.device_pixel_ratio())
+        .unwrap_or(1.0)
+        .max(1.0);
+    if dark_mode() {
+        Theme {
+            background: RGBColor(24, 26, 31),
+            foreground: RGBColor(230, 230, 230),
+            scale,
+        }
+    } else {
+        Theme {
+            background: RGBColor(255, 255, 255),
+            foreground: RGBColor(20, 20, 20),
+            scale,
+        }
+    }
+}
+
 #[component]
 pub fn ChartPanel() -> impl IntoView {
     let state = expect_context::<PageState>();
@@ -52,27 +73,11 @@ pub fn ChartPanel() -> impl IntoView {
             label: "this scenario".to_string(),
             estimate: &current,
         });
-        let scale = web_sys::window()
-            .map(|w| w.device_pixel_ratio())
-            .unwrap_or(1.0)
-            .max(1.0);
+        let theme = page_theme();
         let css_width = f64::from(canvas.client_width().max(320));
         let css_height = 320.0;
-        canvas.set_width((css_width * scale) as u32);
-        canvas.set_height((css_height * scale) as u32);
-        let theme = if dark_mode() {
-            Theme {
-                background: RGBColor(24, 26, 31),
-                foreground: RGBColor(230, 230, 230),
-                scale,
-            }
-        } else {
-            Theme {
-                background: RGBColor(255, 255, 255),
-                foreground: RGBColor(20, 20, 20),
-                scale,
-            }
-        };
+        canvas.set_width((css_width * theme.scale) as u32);
+        canvas.set_height((css_height * theme.scale) as u32);
         draw_error.set(draw(canvas, &bars, units, &theme).err());
         // `cargo xtask bench-web` times input → this mark.
         browser::mark("vramfit:chart-drawn");

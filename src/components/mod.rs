@@ -9,6 +9,7 @@ pub mod gpu_card;
 pub mod gpu_now;
 pub mod measured;
 pub mod paste_area;
+pub mod serving_panel;
 pub mod share;
 pub mod solver_panel;
 pub mod summary;

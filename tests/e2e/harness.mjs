@@ -68,6 +68,14 @@ export function cliEstimate(query) {
   return JSON.parse(execFileSync(BIN, args, { encoding: 'utf8' }));
 }
 
+/** `vramfit fit --json` for the same pairs, with `--users` for a serving scenario. */
+export function cliFit(query, users) {
+  const args = ['fit', '--json'];
+  for (const [k, v] of new URLSearchParams(query)) args.push(`--${k}`, v);
+  if (users !== undefined) args.push('--users', String(users));
+  return JSON.parse(execFileSync(BIN, args, { encoding: 'utf8' }));
+}
+
 /**
  * Opens a page and records what must never happen: console errors, uncaught exceptions, and
  * requests to any origin other than the page's own.

@@ -6,7 +6,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { serve, origin, launch, cliEstimate, openPage, colouredColumns, bars, BIN, DIST, ARTIFACTS, SUB_PATH } from './harness.mjs';
+import { serve, origin, launch, cliEstimate, cliFit, openPage, colouredColumns, bars, BIN, DIST, ARTIFACTS, SUB_PATH } from './harness.mjs';
+
+const VLLM = 'model=llama-3.1-8b&mode=inference&runtime=vllm&gpu=h100-80&max-model-len=16384&gpu-memory-utilization=0.95';
+const SGLANG = 'model=qwen2.5-7b&mode=inference&runtime=sglang&gpu=l40s&max-model-len=32768';
+const LLAMA_CPP = 'model=llama-3.1-8b&mode=inference&runtime=llama.cpp&gpu=rtx-4090&n-gpu-layers=10&parallel=2&ctx-size=8192';
 
 const SCENARIOS = [
   '',
@@ -21,6 +25,9 @@ const SCENARIOS = [
   'model=llama-3.2-3b&mode=qlora&double-quant=true&chunked-loss=true&gpu=t4&margin=500MiB',
   'model=phi-3-mini&mode=full&sharding=fsdp&gpus=4&gpu=a100-40&grad-accum=8',
   'method=lesson&params=8B&layers=32&hidden=4096&mode=qlora&weights=nf4&checkpointing=full&gpu=t4',
+  VLLM,
+  SGLANG,
+  LLAMA_CPP,
   'model=bert-large&head=classifier&mode=full&weights=fp32&act-dtype=fp16&attention=eager&seq=512&batch=4&dropout=true&attention-dropout=true&gpu=v100-16',
 ];
 
@@ -461,14 +468,16 @@ test('exports the scenario as JSON and the chart as PNG, and the JSON imports ba
 test('axe finds no serious or critical accessibility violations', async () => {
   const axeContext = await browser.newContext({ bypassCSP: true });
   const page = await axeContext.newPage();
-  await page.goto(`${base}?model=llama-3.1-8b&mode=qlora`);
-  await page.waitForSelector('[data-testid=total]');
-  await page.addScriptTag({ path: 'node_modules/axe-core/axe.min.js' });
-  const violations = await page.evaluate(async () => {
-    const result = await window.axe.run(document, { resultTypes: ['violations'] });
-    return result.violations.filter((v) => ['serious', 'critical'].includes(v.impact)).map((v) => `${v.id}: ${v.nodes.length} nodes, e.g. ${v.nodes[0]?.html}`);
-  });
-  assert.deepEqual(violations, []);
+  for (const query of ['model=llama-3.1-8b&mode=qlora', VLLM, 'model=llama-3.1-8b&mode=inference&runtime=vllm&gpu=rtx-4090&max-model-len=1000000']) {
+    await page.goto(`${base}?${query}`);
+    await page.waitForSelector('[data-testid=total]');
+    await page.addScriptTag({ path: 'node_modules/axe-core/axe.min.js' });
+    const violations = await page.evaluate(async () => {
+      const result = await window.axe.run(document, { resultTypes: ['violations'] });
+      return result.violations.filter((v) => ['serious', 'critical'].includes(v.impact)).map((v) => `${v.id}: ${v.nodes.length} nodes, e.g. ${v.nodes[0]?.html}`);
+    });
+    assert.deepEqual(violations, [], `?${query}`);
+  }
   await axeContext.close();
 });
 
@@ -558,5 +567,237 @@ test('tied, gated, head and tight are fields of the form, and each changes the e
   await page.waitForSelector('#err-tight:not(:empty)');
   assert.match(await page.textContent('#err-tight'), /above 0/);
   await page.close();
+  assert.deepEqual(problems, []);
+});
+
+/** Whether a control is on the page (rendered at all, visible or not). */
+async function present(page, selector) {
+  return (await page.locator(selector).count()) > 0;
+}
+
+test('the runtime shows its own settings: vLLM\'s, then SGLang\'s, then neither; training hides it', async () => {
+  const page = await openPage(context, `${base}?model=llama-3.1-8b&mode=inference`, problems);
+  const serving = 'fieldset[data-legend=serving-runtime]';
+  assert.ok(await page.isVisible('#f-runtime'), 'inference offers a runtime');
+  assert.ok(!(await page.isVisible(serving)), 'no serving settings for transformers');
+  assert.equal(await present(page, '[data-testid=serving]'), false, 'no serving panel for transformers');
+
+  const shared = ['#f-max-model-len', '#f-max-num-seqs', '#f-max-num-batched-tokens'];
+  const vllm = ['#f-gpu-memory-utilization', '#f-block-size', '#f-enforce-eager'];
+  const sglang = ['#f-mem-fraction-static'];
+  const llama = ['#f-quant', '#f-n-gpu-layers', '#f-ctx-size', '#f-parallel', '#f-cache-type-k', '#f-cache-type-v', '#f-flash-attn', '#f-ubatch-size'];
+  const expect = async (shown, absent, why) => {
+    for (const s of shown) assert.ok(await page.isVisible(s), `${s} shown: ${why}`);
+    for (const s of absent) assert.equal(await present(page, s), false, `${s} absent: ${why}`);
+  };
+
+  await page.selectOption('#f-runtime', 'vllm');
+  await page.waitForFunction(() => location.search.includes('runtime=vllm'));
+  await expect([...shared, ...vllm], [...sglang, ...llama], 'vllm');
+  assert.ok(await page.isVisible(serving));
+  await page.waitForSelector('[data-testid=serving][data-runtime=vllm]');
+  assert.equal(await total(page), cliEstimate(new URL(page.url()).search).total_bytes, 'page = CLI with vllm');
+  // A pool is not a batch: the serving panel answers what fits, the solver steps aside.
+  await page.waitForSelector('[data-testid=solution]', { state: 'detached' });
+
+  await page.selectOption('#f-runtime', 'sglang');
+  await page.waitForFunction(() => location.search.includes('runtime=sglang'));
+  await expect([...shared, ...sglang], [...vllm, ...llama], 'sglang');
+  await page.waitForSelector('[data-testid=serving][data-runtime=sglang]');
+  await page.locator('form.controls').screenshot({ path: path.join(ARTIFACTS, 'controls-sglang.png') });
+
+  await page.selectOption('#f-runtime', 'llama.cpp');
+  await page.waitForFunction(() => location.search.includes('runtime=llama.cpp'));
+  await expect(llama, [...shared, ...vllm, ...sglang], 'llama.cpp has no shared pool settings');
+  await page.waitForSelector('[data-testid=serving][data-runtime="llama.cpp"]');
+
+  await page.selectOption('#f-runtime', 'transformers');
+  await page.waitForFunction(() => location.search.includes('runtime=transformers') || !location.search.includes('runtime='));
+  await expect([], [...shared, ...vllm, ...sglang, ...llama], 'transformers');
+  assert.ok(!(await page.isVisible(serving)));
+  await page.waitForSelector('[data-testid=serving]', { state: 'detached' });
+  await page.waitForSelector('[data-testid=solution]');
+
+  // Training runs in PyTorch: the runtime select goes away with transformers...
+  await page.selectOption('#f-mode', 'full');
+  await page.waitForSelector('#f-runtime', { state: 'detached' });
+  await page.selectOption('#f-mode', 'inference');
+  await page.selectOption('#f-runtime', 'vllm');
+  await page.waitForSelector('[data-testid=serving][data-runtime=vllm]');
+  const served = await total(page);
+  // ...but stays, with the refusal explained, while it names a serving runtime, so the user can
+  // see and fix what is refused; the serving settings hide and the last good result stays.
+  await page.selectOption('#f-mode', 'full');
+  await page.waitForSelector('[data-testid=validation]:not(.hidden)');
+  assert.match(await page.textContent('[data-testid=validation]'), /runtime: .*inference/);
+  assert.ok(await page.isVisible('#f-runtime'), 'the refused runtime stays visible');
+  await expect([], [...shared, ...vllm], 'training');
+  assert.equal(await total(page), served, 'the last good estimate stays');
+  assert.ok(await page.isVisible('[data-testid=serving]'), 'the last good serving answer stays');
+  await page.selectOption('#f-runtime', 'transformers');
+  await page.waitForSelector('[data-testid=validation].hidden', { state: 'attached' });
+  await page.waitForSelector('#f-runtime', { state: 'detached' });
+  assert.equal(await total(page), cliEstimate(new URL(page.url()).search).total_bytes);
+  await page.close();
+  assert.deepEqual(problems, []);
+});
+
+/** What the serving panel shows, from its data- attributes. */
+async function servingShown(page) {
+  return page.evaluate(() => {
+    const data = (id) => document.querySelector(`[data-testid=${id}]`)?.dataset ?? {};
+    const num = (v) => (v === undefined || v === '' ? null : Number(v));
+    return {
+      runtime: data('serving').runtime,
+      starts: data('serving').starts === 'true',
+      kv_pool_bytes: num(data('kv-pool').bytes),
+      kv_tokens: num(data('kv-tokens').tokens),
+      kv_blocks: num(data('kv-blocks').blocks),
+      max_concurrency: num(data('max-concurrency').value),
+      context_tokens: num(data('max-concurrency').context),
+      settings: [...document.querySelectorAll('[data-testid=serving-settings] li')].map((li) => [li.dataset.setting, li.classList.contains('default')]),
+    };
+  });
+}
+
+test('a vLLM and an SGLang scenario show the CLI\'s pool, tokens, concurrency and serving answers', async () => {
+  for (const [query, name] of [[VLLM, 'vllm'], [SGLANG, 'sglang']]) {
+    const expected = cliEstimate(query).serving;
+    const page = await openPage(context, `${base}?${query}`, problems);
+    await page.waitForSelector('[data-testid=serving]');
+    const shown = await servingShown(page);
+    assert.deepEqual(shown, {
+      runtime: expected.runtime,
+      starts: expected.starts,
+      kv_pool_bytes: expected.kv_pool_bytes,
+      kv_tokens: expected.kv_tokens,
+      kv_blocks: expected.kv_blocks,
+      max_concurrency: expected.max_concurrency,
+      context_tokens: expected.context_tokens,
+      settings: expected.settings.map((s) => [s.key, s.default_from !== null]),
+    }, `${name}: the page's serving figures are the CLI's`);
+    const label = { vllm: 'vLLM', sglang: 'SGLang' }[name];
+    const answer = await page.textContent('[data-testid=serving-answer]');
+    assert.equal(answer, `${label} starts: ${expected.max_concurrency.toFixed(2)} concurrent requests of ${expected.context_tokens.toLocaleString('en-US')} tokens`);
+    for (const s of expected.settings.filter((s) => s.default_from)) {
+      assert.ok((await page.textContent(`[data-setting="${s.key}"]`)).includes(s.default_from), `${name}: ${s.key} says where its default came from`);
+    }
+
+    // The users answers are `vramfit fit --users`'s, for one user and for 32.
+    for (const users of [1, 32]) {
+      if (users !== 1) {
+        await page.fill('#f-users', String(users));
+        await page.waitForSelector(`[data-testid=serving-plan][data-users="${users}"]`);
+      }
+      const fit = cliFit(query, users);
+      const plan = await page.$eval('[data-testid=serving-plan]', (e) => ({ ...e.dataset }));
+      assert.deepEqual(plan, {
+        testid: 'serving-plan',
+        users: String(users),
+        maxContext: fit.max_context === null ? '' : String(fit.max_context),
+        smallestGpu: fit.smallest_gpu ?? '',
+        fewestGpus: fit.fewest_gpus === null ? '' : String(fit.fewest_gpus),
+      }, `${name}: ${users} users as vramfit fit --users ${users}`);
+      if (fit.max_context !== null) {
+        assert.match(await page.textContent('[data-testid=max-context]'), new RegExp(`^${fit.max_context.toLocaleString('en-US')} tokens$`));
+      }
+    }
+    // The curve is drawn: a coloured line across the plot, not a blank canvas.
+    const scale = await page.evaluate(() => window.devicePixelRatio);
+    const columns = await colouredColumns(page, 'canvas#serving-curve');
+    const inked = columns.counts.filter((c) => c >= 2 * scale).length;
+    assert.ok(inked > columns.width * 0.5, `${name}: the curve spans the plot (${inked} of ${columns.width} columns)`);
+
+    // A bad users count or a refused setting keeps the last good answers on screen.
+    await page.fill('#f-users', '0');
+    await page.waitForSelector('#err-users:not(:empty)');
+    assert.equal(await page.getAttribute('[data-testid=serving-plan]', 'data-users'), '32');
+    const field = name === 'vllm' ? '#f-gpu-memory-utilization' : '#f-mem-fraction-static';
+    await page.fill(field, '1.5');
+    await page.waitForSelector(`#err-${field.slice(3)}:not(:empty)`);
+    assert.deepEqual(await servingShown(page), shown, `${name}: a refused value keeps the last good pool`);
+
+    // Sizes follow the unit switch.
+    assert.match(await page.textContent('[data-testid=kv-pool]'), /^\d+\.\d\d GB$/);
+    await page.selectOption('#f-units', 'gib');
+    await page.waitForFunction(() => /GiB$/.test(document.querySelector('[data-testid=kv-pool]').textContent));
+    assert.equal(await page.textContent('[data-testid=kv-pool]'), `${(expected.kv_pool_bytes / 2 ** 30).toFixed(2)} GiB`);
+    await page.selectOption('#f-units', 'gb');
+    await page.fill('#f-users', '32');
+    await page.waitForSelector('#err-users:empty', { state: 'attached' });
+    await page.locator('section.serving').screenshot({ path: path.join(ARTIFACTS, `serving-${name}.png`) });
+    if (name === 'vllm') await page.screenshot({ path: path.join(ARTIFACTS, 'page-serving-vllm.png'), fullPage: true });
+    await page.close();
+  }
+  assert.deepEqual(problems, []);
+});
+
+test('a vLLM scenario that will not start shows vLLM\'s own reason', async () => {
+  const query = 'model=llama-3.1-8b&mode=inference&runtime=vllm&gpu=rtx-4090&max-model-len=1000000';
+  const expected = cliEstimate(query).serving;
+  assert.equal(expected.starts, false);
+  const page = await openPage(context, `${base}?${query}`, problems);
+  await page.waitForSelector('[data-testid=serving][data-starts=false]');
+  assert.equal(await page.textContent('[data-testid=serving-reason]'), expected.reason, 'the reason, verbatim');
+  assert.match(expected.reason, /estimated maximum model length is \d+/);
+  assert.equal(await page.getAttribute('[data-testid=serving-refusal]', 'role'), 'alert');
+  assert.equal(await present(page, '[data-testid=serving-answer]'), false, 'no "starts" line');
+  assert.equal(Number(await page.getAttribute('[data-testid=kv-pool]', 'data-bytes')), expected.kv_pool_bytes);
+  assert.equal(await page.getAttribute('[data-testid=serving-plan]', 'data-max-context'), String(cliFit(query, 1).max_context));
+  await page.locator('section.serving').screenshot({ path: path.join(ARTIFACTS, 'serving-refused.png') });
+  await page.close();
+  assert.deepEqual(problems, []);
+});
+
+test('llama.cpp shows its slots, the cache and system RAM as the CLI does, and its best quant and GPU layers as vramfit fit does', async () => {
+  const expected = cliEstimate(LLAMA_CPP).serving;
+  const fit = cliFit(LLAMA_CPP);
+  const page = await openPage(context, `${base}?${LLAMA_CPP}`, problems);
+  await page.waitForSelector('[data-testid=serving][data-runtime="llama.cpp"]');
+  const shown = await servingShown(page);
+  assert.deepEqual(
+    [shown.kv_pool_bytes, shown.kv_tokens, shown.kv_blocks, shown.max_concurrency, shown.context_tokens],
+    [expected.kv_pool_bytes, expected.kv_tokens, expected.kv_blocks, expected.max_concurrency, expected.context_tokens]);
+  assert.deepEqual(shown.settings, expected.settings.map((s) => [s.key, s.default_from !== null]));
+  assert.equal(await page.textContent('[data-testid=serving-answer]'),
+    `llama.cpp starts: ${expected.max_concurrency} slots of ${expected.context_tokens.toLocaleString('en-US')} tokens`);
+  assert.equal(Number(await page.getAttribute('[data-testid=host-bytes]', 'data-bytes')), expected.host_bytes);
+  const host = await page.$$eval('[data-host-component]', (l) => l.map((e) => [e.dataset.hostComponent, Number(e.dataset.bytes)]));
+  assert.deepEqual(host, expected.host_components.map((c) => [c.id, c.bytes]), 'system RAM, part by part');
+  const plan = await page.$eval('[data-testid=serving-plan]', (e) => ({ ...e.dataset }));
+  assert.deepEqual(plan, {
+    testid: 'serving-plan',
+    bestQuant: fit.best_quant ?? '',
+    maxGpuLayers: fit.max_gpu_layers === null ? '' : String(fit.max_gpu_layers),
+    smallestGpu: fit.smallest_gpu ?? '',
+    fewestGpus: fit.fewest_gpus === null ? '' : String(fit.fewest_gpus),
+  });
+  // Slots are llama.cpp's own setting (-np): no users input, no pool curve.
+  assert.equal(await present(page, '#f-users'), false);
+  assert.equal(await present(page, 'canvas#serving-curve'), false);
+  await page.locator('section.serving').screenshot({ path: path.join(ARTIFACTS, 'serving-llamacpp.png') });
+  // Back to a pool: the users input and the curve return.
+  await page.selectOption('#f-runtime', 'vllm');
+  await page.waitForSelector('canvas#serving-curve');
+  await page.waitForSelector('#f-users');
+  await page.close();
+  assert.deepEqual(problems, []);
+});
+
+test('the serving panel at 360 px, light and dark: no horizontal scroll', async () => {
+  for (const colorScheme of ['light', 'dark']) {
+    const narrow = await browser.newContext({ viewport: { width: 360, height: 780 }, colorScheme, deviceScaleFactor: 2 });
+    for (const [query, name] of [[VLLM, 'vllm'], ['model=llama-3.1-8b&mode=inference&runtime=vllm&gpu=rtx-4090&max-model-len=1000000', 'refused'], [LLAMA_CPP, 'llamacpp']]) {
+      const page = await openPage(narrow, `${base}?${query}`, problems);
+      await page.waitForSelector('[data-testid=serving]');
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      assert.ok(overflow <= 1, `${name} ${colorScheme}: no horizontal scroll at 360 px (overflow ${overflow})`);
+      const panel = await page.$eval('section.serving', (e) => e.scrollWidth - e.clientWidth);
+      assert.ok(panel <= 1, `${name} ${colorScheme}: nothing scrolls inside the panel (${panel})`);
+      await page.locator('section.serving').screenshot({ path: path.join(ARTIFACTS, `serving-${name}-360-${colorScheme}.png`) });
+      await page.close();
+    }
+    await narrow.close();
+  }
   assert.deepEqual(problems, []);
 });

@@ -1,0 +1,346 @@
+//! The serving panel, for vLLM, SGLang and llama.cpp: the answer first (does the runtime start,
+//! and how many requests of max-model-len its KV pool holds, or llama.cpp's slots), then the
+//! cache, system RAM, the settings as the runtime applies them, and the plan: for a pool, the
+//! answers for a number of users and the concurrency-vs-context curve; for llama.cpp, the best
+//! quant and the most GPU layers.
+
+use crate::chart::{draw_concurrency, CURVE_COLOUR, HERE_COLOUR, USERS_COLOUR};
+use crate::components::chart_panel::page_theme;
+use crate::state::PageState;
+use leptos::html::Canvas;
+use leptos::prelude::*;
+use plotters::style::RGBColor;
+use vramfit_engine::estimate::Serving;
+use vramfit_engine::gpu_catalogue;
+use vramfit_engine::runtime::Runtime;
+use vramfit_engine::scenario::FIELDS;
+use vramfit_engine::serving_plan::{plan_serving, ServingPlan};
+
+/// The most users the input takes; the engine compares them as a float, so this is only a
+/// sanity bound on what a person means.
+const MAX_USERS: u32 = 10_000_000;
+
+fn runtime_name(runtime: Runtime) -> &'static str {
+    match runtime {
+        Runtime::Transformers => "transformers",
+        Runtime::Vllm => "vLLM",
+        Runtime::Sglang => "SGLang",
+        Runtime::LlamaCpp => "llama.cpp",
+    }
+}
+
+/// 16384 → "16,384".
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn rgb(RGBColor(r, g, b): RGBColor) -> String {
+    format!("rgb({r},{g},{b})")
+}
+
+/// The concurrency, exact in data- attributes for the tests.
+fn concurrency(s: &Serving, text: String) -> impl IntoView {
+    view! {
+        <span data-testid="max-concurrency" data-value=s.max_concurrency.to_string()
+            data-context=s.context_tokens.to_string()>{text}</span>
+    }
+}
+
+/// The answer line: "vLLM starts: 29.03 concurrent requests of 16,384 tokens", or the
+/// runtime's own reason for refusing to start, verbatim.
+fn answer(s: &Serving) -> impl IntoView {
+    let name = runtime_name(s.runtime);
+    let tokens = grouped(u64::from(s.context_tokens));
+    if s.starts {
+        let text = if s.runtime == Runtime::LlamaCpp {
+            // Slots are whole: `-np`.
+            let slots = s.max_concurrency.round();
+            let noun = if slots == 1.0 { "slot" } else { "slots" };
+            format!("{slots} {noun} of {tokens} tokens")
+        } else {
+            format!(
+                "{:.2} concurrent requests of {tokens} tokens",
+                s.max_concurrency
+            )
+        };
+        view! {
+            <p class="serving-answer" data-testid="serving-answer">
+                <strong>{format!("{name} starts: ")}</strong>{concurrency(s, text)}
+            </p>
+        }
+        .into_any()
+    } else {
+        let reason = s
+            .reason
+            .clone()
+            .unwrap_or_else(|| format!("{name} does not say why."));
+        let text = format!("{:.2} requests of {tokens} tokens fit", s.max_concurrency);
+        view! {
+            <div class="serving-refusal" role="alert" data-testid="serving-refusal">
+                <p><strong>{format!("{name} will not start")}</strong> " (" {concurrency(s, text)} ")"</p>
+                <p class="reason" data-testid="serving-reason">{reason}</p>
+            </div>
+        }
+        .into_any()
+    }
+}
+
+/// The settings as applied, each default marked with where it came from.
+fn settings(s: &Serving) -> impl IntoView {
+    s.settings
+        .iter()
+        .map(|setting| {
+            let label = FIELDS
+                .iter()
+                .find(|f| f.key == setting.key)
+                .map_or(setting.key.as_str(), |f| f.label)
+                .to_string();
+            let from = match &setting.default_from {
+                Some(from) => format!("default: {from}"),
+                None => "as set".to_string(),
+            };
+            view! {
+                <li data-setting=setting.key.clone() class:default=setting.default_from.is_some()>
+                    {label} " = " <strong>{setting.value.clone()}</strong>
+                    <span class="setting-from"><code>{setting.key.clone()}</code> " · " {from}</span>
+                </li>
+            }
+        })
+        .collect_view()
+}
+
+#[component]
+pub fn ServingPanel() -> impl IntoView {
+    let state = expect_context::<PageState>();
+    // From the last valid estimate, so an invalid edit leaves the last good answer on screen.
+    let serving = Memo::new(move |_| {
+        state
+            .estimate
+            .with(|e| e.as_ref().and_then(|e| e.serving.clone()))
+    });
+    let shown = Memo::new(move |_| serving.with(Option::is_some));
+    // llama.cpp serves its `-np` slots, not a pool shared by any number of users.
+    let llama = Memo::new(move |_| {
+        serving.with(|s| s.as_ref().is_some_and(|s| s.runtime == Runtime::LlamaCpp))
+    });
+    let users = RwSignal::new(1u32);
+    let users_error = RwSignal::new(None::<String>);
+    let plan = Memo::new(move |previous: Option<&Option<ServingPlan>>| {
+        if !shown.get() {
+            return previous.cloned().flatten();
+        }
+        let users = (!llama.get()).then(|| users.get());
+        match state.scenario.with(|s| plan_serving(s, users)) {
+            Ok(plan) => Some(plan),
+            Err(_) => previous.cloned().flatten(),
+        }
+    });
+    let gpu_name = Memo::new(move |_| {
+        state
+            .estimate
+            .with(|e| e.as_ref().map(|e| e.gpu_name.clone()).unwrap_or_default())
+    });
+    let canvas_ref = NodeRef::<Canvas>::new();
+    let draw_error = RwSignal::new(None::<String>);
+
+    Effect::new(move |_| {
+        let Some(canvas) = canvas_ref.get() else {
+            return;
+        };
+        let Some(plan) = plan.get() else { return };
+        let theme = page_theme();
+        let css_width = f64::from(canvas.client_width().max(240));
+        let css_height = 260.0;
+        canvas.set_width((css_width * theme.scale) as u32);
+        canvas.set_height((css_height * theme.scale) as u32);
+        let here = Some((plan.context_tokens, plan.max_concurrency));
+        let users = Some(f64::from(plan.users));
+        draw_error.set(draw_concurrency(canvas, &plan.curve, here, users, &theme).err());
+    });
+
+    let on_users = move |ev| {
+        let text = event_target_value(&ev);
+        match text.trim().parse::<u32>() {
+            Ok(n) if (1..=MAX_USERS).contains(&n) => {
+                users.set(n);
+                users_error.set(None);
+            }
+            _ => users_error.set(Some(format!(
+                "a whole number of users from 1 to {}",
+                grouped(u64::from(MAX_USERS))
+            ))),
+        }
+    };
+
+    let figures = move || {
+        serving.get().map(|s| {
+            let units = state.units.get();
+            let (pool, tokens) = if s.runtime == Runtime::LlamaCpp {
+                ("KV cache, GPU and system RAM", "KV cells")
+            } else {
+                ("KV pool per GPU", "KV tokens")
+            };
+            view! {
+                {answer(&s)}
+                <dl class="figures">
+                    <dt>{pool}</dt>
+                    <dd data-testid="kv-pool" data-bytes=s.kv_pool_bytes.0.to_string()>{s.kv_pool_bytes.display(units)}</dd>
+                    <dt>{tokens}</dt>
+                    <dd data-testid="kv-tokens" data-tokens=s.kv_tokens.to_string()>{grouped(s.kv_tokens)}</dd>
+                    {s.kv_blocks.map(|blocks| view! {
+                        <dt>"KV blocks"</dt>
+                        <dd data-testid="kv-blocks" data-blocks=blocks.to_string()>{grouped(blocks)}</dd>
+                    })}
+                    {s.host_bytes.map(|host| view! {
+                        <dt>"System RAM"</dt>
+                        <dd data-testid="host-bytes" data-bytes=host.0.to_string()>{host.display(units)}
+                            <ul class="host-parts">
+                                {s.host_components.iter().map(|c| view! {
+                                    <li data-host-component=c.id.clone() data-bytes=c.bytes.0.to_string()>
+                                        {c.label.clone()} " " {c.bytes.display(units)}
+                                    </li>
+                                }).collect_view()}
+                            </ul>
+                        </dd>
+                    })}
+                </dl>
+                <h3>"Settings as applied"</h3>
+                <ul class="settings" data-testid="serving-settings">{settings(&s)}</ul>
+            }
+        })
+    };
+
+    let answers = move || {
+        plan.get().map(|p| {
+            let n = p.users;
+            let context = grouped(u64::from(p.context_tokens));
+            let max_context = match p.max_context {
+                Some(tokens) => format!("{} tokens", grouped(u64::from(tokens))),
+                None => "none: they do not fit at any context".to_string(),
+            };
+            let smallest = match &p.smallest_gpu {
+                Some(id) => gpu_catalogue::find(id).map_or(id.clone(), |g| g.name.to_string()),
+                None => "none in the catalogue".to_string(),
+            };
+            let fewest = match p.fewest_gpus {
+                Some(1) => format!("1 × {}", gpu_name.get()),
+                Some(count) => format!("{count} × {}, tensor parallel", gpu_name.get()),
+                None => "more than 64".to_string(),
+            };
+            let requests = if n == 1 { "request" } else { "requests" };
+            if llama.get() {
+                let quant = state.scenario.with(|s| s.get("quant"));
+                let best = p.best_quant.clone().unwrap_or_else(|| "none fits".to_string());
+                let layers = p.max_gpu_layers.map_or_else(|| "none: it does not fit".to_string(), |l| l.to_string());
+                return view! {
+                    <dl class="figures plan" data-testid="serving-plan"
+                        data-best-quant=p.best_quant.clone().unwrap_or_default()
+                        data-max-gpu-layers=p.max_gpu_layers.map(|l| l.to_string()).unwrap_or_default()
+                        data-smallest-gpu=p.smallest_gpu.clone().unwrap_or_default()
+                        data-fewest-gpus=p.fewest_gpus.map(|g| g.to_string()).unwrap_or_default()>
+                        <dt>"Best quant with every layer on the GPU"</dt>
+                        <dd data-testid="best-quant">{best}</dd>
+                        <dt>{format!("Most GPU layers (-ngl) at {quant}")}</dt>
+                        <dd data-testid="max-gpu-layers">{layers}</dd>
+                        <dt>"Smallest GPU for this configuration"</dt>
+                        <dd data-testid="smallest-gpu-serving">{smallest}</dd>
+                        <dt>"Fewest GPUs"</dt>
+                        <dd data-testid="fewest-gpus">{fewest}</dd>
+                    </dl>
+                }
+                .into_any();
+            }
+            view! {
+                <dl class="figures plan" data-testid="serving-plan" data-users=n.to_string()
+                    data-max-context=p.max_context.map(|t| t.to_string()).unwrap_or_default()
+                    data-smallest-gpu=p.smallest_gpu.clone().unwrap_or_default()
+                    data-fewest-gpus=p.fewest_gpus.map(|g| g.to_string()).unwrap_or_default()>
+                    <dt>{format!("Longest context for {} {requests}", grouped(u64::from(n)))}</dt>
+                    <dd data-testid="max-context">{max_context}</dd>
+                    <dt>{format!("Smallest GPU for {} × {context} tokens", grouped(u64::from(n)))}</dt>
+                    <dd data-testid="smallest-gpu-serving">{smallest}</dd>
+                    <dt>{format!("Fewest GPUs for {} × {context} tokens", grouped(u64::from(n)))}</dt>
+                    <dd data-testid="fewest-gpus">{fewest}</dd>
+                </dl>
+            }
+            .into_any()
+        })
+    };
+
+    let legend = move || {
+        plan.get().map(|p| {
+            let swatch = |colour: RGBColor| {
+                view! { <svg class="swatch" width="16" height="12" aria-hidden="true"><line x1="0" y1="6" x2="16" y2="6" stroke=rgb(colour) stroke-width="3"/></svg> }
+            };
+            view! {
+                <li>{swatch(CURVE_COLOUR)} "requests that fit at each context"</li>
+                <li>{swatch(HERE_COLOUR)} {format!("this scenario: {} tokens", grouped(u64::from(p.context_tokens)))}</li>
+                <li>{swatch(USERS_COLOUR)} {format!("{} {}", grouped(u64::from(p.users)), if p.users == 1 { "user" } else { "users" })}</li>
+            }
+        })
+    };
+
+    move || {
+        shown.get().then(|| {
+            let title = move || {
+                serving
+                    .with(|s| s.as_ref().map(|s| runtime_name(s.runtime)))
+                    .map(|name| format!("Serving with {name}"))
+            };
+            view! {
+                <section class="panel serving" aria-label="Serving" data-testid="serving"
+                    data-runtime=move || serving.with(|s| s.as_ref().map(|s| s.runtime.as_str()))
+                    data-starts=move || serving.with(|s| s.as_ref().map(|s| s.starts.to_string()))>
+                    <h2>{title}</h2>
+                    {figures}
+                    {move || if llama.get() {
+                        view! { <h3>"What fits"</h3> }.into_any()
+                    } else {
+                        view! {
+                            <h3>"How many users"</h3>
+                            <div class="field" class:invalid=move || users_error.with(Option::is_some)>
+                                <label for="f-users">"Concurrent users"</label>
+                                <input type="number" id="f-users" min="1" step="1" inputmode="numeric"
+                                    value=users.get_untracked().to_string() aria-describedby="err-users"
+                                    aria-invalid=move || users_error.with(Option::is_some).to_string()
+                                    on:input=on_users/>
+                                <p class="field-error" id="err-users" aria-live="polite">{move || users_error.get()}</p>
+                            </div>
+                        }.into_any()
+                    }}
+                    {answers}
+                    {move || (!llama.get()).then(|| view! {
+                        <h3>"Concurrency vs context"</h3>
+                        <canvas id="serving-curve" node_ref=canvas_ref role="img"
+                            aria-label="Concurrent requests the KV pool holds at each context length, with this scenario's context marked"></canvas>
+                        <p class="field-error">{move || draw_error.get()}</p>
+                        <ul class="legend">{legend}</ul>
+                    })}
+                </section>
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::grouped;
+
+    #[test]
+    fn thousands_are_grouped() {
+        assert_eq!(grouped(0), "0");
+        assert_eq!(grouped(999), "999");
+        assert_eq!(grouped(1_000), "1,000");
+        assert_eq!(grouped(16_384), "16,384");
+        assert_eq!(grouped(1_000_000), "1,000,000");
+        assert_eq!(grouped(u64::MAX), "18,446,744,073,709,551,615");
+    }
+}
