@@ -33,6 +33,9 @@ pub enum ScalarType {
     F64,
 }
 
+/// Every string starts with its length as a `u64`.
+pub(crate) const STRING_LENGTH_BYTES: u64 = 8;
+
 /// The id of the array type, which introduces an element type and a length.
 pub(crate) const ARRAY_TYPE_ID: u32 = 9;
 
@@ -219,11 +222,27 @@ impl Eq for MetaValue {}
 pub enum MetaArray {
     /// A numeric or boolean array of at most [`MAX_KEPT_ARRAY_LEN`] elements, kept whole.
     Values(ArrayValues),
-    /// A string array, or a longer one: only what it holds and how many.
-    Summary { element_type: ScalarType, len: u64 },
+    /// A string array, or a longer one: what it holds, how many, and how many bytes the elements
+    /// take in the file (so a header written back keeps its size).
+    Summary {
+        element_type: ScalarType,
+        len: u64,
+        bytes: u64,
+    },
 }
 
 impl MetaArray {
+    /// A summary of `len` elements of `element_type` at their smallest: numbers at their size,
+    /// strings empty (8 bytes of length each).
+    pub fn summary(element_type: ScalarType, len: u64) -> MetaArray {
+        let each = element_type.fixed_size().unwrap_or(STRING_LENGTH_BYTES);
+        MetaArray::Summary {
+            element_type,
+            len,
+            bytes: len.saturating_mul(each),
+        }
+    }
+
     /// The type of the elements.
     pub fn element_type(&self) -> ScalarType {
         match self {
@@ -254,15 +273,16 @@ impl MetaArray {
     }
 }
 
-/// JSON: `{"type": "i32", "len": 32, "values": [...]}`, `values` only when kept.
+/// JSON: `{"type": "i32", "len": 32, "values": [...]}` when kept, `{"type": "str", "len":
+/// 128256, "bytes": 1891174}` when summarised.
 impl Serialize for MetaArray {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let kept = matches!(self, MetaArray::Values(_));
-        let mut s = serializer.serialize_struct("MetaArray", if kept { 3 } else { 2 })?;
+        let mut s = serializer.serialize_struct("MetaArray", 3)?;
         s.serialize_field("type", &self.element_type())?;
         s.serialize_field("len", &self.len())?;
-        if let MetaArray::Values(values) = self {
-            s.serialize_field("values", values)?;
+        match self {
+            MetaArray::Values(values) => s.serialize_field("values", values)?,
+            MetaArray::Summary { bytes, .. } => s.serialize_field("bytes", bytes)?,
         }
         s.end()
     }
@@ -404,6 +424,7 @@ mod tests {
         let per_layer = MetaArray::Values(ArrayValues::I32(vec![8, 8, 0]));
         assert_eq!(per_layer.to_u64s(), Some(vec![8, 8, 0]));
         let summary = MetaArray::Summary {
+            bytes: 2_000_000,
             element_type: ScalarType::String,
             len: 128_256,
         };

@@ -19,6 +19,7 @@ use crate::error::{Counted, ParseError, MAX_DIMS, MAX_HEADER_BYTES, MAX_TENSOR_N
 use crate::header::{pad_to, Header, TensorInfo, ALIGNMENT_KEY, DEFAULT_ALIGNMENT};
 use crate::metadata::{
     ArrayValues, MetaArray, MetaValue, ScalarType, ARRAY_TYPE_ID, MAX_KEPT_ARRAY_LEN,
+    STRING_LENGTH_BYTES,
 };
 use crate::types::GgmlType;
 
@@ -199,12 +200,13 @@ impl ArrayRead<'_> {
 
     /// Strings are a length and bytes each; they are skipped one by one without copying.
     fn skip_strings(&self, r: &mut Reader<'_>) -> Result<MetaArray, ParseError> {
-        r.require_items(self.len, 8, self.counted())?;
+        r.require_items(self.len, STRING_LENGTH_BYTES, self.counted())?;
+        let start = r.position();
         for _ in 0..self.len {
             let n = r.u64()?;
             r.take(n)?;
         }
-        Ok(self.summary())
+        Ok(self.summary(r.position() - start))
     }
 
     /// Numbers of `N` bytes each, kept when there are at most [`MAX_KEPT_ARRAY_LEN`].
@@ -218,8 +220,9 @@ impl ArrayRead<'_> {
         r.require_items(self.len, size, self.counted())?;
         if self.len > MAX_KEPT_ARRAY_LEN {
             // `require_items` checked that len * size is below MAX_HEADER_BYTES.
-            r.take(self.len * size)?;
-            return Ok(self.summary());
+            let bytes = self.len * size;
+            r.take(bytes)?;
+            return Ok(self.summary(bytes));
         }
         let values = (0..self.len)
             .map(|_| r.array::<N>().map(decode))
@@ -227,10 +230,11 @@ impl ArrayRead<'_> {
         Ok(MetaArray::Values(wrap(values)))
     }
 
-    fn summary(&self) -> MetaArray {
+    fn summary(&self, bytes: u64) -> MetaArray {
         MetaArray::Summary {
             element_type: self.element_type,
             len: self.len,
+            bytes,
         }
     }
 }

@@ -491,7 +491,9 @@ fn mix(
     {
         let output = if file_type == F::MXFP4_MOE
             || falcon
-            || !tensor.row_length().is_multiple_of(new_type.block_elements())
+            || !tensor
+                .row_length()
+                .is_multiple_of(new_type.block_elements())
         {
             T::Q8_0
         } else if matches!(

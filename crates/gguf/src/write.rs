@@ -3,15 +3,19 @@
 //! page's end-to-end tests use it to make header-only `.gguf` files of any model without
 //! gigabytes of weights.
 //!
-//! For a header from [`crate::parse_header`], `parse_header(&write_header(&h)) == Ok(h)`. Arrays
-//! the reader kept only as a length are written as that many zeros or empty strings, which read
-//! back as the same summary. The derived fields (`alignment`, `data_offset`, tensor `offset`s)
-//! are recomputed, so a hand-built header may leave them 0. A hand-built header that
+//! For a header from [`crate::parse_header`], `parse_header(&write_header(&h)) == Ok(h)`, except
+//! where a string value was not UTF-8: it was read with U+FFFD replacements and is written as
+//! read. Arrays the reader kept only as a summary are written as stand-ins of the same length
+//! and byte size (zeros; empty strings and one of NUL text), so they read back as the same
+//! summary and the header keeps its size. The derived fields (`alignment`, `data_offset`, tensor
+//! `offset`s) are recomputed, so a hand-built header may leave them 0. A hand-built header that
 //! `parse_header` would refuse (a duplicate key, too many dimensions) is written as given, and is
 //! refused the same way when read back.
 
 use crate::header::{pad_to, Header, DEFAULT_ALIGNMENT};
-use crate::metadata::{ArrayValues, MetaArray, MetaValue, ScalarType, ARRAY_TYPE_ID};
+use crate::metadata::{
+    ArrayValues, MetaArray, MetaValue, ScalarType, ARRAY_TYPE_ID, STRING_LENGTH_BYTES,
+};
 use crate::parse::{alignment_of, MAGIC};
 
 /// The GGUF bytes of `header`: everything before the tensor data.
@@ -89,15 +93,36 @@ fn put_array(out: &mut Vec<u8>, array: &MetaArray) {
     put_u64(out, array.len());
     match array {
         MetaArray::Values(values) => put_values(out, values),
-        MetaArray::Summary { element_type, len } => {
-            // A string is written as an empty one: its length, 0.
-            let each = element_type.fixed_size().unwrap_or(8);
-            // A parsed summary's length is bounded by the bytes it was read from; a hand-built
-            // one of more than memory cannot be written.
-            let bytes = usize::try_from(len.saturating_mul(each)).unwrap_or(usize::MAX);
-            out.resize(out.len().saturating_add(bytes), 0);
-        }
+        MetaArray::Summary {
+            element_type,
+            len,
+            bytes,
+        } => put_summary(out, *element_type, *len, *bytes),
     }
+}
+
+/// Stand-in elements taking `bytes` in all: zeros for numbers; for strings, empty ones and a last
+/// one of NUL text that makes up the rest. A parsed summary's size is bounded by the bytes it was
+/// read from; a hand-built one of more than memory cannot be written.
+fn put_summary(out: &mut Vec<u8>, element_type: ScalarType, len: u64, bytes: u64) {
+    let zeros = |out: &mut Vec<u8>, n: u64| {
+        out.resize(
+            out.len()
+                .saturating_add(usize::try_from(n).unwrap_or(usize::MAX)),
+            0,
+        )
+    };
+    if element_type != ScalarType::String || len == 0 {
+        zeros(
+            out,
+            len.saturating_mul(element_type.fixed_size().unwrap_or(STRING_LENGTH_BYTES)),
+        );
+        return;
+    }
+    let lengths = len.saturating_mul(STRING_LENGTH_BYTES);
+    zeros(out, lengths - STRING_LENGTH_BYTES);
+    put_u64(out, bytes.saturating_sub(lengths));
+    zeros(out, bytes.saturating_sub(lengths));
 }
 
 fn put_values(out: &mut Vec<u8>, values: &ArrayValues) {
@@ -140,10 +165,7 @@ mod tests {
                 ("general.alignment".into(), MetaValue::U32(64)),
                 (
                     "tokenizer.ggml.tokens".into(),
-                    MetaValue::Array(MetaArray::Summary {
-                        element_type: ScalarType::String,
-                        len: 3,
-                    }),
+                    MetaValue::Array(MetaArray::summary(ScalarType::String, 3)),
                 ),
                 (
                     "llama.flags".into(),
@@ -184,24 +206,30 @@ mod tests {
     }
 
     #[test]
+    fn string_summaries_keep_their_byte_size() {
+        let tokens = MetaArray::Summary {
+            element_type: ScalarType::String,
+            len: 4,
+            bytes: 4 * 8 + 21,
+        };
+        let mut out = Vec::new();
+        put_array(&mut out, &tokens);
+        assert_eq!(out.len(), 4 + 8 + 53);
+        let mut header = small_header();
+        header
+            .metadata
+            .push(("tokenizer.ggml.merges".into(), MetaValue::Array(tokens)));
+        let parsed = parse_header(&write_header(&header)).unwrap();
+        assert_eq!(parsed.metadata, header.metadata);
+    }
+
+    #[test]
     fn summaries_are_written_as_zeros() {
         let mut out = Vec::new();
-        put_array(
-            &mut out,
-            &MetaArray::Summary {
-                element_type: ScalarType::String,
-                len: 3,
-            },
-        );
+        put_array(&mut out, &MetaArray::summary(ScalarType::String, 3));
         assert_eq!(out.len(), 4 + 8 + 3 * 8, "three empty strings");
         let mut out = Vec::new();
-        put_array(
-            &mut out,
-            &MetaArray::Summary {
-                element_type: ScalarType::I32,
-                len: 100_000,
-            },
-        );
+        put_array(&mut out, &MetaArray::summary(ScalarType::I32, 100_000));
         assert_eq!(out.len(), 4 + 8 + 100_000 * 4);
         assert!(out[12..].iter().all(|&b| b == 0));
     }
