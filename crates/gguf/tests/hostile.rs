@@ -351,6 +351,24 @@ fn nothing_past_the_bound_is_asked_for() {
     );
 }
 
+/// llama.cpp accepts any power-of-two alignment; the reader computes where the data would start
+/// without asking for or allocating the padding (the fuzz target's out-of-memory finding was the
+/// writer emitting it).
+#[test]
+fn a_huge_alignment_is_read_not_allocated() {
+    let mut b = start(3, 1, 1);
+    string(&mut b, b"general.alignment");
+    u32s(&mut b, &[4, 1 << 31]);
+    string(&mut b, b"t");
+    u32s(&mut b, &[1]);
+    u64s(&mut b, &[8]);
+    u32s(&mut b, &[0]);
+    u64s(&mut b, &[0]);
+    let header = quick(&b).unwrap();
+    assert_eq!((header.alignment, header.data_offset), (1 << 31, 1 << 31));
+    assert_eq!(header.expected_file_size(), Some((1 << 31) + (1 << 31)));
+}
+
 #[test]
 fn bools_other_than_one_read_as_true() {
     let mut b = start(3, 0, 1);
