@@ -52,11 +52,13 @@ fn padded(mut bytes: Vec<u8>) -> Vec<u8> {
     bytes
 }
 
+/// Parses within 10 s, generous for a debug build on a busy two-core machine: a reader that is
+/// quadratic in any count below would take hours on the worst cases here.
 fn quick(bytes: &[u8]) -> Result<Header, ParseError> {
     let started = Instant::now();
     let result = parse_header(bytes);
     assert!(
-        started.elapsed() < Duration::from_secs(2),
+        started.elapsed() < Duration::from_secs(10),
         "{:?}",
         started.elapsed()
     );
