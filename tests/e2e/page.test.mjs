@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { serve, origin, launch, cliEstimate, cliFit, openPage, colouredColumns, bars, BIN, DIST, ARTIFACTS, SUB_PATH } from './harness.mjs';
+import { serve, origin, launch, cliEstimate, cliFit, openPage, paste, colouredColumns, bars, BIN, DIST, ARTIFACTS, SUB_PATH } from './harness.mjs';
 
 const VLLM = 'model=llama-3.1-8b&mode=inference&runtime=vllm&gpu=h100-80&max-model-len=16384&gpu-memory-utilization=0.95';
 const SGLANG = 'model=qwen2.5-7b&mode=inference&runtime=sglang&gpu=l40s&max-model-len=32768';
@@ -348,7 +348,7 @@ test('planning on a pasted card: free counts the driver reserve, all GPUs plan o
   const eight = 'q__rtx-4090-x8__535.154.05__linux.txt';
   const cards = parsed(eight).gpus.map((g) => g.memory);
   const all = await openPage(context, `${base}?model=llama-3.1-8b&mode=lora`, problems);
-  await all.fill('[data-testid=smi-paste]', fs.readFileSync(path.join(FIXTURES, eight), 'utf8'));
+  await paste(all, '[data-testid=smi-paste]', fs.readFileSync(path.join(FIXTURES, eight), 'utf8'));
   await all.waitForSelector('[data-testid=gpu-process]');
   await all.click('[data-testid=use-all-gpus]');
   await all.waitForFunction(() => location.search.includes('gpus=8'));
@@ -487,7 +487,7 @@ test('usable at 360 px wide and in dark mode', async () => {
   const overflow = () => page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   assert.ok(await overflow() <= 1, `no horizontal scroll at 360 px (overflow ${await overflow()})`);
   // Detected GPUs with long process paths still fit the width.
-  await page.fill('[data-testid=smi-paste]', fs.readFileSync(path.join(FIXTURES, 'q__rtx-4090-x8__535.154.05__linux.txt'), 'utf8'));
+  await paste(page, '[data-testid=smi-paste]', fs.readFileSync(path.join(FIXTURES, 'q__rtx-4090-x8__535.154.05__linux.txt'), 'utf8'));
   await page.waitForSelector('[data-testid=gpu-process]');
   assert.ok(await overflow() <= 1, `GPU cards fit at 360 px (overflow ${await overflow()})`);
   await page.locator('section.gpu-now').screenshot({ path: path.join(ARTIFACTS, 'gpu-now-360-dark.png') });
