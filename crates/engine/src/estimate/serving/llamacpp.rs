@@ -82,7 +82,10 @@ struct FileWeights {
 
 fn file_weights(a: &Architecture, quant: vramfit_gguf::FileType) -> FileWeights {
     let n = a.layers.max(1);
-    let model = QuantModel::new("llama", n, a.heads, a.kv_heads.max(1), a.moe.experts);
+    let mut model = QuantModel::new("llama", n, a.heads, a.kv_heads.max(1), a.moe.experts);
+    // llama-quantize refuses the lowest-bit types without an importance matrix, so every
+    // published file of those types was made with one.
+    model.has_imatrix = true;
     let mut blocks = vec![BlockWeights::default(); n as usize];
     let mut name = String::with_capacity(40);
     let mut seen: Vec<(Block, usize)> = Vec::new();
