@@ -7,11 +7,13 @@ use vramfit_engine::card::{self, CardTarget};
 use vramfit_engine::scenario::{FieldError, FIELDS};
 use vramfit_engine::{model, Scenario};
 
-/// The scenario as given on the command line, applied in the order: `--config` shape, then flags.
+/// The scenario as given on the command line, applied in the order: `--config` or `--gguf`
+/// shape, then flags.
 #[derive(Clone, Debug, Default)]
 pub struct ScenarioArgs {
     pairs: Vec<(String, String)>,
     config: Option<PathBuf>,
+    gguf: Option<PathBuf>,
     from_probe: Option<PathBuf>,
     probe_gpu: usize,
     probe_mig: Option<usize>,
@@ -39,6 +41,15 @@ impl Args for ScenarioArgs {
                 .value_name("FILE")
                 .value_parser(clap::value_parser!(PathBuf))
                 .help("a Hugging Face config.json giving the architecture")
+                .help_heading("Scenario"),
+        )
+        .arg(
+            Arg::new("gguf")
+                .long("gguf")
+                .value_name("FILE")
+                .value_parser(clap::value_parser!(PathBuf))
+                .conflicts_with("config")
+                .help("a .gguf file: llama.cpp with its exact tensors and shape (only the header is read)")
                 .help_heading("Scenario"),
         )
         .arg(
@@ -85,6 +96,7 @@ impl FromArgMatches for ScenarioArgs {
         Ok(ScenarioArgs {
             pairs,
             config: matches.get_one::<PathBuf>("config").cloned(),
+            gguf: matches.get_one::<PathBuf>("gguf").cloned(),
             from_probe: matches.get_one::<PathBuf>("from-probe").cloned(),
             probe_gpu: matches.get_one::<usize>("probe-gpu").copied().unwrap_or(0),
             probe_mig: matches.get_one::<usize>("probe-mig").copied(),
@@ -146,6 +158,17 @@ impl ScenarioArgs {
                 Err(message) => errors.push(FieldError::new("config", message)),
             }
         }
+        if let Some(path) = &self.gguf {
+            match read_gguf_header(path) {
+                Ok(file) => {
+                    for warning in &file.warnings {
+                        eprintln!("vramfit: {}: {warning}", path.display());
+                    }
+                    pairs.extend(file.pairs().into_iter().map(|(k, v)| (k.to_string(), v)))
+                }
+                Err(message) => errors.push(FieldError::new("gguf", message)),
+            }
+        }
         if let Some(path) = &self.from_probe {
             match self.probe_pairs(path) {
                 Ok(probed) => pairs.extend(probed.into_iter().map(|(k, v)| (k.to_string(), v))),
@@ -164,6 +187,37 @@ impl ScenarioArgs {
             Ok(scenario)
         } else {
             Err(errors)
+        }
+    }
+}
+
+/// Reads only as much of a GGUF file as its header takes: a first slice, then what the parser
+/// asks for.
+fn read_gguf_header(path: &PathBuf) -> Result<model::GgufModel, String> {
+    use std::io::Read;
+    let shown = path.display();
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    let mut bytes = Vec::new();
+    let mut want = model::GGUF_FIRST_READ_BYTES as u64;
+    loop {
+        let have = bytes.len() as u64;
+        (&file)
+            .take(want.saturating_sub(have))
+            .read_to_end(&mut bytes)
+            .map_err(|e| format!("cannot read {shown}: {e}"))?;
+        match model::read_gguf(&bytes) {
+            Err(model::GgufError::Truncated { needed_at_least })
+                if (bytes.len() as u64) == want && needed_at_least > want =>
+            {
+                want = needed_at_least.max(want.saturating_mul(2));
+            }
+            Err(model::GgufError::Truncated { needed_at_least }) => {
+                return Err(format!(
+                    "{shown} ends after {} bytes but its header needs {needed_at_least}: the file is incomplete; download it again",
+                    bytes.len()
+                ))
+            }
+            other => return other.map_err(|e| format!("{shown}: {e}")),
         }
     }
 }

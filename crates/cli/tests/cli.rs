@@ -2,7 +2,8 @@
 //! `vramfit.estimate/2` schema and equals the engine's own estimate; the chapter-62 lesson golden
 //! holds through the CLI; the human output shows a table and the verdict; bad flags and invalid
 //! scenarios exit 2 naming each bad field without a panic; `fit`, `tables --markdown` and `list`
-//! answer; `--config` reads a Hugging Face config.json and names missing fields; `parse-smi` reads
+//! answer; `--config` reads a Hugging Face config.json and names missing fields; `--gguf` reads a
+//! GGUF header into llama.cpp with the file's exact tensors; `parse-smi` reads
 //! a real 8×H100 nvidia-smi capture and rejects garbage; `--from-probe` budgets against the card's
 //! total; `probe` without a driver exits 3 with its cause and the parse-smi hint; and every URL
 //! query key is a `--key` flag.
@@ -89,7 +90,7 @@ fn assert_rejected(args: &[&str], fields: &[&str]) -> String {
 struct TempFile(PathBuf);
 
 impl TempFile {
-    fn new(name: &str, contents: &str) -> TempFile {
+    fn new(name: &str, contents: impl AsRef<[u8]>) -> TempFile {
         let path =
             std::env::temp_dir().join(format!("vramfit-cli-test-{}-{name}", std::process::id()));
         std::fs::write(&path, contents).expect("temp file written");
@@ -436,6 +437,70 @@ fn config_json_gives_the_shape() {
     assert!(err.contains("not valid JSON"), "{err}");
 }
 
+const GGUF_FIXTURE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../gguf/tests/fixtures/llama-3.1-8b-instruct-q4_k_m.header.gguf"
+);
+
+/// Llama-3.1-8B-Instruct Q4_K_M: all tensor data, and token_embd's Q4_K share of it.
+const GGUF_TENSOR_BYTES: u64 = 4_912_898_304;
+const GGUF_TOKEN_EMBD_BYTES: u64 = 295_501_824;
+
+fn component(estimate: &Value, list: &str, id: &str) -> u64 {
+    let list = match list {
+        "gpu" => &estimate["components"],
+        _ => &estimate["serving"]["host_components"],
+    };
+    list.as_array()
+        .and_then(|l| l.iter().find(|c| c["id"] == id))
+        .and_then(|c| c["bytes"].as_u64())
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_gguf_header_gives_llama_cpp_with_the_files_exact_tensors() {
+    let all = json(&["estimate", "--json", "--gguf", GGUF_FIXTURE]);
+    assert_eq!(all["scenario"]["runtime"], "llama.cpp");
+    assert_eq!(all["scenario"]["quant"], "Q4_K_M");
+    assert_eq!(all["scenario"]["layers"], 32);
+    assert_eq!(all["scenario"]["kv-heads"], 8);
+    // token_embd stays in system RAM; everything else is on the GPU.
+    assert_eq!(
+        component(&all, "gpu", "weights"),
+        GGUF_TENSOR_BYTES - GGUF_TOKEN_EMBD_BYTES
+    );
+    assert_eq!(component(&all, "host", "weights"), GGUF_TOKEN_EMBD_BYTES);
+    // Split by -ngl, the GPU and system RAM still hold the file's bytes exactly.
+    let partial = json(&[
+        "estimate",
+        "--json",
+        "--gguf",
+        GGUF_FIXTURE,
+        "--n-gpu-layers",
+        "17",
+    ]);
+    assert_eq!(
+        component(&partial, "gpu", "weights") + component(&partial, "host", "weights"),
+        GGUF_TENSOR_BYTES
+    );
+    assert!(component(&partial, "gpu", "weights") < component(&all, "gpu", "weights"));
+
+    // Only the header is read: what follows it does not matter.
+    let mut bytes = std::fs::read(GGUF_FIXTURE).unwrap();
+    let header_len = bytes.len();
+    bytes.resize(header_len + (1 << 20), 0xAB);
+    let padded = TempFile::new("padded.gguf", &bytes);
+    let from_padded = json(&["estimate", "--json", "--gguf", padded.path()]);
+    assert_eq!(from_padded["total_bytes"], all["total_bytes"]);
+
+    let cut = TempFile::new("cut.gguf", &bytes[..header_len / 2]);
+    let err = assert_rejected(&["estimate", "--gguf", cut.path()], &["gguf"]);
+    assert!(err.contains("incomplete"), "{err}");
+    let not_gguf = TempFile::new("config.gguf", LLAMA_CONFIG);
+    let err = assert_rejected(&["estimate", "--gguf", not_gguf.path()], &["gguf"]);
+    assert!(err.contains("not a GGUF file"), "{err}");
+}
+
 /// The 8×H100 capture as parse-smi's JSON.
 fn h100_snapshot() -> Value {
     json(&["parse-smi", &smi_fixture(H100_X8_TABLE), "--json"])
@@ -478,7 +543,7 @@ fn parse_smi_reads_a_real_capture_and_rejects_garbage() {
 fn from_probe_budgets_against_the_card_total() {
     let snapshot = TempFile::new(
         "h100-snapshot.json",
-        &serde_json::to_string(&h100_snapshot()).unwrap(),
+        serde_json::to_string(&h100_snapshot()).unwrap(),
     );
     let e = json(&[
         "estimate",

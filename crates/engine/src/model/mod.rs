@@ -1,8 +1,10 @@
 //! Transformer shapes: the architecture fields, the projections they imply, and the exact
 //! parameter count. `presets` holds the published models; `hf_config` reads a pasted
-//! Hugging Face config.json; `params` reads and writes parameter counts.
+//! Hugging Face config.json; `gguf` reads a GGUF file's header; `params` reads and writes
+//! parameter counts.
 
 mod count;
+mod gguf;
 mod hf_config;
 mod params;
 mod parts;
@@ -10,6 +12,7 @@ mod presets;
 mod published;
 
 pub use count::{Block, Family, LayerCounts, Linear};
+pub use gguf::{read_gguf, BlockBytes, FileWeights, GgufError, GgufModel, GGUF_FIRST_READ_BYTES};
 pub use hf_config::{parse_hf_config, ConfigError, HfConfig};
 pub use params::{format_param_count, parse_param_count};
 pub use parts::{Mla, Moe, Recurrent, Vision, Window};

@@ -403,6 +403,25 @@ impl Codec for GgufFileType {
     }
 }
 
+/// A GGUF file's tensor bytes by block, as [`model::FileWeights::format`] writes them.
+pub struct GgufTensors;
+
+impl Codec for GgufTensors {
+    type Value = model::FileWeights;
+
+    fn parse(&self, text: &str) -> Result<model::FileWeights, String> {
+        model::FileWeights::parse(text)
+    }
+
+    fn format(&self, value: &model::FileWeights) -> String {
+        value.format()
+    }
+
+    fn syntax(&self) -> Option<&'static str> {
+        Some("token_embd,output,block… in bytes, as --gguf FILE sets it")
+    }
+}
+
 /// A parameter count: `8B`, `1.1B`, `135M`, `8e9`.
 pub struct ParamCount;
 

@@ -6,6 +6,7 @@
 use super::codec::*;
 use crate::dtype::{Dtype, QuantScope};
 use crate::lora::LoraTargets;
+use crate::model::FileWeights;
 use crate::optimizer::Optimizer;
 use crate::runtime::{CacheType, Runtime};
 use crate::sharding::{Offload, Sharding};
@@ -444,6 +445,11 @@ scenario_fields! {
     quant: FileType = FileType::Q4_K_M,
         "quant", GgufFileType, LlamaCpp,
         "GGUF quant", "the GGUF file type (llama-quantize's recipe)";
+    /// A GGUF file's exact tensor bytes by block, read from its header; unset, the file is sized
+    /// from `quant` by llama-quantize's rules.
+    gguf_weights: Option<FileWeights> = None,
+        "gguf-weights", Optional { inner: GgufTensors, none: "sized from the quant" }, LlamaCpp,
+        "GGUF tensors", "a .gguf file's tensor bytes by block, set by --gguf FILE or a dropped file (unset: sized from quant)";
     /// `-ngl`: the output layer and the last `n − 1` blocks go to the GPU.
     n_gpu_layers: Option<u32> = None,
         "n-gpu-layers", Optional { inner: Whole, none: "all" }, LlamaCpp,

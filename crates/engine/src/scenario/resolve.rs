@@ -316,6 +316,18 @@ impl Scenario {
             _ => {}
         }
         self.check_runtime(errors);
+        if let Some(file) = &self.gguf_weights {
+            if file.blocks.len() != arch.layers as usize {
+                errors.push(FieldError::new(
+                    "gguf-weights",
+                    format!(
+                        "the file's tensors fill {} blocks but layers is {}; read the file again or clear gguf-weights",
+                        file.blocks.len(),
+                        arch.layers
+                    ),
+                ));
+            }
+        }
         if self.mode.is_adapter() && self.lora_rank > arch.hidden {
             errors.push(FieldError::new(
                 "lora-rank",

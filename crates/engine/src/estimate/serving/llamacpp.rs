@@ -73,14 +73,35 @@ fn gguf_role(block: Block, projection: Option<Projection>, index_in_block: usize
     }
 }
 
-/// Each block's bytes in the file type, by llama-quantize's rules applied layer by layer.
+/// Where the file's tensor bytes sit: `token_embd`, the output part, each block.
 struct FileWeights {
     blocks: Vec<BlockWeights>,
     token_embd: f64,
     output: f64,
 }
 
-fn file_weights(a: &Architecture, quant: vramfit_gguf::FileType) -> FileWeights {
+/// The file's own tensor bytes when its header was read (`gguf-weights`), else each block in the
+/// file type by llama-quantize's rules, layer by layer.
+fn file_weights(s: &Scenario, a: &Architecture) -> FileWeights {
+    match &s.gguf_weights {
+        Some(file) => FileWeights {
+            blocks: file
+                .blocks
+                .iter()
+                .map(|b| BlockWeights {
+                    bytes: b.bytes as f64,
+                    experts: b.experts as f64,
+                    largest: b.largest as f64,
+                })
+                .collect(),
+            token_embd: file.token_embd as f64,
+            output: file.output as f64,
+        },
+        None => quantized_weights(a, s.quant),
+    }
+}
+
+fn quantized_weights(a: &Architecture, quant: vramfit_gguf::FileType) -> FileWeights {
     let n = a.layers.max(1);
     let mut model = QuantModel::new("llama", n, a.heads, a.kv_heads.max(1), a.moe.experts);
     // llama-quantize refuses the lowest-bit types without an importance matrix, so every
@@ -193,7 +214,7 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
     let a = &r.arch;
     let n = a.layers;
     let gpus = s.gpus.max(1);
-    let weights = file_weights(a, s.quant);
+    let weights = file_weights(s, a);
     let ngl = s.n_gpu_layers.unwrap_or(n + 1).min(n + 1);
     let gpu_blocks = ngl.saturating_sub(1);
     let first_gpu_block = n - gpu_blocks;
@@ -312,7 +333,11 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
         explain!(
             ex,
             "{}: {} of {} blocks{} on the GPU{}",
-            s.quant,
+            if s.gguf_weights.is_some() {
+                "the file's tensors".to_string()
+            } else {
+                s.quant.to_string()
+            },
             gpu_blocks,
             n,
             if output_on_gpu {

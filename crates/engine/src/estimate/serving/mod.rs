@@ -135,6 +135,9 @@ pub(in crate::estimate) fn push(
     stack: &mut Stack,
     notes: &mut Vec<String>,
 ) -> Option<Serving> {
+    if s.gguf_weights.is_some() && s.runtime != Runtime::LlamaCpp {
+        notes.push(format!("gguf-weights (a .gguf file's tensors) is read only under llama.cpp; {} sizes the weights from the shape and the weight format.", s.runtime));
+    }
     let d = Deployment::new(s, r);
     let serving = match s.runtime {
         Runtime::Transformers => return None,

@@ -1,0 +1,569 @@
+//! A GGUF file's header, read into what the planner needs: the architecture from the metadata
+//! (llama.cpp's `{arch}.*` keys, so the KV shape is the file's) and the exact bytes of every tensor,
+//! grouped as llama.cpp places them ([`FileWeights`]). The CLI's `--gguf` and the page's dropped
+//! file both come through [`read_gguf`]; what it gives is applied as ordinary scenario fields.
+//!
+//! Key names and per-architecture rules: ggml-org/llama.cpp `src/llama-arch.cpp` (`LLM_KV_*`
+//! names) and `src/llama-model.cpp` `load_hparams` (sliding-window patterns: `set_swa_pattern(n)`
+//! makes layer `il` sliding when `il % n < n − 1`; Gemma 2 and gpt-oss use 2, Cohere 2 uses 4,
+//! Gemma 3 uses 6, and files that write `attention.sliding_window_pattern` give it per layer).
+
+use super::Architecture;
+use std::fmt;
+use vramfit_gguf::{parse_header, FileType, Header, MetaArray, MetaValue, ParseError, PerLayer};
+
+/// What to read from the start of a file first: most headers fit (a 128k-token vocabulary takes
+/// 2–8 MiB); a longer one answers [`GgufError::Truncated`] with how much it needs.
+pub const GGUF_FIRST_READ_BYTES: usize = 8 << 20;
+
+/// The most blocks a [`FileWeights`] holds (llama.cpp's `LLAMA_MAX_LAYERS`).
+const MAX_BLOCKS: usize = 512;
+
+/// One block's tensors (`blk.N.*`) in the file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BlockBytes {
+    /// Every tensor of the block.
+    pub bytes: u64,
+    /// The largest one: what ggml-cuda copies to the GPU for a large batch when the block stays
+    /// in system RAM.
+    pub largest: u64,
+    /// The routed experts (`*_exps`), which `--n-cpu-moe` keeps in system RAM.
+    pub experts: u64,
+}
+
+/// A GGUF file's tensor bytes as llama.cpp places them: `token_embd` (always in system RAM), the
+/// output part (the output matrix, its norm and any other tensor outside the blocks; a tied
+/// model's output is `token_embd` duplicated), and each block.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FileWeights {
+    pub token_embd: u64,
+    pub output: u64,
+    pub blocks: Vec<BlockBytes>,
+}
+
+impl FileWeights {
+    /// The tensor data the GPU and system RAM hold together (a tied output counted again).
+    pub fn total(&self) -> u64 {
+        self.blocks
+            .iter()
+            .fold(self.token_embd.saturating_add(self.output), |sum, b| {
+                sum.saturating_add(b.bytes)
+            })
+    }
+
+    /// The wire form: `token_embd,output,block,…` in bytes, each block `bytes:largest` or
+    /// `bytes:largest:experts`, a run of equal blocks written once with `*count`.
+    pub fn format(&self) -> String {
+        let mut out = format!("{},{}", self.token_embd, self.output);
+        let mut i = 0;
+        while let Some(block) = self.blocks.get(i) {
+            let run = self.blocks[i..].iter().take_while(|b| *b == block).count();
+            out.push_str(&format!(",{}:{}", block.bytes, block.largest));
+            if block.experts > 0 {
+                out.push_str(&format!(":{}", block.experts));
+            }
+            if run > 1 {
+                out.push_str(&format!("*{run}"));
+            }
+            i += run;
+        }
+        out
+    }
+
+    /// Reads [`FileWeights::format`]'s form.
+    pub fn parse(text: &str) -> Result<FileWeights, String> {
+        let number = |part: &str| {
+            part.trim()
+                .parse::<u64>()
+                .map_err(|_| format!("`{}` is not a byte count", part.trim()))
+        };
+        let mut parts = text.split(',');
+        let syntax = "token_embd,output,block… in bytes (set by --gguf or a dropped .gguf file)";
+        let (Some(embd), Some(output)) = (parts.next(), parts.next()) else {
+            return Err(format!("expected {syntax}"));
+        };
+        let mut weights = FileWeights {
+            token_embd: number(embd)?,
+            output: number(output)?,
+            blocks: Vec::new(),
+        };
+        for part in parts {
+            let (block, run) = match part.split_once('*') {
+                Some((block, run)) => (block, number(run)?),
+                None => (part, 1),
+            };
+            let mut fields = block.split(':');
+            let mut next = || fields.next().map(number).transpose();
+            let bytes = next()?.ok_or_else(|| format!("expected {syntax}"))?;
+            let largest = next()?.unwrap_or(0);
+            let experts = next()?.unwrap_or(0);
+            if largest > bytes || experts > bytes {
+                return Err(format!(
+                    "a block's largest tensor or experts exceed its {bytes} bytes"
+                ));
+            }
+            let room = MAX_BLOCKS - weights.blocks.len();
+            if run as usize > room || run == 0 {
+                return Err(format!("from 1 to {MAX_BLOCKS} blocks"));
+            }
+            weights.blocks.extend(std::iter::repeat_n(
+                BlockBytes {
+                    bytes,
+                    largest,
+                    experts,
+                },
+                run as usize,
+            ));
+        }
+        if weights.blocks.is_empty() {
+            return Err(format!("expected {syntax}"));
+        }
+        Ok(weights)
+    }
+}
+
+/// Why a file gave no model.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GgufError {
+    /// The header runs past the bytes given: read at least this many from the file's start.
+    Truncated { needed_at_least: u64 },
+    /// Not a GGUF header llama.cpp would read.
+    Unreadable(String),
+    /// Metadata the shape needs, by its key.
+    Missing(Vec<String>),
+    /// Tensors outside the blocks the file declares, or too many blocks.
+    Layout(String),
+}
+
+impl fmt::Display for GgufError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GgufError::Truncated { needed_at_least } => write!(
+                f,
+                "the GGUF header needs the first {needed_at_least} bytes of the file"
+            ),
+            GgufError::Unreadable(reason) => f.write_str(reason),
+            GgufError::Missing(keys) => write!(f, "the GGUF metadata lacks {}", keys.join(", ")),
+            GgufError::Layout(reason) => f.write_str(reason),
+        }
+    }
+}
+
+impl std::error::Error for GgufError {}
+
+impl From<ParseError> for GgufError {
+    fn from(e: ParseError) -> Self {
+        match e {
+            ParseError::Truncated { needed_at_least } => GgufError::Truncated { needed_at_least },
+            other => GgufError::Unreadable(other.to_string()),
+        }
+    }
+}
+
+/// What a GGUF header gave.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GgufModel {
+    /// `general.name`, when the file has one.
+    pub name: Option<String>,
+    /// `general.architecture`.
+    pub architecture: String,
+    pub arch: Architecture,
+    /// `general.file_type`, when it names a llama.cpp file type.
+    pub file_type: Option<FileType>,
+    /// The context the model was trained for (`{arch}.context_length`).
+    pub context_length: Option<u64>,
+    pub weights: FileWeights,
+    /// All tensor data in the file, exact.
+    pub tensor_bytes: u64,
+    /// What the file says that the estimate does not model, each named.
+    pub warnings: Vec<String>,
+}
+
+impl GgufModel {
+    /// The scenario fields the file sets: llama.cpp inference, its file type, its tensors and its
+    /// whole shape (so nothing is left from a preset or an earlier paste).
+    pub fn pairs(&self) -> Vec<(&'static str, String)> {
+        let mut pairs = vec![
+            ("model", String::new()),
+            ("params", String::new()),
+            ("mode", "inference".to_string()),
+            ("runtime", "llama.cpp".to_string()),
+            ("gguf-weights", self.weights.format()),
+        ];
+        if let Some(file_type) = self.file_type {
+            pairs.push(("quant", file_type.name().to_string()));
+        }
+        pairs.extend(self.arch.pairs());
+        pairs
+    }
+
+    /// One line for people: the name, architecture, file type and exact tensor bytes.
+    pub fn summary(&self) -> String {
+        let name = self.name.as_deref().unwrap_or("a model");
+        let file_type = self
+            .file_type
+            .map_or("an unnamed file type", FileType::name);
+        format!(
+            "Read {name} ({}, {} layers, {file_type}): {} B of tensors ({:.2} GiB).",
+            self.architecture,
+            self.arch.layers,
+            group_thousands(self.tensor_bytes),
+            self.tensor_bytes as f64 / f64::from(1u32 << 30)
+        )
+    }
+}
+
+fn group_thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Reads a GGUF header from the first bytes of a file: any prefix that holds the whole header.
+pub fn read_gguf(prefix: &[u8]) -> Result<GgufModel, GgufError> {
+    let header = parse_header(prefix)?;
+    let architecture = header
+        .architecture()
+        .ok_or_else(|| GgufError::Missing(vec!["general.architecture".into()]))?
+        .to_string();
+    let mut warnings = Vec::new();
+    let weights = file_weights(&header)?;
+    let arch = shape(&header, &architecture, &weights, &mut warnings)?;
+    if weights.blocks.len() != arch.layers as usize {
+        return Err(GgufError::Layout(format!(
+            "{architecture}.block_count is {} but the file has tensors for {} blocks",
+            arch.layers,
+            weights.blocks.len()
+        )));
+    }
+    if header.file_type().is_none() {
+        warnings.push(match header.file_type_id() {
+            Some(id) => format!("general.file_type {id} is not a llama.cpp file type vramfit knows; the tensors' own types are used"),
+            None => "no general.file_type; the tensors' own types are used".to_string(),
+        });
+    }
+    Ok(GgufModel {
+        name: header.string("general.name").map(str::to_string),
+        file_type: header.file_type(),
+        context_length: header.arch_u64("context_length"),
+        tensor_bytes: header.tensor_bytes_total().unwrap_or(0),
+        architecture,
+        arch,
+        weights,
+        warnings,
+    })
+}
+
+/// Groups the tensors as llama.cpp's loader places them.
+fn file_weights(header: &Header) -> Result<FileWeights, GgufError> {
+    let declared = header.arch_u64("block_count").unwrap_or(0);
+    let mut weights = FileWeights::default();
+    for tensor in &header.tensors {
+        let bytes = tensor.bytes().unwrap_or(0);
+        let block = tensor
+            .name
+            .strip_prefix("blk.")
+            .and_then(|rest| rest.split_once('.'))
+            .and_then(|(index, role)| Some((index.parse::<usize>().ok()?, role)));
+        match block {
+            Some((index, role)) => {
+                if index >= MAX_BLOCKS || index as u64 >= declared.max(1) {
+                    return Err(GgufError::Layout(format!(
+                        "tensor {} is past the {declared} blocks the file declares",
+                        tensor.name
+                    )));
+                }
+                if weights.blocks.len() <= index {
+                    weights.blocks.resize(index + 1, BlockBytes::default());
+                }
+                let b = &mut weights.blocks[index];
+                b.bytes = b.bytes.saturating_add(bytes);
+                b.largest = b.largest.max(bytes);
+                if role.contains("_exps") {
+                    b.experts = b.experts.saturating_add(bytes);
+                }
+            }
+            None if tensor.name == "token_embd.weight" => weights.token_embd = bytes,
+            None => weights.output = weights.output.saturating_add(bytes),
+        }
+    }
+    // A tied model's output layer is token_embd loaded a second time (`TENSOR_DUPLICATED`).
+    if !header.tensors.iter().any(|t| t.name == "output.weight") {
+        weights.output = weights.output.saturating_add(weights.token_embd);
+    }
+    Ok(weights)
+}
+
+/// The sliding-window pattern llama.cpp applies for architectures that do not write one.
+fn swa_pattern(architecture: &str) -> Option<u64> {
+    match architecture {
+        "gemma2" | "gpt-oss" => Some(2),
+        "cohere2" => Some(4),
+        "gemma3" => Some(6),
+        _ => None,
+    }
+}
+
+fn per_layer_max(value: &PerLayer) -> u64 {
+    value.max().unwrap_or(0)
+}
+
+/// The architecture the metadata states.
+fn shape(
+    header: &Header,
+    architecture: &str,
+    weights: &FileWeights,
+    warnings: &mut Vec<String>,
+) -> Result<Architecture, GgufError> {
+    let key = |suffix: &str| format!("{architecture}.{suffix}");
+    let int = |suffix: &str| header.arch_u64(suffix);
+    let mut missing = Vec::new();
+    let mut required = |suffix: &str| {
+        let value = int(suffix);
+        if value.is_none() {
+            missing.push(key(suffix));
+        }
+        value.unwrap_or(0)
+    };
+    let layers = required("block_count");
+    let hidden = required("embedding_length");
+    let heads_per_layer = header.arch_per_layer_u64("attention.head_count");
+    if heads_per_layer.is_none() {
+        missing.push(key("attention.head_count"));
+    }
+    if !missing.is_empty() {
+        return Err(GgufError::Missing(missing));
+    }
+    let to_u32 = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
+    let heads = heads_per_layer.as_ref().map_or(0, per_layer_max);
+    let kv_per_layer = header
+        .arch_per_layer_u64("attention.head_count_kv")
+        .unwrap_or(PerLayer::Same(heads));
+    // Hybrid files write 0 KV heads for their recurrent layers.
+    let (kv_heads, recurrent_layers) = match &kv_per_layer {
+        PerLayer::Same(kv) => (*kv, 0),
+        PerLayer::Each(each) => {
+            let attention: Vec<u64> = each.iter().copied().filter(|&kv| kv > 0).collect();
+            let max = attention.iter().copied().max().unwrap_or(0);
+            if attention.iter().any(|&kv| kv != max) {
+                warnings.push(format!(
+                    "{} differs by layer; every attention layer is sized with {max}",
+                    key("attention.head_count_kv")
+                ));
+            }
+            (max, (each.len() - attention.len()) as u64)
+        }
+    };
+    let head_dim = int("attention.key_length_mla")
+        .or_else(|| int("attention.key_length"))
+        .unwrap_or(hidden.checked_div(heads).unwrap_or(0));
+    let vocab = int("vocab_size")
+        .or_else(|| match header.get("tokenizer.ggml.tokens") {
+            Some(MetaValue::Array(tokens)) => Some(tokens.len()),
+            _ => None,
+        })
+        .or_else(|| {
+            header
+                .tensors
+                .iter()
+                .find(|t| t.name == "token_embd.weight")
+                .and_then(|t| t.dims.get(1).copied())
+        })
+        .unwrap_or(0);
+    let has = |role: &str| {
+        header
+            .tensors
+            .iter()
+            .any(|t| t.name.starts_with("blk.") && t.name.contains(role))
+    };
+    let ffn_per_layer = header.arch_per_layer_u64("feed_forward_length");
+    let ffn = ffn_per_layer.as_ref().map_or(0, per_layer_max);
+    if matches!(&ffn_per_layer, Some(PerLayer::Each(each)) if each.iter().any(|&f| f != ffn && f != 0))
+    {
+        warnings.push(format!(
+            "{} differs by layer; the compute buffer uses the widest ({ffn}); the weights are the file's",
+            key("feed_forward_length")
+        ));
+    }
+    let experts = int("expert_count").unwrap_or(0);
+    let expert_ffn = int("expert_feed_forward_length").unwrap_or(if experts > 0 { ffn } else { 0 });
+    let shared = int("expert_shared_count").unwrap_or(0);
+    let shared_ffn = int("expert_shared_feed_forward_length").unwrap_or(expert_ffn) * shared;
+    let window = int("attention.sliding_window").unwrap_or(0);
+    let sliding_layers = match header.get(&key("attention.sliding_window_pattern")) {
+        Some(MetaValue::Array(MetaArray::Values(values))) => match values {
+            vramfit_gguf::ArrayValues::Bool(each) => each.iter().filter(|&&s| s).count() as u64,
+            other => other
+                .to_u64s()
+                .map_or(0, |each| each.iter().filter(|&&s| s != 0).count() as u64),
+        },
+        Some(MetaValue::Array(_)) | None => {
+            swa_pattern(architecture).map_or(0, |n| layers - layers / n)
+        }
+        Some(value) => value
+            .as_u64()
+            .filter(|&n| n > 0)
+            .map_or(layers, |n| layers - layers / n),
+    };
+    let sliding_layers = if window > 0 { sliding_layers } else { 0 };
+    if window > 0 && sliding_layers == 0 {
+        warnings.push(format!(
+            "{} is {window} but llama.cpp applies no sliding-window pattern to {architecture} that vramfit knows; every layer is cached at full length",
+            key("attention.sliding_window")
+        ));
+    }
+    let kv_rank = int("attention.kv_lora_rank").unwrap_or(0);
+    let rope_dim = int("rope.dimension_count").unwrap_or(0);
+    let recurrent_layers = if int("ssm.state_size").is_some() && recurrent_layers == 0 {
+        // A pure state-space model (Mamba) has no KV heads at all.
+        if kv_heads == 0 {
+            layers
+        } else {
+            0
+        }
+    } else {
+        recurrent_layers
+    };
+    let ssm_inner = int("ssm.inner_size").unwrap_or(0);
+    let ssm_heads = int("ssm.time_step_rank").unwrap_or(0);
+    if recurrent_layers > 0 && ssm_inner == 0 {
+        warnings.push(format!(
+            "{recurrent_layers} layers have no attention but {} is absent: their recurrent state is not counted",
+            key("ssm.inner_size")
+        ));
+    }
+    let mut arch = super::dense_shape(
+        to_u32(layers),
+        to_u32(hidden),
+        to_u32(heads),
+        to_u32(kv_heads),
+        to_u32(head_dim),
+        to_u32(ffn),
+        to_u32(vocab),
+        !header.tensors.iter().any(|t| t.name == "output.weight"),
+        has(".ffn_gate"),
+    );
+    arch.moe.experts = to_u32(experts);
+    arch.moe.per_token = to_u32(int("expert_used_count").unwrap_or(0));
+    arch.moe.expert_ffn = to_u32(if experts > 0 { expert_ffn } else { 0 });
+    arch.moe.shared_ffn = to_u32(if experts > 0 { shared_ffn } else { 0 });
+    arch.moe.dense_layers = to_u32(int("leading_dense_block_count").unwrap_or(0));
+    if kv_rank > 0 {
+        arch.mla.kv_rank = to_u32(kv_rank);
+        arch.mla.q_rank = to_u32(int("attention.q_lora_rank").unwrap_or(0));
+        arch.mla.rope_dim = to_u32(rope_dim);
+        arch.mla.v_head_dim = to_u32(
+            int("attention.value_length_mla")
+                .or_else(|| int("attention.value_length"))
+                .unwrap_or(head_dim),
+        );
+    } else if let Some(v) = int("attention.value_length").filter(|&v| v != head_dim) {
+        warnings.push(format!(
+            "{} ({v}) differs from the key length ({head_dim}); values are sized like keys",
+            key("attention.value_length")
+        ));
+    }
+    arch.window.tokens = to_u32(window);
+    arch.window.layers = to_u32(sliding_layers);
+    if recurrent_layers > 0 {
+        let heads = ssm_heads.max(1);
+        arch.recurrent.layers = to_u32(recurrent_layers);
+        arch.recurrent.heads = to_u32(heads);
+        arch.recurrent.head_dim = to_u32(ssm_inner / heads);
+        arch.recurrent.state = to_u32(int("ssm.state_size").unwrap_or(0));
+        arch.recurrent.groups = to_u32(int("ssm.group_count").unwrap_or(1));
+        arch.recurrent.conv = to_u32(int("ssm.conv_kernel").unwrap_or(0));
+        arch.no_attention = to_u32(recurrent_layers);
+    }
+    arch.mtp_layers = to_u32(int("nextn_predict_layers").unwrap_or(0));
+    if weights.blocks.iter().all(|b| b.experts == 0) && experts > 1 {
+        warnings.push(format!(
+            "{} is {experts} but no block has *_exps tensors; --n-cpu-moe moves nothing",
+            key("expert_count")
+        ));
+    }
+    Ok(arch)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture() -> &'static [u8] {
+        include_bytes!("../../../gguf/tests/fixtures/llama-3.1-8b-instruct-q4_k_m.header.gguf")
+    }
+
+    #[test]
+    fn llama_3_1_8b_q4_k_m_reads_its_shape_and_exact_tensor_bytes() {
+        let model = read_gguf(fixture()).unwrap();
+        assert_eq!(model.architecture, "llama");
+        assert_eq!(model.file_type, Some(FileType::Q4_K_M));
+        assert_eq!(model.context_length, Some(131_072));
+        assert_eq!(model.tensor_bytes, 4_912_898_304);
+        // Untied: the file total is the placed total.
+        assert_eq!(model.weights.total(), model.tensor_bytes);
+        let a = model.arch;
+        assert_eq!(
+            (a.layers, a.hidden, a.heads, a.kv_heads, a.head_dim, a.ffn, a.vocab),
+            (32, 4096, 32, 8, 128, 14336, 128_256)
+        );
+        assert!(!a.tied && a.gated && !a.moe.is_moe());
+        assert!(model.warnings.is_empty(), "{:?}", model.warnings);
+        // token_embd Q4_K: 128256 × 4096 values at 144 B per 256.
+        assert_eq!(model.weights.token_embd, 295_501_824);
+        assert!(
+            model.summary().contains("4,912,898,304 B"),
+            "{}",
+            model.summary()
+        );
+    }
+
+    #[test]
+    fn the_wire_form_round_trips_and_runs_equal_blocks() {
+        let weights = read_gguf(fixture()).unwrap().weights;
+        let text = weights.format();
+        assert!(text.len() < 400, "{text}");
+        assert!(text.contains('*'), "{text}");
+        assert_eq!(FileWeights::parse(&text), Ok(weights));
+    }
+
+    #[test]
+    fn bad_wire_text_is_an_error_not_a_panic() {
+        for text in [
+            "",
+            "1",
+            "1,2",
+            "1,2,x",
+            "1,2,3:4",
+            "1,2,3*0",
+            "1,2,3*99999999999",
+            "1,2,5:1:9",
+            "1,2,3*600",
+        ] {
+            assert!(FileWeights::parse(text).is_err(), "{text}");
+        }
+        assert_eq!(
+            FileWeights::parse("1,2,10:4:6*2").map(|w| w.blocks.len()),
+            Ok(2)
+        );
+    }
+
+    #[test]
+    fn a_cut_header_asks_for_more_and_garbage_is_refused() {
+        let bytes = fixture();
+        match read_gguf(&bytes[..1000]) {
+            Err(GgufError::Truncated { needed_at_least }) => {
+                assert!(needed_at_least > 1000 && needed_at_least <= bytes.len() as u64)
+            }
+            other => panic!("{other:?}"),
+        }
+        let err = read_gguf(b"{\"not\": \"gguf\"}").unwrap_err();
+        assert!(err.to_string().contains("not a GGUF file"), "{err}");
+    }
+}
