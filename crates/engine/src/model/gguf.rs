@@ -383,7 +383,13 @@ fn shape(
             .any(|t| t.name.starts_with("blk.") && t.name.contains(role))
     };
     let ffn_per_layer = header.arch_per_layer_u64("feed_forward_length");
-    let ffn = ffn_per_layer.as_ref().map_or(0, per_layer_max);
+    let experts = int("expert_count").unwrap_or(0);
+    let expert_ffn = int("expert_feed_forward_length").unwrap_or(0);
+    // An all-expert model may write no dense width; its MLP is the experts'.
+    let ffn = ffn_per_layer
+        .as_ref()
+        .map_or(0, per_layer_max)
+        .max(if experts > 0 { expert_ffn } else { 0 });
     if matches!(&ffn_per_layer, Some(PerLayer::Each(each)) if each.iter().any(|&f| f != ffn && f != 0))
     {
         warnings.push(format!(
@@ -391,8 +397,7 @@ fn shape(
             key("feed_forward_length")
         ));
     }
-    let experts = int("expert_count").unwrap_or(0);
-    let expert_ffn = int("expert_feed_forward_length").unwrap_or(if experts > 0 { ffn } else { 0 });
+    let expert_ffn = if expert_ffn > 0 { expert_ffn } else { ffn };
     let shared = int("expert_shared_count").unwrap_or(0);
     let shared_ffn = int("expert_shared_feed_forward_length").unwrap_or(expert_ffn) * shared;
     let window = int("attention.sliding_window").unwrap_or(0);
@@ -502,6 +507,7 @@ mod tests {
     #[test]
     fn llama_3_1_8b_q4_k_m_reads_its_shape_and_exact_tensor_bytes() {
         let model = read_gguf(fixture()).unwrap();
+        assert_eq!(applied(&model).quant, FileType::Q4_K_M);
         assert_eq!(model.architecture, "llama");
         assert_eq!(model.file_type, Some(FileType::Q4_K_M));
         assert_eq!(model.context_length, Some(131_072));
@@ -522,6 +528,180 @@ mod tests {
             "{}",
             model.summary()
         );
+    }
+
+    use vramfit_gguf::{write_header, ArrayValues, GgmlType, TensorInfo};
+
+    /// The scenario the file's fields make, which must be valid and estimate.
+    fn applied(model: &GgufModel) -> crate::Scenario {
+        let mut scenario = crate::Scenario::default();
+        for (key, value) in model.pairs() {
+            scenario.set(key, &value).unwrap();
+        }
+        assert_eq!(scenario.validate(), vec![]);
+        assert!(crate::estimate::estimate(&scenario).is_ok());
+        scenario
+    }
+
+    /// A header-only file of `arch` with `metadata` (the `{arch}.` prefix added) and tensors
+    /// `(name, dims, type)`, written and read back as a dropped file would be.
+    fn file(
+        arch: &str,
+        metadata: &[(&str, MetaValue)],
+        tensors: &[(&str, &[u64], GgmlType)],
+    ) -> Vec<u8> {
+        let mut all = vec![(
+            "general.architecture".to_string(),
+            MetaValue::String(arch.to_string()),
+        )];
+        all.extend(
+            metadata
+                .iter()
+                .map(|(k, v)| (format!("{arch}.{k}"), v.clone())),
+        );
+        write_header(&Header {
+            version: 3,
+            alignment: 32,
+            metadata: all,
+            tensors: tensors
+                .iter()
+                .map(|(name, dims, ggml_type)| TensorInfo {
+                    name: name.to_string(),
+                    dims: dims.to_vec(),
+                    ggml_type: *ggml_type,
+                    offset: 0,
+                })
+                .collect(),
+            data_offset: 0,
+        })
+    }
+
+    #[test]
+    fn a_tied_sliding_window_model_duplicates_its_embedding_and_takes_the_family_pattern() {
+        use MetaValue::U32;
+        let bytes = file(
+            "gemma2",
+            &[
+                ("block_count", U32(4)),
+                ("embedding_length", U32(256)),
+                ("feed_forward_length", U32(512)),
+                ("attention.head_count", U32(4)),
+                ("attention.head_count_kv", U32(2)),
+                ("attention.key_length", U32(128)),
+                ("attention.value_length", U32(128)),
+                ("attention.sliding_window", U32(4096)),
+                ("vocab_size", U32(1000)),
+            ],
+            &[
+                ("token_embd.weight", &[256, 1000], GgmlType::Q8_0),
+                ("blk.0.attn_q.weight", &[256, 512], GgmlType::Q4_K),
+                ("blk.1.attn_q.weight", &[256, 512], GgmlType::Q4_K),
+                ("blk.2.attn_q.weight", &[256, 512], GgmlType::Q4_K),
+                ("blk.3.attn_q.weight", &[256, 512], GgmlType::Q6_K),
+                ("blk.3.ffn_gate.weight", &[256, 512], GgmlType::Q4_K),
+                ("output_norm.weight", &[256], GgmlType::F32),
+            ],
+        );
+        let model = read_gguf(&bytes).unwrap();
+        applied(&model);
+        let a = model.arch;
+        assert!(a.tied && a.gated);
+        assert_eq!(
+            (a.head_dim, a.window.tokens, a.window.layers),
+            (128, 4096, 2)
+        );
+        // Q8_0: 34 bytes per 32 values; the output layer is the same table again.
+        let embd = 256 * 1000 / 32 * 34;
+        assert_eq!(model.weights.token_embd, embd);
+        assert_eq!(model.weights.output, embd + 256 * 4);
+        assert_eq!(model.tensor_bytes + embd, model.weights.total());
+        // Q6_K: 210 bytes per 256 values.
+        assert_eq!(model.weights.blocks[3].largest, 256 * 512 / 256 * 210);
+        assert_eq!(model.file_type, None);
+        assert!(model
+            .warnings
+            .iter()
+            .any(|w| w.contains("general.file_type")));
+    }
+
+    #[test]
+    fn experts_and_recurrent_layers_come_from_the_files_keys() {
+        use MetaValue::U32;
+        let kv = MetaValue::Array(MetaArray::Values(ArrayValues::U32(vec![0, 0, 0, 2])));
+        let bytes = file(
+            "qwen3next",
+            &[
+                ("block_count", U32(4)),
+                ("embedding_length", U32(256)),
+                ("feed_forward_length", U32(0)),
+                ("attention.head_count", U32(4)),
+                ("attention.head_count_kv", kv),
+                ("expert_count", U32(8)),
+                ("expert_used_count", U32(2)),
+                ("expert_feed_forward_length", U32(64)),
+                ("ssm.state_size", U32(128)),
+                ("ssm.inner_size", U32(512)),
+                ("ssm.time_step_rank", U32(4)),
+                ("ssm.group_count", U32(2)),
+                ("ssm.conv_kernel", U32(4)),
+            ],
+            &[
+                ("token_embd.weight", &[256, 1000], GgmlType::Q8_0),
+                ("output.weight", &[256, 1000], GgmlType::Q8_0),
+                ("blk.0.ffn_up_exps.weight", &[256, 64, 8], GgmlType::Q8_0),
+                ("blk.0.ffn_gate_inp.weight", &[256, 8], GgmlType::F32),
+                ("blk.1.ffn_up_exps.weight", &[256, 64, 8], GgmlType::Q8_0),
+                ("blk.2.ffn_up_exps.weight", &[256, 64, 8], GgmlType::Q8_0),
+                ("blk.3.ffn_up_exps.weight", &[256, 64, 8], GgmlType::Q8_0),
+            ],
+        );
+        let model = read_gguf(&bytes).unwrap();
+        let a = model.arch;
+        assert_eq!(
+            (a.moe.experts, a.moe.per_token, a.moe.expert_ffn),
+            (8, 2, 64)
+        );
+        assert_eq!((a.kv_heads, a.recurrent.layers, a.no_attention), (2, 3, 3));
+        assert_eq!(
+            (
+                a.recurrent.heads,
+                a.recurrent.head_dim,
+                a.recurrent.state,
+                a.recurrent.conv
+            ),
+            (4, 128, 128, 4)
+        );
+        let experts = 256 * 64 * 8 / 32 * 34;
+        assert_eq!(model.weights.blocks[1].experts, experts);
+        assert_eq!(model.weights.blocks[0].bytes, experts + 256 * 8 * 4);
+        assert!(!a.tied);
+    }
+
+    #[test]
+    fn a_file_without_the_shape_keys_names_them() {
+        let bytes = file(
+            "llama",
+            &[("embedding_length", MetaValue::U32(256))],
+            &[("token_embd.weight", &[256, 1000], GgmlType::F16)],
+        );
+        let err = read_gguf(&bytes).unwrap_err();
+        assert_eq!(
+            err,
+            GgufError::Missing(vec![
+                "llama.block_count".into(),
+                "llama.attention.head_count".into()
+            ])
+        );
+        let orphan = file(
+            "llama",
+            &[
+                ("block_count", MetaValue::U32(1)),
+                ("embedding_length", MetaValue::U32(256)),
+                ("attention.head_count", MetaValue::U32(2)),
+            ],
+            &[("blk.7.attn_q.weight", &[256, 256], GgmlType::F16)],
+        );
+        assert!(matches!(read_gguf(&orphan), Err(GgufError::Layout(_))));
     }
 
     #[test]
