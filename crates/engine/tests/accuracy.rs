@@ -253,17 +253,20 @@ const RUNTIME_LOGS: &str = include_str!("../../../calibration/runtime-logs.csv")
 /// Ceilings on the median |error| of each runtime figure (calibration/runtime-logs.csv), today's
 /// figure plus headroom. The targets: vLLM's KV pool within 2%, llama.cpp's buffers 3%.
 const RUNTIME_MEDIAN_MAX_PCT: &[(&str, f64)] = &[
-    ("vllm kv_pool", 2.0),                  // today 1.4
-    ("vllm kv_tokens", 2.5),                // today 1.5
-    ("vllm max_concurrency", 3.5),          // today 2.4
+    ("vllm kv_pool", 2.0),                  // today 0.7
+    ("vllm kv_tokens", 2.5),                // today 0.7
+    ("vllm max_concurrency", 3.5),          // today 1.2
     ("vllm weights", 1.0),                  // today 0.4
     ("vllm activation_peak", 4.0),          // today 2.0
     ("sglang kv_pool", 2.5),                // today 0.9
     ("llama.cpp kv_buffer", 1.0),           // today 0.0
-    ("llama.cpp model_buffer_gpu", 1.0),    // today 0.0
+    ("llama.cpp model_buffer_gpu", 1.0),    // today 0.3
     ("llama.cpp model_buffer_host", 1.0),   // today 0.0
     ("llama.cpp output_buffer", 1.0),       // today 0.2
-    ("llama.cpp compute_buffer_host", 3.0), // today 1.3
+    ("llama.cpp compute_buffer_host", 3.0), // today 1.5
+    // Above the 3%: hybrid (gated DeltaNet) layers, Vulkan's kept masks and builds that
+    // place the output layer differently are not modelled (README, llama.cpp accuracy).
+    ("llama.cpp compute_buffer_gpu", 15.0), // today 12.4
 ];
 
 #[test]

@@ -8,7 +8,7 @@ use crate::dtype::{Dtype, QuantScope};
 use crate::lora::LoraTargets;
 use crate::model::FileWeights;
 use crate::optimizer::Optimizer;
-use crate::runtime::{CacheType, Runtime};
+use crate::runtime::{CacheType, LogitRows, Runtime};
 use crate::sharding::{Offload, Sharding};
 use crate::units::{Bytes, Units, MIB};
 use crate::wire::Choice;
@@ -474,6 +474,10 @@ scenario_fields! {
     ubatch_size: u32 = 512,
         "ubatch-size", Count, LlamaCpp,
         "Micro-batch (-ub)", "tokens one compute step processes (-ub), which sizes the compute buffer";
+    /// The logits the compute buffer reserves, by the program that loads the model.
+    logit_rows: LogitRows = LogitRows::Slots,
+        "logit-rows", pick::<LogitRows>(), LlamaCpp,
+        "Logit rows", "logits the compute buffer reserves: per slot (llama-server since 2026) or per ubatch token (library, llama-cli, ollama)";
     /// `--n-cpu-moe`: the routed experts of the first N layers stay in system RAM.
     n_cpu_moe: u32 = 0,
         "n-cpu-moe", Whole, LlamaCpp,

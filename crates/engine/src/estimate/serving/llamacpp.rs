@@ -13,7 +13,8 @@
 //!   a sliding-window layer keeps `PAD(min(cells, window + n_ubatch), 256)` cells; each layer's
 //!   cache sits on its layer's device. Recurrent layers keep `R` and `S` in f32 per slot.
 //! - Compute buffer: the worst-case graph of `u = min(n_ctx, n_ubatch)` tokens over every cell
-//!   (`sched_reserve`), the larger of the output device's logits `4·u·(V + 2E)` and a layer's
+//!   (`sched_reserve`), the larger of the output device's logits `4·rows·(V + 2E)` (`rows` = `u`,
+//!   or the slots for llama-server since 2026: `logit-rows`) and a layer's
 //!   working set, `4u(2E + 3F) + 2·cells·u` with flash attention or `4u(H·cells + cells + 4E)`
 //!   without; the host holds the inputs, `4u(cells + E)` (research checked against 11 logs to
 //!   0.1 MiB; calibration/runtime-logs.csv).
@@ -24,7 +25,7 @@ use crate::dtype::FP32_BYTES;
 use crate::estimate::overhead;
 use crate::estimate::stack::{explain, Component, Stack};
 use crate::model::{Architecture, Block, Projection};
-use crate::runtime::Runtime;
+use crate::runtime::{LogitRows, Runtime};
 use crate::scenario::{Resolved, Scenario};
 use crate::units::{Bytes, MIB};
 use vramfit_gguf::quantize::{tensor_type, QuantModel, QuantTensor};
@@ -36,6 +37,9 @@ const CELL_PADDING: u32 = 256;
 /// A ubatch of at least this many tokens copies a CPU-resident weight to the GPU for its matmul
 /// (ggml-cuda's offload of large batches), so the compute buffer holds the largest one.
 const GPU_OFFLOAD_MIN_BATCH: u32 = 32;
+
+/// llama-server's default `-b` (`n_batch`), which caps its logit rows.
+const LLAMA_SERVER_BATCH: u32 = 2048;
 
 fn pad(cells: u32, to: u32) -> u32 {
     cells.div_ceil(to).saturating_mul(to)
@@ -299,7 +303,11 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
         f64::from(a.ffn.max(a.moe.expert_ffn * a.moe.per_token)),
         f64::from(a.vocab),
     );
-    let logits = FP32_BYTES * u * (vocab + 2.0 * e);
+    let logit_rows = match s.logit_rows {
+        LogitRows::Slots => u.min(f64::from(slots).min(f64::from(LLAMA_SERVER_BATCH))),
+        LogitRows::Ubatch => u,
+    };
+    let logits = FP32_BYTES * logit_rows * (vocab + 2.0 * e);
     let layer_work = if s.flash_attn {
         FP32_BYTES * u * (2.0 * e + 3.0 * f) + 2.0 * cells * u
     } else {
@@ -373,7 +381,8 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
         gpu_compute,
         explain!(
             ex,
-            "max(logits 4·u·(V + 2E), layer {}) with u = {}, cells = {}",
+            "max(logits 4·{}·(V + 2E), layer {}) with u = {}, cells = {}",
+            logit_rows,
             if s.flash_attn {
                 "4u(2E + 3F) + 2·cells·u"
             } else {
@@ -435,6 +444,7 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
         Setting::new("cache-type-v", s.cache_type_v, None),
         Setting::new("flash-attn", s.flash_attn, None),
         Setting::new("ubatch-size", s.ubatch_size, None),
+        Setting::new("logit-rows", s.logit_rows, None),
     ];
     Serving {
         runtime: Runtime::LlamaCpp,
