@@ -665,10 +665,10 @@ fn flags_and_query_give_the_same_estimate() {
         &recurrent-conv=0&no-attention-layers=0&no-mlp-layers=0&mtp-layers=0&mtp=false&mla-cache=expanded\
         &head=lm&mode=qlora&runtime=transformers&max-model-len=4096&max-num-seqs=64\
         &max-num-batched-tokens=2048&gpu-memory-utilization=0.85&block-size=32&enforce-eager=true\
-        &mem-fraction-static=0.8&quant=Q5_K_M&n-gpu-layers=20&ctx-size=8192&parallel=2\
-        &cache-type-k=q8_0&cache-type-v=q8_0&flash-attn=true&ubatch-size=256&n-cpu-moe=0&weights=nf4&quantized=all-linear&grads=bf16\
+        &mem-fraction-static=0.8&quant=Q5_K_M&gguf-weights=1000,2000,3000:1000*16&n-gpu-layers=20&ctx-size=8192&parallel=2\
+        &cache-type-k=q8_0&cache-type-v=q8_0&flash-attn=true&ubatch-size=256&logit-rows=ubatch&n-cpu-moe=0&weights=nf4&quantized=all-linear&grads=bf16\
         &act-dtype=bf16&kv-dtype=fp8&optimizer=adamw-8bit&master-weights=false&batch=4&seq=1024\
-        &grad-accum=8&images=0&checkpointing=selective&attention=eager&lora-rank=32&lora-targets=all&lora-dropout=true\
+        &prompt=512&cache=static&max-cache-len=2048&grad-accum=8&images=0&checkpointing=selective&attention=eager&lora-rank=32&lora-targets=all&lora-dropout=true\
         &double-quant=true&chunked-loss=true&dropout=true&attention-dropout=true&method=detailed\
         &gpu=t4&vram=15GiB&gpus=2\
         &sharding=zero3&offload=optimizer&reserved=1GiB&margin=500MiB&context=600MiB&tight=90\

@@ -78,3 +78,19 @@ wire_enum! {
         Expanded = "expanded" => "every head's keys and values (transformers)",
     }
 }
+
+wire_enum! {
+    /// transformers' KV cache class in `generate()` (`cache_implementation`;
+    /// src/transformers/cache_utils.py, v4.56+).
+    KvCache {
+        /// `DynamicCache`: grows with the sequence; sliding-window layers keep their window
+        /// (`DynamicSlidingWindowLayer`).
+        Dynamic = "dynamic" => "DynamicCache: grows to seq; sliding-window layers keep their window",
+        /// `StaticCache` (which took over `HybridCache`): allocated once at `max_cache_len`,
+        /// sliding-window layers at their window.
+        Static = "static" => "StaticCache / HybridCache: allocated at max-cache-len; sliding-window layers at their window",
+        /// `QuantizedCache` with quanto's defaults: every layer at full length, quantized to
+        /// 4 bits in groups of 64 except the newest `residual_length` tokens.
+        Quantized = "quantized" => "QuantizedCache (quanto int4, groups of 64, last 128 tokens unquantized)",
+    }
+}

@@ -146,3 +146,58 @@ fn a_vision_tower_encodes_the_stated_images() {
     let text_only = scenario("model=llama-3.1-8b&images=1");
     assert_eq!(text_only.validate()[0].field, "images");
 }
+
+/// transformers' cache classes (src/transformers/cache_utils.py): what each keeps, and that the
+/// activations follow the tokens one forward processes, not the cache.
+#[test]
+fn transformers_caches_and_the_prompt_are_sized_apart() {
+    let base = "model=llama-3.1-8b&mode=inference&batch=4&seq=4096&gpu=b200";
+    let at = |extra: &str, id: &str| bytes(&format!("{base}{extra}"), id);
+    let dynamic = at("", "kv_cache");
+    assert_eq!(dynamic, 4 * 4096 * 2 * 8 * 128 * 2 * 32);
+    // A prompt of 512 tokens: the cache still holds seq (prompt + new tokens); one layer's
+    // working set shrinks with the tokens per forward.
+    assert_eq!(at("&prompt=512", "kv_cache"), dynamic);
+    let whole = at("", "activations") as f64;
+    let chunk = at("&prompt=512", "activations") as f64;
+    assert!((whole / chunk - 8.0).abs() < 1e-6, "{whole} / {chunk}");
+    // StaticCache is allocated at max_cache_len, whatever the sequence so far.
+    assert_eq!(
+        at("&cache=static&max-cache-len=16384", "kv_cache"),
+        4 * dynamic
+    );
+    // QuantizedCache: 4-bit values with a half scale and zero-point per 64, the newest 128
+    // tokens in bf16: (4096 − 128) × 36/64 + 128 × 2 bytes per value.
+    let values = 4 * 2 * 8 * 128 * 32;
+    assert_eq!(
+        at("&cache=quantized", "kv_cache"),
+        values * ((4096 - 128) * 36 / 64 + 128 * 2)
+    );
+    // It has no sliding-window layers: Gemma 3 caches every layer at full length, more than
+    // the dynamic cache that stops its sliding layers at the window.
+    let gemma = "model=gemma-3-27b&mode=inference&batch=1&seq=32768&gpu=b200";
+    let dynamic_gemma = bytes(gemma, "kv_cache") + bytes(gemma, "kv_cache_sliding");
+    let quantized = format!("{gemma}&cache=quantized");
+    assert_eq!(bytes(&quantized, "kv_cache_sliding"), 0);
+    assert!(bytes(&quantized, "kv_cache") > dynamic_gemma);
+}
+
+#[test]
+fn cache_settings_that_cannot_hold_or_do_not_apply_are_named() {
+    let errors = scenario("mode=inference&seq=4096&prompt=5000").validate();
+    assert_eq!(errors.len(), 1);
+    assert_eq!(errors[0].field, "prompt");
+    let errors = scenario("mode=inference&seq=4096&cache=static&max-cache-len=1024").validate();
+    assert_eq!(errors[0].field, "max-cache-len");
+    let notes = |q: &str| {
+        vramfit_engine::estimate::estimate(&scenario(q))
+            .unwrap()
+            .notes
+            .join(" ")
+    };
+    assert!(notes("mode=lora&prompt=100").contains("prompt not used"));
+    assert!(
+        notes("mode=inference&runtime=vllm&cache=quantized").contains("vllm keeps its own cache")
+    );
+    assert!(notes("mode=inference&max-cache-len=8192").contains("only cache=static"));
+}

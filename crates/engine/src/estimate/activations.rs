@@ -19,7 +19,7 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split)
     let per_layer = layer_bytes_per_token(a, e)
         + dropout_bytes_per_token(s, a)
         + adapter_bytes_per_token(s, r, e);
-    let scores = eager_scores_bytes_per_token(s, a, e);
+    let scores = eager_scores_bytes_per_token(s, a, e, f64::from(s.seq));
     let one_layer = tokens * (per_layer + scores);
     let (saved, saved_formula) = match s.checkpointing {
         Checkpointing::None => (

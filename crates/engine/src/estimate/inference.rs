@@ -1,16 +1,54 @@
-//! Inference: the KV cache for every token in context, and one layer's transient tensors at a
-//! time (the prompt's logits are in `logits`).
+//! Inference under transformers: the KV cache for every token the cache holds (`seq`, or a static
+//! cache's `max-cache-len`, by cache class), and one layer's transient tensors for the tokens one
+//! forward processes (`prompt`, a prefill chunk; the prompt's logits are in `logits`).
 
 use super::parallel::Split;
 use super::per_token::{eager_scores_bytes_per_token, layer_bytes_per_token};
 use super::stack::{explain, num, Stack};
-use crate::dtype::FP32_BYTES;
+use crate::dtype::{FP32_BYTES, HALF_BYTES, NIBBLE_BYTES};
 use crate::scenario::{Resolved, Scenario};
 use crate::sharding::Sharding;
-use crate::workload::MlaCache;
+use crate::workload::{KvCache, MlaCache};
 
 /// Keys and values: two tensors per layer.
 const KV_TENSORS: f64 = 2.0;
+
+/// `QuantizedCache`'s defaults (transformers `cache_utils.py`, quanto backend): values quantized
+/// to 4 bits in groups of `q_group_size = 64`, each group with a half-precision scale and
+/// zero-point, and the newest `residual_length = 128` tokens kept unquantized.
+const QUANTIZED_CACHE_GROUP: f64 = 64.0;
+const QUANTIZED_CACHE_BYTES_PER_VALUE: f64 =
+    (QUANTIZED_CACHE_GROUP * NIBBLE_BYTES + 2.0 * HALF_BYTES) / QUANTIZED_CACHE_GROUP;
+const QUANTIZED_CACHE_RESIDUAL_TOKENS: f64 = 128.0;
+
+/// The tokens one forward processes: training's whole sequence; in inference the prompt or a
+/// prefill chunk, all of `seq` when unset.
+pub(super) fn forward_tokens(s: &Scenario) -> f64 {
+    let prompt = if s.mode.is_training() {
+        s.seq
+    } else {
+        s.prompt.unwrap_or(s.seq)
+    };
+    f64::from(prompt)
+}
+
+/// The tokens each full-attention layer's cache is allocated for.
+fn cached_tokens(s: &Scenario) -> f64 {
+    match s.cache {
+        KvCache::Static => f64::from(s.max_cache_len.unwrap_or(s.seq)),
+        KvCache::Dynamic | KvCache::Quantized => f64::from(s.seq),
+    }
+}
+
+/// Bytes per cached value over `tokens` tokens: the cache dtype's `b`, or the quantized cache's
+/// 4-bit groups with its unquantized residual.
+fn bytes_per_cached_value(s: &Scenario, tokens: f64, b: f64) -> f64 {
+    if s.cache != KvCache::Quantized || tokens <= 0.0 {
+        return b;
+    }
+    let residual = tokens.min(QUANTIZED_CACHE_RESIDUAL_TOKENS);
+    ((tokens - residual) * QUANTIZED_CACHE_BYTES_PER_VALUE + residual * b) / tokens
+}
 
 /// Pushes the KV cache, one component per kind of layer: full attention caches every token in
 /// context, a sliding-window layer at most its window (transformers' `SlidingWindowCache`,
@@ -18,9 +56,9 @@ const KV_TENSORS: f64 = 2.0;
 fn push_kv_cache(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split) {
     let ex = stack.explain;
     let a = &r.arch;
-    let b = r.kv_dtype.bytes();
     let batch = f64::from(s.batch);
-    let seq = f64::from(s.seq);
+    let seq = cached_tokens(s);
+    let b = bytes_per_cached_value(s, seq, r.kv_dtype.bytes());
     let note = split.note(split.model_parallel);
     if a.mla.is_mla() {
         let m = &a.mla;
@@ -37,12 +75,12 @@ fn push_kv_cache(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split) {
             MlaCache::Latent => (
                 f64::from(m.kv_rank) + f64::from(m.rope_dim),
                 "KV cache (MLA latent)",
-                explain!(ex, "L × (kv-lora-rank + rope-head-dim) × b·s × {} B = {} × ({} + {}) × {} × {}{}", b, a.layers, m.kv_rank, m.rope_dim, num(batch * seq), b, note),
+                explain!(ex, "L × (kv-lora-rank + rope-head-dim) × b·cached × {} B = {} × ({} + {}) × {} × {}{}", num(b), a.layers, m.kv_rank, m.rope_dim, num(batch * seq), num(b), note),
             ),
             MlaCache::Expanded => (
                 f64::from(a.heads) * (f64::from(a.head_dim) + f64::from(m.v_head_dim)),
                 "KV cache (MLA, expanded per head)",
-                explain!(ex, "L × heads × (head-dim + v-head-dim) × b·s × {} B = {} × {} × ({} + {}) × {} × {}{}", b, a.layers, a.heads, a.head_dim, m.v_head_dim, num(batch * seq), b, note),
+                explain!(ex, "L × heads × (head-dim + v-head-dim) × b·cached × {} B = {} × {} × ({} + {}) × {} × {}{}", num(b), a.layers, a.heads, a.head_dim, m.v_head_dim, num(batch * seq), num(b), note),
             ),
         };
         let bytes = f64::from(a.attention_layers()) * per_token_layer * batch * seq * b;
@@ -50,7 +88,12 @@ fn push_kv_cache(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split) {
         return;
     }
     let per_token_layer = KV_TENSORS * a.kv_width() * b;
-    let windowed = a.window.layers.min(a.attention_layers());
+    // QuantizedCache builds every layer at full length, sliding or not.
+    let windowed = if s.cache == KvCache::Quantized {
+        0
+    } else {
+        a.window.layers.min(a.attention_layers())
+    };
     let full = a.attention_layers() - windowed;
     let full_bytes = f64::from(full) * per_token_layer * batch * seq;
     stack.push(
@@ -63,13 +106,13 @@ fn push_kv_cache(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split) {
         full_bytes / split.model_parallel,
         explain!(
             ex,
-            "{kv} × L × kv-heads × head-dim × b·s × {} B = {kv} × {} × {} × {} × {} × {}{note}",
-            b,
+            "{kv} × L × kv-heads × head-dim × b·cached × {} B = {kv} × {} × {} × {} × {} × {}{note}",
+            num(b),
             full,
             a.kv_heads,
             a.head_dim,
             num(batch * seq),
-            b,
+            num(b),
             kv = num(KV_TENSORS)
         ),
     );
@@ -81,7 +124,7 @@ fn push_kv_cache(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split) {
             f64::from(windowed) * per_token_layer * batch * cached / split.model_parallel,
             explain!(
                 ex,
-                "{kv} × L_window × kv-heads × head-dim × b × min(s, window) × {} B = {kv} × {} × {} × {} × {} × {} × {}{note}",
+                "{kv} × L_window × kv-heads × head-dim × b × min(cached, window) × {} B = {kv} × {} × {} × {} × {} × {} × {}{note}",
                 b,
                 windowed,
                 a.kv_heads,
@@ -131,19 +174,32 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split)
     let ex = stack.explain;
     let a = &r.arch;
     let e = r.act_dtype.bytes();
-    let tokens = f64::from(s.batch) * f64::from(s.seq);
+    let tokens = f64::from(s.batch) * forward_tokens(s);
     push_kv_cache(s, r, stack, split);
     push_recurrent_state(s, r, stack, split);
-    let one_layer = tokens * (layer_bytes_per_token(a, e) + eager_scores_bytes_per_token(s, a, e));
+    let keys = cached_tokens(s);
+    let one_layer =
+        tokens * (layer_bytes_per_token(a, e) + eager_scores_bytes_per_token(s, a, e, keys));
+    // QuantizedCache hands attention each layer's whole cache dequantized.
+    let dequantized = if s.cache == KvCache::Quantized {
+        f64::from(s.batch) * keys * KV_TENSORS * a.kv_width() * r.kv_dtype.bytes()
+    } else {
+        0.0
+    };
     stack.push(
         "activations",
         "Activations (one layer's working set)",
-        one_layer / split.model_parallel,
+        (one_layer + dequantized) / split.model_parallel,
         explain!(
             ex,
-            "b·s × one layer's tensors = {} × {}",
+            "b·prompt × one layer's tensors = {} × {}{}",
             num(tokens),
-            num(one_layer / tokens.max(1.0))
+            num(one_layer / tokens.max(1.0)),
+            if dequantized > 0.0 {
+                format!(" + one layer's cache dequantized, {}", num(dequantized))
+            } else {
+                String::new()
+            }
         ),
     );
 }

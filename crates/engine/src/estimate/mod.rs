@@ -31,9 +31,10 @@ pub use stack::Component;
 pub use weights::{INT4_GROUP, INT4_GROUP_BYTES, NF4_BLOCK, NF4_DOUBLE_QUANT_BLOCK};
 
 use crate::model::{Family, LayerCounts};
+use crate::runtime::Runtime;
 use crate::scenario::{FieldError, Resolved, Scenario};
 use crate::units::Bytes;
-use crate::workload::{Method, Mode};
+use crate::workload::{KvCache, Method, Mode};
 use serde::{Deserialize, Serialize};
 use stack::{explain, Stack};
 
@@ -183,6 +184,35 @@ fn build_stack(
     (stack, trainable, serving)
 }
 
+/// `prompt`, `cache` and `max-cache-len` describe transformers' inference; set elsewhere they are
+/// named as unused rather than ignored silently.
+fn unused_cache_settings(s: &Scenario) -> Option<String> {
+    let set: Vec<&str> = [
+        ("prompt", s.prompt.is_some()),
+        ("cache", s.cache != KvCache::Dynamic),
+        ("max-cache-len", s.max_cache_len.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(key, set)| set.then_some(key))
+    .collect();
+    if set.is_empty() {
+        return None;
+    }
+    let why = if s.mode.is_training() {
+        "training processes all seq tokens and keeps no cache".to_string()
+    } else if s.runtime != Runtime::Transformers {
+        format!("{} keeps its own cache", s.runtime)
+    } else if s.max_cache_len.is_some() && s.cache != KvCache::Static {
+        return Some(format!(
+            "max-cache-len sizes only cache=static; the {} cache holds seq tokens.",
+            s.cache
+        ));
+    } else {
+        return None;
+    };
+    Some(format!("{} not used: {why}.", set.join(", ")))
+}
+
 fn estimate_resolved(s: &Scenario, r: &Resolved) -> Estimate {
     let mut notes = Vec::new();
     let (stack, trainable, serving) = build_stack(s, r, true, &mut notes);
@@ -220,6 +250,7 @@ fn estimate_resolved(s: &Scenario, r: &Resolved) -> Estimate {
             crate::wire::Wire::help(cache)
         ));
     }
+    notes.extend(unused_cache_settings(s));
     let total = stack.total();
     let budget = Budget::new(s, r);
     Estimate {

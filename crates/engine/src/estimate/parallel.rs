@@ -129,7 +129,7 @@ pub(super) fn push_all_to_all(s: &Scenario, r: &Resolved, stack: &mut Stack) {
     }
     const BUFFERS: f64 = 2.0;
     let e = r.act_dtype.bytes();
-    let tokens = f64::from(s.batch) * f64::from(s.seq);
+    let tokens = f64::from(s.batch) * super::inference::forward_tokens(s);
     let k = f64::from(r.arch.moe.per_token);
     stack.push(
         "all_to_all",

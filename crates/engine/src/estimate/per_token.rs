@@ -66,12 +66,18 @@ fn mlp_bytes_per_token(a: &Architecture, e: f64) -> f64 {
     ((mlp_layers - moe_layers) * dense + moe_layers * routed) / layers
 }
 
-/// Eager attention's extra bytes per token per layer: the s×s scores per head, kept as the fp32
+/// Eager attention's extra bytes per query token per layer: its scores against `keys` keys per
+/// head (the sequence in training, the cache's length in inference), kept as the fp32
 /// softmax output (HF upcasts it) and as the tensor the product with V keeps: the softmax output
 /// itself in fp32, its copy in a 16-bit compute dtype, or, with attention dropout in training, a
 /// one-byte mask and the dropped copy. Flash/SDPA never store scores, and draw their dropout mask
 /// from an RNG seed.
-pub(super) fn eager_scores_bytes_per_token(s: &Scenario, a: &Architecture, e: f64) -> f64 {
+pub(super) fn eager_scores_bytes_per_token(
+    s: &Scenario,
+    a: &Architecture,
+    e: f64,
+    keys: f64,
+) -> f64 {
     if s.attention == Attention::Flash {
         return 0.0;
     }
@@ -83,7 +89,7 @@ pub(super) fn eager_scores_bytes_per_token(s: &Scenario, a: &Architecture, e: f6
     } else {
         0.0
     };
-    f64::from(a.heads) * f64::from(s.seq) * (softmax_output + kept_for_value_product)
+    f64::from(a.heads) * keys * (softmax_output + kept_for_value_product)
 }
 
 /// Hidden-state dropout's bytes per token per layer in training: the attention block's and the

@@ -12,7 +12,7 @@ use crate::runtime::{CacheType, LogitRows, Runtime};
 use crate::sharding::{Offload, Sharding};
 use crate::units::{Bytes, Units, MIB};
 use crate::wire::Choice;
-use crate::workload::{Attention, Checkpointing, Head, Method, MlaCache, Mode};
+use crate::workload::{Attention, Checkpointing, Head, KvCache, Method, MlaCache, Mode};
 use serde_json::Value as Json;
 use vramfit_gguf::FileType;
 
@@ -513,6 +513,19 @@ scenario_fields! {
     seq: u32 = 2048,
         "seq", Count, Batch,
         "Sequence length", "sequence length in tokens";
+    /// Inference under transformers: the tokens one forward processes (the prompt, or a prefill
+    /// chunk); `seq` is what the cache holds (prompt + new tokens).
+    prompt: Option<u32> = None,
+        "prompt", Optional { inner: Count, none: "seq" }, Batch,
+        "Prompt / chunk", "inference: tokens one forward processes (the prompt or a prefill chunk); seq is prompt + new tokens, what the cache holds";
+    /// transformers' cache class; serving runtimes have their own.
+    cache: KvCache = KvCache::Dynamic,
+        "cache", pick::<KvCache>(), Batch,
+        "Cache class", "transformers' KV cache class (cache_implementation)";
+    /// A static cache's length; unset, `seq`.
+    max_cache_len: Option<u32> = None,
+        "max-cache-len", Optional { inner: Count, none: "seq" }, Batch,
+        "Max cache length", "tokens a static cache is allocated for (max_cache_len)";
     grad_accum: u32 = 1,
         "grad-accum", Count, Batch,
         "Gradient accumulation", "gradient accumulation steps (no memory cost)";

@@ -8,7 +8,7 @@ use crate::model::{self, Architecture, Block, Mla, Moe, Preset, Recurrent, Visio
 use crate::runtime::Runtime;
 use crate::sharding::{Offload, Sharding};
 use crate::units::{format_size_exact, Bytes};
-use crate::workload::{Method, Mode};
+use crate::workload::{KvCache, Method, Mode};
 
 /// A scenario with every default filled in and every field known to be valid.
 #[derive(Clone, Debug, PartialEq)]
@@ -303,6 +303,28 @@ impl Scenario {
         }
     }
 
+    /// The prompt is part of the sequence, and a static cache must hold the whole sequence
+    /// (transformers raises once `max_cache_len` is passed).
+    fn check_cache(&self, errors: &mut Vec<FieldError>) {
+        if self.mode.is_training() {
+            return;
+        }
+        if let Some(prompt) = self.prompt.filter(|&p| p > self.seq) {
+            errors.push(FieldError::new(
+                "prompt",
+                format!("the prompt ({prompt}) is part of the sequence; seq ({}) is prompt + new tokens", self.seq),
+            ));
+        }
+        if let Some(len) = self.max_cache_len.filter(|&l| l < self.seq) {
+            if self.cache == KvCache::Static {
+                errors.push(FieldError::new(
+                    "max-cache-len",
+                    format!("a static cache of {len} tokens cannot hold the {}-token sequence; raise max-cache-len or lower seq", self.seq),
+                ));
+            }
+        }
+    }
+
     fn check_method(&self, arch: &Architecture, weights: Dtype, errors: &mut Vec<FieldError>) {
         match self.mode {
             Mode::Full | Mode::Lora if weights.is_quantized() => errors.push(FieldError::new(
@@ -316,6 +338,7 @@ impl Scenario {
             _ => {}
         }
         self.check_runtime(errors);
+        self.check_cache(errors);
         if let Some(file) = &self.gguf_weights {
             if file.blocks.len() != arch.layers as usize {
                 errors.push(FieldError::new(
