@@ -26,7 +26,7 @@ use serde_json::{json, Value};
 use vramfit_engine::dtype::Dtype;
 use vramfit_engine::estimate::total_bytes;
 use vramfit_engine::gpu_catalogue::GPUS;
-use vramfit_engine::model::{parse_hf_config, preset, PRESETS};
+use vramfit_engine::model::{parse_hf_config, preset, read_gguf, PRESETS};
 use vramfit_engine::optimizer::Optimizer;
 use vramfit_engine::query::{scenario_from_query, scenario_to_query};
 use vramfit_engine::scenario::KEYS;
@@ -43,6 +43,10 @@ const SOLVER_CASES: u32 = 96;
 
 /// `PROPTEST_CASES=N` runs every property N times (a deeper search than the default); the solver's
 /// properties get the same share of it as by default.
+/// The header-only Llama-3.1-8B Q4_K_M file the GGUF tests read.
+const GGUF_FIXTURE: &[u8] =
+    include_bytes!("../../gguf/tests/fixtures/llama-3.1-8b-instruct-q4_k_m.header.gguf");
+
 fn config(default: u32) -> Config {
     let cases = std::env::var("PROPTEST_CASES")
         .ok()
@@ -662,6 +666,43 @@ proptest! {
         let mut custom = s.clone();
         if custom.edit("custom", &value).is_err() {
             prop_assert_eq!(&custom, &s);
+        }
+    }
+
+    /// A damaged or cut GGUF header is an error or a model; a model's fields apply, and the
+    /// scenario they make either estimates or names its bad fields.
+    #[test]
+    fn read_gguf_never_panics_on_damaged_headers(
+        flips in proptest::collection::vec((any::<proptest::sample::Index>(), any::<u8>()), 0..8),
+        cut in proptest::option::of(any::<proptest::sample::Index>()),
+        ngl in 0u32..40,
+    ) {
+        let mut bytes = GGUF_FIXTURE.to_vec();
+        for (at, value) in flips {
+            let i = at.index(bytes.len());
+            bytes[i] = value;
+        }
+        if let Some(at) = cut {
+            bytes.truncate(at.index(bytes.len()));
+        }
+        if let Ok(model) = read_gguf(&bytes) {
+            let mut s = Scenario::default();
+            for (key, value) in model.pairs() {
+                let _ = s.set(key, &value);
+            }
+            let _ = s.set("n-gpu-layers", &ngl.to_string());
+            if s.validate().is_empty() {
+                let e = estimate(&s).unwrap_or_else(|errors| panic!("{errors:?}"));
+                check_estimate(&s, &e)?;
+            }
+        }
+    }
+
+    #[test]
+    fn gguf_weights_text_never_panics(text in "[0-9,:*]{0,40}|.{0,40}") {
+        let mut s = Scenario::default();
+        if s.set("gguf-weights", &text).is_err() {
+            prop_assert_eq!(&s, &Scenario::default());
         }
     }
 

@@ -103,7 +103,7 @@ impl FileWeights {
                 ));
             }
             let room = MAX_BLOCKS - weights.blocks.len();
-            if run as usize > room || run == 0 {
+            if run > room as u64 || run == 0 {
                 return Err(format!("from 1 to {MAX_BLOCKS} blocks"));
             }
             weights.blocks.extend(std::iter::repeat_n(
