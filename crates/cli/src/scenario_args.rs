@@ -161,6 +161,7 @@ impl ScenarioArgs {
         if let Some(path) = &self.gguf {
             match read_gguf_header(path) {
                 Ok(file) => {
+                    eprintln!("vramfit: {}: {}", path.display(), file.summary());
                     for warning in &file.warnings {
                         eprintln!("vramfit: {}: {warning}", path.display());
                     }

@@ -459,6 +459,11 @@ fn component(estimate: &Value, list: &str, id: &str) -> u64 {
 
 #[test]
 fn a_gguf_header_gives_llama_cpp_with_the_files_exact_tensors() {
+    let told = stderr(&run(&["estimate", "--gguf", GGUF_FIXTURE]));
+    assert!(
+        told.contains("Meta Llama 3.1 8B Instruct") && told.contains("4,912,898,304 B"),
+        "{told}"
+    );
     let all = json(&["estimate", "--json", "--gguf", GGUF_FIXTURE]);
     assert_eq!(all["scenario"]["runtime"], "llama.cpp");
     assert_eq!(all["scenario"]["quant"], "Q4_K_M");

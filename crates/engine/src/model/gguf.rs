@@ -197,14 +197,20 @@ impl GgufModel {
         pairs
     }
 
-    /// One line for people: the name, architecture, file type and exact tensor bytes.
+    /// One line for people: the name, architecture, file type, exact tensor bytes and the trained
+    /// context.
     pub fn summary(&self) -> String {
         let name = self.name.as_deref().unwrap_or("a model");
         let file_type = self
             .file_type
             .map_or("an unnamed file type", FileType::name);
+        let trained = match self.context_length {
+            // llama-server's default `-c 0` takes this length; set ctx-size to plan for it.
+            Some(tokens) => format!(" Trained for {tokens} tokens (llama-server's -c 0)."),
+            None => String::new(),
+        };
         format!(
-            "Read {name} ({}, {} layers, {file_type}): {} B of tensors ({:.2} GiB).",
+            "Read {name} ({}, {} layers, {file_type}): {} B of tensors ({:.2} GiB).{trained}",
             self.architecture,
             self.arch.layers,
             group_thousands(self.tensor_bytes),
