@@ -78,11 +78,26 @@ pub(crate) fn alignment_of(metadata: &[(String, MetaValue)]) -> Result<u64, Pars
     }
 }
 
+/// The value and its type, for a message (written out here rather than through `Debug`, which
+/// would link a formatter for every metadata type into the page).
 fn describe(value: &MetaValue) -> String {
-    match value.scalar_type() {
-        Some(t) => format!("{value:?} (a {t})"),
-        None => "an array".to_string(),
-    }
+    let Some(t) = value.scalar_type() else {
+        return "an array".to_string();
+    };
+    let shown = match value {
+        MetaValue::I8(v) => i64::from(*v).to_string(),
+        MetaValue::I16(v) => i64::from(*v).to_string(),
+        MetaValue::I32(v) => i64::from(*v).to_string(),
+        MetaValue::I64(v) => v.to_string(),
+        MetaValue::Bool(v) => v.to_string(),
+        MetaValue::String(s) => format!("\"{s}\""),
+        other => match (other.as_u64(), other.as_f64()) {
+            (Some(n), _) => n.to_string(),
+            (_, Some(x)) => x.to_string(),
+            _ => String::new(),
+        },
+    };
+    format!("{shown} (a {t})")
 }
 
 fn read_version(r: &mut Reader<'_>) -> Result<u32, ParseError> {

@@ -185,14 +185,18 @@ fn malformed_metadata() {
         quick(&entry(b"x", 9, &[9, 0, 0, 0])),
         Err(ParseError::NestedArray { key: "x".into() })
     );
-    assert!(matches!(
+    assert_eq!(
         quick(&entry(b"general.alignment", 4, &3u32.to_le_bytes())),
-        Err(ParseError::BadAlignment { .. })
-    ));
-    assert!(matches!(
+        Err(ParseError::BadAlignment {
+            found: "3 (a u32)".into()
+        })
+    );
+    assert_eq!(
         quick(&entry(b"general.alignment", 10, &32u64.to_le_bytes())),
-        Err(ParseError::BadAlignment { .. })
-    ));
+        Err(ParseError::BadAlignment {
+            found: "32 (a u64)".into()
+        })
+    );
     // A string value that is not UTF-8 is kept, with replacements.
     let mut lossy = entry(b"general.name", 8, &[]);
     string(&mut lossy, b"caf\xe9");
