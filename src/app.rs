@@ -8,6 +8,7 @@ use crate::components::{
     config_paste::ConfigPaste,
     controls::Controls,
     examples::{DesktopUsage, LessonExamples},
+    gguf_drop::GgufDrop,
     gpu_now::GpuNow,
     measured::MeasuredPanel,
     serving_panel::ServingPanel,
@@ -123,6 +124,7 @@ pub fn App() -> impl IntoView {
                 <section class="inputs" aria-label="Scenario">
                     <Controls/>
                     <ConfigPaste/>
+                    <GgufDrop/>
                     <DesktopUsage/>
                 </section>
                 <section class="results" aria-label="Result">

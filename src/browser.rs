@@ -116,6 +116,36 @@ pub fn read_dropped_file(
     let _ = reader.read_as_text(&file);
 }
 
+/// Reads the first `len` bytes of `file` (or all of it, when shorter) without reading the rest: a
+/// slice of the file, so a 40 GB model costs what its header costs. Nothing leaves the browser.
+pub fn read_file_start(
+    file: &web_sys::File,
+    len: u64,
+    on_bytes: impl FnOnce(Result<Vec<u8>, String>) + 'static,
+) {
+    let (Ok(slice), Ok(reader)) = (
+        file.slice_with_f64_and_f64(0.0, len as f64),
+        web_sys::FileReader::new(),
+    ) else {
+        on_bytes(Err("this browser cannot read part of a file".to_string()));
+        return;
+    };
+    let handle = reader.clone();
+    // `loadend` comes after a success and after a failure; only a success leaves an ArrayBuffer.
+    let on_end = Closure::once_into_js(move || {
+        let bytes = handle
+            .result()
+            .ok()
+            .filter(|r| r.is_instance_of::<web_sys::js_sys::ArrayBuffer>())
+            .map(|buffer| web_sys::js_sys::Uint8Array::new(&buffer).to_vec());
+        on_bytes(bytes.ok_or_else(|| "the browser could not read the file".to_string()));
+    });
+    reader.set_onloadend(Some(on_end.unchecked_ref()));
+    if reader.read_as_array_buffer(&slice).is_err() {
+        reader.set_onloadend(None);
+    }
+}
+
 pub fn copy_text(text: &str) {
     if let Some(w) = window() {
         let _ = w.navigator().clipboard().write_text(text);

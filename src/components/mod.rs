@@ -5,6 +5,7 @@ pub mod chart_panel;
 pub mod config_paste;
 pub mod controls;
 pub mod examples;
+pub mod gguf_drop;
 pub mod gpu_card;
 pub mod gpu_now;
 pub mod measured;

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { serve, origin, launch, cliEstimate, cliFit, openPage, paste, colouredColumns, bars, BIN, DIST, ARTIFACTS, SUB_PATH } from './harness.mjs';
 
 const VLLM = 'model=llama-3.1-8b&mode=inference&runtime=vllm&gpu=h100-80&max-model-len=16384&gpu-memory-utilization=0.95';
@@ -226,6 +226,108 @@ test('pasted MoE, sliding-window and MLA configs give the CLI\'s numbers, with a
     await page.screenshot({ path: path.join(ARTIFACTS, `page-config-${path.basename(file, '.json')}.png`), fullPage: true });
     await page.close();
   }
+  assert.deepEqual(problems, []);
+});
+
+const GGUF = 'crates/gguf/tests/fixtures/llama-3.1-8b-instruct-q4_k_m.header.gguf';
+
+/** Drops a file made in the page from `bytes` (an array of byte values) on `selector`, as a user's drag does. */
+async function dropFile(page, selector, name, bytes, { paddingBytes = 0, headerPaddingBytes = 0 } = {}) {
+  await page.evaluate(({ selector, name, bytes, paddingBytes, headerPaddingBytes }) => {
+    let header = new Uint8Array(bytes);
+    if (headerPaddingBytes > 0) {
+      // One more metadata entry, a string of headerPaddingBytes, right after the counts: a header
+      // longer than the page's first read.
+      const key = new TextEncoder().encode('vramfit.test.padding');
+      const entry = new Uint8Array(8 + key.length + 4 + 8 + headerPaddingBytes).fill(0x20);
+      const view = new DataView(entry.buffer);
+      view.setBigUint64(0, BigInt(key.length), true);
+      entry.set(key, 8);
+      view.setUint32(8 + key.length, 8, true);
+      view.setBigUint64(12 + key.length, BigInt(headerPaddingBytes), true);
+      const padded = new Uint8Array(header.length + entry.length);
+      padded.set(header.subarray(0, 24));
+      padded.set(entry, 24);
+      padded.set(header.subarray(24), 24 + entry.length);
+      const counts = new DataView(padded.buffer);
+      counts.setBigUint64(16, counts.getBigUint64(16, true) + 1n, true);
+      header = padded;
+    }
+    // Tensor data after the header: what a real file holds and the page must not read.
+    const file = new File([header, new Uint8Array(paddingBytes)], name);
+    window.vramfitSlices = [];
+    const slice = (window.vramfitOriginalSlice ??= Blob.prototype.slice);
+    Blob.prototype.slice = function (...args) { window.vramfitSlices.push(args); return slice.apply(this, args); };
+    const files = new DataTransfer();
+    files.items.add(file);
+    document.querySelector(selector).dispatchEvent(new DragEvent('drop', { dataTransfer: files, bubbles: true, cancelable: true }));
+  }, { selector, name, bytes, paddingBytes, headerPaddingBytes });
+}
+
+test('a dropped .gguf file sets llama.cpp with the file\'s exact weights, reading only its header; a file that is not GGUF is named and the estimate stays', async () => {
+  const bytes = [...fs.readFileSync(GGUF)];
+  const read = spawnSync(BIN, ['estimate', '--json', '--gguf', GGUF, '--gpu', 'rtx-4090'], { encoding: 'utf8' });
+  assert.equal(read.status, 0, read.stderr);
+  const fromCli = JSON.parse(read.stdout);
+  const cliWeights = fromCli.components.find((c) => c.id === 'weights').bytes;
+  const page = await openPage(context, `${base}?model=llama-3.1-8b&mode=qlora&batch=4&gpu=rtx-4090`, problems);
+  await page.click('details.gguf-drop > summary');
+  // 256 MiB of tensor data after the header: only a slice of the first 8 MiB is read.
+  await dropFile(page, '[data-testid=gguf-drop]', 'llama-3.1-8b-instruct-q4_k_m.gguf', bytes, { paddingBytes: 256 << 20 });
+  await page.waitForSelector('[data-testid=gguf-read]');
+  await page.waitForFunction(() => location.search.includes('runtime=llama.cpp'));
+  assert.equal(await page.inputValue('#f-runtime'), 'llama.cpp');
+  assert.equal(await page.inputValue('#f-mode'), 'inference');
+  assert.deepEqual(await page.evaluate(() => window.vramfitSlices), [[0, 8 << 20]], 'one slice, the first 8 MiB');
+  const summary = await page.textContent('[data-testid=gguf-summary]');
+  assert.match(summary, /: 4,912,898,304 B of tensors /);
+  assert.ok(read.stderr.includes(summary), `the page's summary is the CLI's: ${summary} / ${read.stderr}`);
+  assert.equal((await componentBytes(page)).weights, cliWeights, 'GPU weights: the page equals vramfit estimate --gguf');
+  assert.equal(await total(page), fromCli.total_bytes, 'total: the page equals vramfit estimate --gguf');
+  const params = new URLSearchParams(new URL(page.url()).search);
+  assert.equal(await total(page), cliEstimate(params.toString()).total_bytes, 'the URL stands on its own');
+  assert.deepEqual(await page.$$eval('[data-testid=gguf-warning]', (l) => l.map((w) => w.textContent)), []);
+
+  // A file that is not GGUF, through the file picker: an alert, and the estimate stays.
+  const before = { total: await total(page), url: page.url() };
+  await page.setInputFiles('[data-testid=gguf-file]', { name: 'config.json', mimeType: 'application/json', buffer: Buffer.from('{"hidden_size": 4096}') });
+  const error = await page.waitForSelector('[data-testid=gguf-error][role=alert]');
+  assert.match(await error.textContent(), /^config\.json: /);
+  assert.equal(await present(page, '[data-testid=gguf-read]'), false);
+  assert.equal(await total(page), before.total, 'the last good estimate stays');
+  assert.equal(page.url(), before.url);
+
+  // A header longer than the first read: read again with what it needs, and the same model.
+  await dropFile(page, '[data-testid=gguf-drop]', 'padded.gguf', bytes, { headerPaddingBytes: 9 << 20, paddingBytes: 64 << 20 });
+  await page.waitForSelector('[data-testid=gguf-read]');
+  const slices = await page.evaluate(() => window.vramfitSlices);
+  assert.equal(slices.length, 2, JSON.stringify(slices));
+  assert.deepEqual(slices[0], [0, 8 << 20]);
+  assert.ok(slices[1][1] >= bytes.length + (9 << 20) && slices[1][1] <= 16 << 20, `the second read holds the header: ${slices[1]}`);
+  assert.equal((await componentBytes(page)).weights, cliWeights);
+  await page.close();
+
+  // The empty and cut-short cases name the file and say why.
+  const cut = await openPage(context, `${base}?mode=inference`, problems);
+  const cutTotal = await total(cut);
+  await dropFile(cut, '[data-testid=gguf-drop]', 'cut.gguf', bytes.slice(0, 4000));
+  assert.match(await (await cut.waitForSelector('[data-testid=gguf-error]')).textContent(), /^cut\.gguf ends inside its GGUF header/);
+  assert.equal(await total(cut), cutTotal);
+  await cut.close();
+
+  const narrow = await browser.newContext({ viewport: { width: 360, height: 780 }, deviceScaleFactor: 2 });
+  const small = await openPage(narrow, `${base}?mode=inference&gpu=rtx-4060-ti-16`, problems);
+  await small.click('details.gguf-drop > summary');
+  await dropFile(small, '[data-testid=gguf-drop]', 'llama-3.1-8b-instruct-q4_k_m.gguf', bytes);
+  await small.waitForSelector('[data-testid=gguf-read]');
+  const overflow = await small.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 1, `no horizontal scroll at 360 px (overflow ${overflow})`);
+  await small.locator('details.gguf-drop').screenshot({ path: path.join(ARTIFACTS, 'gguf-read-360.png') });
+  await small.setInputFiles('[data-testid=gguf-file]', { name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('not a model') });
+  await small.waitForSelector('[data-testid=gguf-error]');
+  await small.locator('details.gguf-drop').screenshot({ path: path.join(ARTIFACTS, 'gguf-error-360.png') });
+  await small.screenshot({ path: path.join(ARTIFACTS, 'page-gguf-360.png'), fullPage: true });
+  await narrow.close();
   assert.deepEqual(problems, []);
 });
 
