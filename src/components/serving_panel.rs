@@ -15,6 +15,7 @@ use vramfit_engine::gpu_catalogue;
 use vramfit_engine::runtime::Runtime;
 use vramfit_engine::scenario::FIELDS;
 use vramfit_engine::serving_plan::{plan_serving, ServingPlan};
+use vramfit_engine::units::group_thousands;
 
 /// The most users the input takes; the engine compares them as a float, so this is only a
 /// sanity bound on what a person means.
@@ -27,19 +28,6 @@ fn runtime_name(runtime: Runtime) -> &'static str {
         Runtime::Sglang => "SGLang",
         Runtime::LlamaCpp => "llama.cpp",
     }
-}
-
-/// 16384 → "16,384".
-fn grouped(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 fn rgb(RGBColor(r, g, b): RGBColor) -> String {
@@ -58,7 +46,7 @@ fn concurrency(s: &Serving, text: String) -> impl IntoView {
 /// runtime's own reason for refusing to start, verbatim.
 fn answer(s: &Serving) -> impl IntoView {
     let name = runtime_name(s.runtime);
-    let tokens = grouped(u64::from(s.context_tokens));
+    let tokens = group_thousands(u64::from(s.context_tokens));
     if s.starts {
         let text = if s.runtime == Runtime::LlamaCpp {
             // Slots are whole: `-np`.
@@ -175,7 +163,7 @@ pub fn ServingPanel() -> impl IntoView {
             }
             _ => users_error.set(Some(format!(
                 "a whole number of users from 1 to {}",
-                grouped(u64::from(MAX_USERS))
+                group_thousands(u64::from(MAX_USERS))
             ))),
         }
     };
@@ -194,10 +182,10 @@ pub fn ServingPanel() -> impl IntoView {
                     <dt>{pool}</dt>
                     <dd data-testid="kv-pool" data-bytes=s.kv_pool_bytes.0.to_string()>{s.kv_pool_bytes.display(units)}</dd>
                     <dt>{tokens}</dt>
-                    <dd data-testid="kv-tokens" data-tokens=s.kv_tokens.to_string()>{grouped(s.kv_tokens)}</dd>
+                    <dd data-testid="kv-tokens" data-tokens=s.kv_tokens.to_string()>{group_thousands(s.kv_tokens)}</dd>
                     {s.kv_blocks.map(|blocks| view! {
                         <dt>"KV blocks"</dt>
-                        <dd data-testid="kv-blocks" data-blocks=blocks.to_string()>{grouped(blocks)}</dd>
+                        <dd data-testid="kv-blocks" data-blocks=blocks.to_string()>{group_thousands(blocks)}</dd>
                     })}
                     {s.host_bytes.map(|host| view! {
                         <dt>"System RAM"</dt>
@@ -221,9 +209,9 @@ pub fn ServingPanel() -> impl IntoView {
     let answers = move || {
         plan.get().map(|p| {
             let n = p.users;
-            let context = grouped(u64::from(p.context_tokens));
+            let context = group_thousands(u64::from(p.context_tokens));
             let max_context = match p.max_context {
-                Some(tokens) => format!("{} tokens", grouped(u64::from(tokens))),
+                Some(tokens) => format!("{} tokens", group_thousands(u64::from(tokens))),
                 None => "none: they do not fit at any context".to_string(),
             };
             let smallest = match &p.smallest_gpu {
@@ -263,11 +251,11 @@ pub fn ServingPanel() -> impl IntoView {
                     data-max-context=p.max_context.map(|t| t.to_string()).unwrap_or_default()
                     data-smallest-gpu=p.smallest_gpu.clone().unwrap_or_default()
                     data-fewest-gpus=p.fewest_gpus.map(|g| g.to_string()).unwrap_or_default()>
-                    <dt>{format!("Longest context for {} {requests}", grouped(u64::from(n)))}</dt>
+                    <dt>{format!("Longest context for {} {requests}", group_thousands(u64::from(n)))}</dt>
                     <dd data-testid="max-context">{max_context}</dd>
-                    <dt>{format!("Smallest GPU for {} × {context} tokens", grouped(u64::from(n)))}</dt>
+                    <dt>{format!("Smallest GPU for {} × {context} tokens", group_thousands(u64::from(n)))}</dt>
                     <dd data-testid="smallest-gpu-serving">{smallest}</dd>
-                    <dt>{format!("Fewest GPUs for {} × {context} tokens", grouped(u64::from(n)))}</dt>
+                    <dt>{format!("Fewest GPUs for {} × {context} tokens", group_thousands(u64::from(n)))}</dt>
                     <dd data-testid="fewest-gpus">{fewest}</dd>
                 </dl>
             }
@@ -282,8 +270,8 @@ pub fn ServingPanel() -> impl IntoView {
             };
             view! {
                 <li>{swatch(CURVE_COLOUR)} "requests that fit at each context"</li>
-                <li>{swatch(HERE_COLOUR)} {format!("this scenario: {} tokens", grouped(u64::from(p.context_tokens)))}</li>
-                <li>{swatch(USERS_COLOUR)} {format!("{} {}", grouped(u64::from(p.users)), if p.users == 1 { "user" } else { "users" })}</li>
+                <li>{swatch(HERE_COLOUR)} {format!("this scenario: {} tokens", group_thousands(u64::from(p.context_tokens)))}</li>
+                <li>{swatch(USERS_COLOUR)} {format!("{} {}", group_thousands(u64::from(p.users)), if p.users == 1 { "user" } else { "users" })}</li>
             }
         })
     };
@@ -327,20 +315,5 @@ pub fn ServingPanel() -> impl IntoView {
                 </section>
             }
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::grouped;
-
-    #[test]
-    fn thousands_are_grouped() {
-        assert_eq!(grouped(0), "0");
-        assert_eq!(grouped(999), "999");
-        assert_eq!(grouped(1_000), "1,000");
-        assert_eq!(grouped(16_384), "16,384");
-        assert_eq!(grouped(1_000_000), "1,000,000");
-        assert_eq!(grouped(u64::MAX), "18,446,744,073,709,551,615");
     }
 }

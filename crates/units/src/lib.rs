@@ -170,6 +170,19 @@ pub fn parse_size(text: &str) -> Result<Bytes, SizeError> {
     Ok(exact.map_or_else(|| Bytes::from_f64(bytes), Bytes))
 }
 
+/// A count with its thousands grouped for people: 16384 → "16,384".
+pub fn group_thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// Writes a size so that [`parse_size`] reads back exactly the same byte count.
 pub fn format_size_exact(bytes: Bytes) -> String {
     let value = bytes.0;
@@ -188,6 +201,16 @@ pub fn format_size_exact(bytes: Bytes) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn thousands_are_grouped() {
+        use super::group_thousands;
+        assert_eq!(group_thousands(0), "0");
+        assert_eq!(group_thousands(999), "999");
+        assert_eq!(group_thousands(1_000), "1,000");
+        assert_eq!(group_thousands(16_384), "16,384");
+        assert_eq!(group_thousands(u64::MAX), "18,446,744,073,709,551,615");
+    }
+
     use super::*;
 
     #[test]

@@ -9,6 +9,7 @@
 //! Gemma 3 uses 6, and files that write `attention.sliding_window_pattern` give it per layer).
 
 use super::Architecture;
+use crate::units::group_thousands;
 use std::fmt;
 use vramfit_gguf::{parse_header, FileType, Header, MetaArray, MetaValue, ParseError, PerLayer};
 
@@ -217,18 +218,6 @@ impl GgufModel {
             self.tensor_bytes as f64 / f64::from(1u32 << 30)
         )
     }
-}
-
-fn group_thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// Reads a GGUF header from the first bytes of a file: any prefix that holds the whole header.
