@@ -7,7 +7,7 @@ mod llamacpp;
 mod sglang;
 mod vllm;
 
-use super::stack::{Component, Stack};
+use super::stack::{explain, Component, Stack};
 use crate::gpu_catalogue::DRIVER_RESERVE_FALLBACK;
 use crate::runtime::Runtime;
 use crate::scenario::{Resolved, Scenario};
@@ -119,12 +119,31 @@ impl Deployment {
 pub const NON_TORCH_SINGLE_GPU: Bytes = Bytes(GIB / 4);
 pub const NON_TORCH_TENSOR_PARALLEL: Bytes = Bytes(21 * GIB / 10);
 
-fn non_torch(d: &Deployment) -> Bytes {
-    if d.tp > 1 && d.nvswitch {
+/// Pushes the non-torch component under `label` and returns its bytes.
+fn push_non_torch(s: &Scenario, d: &Deployment, label: &str, stack: &mut Stack) -> Bytes {
+    let nvls = d.tp > 1 && d.nvswitch;
+    let bytes = if nvls {
         NON_TORCH_TENSOR_PARALLEL
     } else {
         NON_TORCH_SINGLE_GPU
-    }
+    };
+    stack.push(
+        "non_torch",
+        label,
+        bytes.as_f64(),
+        explain!(
+            stack.explain,
+            "{} per GPU at TP{}{}",
+            bytes.display(s.units),
+            d.tp,
+            if nvls {
+                " on an NVSwitch (NCCL NVLS buffers)"
+            } else {
+                ""
+            }
+        ),
+    );
+    bytes
 }
 
 /// Pushes a serving runtime's components and returns what it does with the pool; `None` for

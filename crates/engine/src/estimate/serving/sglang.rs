@@ -16,7 +16,7 @@
 //!   (0.88 at TP1 … 0.85 at TP4); give `mem-fraction-static` for those.
 //! - `max_running_requests` defaults to `min(max(tokens / context_len × 512, 2048), 4096)`.
 
-use super::{gib2, non_torch, Deployment, KvLayout, Serving, Setting};
+use super::{gib2, push_non_torch, Deployment, KvLayout, Serving, Setting};
 use crate::estimate::overhead;
 use crate::estimate::stack::{explain, num, Stack};
 use crate::runtime::Runtime;
@@ -89,28 +89,12 @@ pub(super) fn push(
         notes.push("SGLang's separate sliding-window pool (swa_full_tokens_ratio) is not modelled: every layer's tokens are counted at full length, so the token count is a lower bound.".to_string());
     }
     let weights = stack.sum(&["weights", "quant_constants", "vision", "mtp"]);
-    let non_torch = non_torch(d);
+    let non_torch = push_non_torch(s, d, "NCCL and workspaces (before the pool)", stack);
     let free_before_weights =
         (d.cuda_total.as_f64() - s.context.as_f64() - s.reserved.as_f64() - non_torch.as_f64())
             .max(0.0);
     let available = fraction * free_before_weights - weights;
     let pool = available.max(0.0);
-    stack.push(
-        "non_torch",
-        "NCCL and workspaces (before the pool)",
-        non_torch.as_f64(),
-        explain!(
-            ex,
-            "{} per GPU at TP{}{}",
-            non_torch.display(s.units),
-            d.tp,
-            if d.nvswitch && d.tp > 1 {
-                " on an NVSwitch (NCCL NVLS buffers)"
-            } else {
-                ""
-            }
-        ),
-    );
     stack.push(
         "kv_cache",
         "KV cache pool (preallocated)",

@@ -20,7 +20,7 @@
 //!   of ≥ 70 GiB other than the A100, `max_num_batched_tokens` 8192 and `max_num_seqs` 1024;
 //!   elsewhere 2048 and 256. `block_size` 16; MLA backends (FlashMLA, CUTLASS MLA) use 64.
 
-use super::{gib2, non_torch, Deployment, KvLayout, Serving, Setting};
+use super::{gib2, push_non_torch, Deployment, KvLayout, Serving, Setting};
 use crate::estimate::overhead;
 use crate::estimate::stack::{explain, num, Stack};
 use crate::runtime::Runtime;
@@ -203,22 +203,11 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
             r.arch.ffn
         ),
     );
-    let non_torch = non_torch(d);
-    stack.push(
-        "non_torch",
+    let non_torch = push_non_torch(
+        s,
+        d,
         "Non-torch memory (workspaces, all-reduce buffers)",
-        non_torch.as_f64(),
-        explain!(
-            ex,
-            "{} per GPU at TP{}{}",
-            non_torch.display(s.units),
-            d.tp,
-            if d.nvswitch && d.tp > 1 {
-                " on an NVSwitch (NCCL NVLS buffers)"
-            } else {
-                ""
-            }
-        ),
+        stack,
     );
     let available = requested - weights - activations - non_torch.as_f64();
     let pool = available.max(0.0);
