@@ -230,7 +230,7 @@ pub fn tensor_types(
     let mut types = vec![GgmlType::F32; tensors.len()];
     for index in order {
         if let (Some(tensor), Some(slot)) = (tensors.get(index), types.get_mut(index)) {
-            *slot = choose(file_type, model, tensor, &mut counters)?;
+            *slot = choose(file_type, model, &NamedTensor::new(*tensor), &mut counters)?;
         }
     }
     Ok(types)
@@ -247,16 +247,82 @@ pub fn tensor_type(
     layer: u32,
     has_output_tensor: bool,
 ) -> Result<GgmlType, QuantizeError> {
-    let layer = i64::from(layer);
-    let mut counters = Counters {
-        attn_v_seen: layer,
-        attn_v_total: i64::from(model.n_layer),
-        ffn_down_seen: layer,
-        ffn_gate_seen: layer,
-        ffn_up_seen: layer,
-        tied_embeddings: !has_output_tensor,
-    };
-    choose(file_type, model, tensor, &mut counters)
+    NamedTensor::new(*tensor).type_at(file_type, model, layer, has_output_tensor)
+}
+
+/// What llama-quantize's rules read from a tensor's name: its role, whether the name allows
+/// quantization, whether it is the embedding or output table. A `const fn`, so that a caller
+/// with fixed names (the engine's tensor inventory, asked in every estimate) reads them at
+/// compile time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NameRules {
+    category: Category,
+    quantizable: bool,
+    embedding_or_output: bool,
+}
+
+impl NameRules {
+    pub const fn of(name: &str) -> NameRules {
+        let bytes = name.as_bytes();
+        NameRules {
+            category: Category::of(name),
+            quantizable: name_allows_quantization(name),
+            embedding_or_output: bytes_eq(bytes, b"token_embd.weight")
+                || bytes_eq(bytes, b"per_layer_token_embd.weight")
+                || bytes_eq(bytes, b"output.weight"),
+        }
+    }
+}
+
+/// A tensor with its name read for llama-quantize's rules ([`NameRules`]) and its `blk.N.`.
+#[derive(Debug, Clone, Copy)]
+pub struct NamedTensor<'a> {
+    tensor: QuantTensor<'a>,
+    rules: NameRules,
+    block: Option<i64>,
+}
+
+impl<'a> NamedTensor<'a> {
+    pub fn new(tensor: QuantTensor<'a>) -> NamedTensor<'a> {
+        NamedTensor::with_rules(tensor, NameRules::of(tensor.name))
+    }
+
+    /// A tensor whose name's rules were read already (`NameRules::of(tensor.name)`).
+    pub fn with_rules(tensor: QuantTensor<'a>, rules: NameRules) -> NamedTensor<'a> {
+        NamedTensor {
+            tensor,
+            rules,
+            block: block_number(tensor.name),
+        }
+    }
+
+    /// The same tensor in block `block` (`blk.N.` in its name), without writing the name again.
+    pub fn in_block(self, block: u32) -> NamedTensor<'a> {
+        NamedTensor {
+            block: Some(i64::from(block)),
+            ..self
+        }
+    }
+
+    /// [`tensor_type`] for this tensor.
+    pub fn type_at(
+        &self,
+        file_type: FileType,
+        model: &QuantModel,
+        layer: u32,
+        has_output_tensor: bool,
+    ) -> Result<GgmlType, QuantizeError> {
+        let layer = i64::from(layer);
+        let mut counters = Counters {
+            attn_v_seen: layer,
+            attn_v_total: i64::from(model.n_layer),
+            ffn_down_seen: layer,
+            ffn_gate_seen: layer,
+            ffn_up_seen: layer,
+            tied_embeddings: !has_output_tensor,
+        };
+        choose(file_type, model, self, &mut counters)
+    }
 }
 
 /// llama.cpp's `quantize_state_impl` counters. Signed like the C `int`s, whose arithmetic
@@ -288,28 +354,32 @@ enum Category {
 }
 
 impl Category {
-    fn of(name: &str) -> Category {
-        if name == "output.weight" {
+    const fn of(name: &str) -> Category {
+        let name = name.as_bytes();
+        if bytes_eq(name, b"output.weight") {
             return Category::Output;
         }
-        if name == "token_embd.weight" || name == "per_layer_token_embd.weight" {
+        if bytes_eq(name, b"token_embd.weight") || bytes_eq(name, b"per_layer_token_embd.weight") {
             return Category::TokenEmbd;
         }
-        let by_substring = [
-            ("attn_qkv.weight", Category::AttnQkv),
-            ("attn_kv_b.weight", Category::AttnKvB),
-            ("attn_v.weight", Category::AttnV),
-            ("attn_k.weight", Category::AttnK),
-            ("attn_q.weight", Category::AttnQ),
-            ("attn_output.weight", Category::AttnOutput),
-            ("ffn_up", Category::FfnUp),
-            ("ffn_gate", Category::FfnGate),
-            ("ffn_down", Category::FfnDown),
+        let by_substring: [(&[u8], Category); 10] = [
+            (b"attn_qkv.weight", Category::AttnQkv),
+            (b"attn_kv_b.weight", Category::AttnKvB),
+            (b"attn_v.weight", Category::AttnV),
+            (b"attn_k.weight", Category::AttnK),
+            (b"attn_q.weight", Category::AttnQ),
+            (b"attn_output.weight", Category::AttnOutput),
+            (b"ffn_up", Category::FfnUp),
+            (b"ffn_gate", Category::FfnGate),
+            (b"ffn_down", Category::FfnDown),
+            (b"", Category::Other),
         ];
-        by_substring
-            .into_iter()
-            .find(|(part, _)| name.contains(part))
-            .map_or(Category::Other, |(_, category)| category)
+        // The empty part matches every name, so the walk always ends with a category.
+        let mut index = 0;
+        while !bytes_contain(name, by_substring[index].0) {
+            index += 1;
+        }
+        by_substring[index].1
     }
 
     /// `category_is_attn_v`: the tensors that carry values, more sensitive to quantization.
@@ -319,6 +389,38 @@ impl Category {
             Category::AttnV | Category::AttnQkv | Category::AttnKvB
         )
     }
+}
+
+/// `a == b`, usable in `const`.
+const fn bytes_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// Whether `name` contains `part`, usable in `const`: [`NameRules`] of fixed names are found at
+/// compile time.
+const fn bytes_contain(name: &[u8], part: &[u8]) -> bool {
+    let mut start = 0;
+    while start + part.len() <= name.len() {
+        let mut i = 0;
+        while i < part.len() && name[start + i] == part[i] {
+            i += 1;
+        }
+        if i == part.len() {
+            return true;
+        }
+        start += 1;
+    }
+    false
 }
 
 /// `sscanf(name, "blk.%d.", &layer)`: the number after `blk.`, or `None` when there is none.
@@ -349,85 +451,105 @@ fn loader_order(a: &str, b: &str) -> Ordering {
     layer(a).cmp(&layer(b)).then_with(|| a.cmp(b))
 }
 
-/// `tensor_allows_quantization` with llama-quantize's defaults.
-fn allows_quantization(tensor: &QuantTensor<'_>) -> bool {
-    if tensor.significant_dims() < 2 {
-        return false;
-    }
-    let name = tensor.name;
+/// `tensor_allows_quantization` with llama-quantize's defaults, the part read from the name (the
+/// other part: at least two dimensions).
+const fn name_allows_quantization(name: &str) -> bool {
+    let name = name.as_bytes();
     // llama.cpp tests `name.rfind("weight") == name.size() - 6`; for a 5-character name both sides
     // are SIZE_MAX, so such a name counts as ending in "weight".
-    let ends_in_weight = name.ends_with("weight") || name.len() == 5;
-    const NEVER_QUANTIZED_PARTS: &[&str] = &[
-        "_norm.weight",
+    let ends_in_weight = name.len() == 5
+        || (name.len() >= 6 && {
+            let (_, tail) = name.split_at(name.len() - 6);
+            bytes_eq(tail, b"weight")
+        });
+    if !ends_in_weight {
+        return false;
+    }
+    const NEVER_QUANTIZED_PARTS: &[&[u8]] = &[
+        b"_norm.weight",
         // the MoE router, and DeepSeek-V4's token-id -> expert-id table
-        "ffn_gate_inp.weight",
-        "ffn_gate_tid2eid.weight",
+        b"ffn_gate_inp.weight",
+        b"ffn_gate_tid2eid.weight",
         // Gemma 3n's tiny altup/laurel matrices and per-layer projection
-        "altup",
-        "laurel",
-        "per_layer_model_proj",
+        b"altup",
+        b"laurel",
+        b"per_layer_model_proj",
         // Mamba/Kimi/LFM2 convolutions and MiniMax's indexer projections
-        "ssm_conv1d",
-        "shortconv.conv.weight",
-        "indexer.k_proj.weight",
-        "indexer.q_proj.weight",
+        b"ssm_conv1d",
+        b"shortconv.conv.weight",
+        b"indexer.k_proj.weight",
+        b"indexer.q_proj.weight",
         // RWKV's small 2-D weights
-        "time_mix_first.weight",
-        "time_mix_w0.weight",
-        "time_mix_w1.weight",
-        "time_mix_w2.weight",
-        "time_mix_v0.weight",
-        "time_mix_v1.weight",
-        "time_mix_v2.weight",
-        "time_mix_a0.weight",
-        "time_mix_a1.weight",
-        "time_mix_a2.weight",
-        "time_mix_g1.weight",
-        "time_mix_g2.weight",
-        "time_mix_decay_w1.weight",
-        "time_mix_decay_w2.weight",
-        "time_mix_lerp_fused.weight",
+        b"time_mix_first.weight",
+        b"time_mix_w0.weight",
+        b"time_mix_w1.weight",
+        b"time_mix_w2.weight",
+        b"time_mix_v0.weight",
+        b"time_mix_v1.weight",
+        b"time_mix_v2.weight",
+        b"time_mix_a0.weight",
+        b"time_mix_a1.weight",
+        b"time_mix_a2.weight",
+        b"time_mix_g1.weight",
+        b"time_mix_g2.weight",
+        b"time_mix_decay_w1.weight",
+        b"time_mix_decay_w2.weight",
+        b"time_mix_lerp_fused.weight",
         // T5's relative position bias
-        "attn_rel_b.weight",
+        b"attn_rel_b.weight",
         // multimodal encoders' position and patch tensors, audio codebooks
-        ".position_embd",
-        "sam.pos_embd",
-        "sam.neck.",
-        "sam.net_",
-        ".rel_pos",
-        ".patch_embd",
-        ".patch_merger",
-        "a.rvq.codebook",
-        "mm.a.code_embd",
+        b".position_embd",
+        b"sam.pos_embd",
+        b"sam.neck.",
+        b"sam.net_",
+        b".rel_pos",
+        b".patch_embd",
+        b".patch_merger",
+        b"a.rvq.codebook",
+        b"mm.a.code_embd",
     ];
     // BERT's position embeddings and token types (`LLM_TN(arch)(LLM_TENSOR_POS_EMBD, "weight")`).
-    let never_quantized_names = ["position_embd.weight", "token_types.weight"];
-    ends_in_weight
-        && !NEVER_QUANTIZED_PARTS.iter().any(|part| name.contains(part))
-        && !never_quantized_names.contains(&name)
+    const NEVER_QUANTIZED_NAMES: &[&[u8]] = &[b"position_embd.weight", b"token_types.weight"];
+    let mut i = 0;
+    while i < NEVER_QUANTIZED_PARTS.len() {
+        if bytes_contain(name, NEVER_QUANTIZED_PARTS[i]) {
+            return false;
+        }
+        i += 1;
+    }
+    let mut i = 0;
+    while i < NEVER_QUANTIZED_NAMES.len() {
+        if bytes_eq(name, NEVER_QUANTIZED_NAMES[i]) {
+            return false;
+        }
+        i += 1;
+    }
+    true
 }
 
 /// `llama_tensor_get_type` plus the imatrix check of the quantize loop.
 fn choose(
     file_type: FileType,
     model: &QuantModel,
-    tensor: &QuantTensor<'_>,
+    tensor: &NamedTensor<'_>,
     counters: &mut Counters,
 ) -> Result<GgmlType, QuantizeError> {
-    if !allows_quantization(tensor) {
-        return Ok(tensor.source_type);
+    if !tensor.rules.quantizable || tensor.tensor.significant_dims() < 2 {
+        return Ok(tensor.tensor.source_type);
     }
     let default_type = file_type.default_type();
     let chosen = if default_type.is_quantized() {
         let mixed = mix(file_type, model, tensor, default_type, counters)?;
-        fallback(tensor, mixed)?
+        fallback(&tensor.tensor, mixed)?
     } else {
         default_type
     };
-    if !model.has_imatrix && requires_imatrix(tensor.name, chosen, file_type) {
+    if !model.has_imatrix
+        && !tensor.rules.embedding_or_output
+        && requires_imatrix(chosen, file_type)
+    {
         return Err(QuantizeError::NeedsImatrix {
-            tensor: tensor.name.to_string(),
+            tensor: tensor.tensor.name.to_string(),
             ggml_type: chosen,
         });
     }
@@ -444,19 +566,19 @@ fn use_more_bits(layer: i64, n_layers: i64) -> bool {
 /// from the `blk.N.` name, because llama.cpp found its experts not stored in layer order.
 fn layer_info(
     model: &QuantModel,
-    tensor: &QuantTensor<'_>,
+    tensor: &NamedTensor<'_>,
     counter: i64,
 ) -> Result<(i64, i64), QuantizeError> {
     let n_layer = i64::from(model.n_layer);
     if model.n_expert <= 1 {
         return Ok((counter, n_layer));
     }
-    let layer = block_number(tensor.name).ok_or_else(|| QuantizeError::NoLayerInName {
-        tensor: tensor.name.to_string(),
+    let layer = tensor.block.ok_or_else(|| QuantizeError::NoLayerInName {
+        tensor: tensor.tensor.name.to_string(),
     })?;
     if layer < 0 || layer >= n_layer {
         return Err(QuantizeError::LayerOutOfRange {
-            tensor: tensor.name.to_string(),
+            tensor: tensor.tensor.name.to_string(),
             layer,
             n_layer: model.n_layer,
         });
@@ -469,13 +591,13 @@ fn layer_info(
 fn mix(
     file_type: FileType,
     model: &QuantModel,
-    tensor: &QuantTensor<'_>,
+    tensor: &NamedTensor<'_>,
     new_type: GgmlType,
     counters: &mut Counters,
 ) -> Result<GgmlType, QuantizeError> {
     use FileType as F;
     use GgmlType as T;
-    let category = Category::of(tensor.name);
+    let category = tensor.rules.category;
     let falcon = model.family == ArchFamily::Falcon;
     let n_gqa = model.n_gqa();
     let n_expert = model.n_expert;
@@ -492,6 +614,7 @@ fn mix(
         let output = if file_type == F::MXFP4_MOE
             || falcon
             || !tensor
+                .tensor
                 .row_length()
                 .is_multiple_of(new_type.block_elements())
         {
@@ -510,7 +633,7 @@ fn mix(
     }
     if file_type == F::MXFP4_MOE {
         // Routed experts are the 3-D tensors; everything else is Q8_0.
-        return Ok(if tensor.experts() > 1 {
+        return Ok(if tensor.tensor.experts() > 1 {
             T::MXFP4
         } else {
             T::Q8_0
@@ -709,19 +832,15 @@ fn fallback(tensor: &QuantTensor<'_>, chosen: GgmlType) -> Result<GgmlType, Quan
 }
 
 /// `tensor_requires_imatrix`: the types whose quantization is garbage without importance data.
-fn requires_imatrix(name: &str, chosen: GgmlType, file_type: FileType) -> bool {
+/// The embedding and output tensors are exempt ([`NamedTensor`] knows which they are).
+fn requires_imatrix(chosen: GgmlType, file_type: FileType) -> bool {
     use GgmlType as T;
-    let is_embedding_or_output = matches!(
-        name,
-        "token_embd.weight" | "per_layer_token_embd.weight" | "output.weight"
-    );
-    !is_embedding_or_output
-        && match chosen {
-            T::IQ3_XXS | T::IQ2_XXS | T::IQ2_XS | T::IQ2_S | T::IQ1_M | T::IQ1_S => true,
-            // K-quants need no imatrix, except the Q2_K of a Q2_K_S file.
-            T::Q2_K => file_type == FileType::Q2_K_S,
-            _ => false,
-        }
+    match chosen {
+        T::IQ3_XXS | T::IQ2_XXS | T::IQ2_XS | T::IQ2_S | T::IQ1_M | T::IQ1_S => true,
+        // K-quants need no imatrix, except the Q2_K of a Q2_K_S file.
+        T::Q2_K => file_type == FileType::Q2_K_S,
+        _ => false,
+    }
 }
 
 #[cfg(test)]

@@ -28,7 +28,7 @@ use crate::model::{Architecture, Block, Projection};
 use crate::runtime::{LogitRows, Runtime};
 use crate::scenario::{Resolved, Scenario};
 use crate::units::{Bytes, MIB};
-use vramfit_gguf::quantize::{tensor_type, QuantModel, QuantTensor};
+use vramfit_gguf::quantize::{NameRules, NamedTensor, QuantModel, QuantTensor};
 use vramfit_gguf::GgmlType;
 
 /// llama.cpp pads the context, a slot and a sliding window's cells to this many.
@@ -53,27 +53,43 @@ struct BlockWeights {
     largest: f64,
 }
 
-/// A GGUF tensor name for an inventory entry: the names llama.cpp's converter writes, which the
-/// quantizer's rules match on.
-fn gguf_role(block: Block, projection: Option<Projection>, index_in_block: usize) -> &'static str {
+/// A tensor name llama.cpp's converter writes (without its `blk.N.`), with what the quantizer's
+/// rules read from it, both fixed at compile time.
+#[derive(Clone, Copy)]
+struct Role {
+    name: &'static str,
+    rules: NameRules,
+}
+
+const fn role(name: &'static str) -> Role {
+    Role {
+        name,
+        rules: NameRules::of(name),
+    }
+}
+
+/// The GGUF tensor for an inventory entry.
+fn gguf_role(block: Block, projection: Option<Projection>, index_in_block: usize) -> Role {
     match (block, projection) {
-        (Block::Attention, Some(Projection::Q)) if index_in_block > 0 => "attn_q_b",
-        (Block::Attention, Some(Projection::Q)) => "attn_q",
-        (Block::Attention, Some(Projection::K)) => "attn_k",
-        (Block::Attention, Some(Projection::V)) => "attn_v",
-        (Block::Attention, _) => "attn_output",
-        (Block::Mlp, Some(Projection::Gate)) => "ffn_gate",
-        (Block::Mlp, Some(Projection::Up)) => "ffn_up",
-        (Block::Mlp, _) => "ffn_down",
-        (Block::SharedExpert, Some(Projection::Gate)) => "ffn_gate_shexp",
-        (Block::SharedExpert, Some(Projection::Up)) => "ffn_up_shexp",
-        (Block::SharedExpert, _) => "ffn_down_shexp",
-        (Block::RoutedExpert, Some(Projection::Gate)) => "ffn_gate_exps",
-        (Block::RoutedExpert, Some(Projection::Up)) => "ffn_up_exps",
-        (Block::RoutedExpert, _) => "ffn_down_exps",
-        (Block::Router, _) => "ffn_gate_inp",
-        (Block::Recurrent, _) if index_in_block == 0 => "ssm_in",
-        (Block::Recurrent, _) => "ssm_out",
+        (Block::Attention, Some(Projection::Q)) if index_in_block > 0 => {
+            const { role("attn_q_b.weight") }
+        }
+        (Block::Attention, Some(Projection::Q)) => const { role("attn_q.weight") },
+        (Block::Attention, Some(Projection::K)) => const { role("attn_k.weight") },
+        (Block::Attention, Some(Projection::V)) => const { role("attn_v.weight") },
+        (Block::Attention, _) => const { role("attn_output.weight") },
+        (Block::Mlp, Some(Projection::Gate)) => const { role("ffn_gate.weight") },
+        (Block::Mlp, Some(Projection::Up)) => const { role("ffn_up.weight") },
+        (Block::Mlp, _) => const { role("ffn_down.weight") },
+        (Block::SharedExpert, Some(Projection::Gate)) => const { role("ffn_gate_shexp.weight") },
+        (Block::SharedExpert, Some(Projection::Up)) => const { role("ffn_up_shexp.weight") },
+        (Block::SharedExpert, _) => const { role("ffn_down_shexp.weight") },
+        (Block::RoutedExpert, Some(Projection::Gate)) => const { role("ffn_gate_exps.weight") },
+        (Block::RoutedExpert, Some(Projection::Up)) => const { role("ffn_up_exps.weight") },
+        (Block::RoutedExpert, _) => const { role("ffn_down_exps.weight") },
+        (Block::Router, _) => const { role("ffn_gate_inp.weight") },
+        (Block::Recurrent, _) if index_in_block == 0 => const { role("ssm_in.weight") },
+        (Block::Recurrent, _) => const { role("ssm_out.weight") },
     }
 }
 
@@ -105,6 +121,35 @@ fn file_weights(s: &Scenario, a: &Architecture) -> FileWeights {
     }
 }
 
+/// llama-quantize's rules read a layer only through these predicates (`use_more_bits`, the first
+/// n/16 and n/8, the last n/8, the first two or four), so layers of one class get one type per
+/// tensor: each layer's class, numbered from 0. The five thresholds (2, 4, n/16, n/8, 7n/8) cut
+/// the layers into at most six runs, each with at most three residues: at most
+/// [`LAYER_CLASSES`] classes.
+fn layer_classes(n: u32) -> Vec<usize> {
+    let (n8, n16) = (i64::from(n / 8), i64::from(n / 16));
+    let mut seen = Vec::with_capacity(LAYER_CLASSES);
+    (0..n)
+        .map(|i| {
+            let i = i64::from(i);
+            let key = (
+                i < n16,
+                i < n8,
+                i >= 7 * i64::from(n) / 8,
+                (i - n8).rem_euclid(3),
+                i < 2,
+                i < 4,
+            );
+            seen.iter().position(|&k| k == key).unwrap_or_else(|| {
+                seen.push(key);
+                seen.len() - 1
+            })
+        })
+        .collect()
+}
+
+const LAYER_CLASSES: usize = 18;
+
 fn quantized_weights(a: &Architecture, quant: vramfit_gguf::FileType) -> FileWeights {
     let n = a.layers.max(1);
     let mut model = QuantModel::new("llama", n, a.heads, a.kv_heads.max(1), a.moe.experts);
@@ -112,7 +157,7 @@ fn quantized_weights(a: &Architecture, quant: vramfit_gguf::FileType) -> FileWei
     // published file of those types was made with one.
     model.has_imatrix = true;
     let mut blocks = vec![BlockWeights::default(); n as usize];
-    let mut name = String::with_capacity(40);
+    let layer_class = layer_classes(n);
     let mut seen: Vec<(Block, usize)> = Vec::new();
     let size =
         |t: GgmlType, elements: f64| elements * t.block_bytes() as f64 / t.block_elements() as f64;
@@ -131,46 +176,31 @@ fn quantized_weights(a: &Architecture, quant: vramfit_gguf::FileType) -> FileWei
         let first = n.saturating_sub(layers_with);
         let elements = shape.rows * shape.cols * experts;
         let dims = [shape.rows as u64, shape.cols as u64, experts as u64];
-        // llama-quantize's rules read a layer only through these predicates (`use_more_bits`,
-        // the first n/16 and n/8, the last n/8, the first two or four), so one call per class
-        // of layers gives every layer's type.
-        let (n8, n16) = (i64::from(n / 8), i64::from(n / 16));
-        let class = |i: u32| {
-            let i = i64::from(i);
-            (
-                i < n16,
-                i < n8,
-                i >= 7 * i64::from(n) / 8,
-                (i - n8).rem_euclid(3),
-                i < 2,
-                i < 4,
-            )
-        };
-        let mut known: Vec<(_, f64)> = Vec::with_capacity(8);
-        for layer in first..n {
-            let key = class(layer);
-            let bytes = match known.iter().find(|(k, _)| *k == key) {
-                Some(&(_, bytes)) => bytes,
-                None => {
-                    use std::fmt::Write;
-                    name.clear();
-                    let _ = write!(name, "blk.{layer}.{role}.weight");
-                    let tensor = QuantTensor {
-                        name: &name,
-                        dims: &dims,
-                        source_type: GgmlType::BF16,
-                    };
-                    let t = tensor_type(quant, &model, &tensor, layer, !a.tied)
-                        .unwrap_or(GgmlType::F16);
-                    let bytes = if linear.block == Block::Router {
-                        elements * FP32_BYTES
-                    } else {
-                        size(t, elements)
-                    };
-                    known.push((key, bytes));
-                    bytes
-                }
+        let tensor = NamedTensor::with_rules(
+            QuantTensor {
+                name: role.name,
+                dims: &dims,
+                source_type: GgmlType::BF16,
+            },
+            role.rules,
+        );
+        let mut bytes_in_class = [None; LAYER_CLASSES];
+        for (layer, &class) in layer_class.iter().enumerate().skip(first as usize) {
+            let layer = layer as u32;
+            let Some(known) = bytes_in_class.get_mut(class) else {
+                continue;
             };
+            let bytes = *known.get_or_insert_with(|| {
+                if linear.block == Block::Router {
+                    elements * FP32_BYTES
+                } else {
+                    let t = tensor
+                        .in_block(layer)
+                        .type_at(quant, &model, layer, !a.tied)
+                        .unwrap_or(GgmlType::F16);
+                    size(t, elements)
+                }
+            });
             if let Some(b) = blocks.get_mut(layer as usize) {
                 b.bytes += bytes;
                 b.largest = b.largest.max(bytes);
@@ -186,28 +216,27 @@ fn quantized_weights(a: &Architecture, quant: vramfit_gguf::FileType) -> FileWei
     }
     let table = f64::from(a.vocab) * f64::from(a.hidden);
     let embd_dims = [u64::from(a.hidden), u64::from(a.vocab)];
-    let typed = |tensor_name: &str| {
-        tensor_type(
-            quant,
-            &model,
-            &QuantTensor {
-                name: tensor_name,
+    let typed = |table_role: Role| {
+        NamedTensor::with_rules(
+            QuantTensor {
+                name: table_role.name,
                 dims: &embd_dims,
                 source_type: GgmlType::BF16,
             },
-            0,
-            !a.tied,
+            table_role.rules,
         )
+        .type_at(quant, &model, 0, !a.tied)
         .unwrap_or(GgmlType::F16)
     };
+    let token_embd = const { role("token_embd.weight") };
     let output_type = typed(if a.tied {
-        "token_embd.weight"
+        token_embd
     } else {
-        "output.weight"
+        const { role("output.weight") }
     });
     FileWeights {
         blocks,
-        token_embd: size(typed("token_embd.weight"), table),
+        token_embd: size(typed(token_embd), table),
         // A tied table is duplicated for the output layer (TENSOR_DUPLICATED), in the output type.
         output: size(output_type, table) + f64::from(a.hidden) * FP32_BYTES,
     }
@@ -458,5 +487,19 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
         host_bytes: Some(host_bytes),
         host_components,
         settings,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layer_classes_stay_within_their_bound() {
+        for n in 0..=2048 {
+            let classes = layer_classes(n);
+            assert_eq!(classes.len(), n as usize);
+            assert!(classes.iter().all(|&c| c < LAYER_CLASSES), "{n} layers");
+        }
     }
 }
