@@ -49,6 +49,26 @@ wire_enum! {
     }
 }
 
+wire_enum! {
+    /// Which part `-ngl` offloads first. PR #18148 (merged 2025-12-17, "llama: offload output
+    /// layer to GPU first") made `-ngl k` put the output layer and the last `k − 1` blocks on the
+    /// GPU; before it, `-ngl k` put the last `k` blocks there and the output layer only when
+    /// `k` exceeded the block count (`i_gpu_start = max(n_layer − ngl, 0)`, src/llama-model.cpp).
+    OffloadOutput {
+        First = "first" => "the output layer first (builds since December 2025)",
+        Last = "last" => "the output layer last (older builds, llama-cpp-python before 2026)",
+    }
+}
+
+wire_enum! {
+    /// The ggml backend that runs llama.cpp's graph on the GPU. Only the allocation of the
+    /// attention mask differs in what the planner models.
+    GpuBackend {
+        Cuda = "cuda" => "CUDA (also ROCm/HIP)",
+        Vulkan = "vulkan" => "Vulkan",
+    }
+}
+
 impl CacheType {
     pub fn ggml(self) -> GgmlType {
         match self {

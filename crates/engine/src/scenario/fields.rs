@@ -8,7 +8,7 @@ use crate::dtype::{Dtype, QuantScope};
 use crate::lora::LoraTargets;
 use crate::model::FileWeights;
 use crate::optimizer::Optimizer;
-use crate::runtime::{CacheType, LogitRows, Runtime};
+use crate::runtime::{CacheType, GpuBackend, LogitRows, OffloadOutput, Runtime};
 use crate::sharding::{Offload, Sharding};
 use crate::units::{Bytes, Units, MIB};
 use crate::wire::Choice;
@@ -450,10 +450,13 @@ scenario_fields! {
     gguf_weights: Option<FileWeights> = None,
         "gguf-weights", Optional { inner: GgufTensors, none: "sized from the quant" }, LlamaCpp,
         "GGUF tensors", "a .gguf file's tensor bytes by block, set by --gguf FILE or a dropped file (unset: sized from quant)";
-    /// `-ngl`: the output layer and the last `n − 1` blocks go to the GPU.
+    /// `-ngl`: the output layer and the last `n − 1` blocks go to the GPU (`offload-output`).
     n_gpu_layers: Option<u32> = None,
         "n-gpu-layers", Optional { inner: Whole, none: "all" }, LlamaCpp,
         "GPU layers (-ngl)", "layers offloaded to the GPU, the output layer counted first (-ngl)";
+    offload_output: OffloadOutput = OffloadOutput::First,
+        "offload-output", pick::<OffloadOutput>(), LlamaCpp,
+        "Output layer offloaded", "whether -ngl offloads the output layer first (builds since December 2025) or last (older builds)";
     /// `-c`: the cache's cells over every slot.
     ctx_size: Option<u32> = None,
         "ctx-size", Optional { inner: Count, none: "seq" }, LlamaCpp,
@@ -462,6 +465,10 @@ scenario_fields! {
     parallel: u32 = 1,
         "parallel", Count, LlamaCpp,
         "Slots (-np)", "requests served at once, each with ctx-size / parallel tokens (-np)";
+    /// `--kv-unified`: one KV stream that every slot shares, so attention reads every cell.
+    kv_unified: bool = false,
+        "kv-unified", Flag, LlamaCpp,
+        "Unified KV (-kvu)", "true when the slots share one KV buffer (--kv-unified; llama-server turns it on when -np is left to auto)";
     cache_type_k: CacheType = CacheType::F16,
         "cache-type-k", pick::<CacheType>(), LlamaCpp,
         "K cache type", "key cache type (--cache-type-k)";
@@ -478,6 +485,9 @@ scenario_fields! {
     logit_rows: LogitRows = LogitRows::Slots,
         "logit-rows", pick::<LogitRows>(), LlamaCpp,
         "Logit rows", "logits the compute buffer reserves: per slot (llama-server since 2026) or per ubatch token (library, llama-cli, ollama)";
+    gpu_backend: GpuBackend = GpuBackend::Cuda,
+        "gpu-backend", pick::<GpuBackend>(), LlamaCpp,
+        "GPU backend", "the ggml backend on the GPU (CUDA, also ROCm, or Vulkan)";
     /// `--n-cpu-moe`: the routed experts of the first N layers stay in system RAM.
     n_cpu_moe: u32 = 0,
         "n-cpu-moe", Whole, LlamaCpp,

@@ -3,21 +3,34 @@
 //! allocates at start (the `model buffer`, `KV buffer`, `compute buffer` and `output buffer`
 //! lines of its log).
 //!
-//! - Placement (`load_tensors`, src/llama-model.cpp, builds of 2025–26): `-ngl k` puts the output
-//!   layer and the last `k − 1` blocks on the GPU; `token_embd` always stays in system RAM;
-//!   `--n-cpu-moe N` keeps the routed experts of the first N blocks there too. Several GPUs
-//!   split the offloaded blocks by layer (`--split-mode layer`, the default).
-//! - KV cache (src/llama-kv-cache.cpp, llama-kv-cache-iswa.cpp): `n_ctx` padded to 256 cells;
-//!   with `-np N` each slot gets `⌈n_ctx / N⌉` padded to 256; per layer `cells × (n_embd_k_gqa ×
-//!   size(type_k) + n_embd_v_gqa × size(type_v))`, MLA keeps K only (`kv_lora_rank + n_rot`);
-//!   a sliding-window layer keeps `PAD(min(cells, window + n_ubatch), 256)` cells; each layer's
-//!   cache sits on its layer's device. Recurrent layers keep `R` and `S` in f32 per slot.
-//! - Compute buffer: the worst-case graph of `u = min(n_ctx, n_ubatch)` tokens over every cell
-//!   (`sched_reserve`), the larger of the output device's logits `4·rows·(V + 2E)` (`rows` = `u`,
-//!   or the slots for llama-server since 2026: `logit-rows`) and a layer's
-//!   working set, `4u(2E + 3F) + 2·cells·u` with flash attention or `4u(H·cells + cells + 4E)`
-//!   without; the host holds the inputs, `4u(cells + E)` (research checked against 11 logs to
-//!   0.1 MiB; calibration/runtime-logs.csv).
+//! - Placement (`load_tensors`, src/llama-model.cpp): `-ngl k` puts the output layer and the
+//!   last `k − 1` blocks on the GPU (since PR #18148, December 2025; before it the last `k`
+//!   blocks, and the output layer only when `k` exceeds the blocks: `offload-output`);
+//!   `token_embd` always stays in system RAM; `--n-cpu-moe N` keeps the routed experts of the
+//!   first N blocks there too. Several GPUs split the offloaded blocks by layer
+//!   (`--split-mode layer`, the default).
+//! - KV cache (src/llama-kv-cache.cpp, llama-kv-cache-iswa.cpp): `n_ctx` padded to 256 cells,
+//!   one stream with `--kv-unified`, else one per slot of `⌈n_ctx / N⌉` padded; per layer
+//!   `cells × (n_embd_k_gqa × size(type_k) + n_embd_v_gqa × size(type_v))`, MLA keeps K only
+//!   (`kv_lora_rank + n_rot`); a sliding-window layer keeps `PAD(min(cells, window × sequences
+//!   in the stream + n_ubatch), 256)` cells per stream; each layer's cache sits on its layer's
+//!   device. Recurrent layers keep `R` and `S` in f32 per slot.
+//! - Compute buffer: the high-water mark of ggml-alloc over the worst-case graph of
+//!   `u = min(n_ctx, n_ubatch)` tokens attending over every cell of a stream (`sched_reserve`),
+//!   the largest of
+//!   - the output device's logits, `4·rows·(V + 2E)` (`rows` = `u`, or the slots for
+//!     llama-server since 2026: `logit-rows`);
+//!   - a layer's working set, `4u(2E + 3F) + 2·mask` with flash attention (the f16 mask is
+//!     `mask = cells·u` values), or `4·mask·(H + 1) + 16uE` without;
+//!   - with flash attention, the mask's cast: its f32 copy from the host beside the f16 cast
+//!     and the token embeddings, `6·mask + 4uE` (what a long context peaks at);
+//!   - a CPU-resident weight that ggml-cuda copies to the GPU to run its matmul when the ubatch
+//!     has 32 tokens or more (`offload_op`): the largest CPU block's weight with the matmul's
+//!     input and output, or an output layer left on the CPU with its logits.
+//!
+//!   Vulkan keeps both masks allocated under the logits and the layers (log-derived: llama-035
+//!   is exact with it, llama-036 within 5%). The host holds the inputs, `4·mask + 4uE`
+//!   (calibration/runtime-logs.csv; GPU median 4.1% over 10 logs).
 //! - Output buffer (`output_reserve`): `n_vocab × slots × 4` bytes in pinned host memory.
 
 use super::{Deployment, Serving, Setting};
@@ -25,7 +38,7 @@ use crate::dtype::FP32_BYTES;
 use crate::estimate::overhead;
 use crate::estimate::stack::{explain, Component, Stack};
 use crate::model::{Architecture, Block, Projection};
-use crate::runtime::{LogitRows, Runtime};
+use crate::runtime::{GpuBackend, LogitRows, OffloadOutput, Runtime};
 use crate::scenario::{Resolved, Scenario};
 use crate::units::{Bytes, MIB};
 use vramfit_gguf::quantize::{NameRules, NamedTensor, QuantModel, QuantTensor};
@@ -249,26 +262,37 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
     let gpus = s.gpus.max(1);
     let weights = file_weights(s, a);
     let ngl = s.n_gpu_layers.unwrap_or(n + 1).min(n + 1);
-    let gpu_blocks = ngl.saturating_sub(1);
+    let (gpu_blocks, output_on_gpu) = match s.offload_output {
+        OffloadOutput::First => (ngl.saturating_sub(1), ngl >= 1),
+        OffloadOutput::Last => (ngl.min(n), ngl > n),
+    };
     let first_gpu_block = n - gpu_blocks;
-    let output_on_gpu = ngl >= 1;
     let on_gpu = |layer: u32| layer >= first_gpu_block;
     let experts_on_cpu = |layer: u32| layer < s.n_cpu_moe;
 
     // Per-slot and total cells.
     let slots = s.parallel.max(1);
     let n_ctx = s.ctx_size.unwrap_or(s.seq);
-    let cells_per_slot = if slots > 1 {
-        pad(n_ctx.div_ceil(slots), CELL_PADDING)
+    // A unified cache is one stream of every cell; otherwise each slot has its own stream.
+    let (streams, cells_per_stream) = if s.kv_unified || slots == 1 {
+        (1, pad(n_ctx, CELL_PADDING))
     } else {
-        pad(n_ctx, CELL_PADDING)
+        (slots, pad(n_ctx.div_ceil(slots), CELL_PADDING))
     };
-    let cells = f64::from(cells_per_slot) * f64::from(slots);
+    let cells = f64::from(cells_per_stream) * f64::from(streams);
+    // A sliding-window layer keeps the window of every sequence in its stream, plus a ubatch
+    // (llama-kv-cache-iswa.cpp: `n_swa · (unified ? n_seq_max : 1) + n_ubatch`, padded).
     let window_cells = if a.window.tokens > 0 {
+        let sequences_per_stream = slots / streams;
         f64::from(pad(
-            cells_per_slot.min(a.window.tokens.saturating_add(s.ubatch_size)),
+            cells_per_stream.min(
+                a.window
+                    .tokens
+                    .saturating_mul(sequences_per_stream)
+                    .saturating_add(s.ubatch_size),
+            ),
             CELL_PADDING,
-        )) * f64::from(slots)
+        )) * f64::from(streams)
     } else {
         cells
     };
@@ -337,23 +361,45 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
         LogitRows::Ubatch => u,
     };
     let logits = FP32_BYTES * logit_rows * (vocab + 2.0 * e);
+    // The KQ mask holds a stream's cells for each token of the ubatch: f32 as the host writes it,
+    // and its f16 cast on the GPU with flash attention.
+    let mask = f64::from(cells_per_stream) * u;
+    let mask_copies = if s.flash_attn { 6.0 } else { 4.0 } * mask;
+    let vulkan = s.gpu_backend == GpuBackend::Vulkan;
+    // Vulkan keeps the mask's copies allocated below everything after them (llama-035/036).
+    let kept_masks = if vulkan { mask_copies } else { 0.0 };
     let layer_work = if s.flash_attn {
-        FP32_BYTES * u * (2.0 * e + 3.0 * f) + 2.0 * cells * u
+        let ffn = FP32_BYTES * u * (2.0 * e + 3.0 * f);
+        if vulkan {
+            ffn + mask_copies
+        } else {
+            // The FFN with the f16 mask alive, or the cast itself: the f32 mask copied from the
+            // host beside its f16 cast and the token embeddings.
+            (ffn + 2.0 * mask).max(FP32_BYTES * u * e + mask_copies)
+        }
     } else {
-        FP32_BYTES * u * (f64::from(a.heads) * cells + cells + 4.0 * e)
+        FP32_BYTES * (f64::from(a.heads) * mask + mask + 4.0 * u * e)
     };
-    let copied_weight = if gpu_blocks < n && s.ubatch_size >= GPU_OFFLOAD_MIN_BATCH {
-        largest_host
+    // ggml-cuda runs a matmul of a CPU-resident weight on the GPU when the batch is large: the
+    // weight is copied into the compute buffer beside the matmul's input and output.
+    let offloads_ops = s.ubatch_size >= GPU_OFFLOAD_MIN_BATCH;
+    let block_copy = if gpu_blocks < n && offloads_ops {
+        largest_host + FP32_BYTES * u * (e + f)
     } else {
         0.0
     };
-    let graph = layer_work.max(logits);
-    let inputs = FP32_BYTES * u * (cells + e);
+    let inputs = FP32_BYTES * (mask + u * e);
     // With no layer offloaded the CPU backend runs the whole graph, in its own compute buffer.
-    let (gpu_compute, host_compute) = if ngl > 0 {
-        (graph + copied_weight, inputs)
+    let (gpu_compute, host_compute) = if ngl == 0 {
+        (block_copy, layer_work.max(logits))
+    } else if output_on_gpu {
+        (layer_work.max(logits + kept_masks).max(block_copy), inputs)
+    } else if offloads_ops {
+        // The output matmul runs on the GPU with a copy of the output weight.
+        let output_copy = weights.output + logits;
+        (layer_work.max(output_copy).max(block_copy), inputs)
     } else {
-        (copied_weight, graph)
+        (layer_work.max(block_copy), inputs + logits)
     };
     let output_buffer = vocab * f64::from(slots) * FP32_BYTES;
 
@@ -410,15 +456,26 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
         gpu_compute,
         explain!(
             ex,
-            "max(logits 4·{}·(V + 2E), layer {}) with u = {}, cells = {}",
+            "the peak of: logits 4·{}·(V + 2E){}; the layer {}; {}u = {}, mask cells = {} per stream",
             logit_rows,
-            if s.flash_attn {
-                "4u(2E + 3F) + 2·cells·u"
+            match (output_on_gpu, offloads_ops) {
+                (true, _) if vulkan => " + the masks Vulkan keeps",
+                (true, _) => "",
+                (false, true) => " + the CPU output weight copied for its matmul",
+                (false, false) => " (on the CPU)",
+            },
+            match (s.flash_attn, vulkan) {
+                (true, false) => "4u(2E + 3F) + 2·mask, or 4uE + 6·mask at the mask's cast",
+                (true, true) => "4u(2E + 3F) + 6·mask",
+                (false, _) => "4·mask·(H + 1) + 16uE",
+            },
+            if gpu_blocks < n && offloads_ops {
+                "the largest CPU block weight + 4u(E + F) copied for its matmul; "
             } else {
-                "4u(H·cells + cells + 4E)"
+                ""
             },
             u,
-            cells
+            cells_per_stream
         ),
     );
     overhead::push_context(s, stack);
@@ -481,7 +538,7 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
         kv_tokens: cells as u64,
         kv_blocks: None,
         max_concurrency: f64::from(slots),
-        context_tokens: cells_per_slot,
+        context_tokens: cells_per_stream,
         starts: reason.is_none(),
         reason,
         host_bytes: Some(host_bytes),

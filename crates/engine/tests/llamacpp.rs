@@ -1,0 +1,120 @@
+//! llama.cpp's buffers as its build and settings place them: which layers `-ngl` offloads, the
+//! compute buffer's peak (the attention mask, a CPU weight's matmul run on the GPU, the logits),
+//! unified or per-slot KV streams, and the Vulkan backend.
+
+use vramfit_engine::estimate::{estimate, Estimate};
+use vramfit_engine::Scenario;
+
+const MIB: f64 = 1_048_576.0;
+
+fn run(query: &str) -> Estimate {
+    let mut s = Scenario::default();
+    for pair in query.split('&') {
+        let (k, v) = pair.split_once('=').unwrap();
+        s.set(k, v).unwrap_or_else(|e| panic!("{pair}: {e}"));
+    }
+    estimate(&s).expect("a valid scenario")
+}
+
+fn gpu_mib(query: &str, id: &str) -> f64 {
+    run(query).bytes_of(id).0 as f64 / MIB
+}
+
+fn host_mib(query: &str, id: &str) -> f64 {
+    run(query)
+        .serving
+        .expect("a llama.cpp scenario reports its buffers")
+        .host_components
+        .iter()
+        .filter(|c| c.id == id)
+        .map(|c| c.bytes.0 as f64 / MIB)
+        .sum()
+}
+
+const MISTRAL: &str = "mode=inference&runtime=llama.cpp&model=mistral-7b&quant=Q4_K_M&ctx-size=768\
+                       &ubatch-size=256&logit-rows=ubatch";
+
+#[test]
+fn older_builds_offload_blocks_before_the_output_layer() {
+    // Mistral-7B has 32 blocks. Since PR #18148, -ngl 20 is the output layer and 19 blocks;
+    // before it, 20 blocks and the output layer stays in system RAM.
+    let gpu = |ngl: u32, order: &str| {
+        gpu_mib(
+            &format!("{MISTRAL}&n-gpu-layers={ngl}&offload-output={order}"),
+            "weights",
+        )
+    };
+    let output_layer = gpu(1, "first");
+    let block = gpu(21, "first") - gpu(20, "first");
+    assert!(output_layer > 100.0 && block > 100.0);
+    assert!((gpu(20, "last") - gpu(20, "first") - (block - output_layer)).abs() < 1e-3);
+    assert_eq!(gpu(1, "last"), block);
+    // Every layer offloads everything under either rule.
+    assert_eq!(gpu(33, "first"), gpu(33, "last"));
+}
+
+#[test]
+fn an_output_layer_left_on_the_cpu_is_copied_to_the_gpu_for_its_matmul() {
+    // llama-032 (llama-cpp-python, mid-2025): 137.79 MiB = the q6_K output weight (102.54 MiB)
+    // and the logits of 256 rows, both in the GPU's compute buffer.
+    let q = format!("{MISTRAL}&n-gpu-layers=20&offload-output=last");
+    let compute = gpu_mib(&q, "compute_buffer");
+    assert!((compute - 137.79).abs() / 137.79 < 0.03, "{compute} MiB");
+    // Below 32 tokens per ubatch ggml-cuda runs it on the CPU: the logits move to the host.
+    let small = format!("{MISTRAL}&n-gpu-layers=20&offload-output=last&ubatch-size=16");
+    assert!(gpu_mib(&small, "compute_buffer") < 20.0);
+    assert!(host_mib(&small, "compute_buffer") > 1.9);
+}
+
+#[test]
+fn a_cpu_blocks_weight_copy_is_not_added_to_the_logits_peak() {
+    // llama-039: Llama-3.1-8B Q4_0, -ngl 15 of 33, ubatch 512: the logits (266.5 MiB) are the
+    // peak; the copy of one CPU block's weight happens while they are not allocated.
+    let q = "mode=inference&runtime=llama.cpp&model=llama-3.1-8b&quant=Q4_0&ctx-size=32768\
+             &ubatch-size=512&logit-rows=ubatch&n-gpu-layers=15";
+    let logits = 4.0 * 512.0 * (128_256.0 + 2.0 * 4096.0) / MIB;
+    assert!((gpu_mib(q, "compute_buffer") - logits).abs() < 0.01);
+}
+
+#[test]
+fn slots_with_their_own_streams_attend_over_their_own_cells() {
+    // Four slots of 16k: per-slot streams mask 16k cells per token; a unified cache masks 64k.
+    let base = "mode=inference&runtime=llama.cpp&model=llama-3.1-8b&quant=Q4_K_M&ctx-size=65536\
+                &parallel=4&ubatch-size=512&flash-attn=false";
+    let split = gpu_mib(base, "compute_buffer");
+    let unified = gpu_mib(&format!("{base}&kv-unified=true"), "compute_buffer");
+    // Without flash attention the scores are heads × cells × ubatch f32.
+    let scores = |cells: f64| 4.0 * 32.0 * cells * 512.0 / MIB;
+    assert!(unified - split > 0.9 * (scores(65536.0) - scores(16384.0)));
+    // The KV buffer holds the same cells either way.
+    assert_eq!(
+        gpu_mib(base, "kv_cache"),
+        gpu_mib(&format!("{base}&kv-unified=true"), "kv_cache")
+    );
+    // A unified slot can use the whole cache.
+    let context = |q: &str| run(q).serving.unwrap().context_tokens;
+    assert_eq!(context(&format!("{base}&kv-unified=true")), 65536);
+    assert_eq!(context(base), 16384);
+}
+
+#[test]
+fn flash_attention_peaks_at_the_mask_cast_for_long_contexts() {
+    // llama-042: at 262,144 cells and ubatch 512 the f32 mask copied from the host (512 MiB)
+    // beside its f16 cast (256 MiB) outgrows the logits (501 MiB); the log says 808.02 MiB.
+    let q = "mode=inference&runtime=llama.cpp&model=llama-3.1-8b&quant=Q4_K_M&ctx-size=262144\
+             &ubatch-size=512&logit-rows=ubatch";
+    let mask = 262_144.0 * 512.0 / MIB;
+    assert!(gpu_mib(q, "compute_buffer") >= 6.0 * mask);
+}
+
+#[test]
+fn vulkan_keeps_the_masks_under_the_logits() {
+    // llama-035: Vulkan, Llama-3.1-8B, 16k cells, ubatch 1024: 613.01 MiB logged, the logits
+    // (533 MiB) and both masks (96 MiB); CUDA reuses the masks' memory for the logits.
+    let q = "mode=inference&runtime=llama.cpp&model=llama-3.1-8b&quant=Q4_0&ctx-size=16384\
+             &ubatch-size=1024&logit-rows=ubatch";
+    let cuda = gpu_mib(q, "compute_buffer");
+    let vulkan = gpu_mib(&format!("{q}&gpu-backend=vulkan"), "compute_buffer");
+    assert!((vulkan - cuda - 96.0).abs() < 0.01, "{cuda} / {vulkan}");
+    assert!((vulkan - 613.01).abs() / 613.01 < 0.03);
+}
