@@ -296,6 +296,16 @@ impl<'a> NamedTensor<'a> {
         }
     }
 
+    /// Whether llama-quantize's rules read this tensor's layer: only for the value, `ffn_down`,
+    /// `ffn_gate` and `ffn_up` tensors. Any other tensor has one type at every layer.
+    pub fn reads_layer(&self) -> bool {
+        self.rules.category.is_attn_v_like()
+            || matches!(
+                self.rules.category,
+                Category::FfnDown | Category::FfnGate | Category::FfnUp
+            )
+    }
+
     /// The same tensor in block `block` (`blk.N.` in its name), without writing the name again.
     pub fn in_block(self, block: u32) -> NamedTensor<'a> {
         NamedTensor {
@@ -1255,5 +1265,50 @@ mod tests {
             block_number("blk.99999999999999999999999.x"),
             Some(i64::MAX)
         );
+    }
+
+    #[test]
+    fn tensors_that_do_not_read_their_layer_have_one_type_at_every_layer() {
+        let models = [
+            QuantModel::new("llama", 32, 32, 8, 0),
+            QuantModel::new("llama", 80, 64, 8, 0),
+            QuantModel::new("qwen3moe", 48, 32, 4, 128),
+            QuantModel::new("mixtral", 32, 32, 8, 8),
+            QuantModel::new("falcon", 60, 64, 8, 0),
+        ];
+        let tensors: [(&str, &[u64]); 9] = [
+            ("attn_q.weight", &[4096, 4096]),
+            ("attn_k.weight", &[4096, 1024]),
+            ("attn_output.weight", &[4096, 4096]),
+            ("attn_q_b.weight", &[1536, 4096]),
+            ("ssm_in.weight", &[4096, 8192]),
+            ("ffn_gate_inp.weight", &[4096, 128]),
+            ("attn_v.weight", &[4096, 1024]),
+            ("ffn_down_exps.weight", &[768, 2048, 128]),
+            ("ffn_up_shexp.weight", &[4096, 1408]),
+        ];
+        for model in &models {
+            for file_type in &FileType::ALL {
+                for (name, dims) in tensors {
+                    let tensor = NamedTensor::new(QuantTensor {
+                        name,
+                        dims,
+                        source_type: GgmlType::BF16,
+                    });
+                    let types: Vec<_> = (0..model.n_layer)
+                        .map(|layer| {
+                            tensor
+                                .in_block(layer)
+                                .type_at(*file_type, model, layer, true)
+                        })
+                        .collect();
+                    let one_type = types.windows(2).all(|pair| pair[0] == pair[1]);
+                    assert!(
+                        tensor.reads_layer() || one_type,
+                        "{name} in {file_type:?} changes with the layer"
+                    );
+                }
+            }
+        }
     }
 }

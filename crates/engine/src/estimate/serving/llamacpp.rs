@@ -136,29 +136,27 @@ fn file_weights(s: &Scenario, a: &Architecture) -> FileWeights {
 
 /// llama-quantize's rules read a layer only through these predicates (`use_more_bits`, the first
 /// n/16 and n/8, the last n/8, the first two or four), so layers of one class get one type per
-/// tensor: each layer's class, numbered from 0. The five thresholds (2, 4, n/16, n/8, 7n/8) cut
-/// the layers into at most six runs, each with at most three residues: at most
-/// [`LAYER_CLASSES`] classes.
-fn layer_classes(n: u32) -> Vec<usize> {
-    let (n8, n16) = (i64::from(n / 8), i64::from(n / 16));
-    let mut seen = Vec::with_capacity(LAYER_CLASSES);
-    (0..n)
-        .map(|i| {
-            let i = i64::from(i);
-            let key = (
-                i < n16,
-                i < n8,
-                i >= 7 * i64::from(n) / 8,
-                (i - n8).rem_euclid(3),
-                i < 2,
-                i < 4,
-            );
-            seen.iter().position(|&k| k == key).unwrap_or_else(|| {
-                seen.push(key);
-                seen.len() - 1
-            })
-        })
-        .collect()
+/// tensor. Which of the five thresholds (2, 4, n/16, n/8, 7n/8) a layer has reached, with its
+/// residue `(i − n/8) mod 3`, is its class: at most 6 × 3 of them.
+struct LayerClasses {
+    thresholds: [i64; 5],
+    eighth: i64,
+}
+
+impl LayerClasses {
+    fn new(n: u32) -> LayerClasses {
+        let n = i64::from(n);
+        LayerClasses {
+            thresholds: [2, 4, n / 16, n / 8, 7 * n / 8],
+            eighth: n / 8,
+        }
+    }
+
+    fn of(&self, layer: u32) -> usize {
+        let i = i64::from(layer);
+        let reached = self.thresholds.iter().filter(|&&t| i >= t).count();
+        reached * 3 + (i - self.eighth).rem_euclid(3) as usize
+    }
 }
 
 const LAYER_CLASSES: usize = 18;
@@ -170,7 +168,7 @@ fn quantized_weights(a: &Architecture, quant: vramfit_gguf::FileType) -> FileWei
     // published file of those types was made with one.
     model.has_imatrix = true;
     let mut blocks = vec![BlockWeights::default(); n as usize];
-    let layer_class = layer_classes(n);
+    let classes = LayerClasses::new(n);
     let mut seen: Vec<(Block, usize)> = Vec::new();
     let size =
         |t: GgmlType, elements: f64| elements * t.block_bytes() as f64 / t.block_elements() as f64;
@@ -197,23 +195,25 @@ fn quantized_weights(a: &Architecture, quant: vramfit_gguf::FileType) -> FileWei
             },
             role.rules,
         );
+        let bytes_at = |layer: u32| {
+            if linear.block == Block::Router {
+                elements * FP32_BYTES
+            } else {
+                let t = tensor
+                    .in_block(layer)
+                    .type_at(quant, &model, layer, !a.tied)
+                    .unwrap_or(GgmlType::F16);
+                size(t, elements)
+            }
+        };
+        let every_layer = (!tensor.reads_layer()).then(|| bytes_at(first));
         let mut bytes_in_class = [None; LAYER_CLASSES];
-        for (layer, &class) in layer_class.iter().enumerate().skip(first as usize) {
-            let layer = layer as u32;
-            let Some(known) = bytes_in_class.get_mut(class) else {
-                continue;
+        for layer in first..n {
+            let bytes = match (every_layer, bytes_in_class.get_mut(classes.of(layer))) {
+                (Some(bytes), _) => bytes,
+                (None, Some(known)) => *known.get_or_insert_with(|| bytes_at(layer)),
+                (None, None) => continue,
             };
-            let bytes = *known.get_or_insert_with(|| {
-                if linear.block == Block::Router {
-                    elements * FP32_BYTES
-                } else {
-                    let t = tensor
-                        .in_block(layer)
-                        .type_at(quant, &model, layer, !a.tied)
-                        .unwrap_or(GgmlType::F16);
-                    size(t, elements)
-                }
-            });
             if let Some(b) = blocks.get_mut(layer as usize) {
                 b.bytes += bytes;
                 b.largest = b.largest.max(bytes);
@@ -552,11 +552,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn layer_classes_stay_within_their_bound() {
-        for n in 0..=2048 {
-            let classes = layer_classes(n);
-            assert_eq!(classes.len(), n as usize);
-            assert!(classes.iter().all(|&c| c < LAYER_CLASSES), "{n} layers");
+    fn layers_of_one_class_answer_every_predicate_alike() {
+        let predicates = |i: u32, n: u32| {
+            let (i, n) = (i64::from(i), i64::from(n));
+            (
+                i < n / 16,
+                i < n / 8,
+                i >= 7 * n / 8,
+                (i - n / 8).rem_euclid(3),
+                i < 2,
+                i < 4,
+            )
+        };
+        for n in 1..=512 {
+            let classes = LayerClasses::new(n);
+            let mut seen = vec![None; LAYER_CLASSES];
+            for i in 0..n {
+                let class = classes.of(i);
+                assert!(class < LAYER_CLASSES, "{n} layers");
+                let first = *seen[class].get_or_insert(predicates(i, n));
+                assert_eq!(first, predicates(i, n), "layer {i} of {n}");
+            }
         }
     }
 }
