@@ -33,6 +33,12 @@ impl Choice {
 pub trait Wire: Copy + PartialEq + 'static {
     const ALL: &'static [Self];
 
+    /// Each value's wire name, in [`Wire::ALL`]'s order.
+    const NAMES: &'static [&'static str];
+
+    /// Each value's help, in [`Wire::ALL`]'s order.
+    const HELPS: &'static [&'static str];
+
     fn as_str(self) -> &'static str;
 
     fn help(self) -> &'static str;
@@ -40,23 +46,30 @@ pub trait Wire: Copy + PartialEq + 'static {
     /// Reads a wire name, case-insensitively; the error lists every name that would have been
     /// accepted.
     fn parse(text: &str) -> Result<Self, String> {
-        let wanted = text.trim().to_ascii_lowercase();
-        Self::ALL
-            .iter()
-            .copied()
-            .find(|v| v.as_str() == wanted)
-            .ok_or_else(|| {
-                let names: Vec<&str> = Self::ALL.iter().map(|v| v.as_str()).collect();
-                format!("`{}` is not one of {}", text.trim(), names.join(", "))
-            })
+        // The work is done on the names, so it is compiled once rather than once per enum.
+        wire_position(text, Self::NAMES).map(|i| Self::ALL[i])
     }
 
     fn choices() -> Vec<Choice> {
-        Self::ALL
-            .iter()
-            .map(|v| Choice::new(v.as_str(), v.help()))
-            .collect()
+        choices_of(Self::NAMES, Self::HELPS)
     }
+}
+
+fn choices_of(names: &'static [&'static str], helps: &'static [&'static str]) -> Vec<Choice> {
+    names
+        .iter()
+        .zip(helps)
+        .map(|(value, help)| Choice::new(*value, *help))
+        .collect()
+}
+
+/// Where `text`, a wire name in any letter case, is in `names`; the error lists every name.
+fn wire_position(text: &str, names: &[&str]) -> Result<usize, String> {
+    let wanted = text.trim().to_ascii_lowercase();
+    names
+        .iter()
+        .position(|name| *name == wanted)
+        .ok_or_else(|| format!("`{}` is not one of {}", text.trim(), names.join(", ")))
 }
 
 /// Declares a kebab-case wire enum: `Variant = "wire" => "help"`. It gets inherent `ALL`, `as_str`
@@ -84,6 +97,8 @@ macro_rules! wire_enum {
 
         impl $crate::wire::Wire for $name {
             const ALL: &'static [$name] = $name::ALL;
+            const NAMES: &'static [&'static str] = &[$($wire),+];
+            const HELPS: &'static [&'static str] = &[$($help),+];
 
             fn as_str(self) -> &'static str {
                 $name::as_str(self)
@@ -105,19 +120,15 @@ pub(crate) use wire_enum;
 
 impl Wire for crate::units::Units {
     const ALL: &'static [Self] = &[crate::units::Units::Gb, crate::units::Units::Gib];
+    const NAMES: &'static [&'static str] = &["gb", "gib"];
+    const HELPS: &'static [&'static str] = &["GB, 10⁹ bytes", "GiB, 2³⁰ bytes"];
 
     fn as_str(self) -> &'static str {
-        match self {
-            crate::units::Units::Gb => "gb",
-            crate::units::Units::Gib => "gib",
-        }
+        Self::NAMES[self as usize]
     }
 
     fn help(self) -> &'static str {
-        match self {
-            crate::units::Units::Gb => "GB, 10⁹ bytes",
-            crate::units::Units::Gib => "GiB, 2³⁰ bytes",
-        }
+        Self::HELPS[self as usize]
     }
 }
 
@@ -136,6 +147,12 @@ mod tests {
         let err = Optimizer::parse("adam-ish").unwrap_err();
         assert!(err.contains("adamw-8bit"), "{err}");
         assert_eq!(Sharding::parse(" ZeRO3 ").unwrap(), Sharding::Zero3);
+        for u in <crate::units::Units as Wire>::ALL {
+            assert_eq!(
+                <crate::units::Units as Wire>::parse(u.as_str()).unwrap(),
+                *u
+            );
+        }
     }
 
     #[test]

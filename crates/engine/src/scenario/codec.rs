@@ -8,6 +8,7 @@ use crate::model::{self, CATALOGUE_PRESETS, PRESETS};
 use crate::units::{format_size_exact, parse_size, Bytes};
 use crate::wire::{Choice, Wire};
 use serde_json::Value as Json;
+use std::borrow::Cow;
 use std::marker::PhantomData;
 use vramfit_gguf::FileType;
 
@@ -68,14 +69,24 @@ pub trait Codec: Sync {
         Json::String(self.format(value))
     }
 
-    /// Reads the value from a JSON scenario: a string as wire text, a number or boolean as its
-    /// JSON text.
+    /// The wire text a JSON value stands for: a string as itself, a number or boolean as its JSON
+    /// text.
+    fn json_text<'j>(&self, json: &'j Json) -> Result<Cow<'j, str>, String> {
+        scalar_text(json)
+    }
+
+    /// Reads the value from a JSON scenario: its [`Codec::json_text`], parsed.
     fn read_json(&self, json: &Json) -> Result<Self::Value, String> {
-        match json {
-            Json::String(text) => self.parse(text),
-            Json::Number(_) | Json::Bool(_) => self.parse(&json.to_string()),
-            other => Err(format!("`{other}` is not a value this field takes")),
-        }
+        self.parse(&self.json_text(json)?)
+    }
+}
+
+/// [`Codec::json_text`] for most codecs; one function rather than one per codec.
+fn scalar_text(json: &Json) -> Result<Cow<'_, str>, String> {
+    match json {
+        Json::String(text) => Ok(Cow::Borrowed(text)),
+        Json::Number(_) | Json::Bool(_) => Ok(Cow::Owned(json.to_string())),
+        other => Err(format!("`{other}` is not a value this field takes")),
     }
 }
 
@@ -212,16 +223,7 @@ impl<C: Codec> Codec for Optional<C> {
     }
 
     fn control(&self) -> Control {
-        let unset = || Choice::new("", self.none);
-        match self.inner.control() {
-            Control::Text => Control::Text,
-            Control::Choices(list) => {
-                Control::Choices(std::iter::once(unset()).chain(list).collect())
-            }
-            Control::Catalogue(list) => {
-                Control::Catalogue(std::iter::once(unset()).chain(list).collect())
-            }
-        }
+        with_unset(self.inner.control(), self.none)
     }
 
     fn syntax(&self) -> Option<&'static str> {
@@ -238,11 +240,24 @@ impl<C: Codec> Codec for Optional<C> {
             .map_or(Json::Null, |v| self.inner.write_json(v))
     }
 
-    fn read_json(&self, json: &Json) -> Result<Self::Value, String> {
+    /// `null` is unset, like an empty text box; a string is read like one.
+    fn json_text<'j>(&self, json: &'j Json) -> Result<Cow<'j, str>, String> {
         match json {
-            Json::Null => Ok(None),
-            Json::String(text) => self.parse(text),
-            other => self.inner.read_json(other).map(Some),
+            Json::Null => Ok(Cow::Borrowed("")),
+            Json::String(text) => Ok(Cow::Borrowed(text)),
+            other => self.inner.json_text(other),
+        }
+    }
+}
+
+/// `control` with an unset choice first, meaning `none`. One function rather than one per codec.
+fn with_unset(control: Control, none: &'static str) -> Control {
+    let unset = || Choice::new("", none);
+    match control {
+        Control::Text => Control::Text,
+        Control::Choices(list) => Control::Choices(std::iter::once(unset()).chain(list).collect()),
+        Control::Catalogue(list) => {
+            Control::Catalogue(std::iter::once(unset()).chain(list).collect())
         }
     }
 }
@@ -273,14 +288,13 @@ impl Codec for Size {
         Json::from(value.0)
     }
 
-    fn read_json(&self, json: &Json) -> Result<Bytes, String> {
+    fn json_text<'j>(&self, json: &'j Json) -> Result<Cow<'j, str>, String> {
         match json {
-            Json::String(text) => self.parse(text),
+            Json::String(text) => Ok(Cow::Borrowed(text)),
             Json::Number(n) => n
                 .as_u64()
-                .map(|bytes| format!("{bytes}B"))
-                .ok_or_else(|| format!("`{n}` is not a whole number of bytes"))
-                .and_then(|text| self.parse(&text)),
+                .map(|bytes| Cow::Owned(format!("{bytes}B")))
+                .ok_or_else(|| format!("`{n}` is not a whole number of bytes")),
             other => Err(format!("`{other}` is not a size")),
         }
     }
@@ -311,11 +325,8 @@ impl Codec for Capacity {
         Size.write_json(value)
     }
 
-    fn read_json(&self, json: &Json) -> Result<Bytes, String> {
-        match Size.read_json(json)? {
-            Bytes(0) => Err("must be more than 0".to_string()),
-            bytes => Ok(bytes),
-        }
+    fn json_text<'j>(&self, json: &'j Json) -> Result<Cow<'j, str>, String> {
+        Size.json_text(json)
     }
 }
 
