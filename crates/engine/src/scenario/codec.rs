@@ -32,7 +32,7 @@ pub enum Control {
 
 /// Reads and writes one kind of value.
 pub trait Codec: Sync {
-    type Value;
+    type Value: PartialEq;
 
     fn parse(&self, text: &str) -> Result<Self::Value, String>;
 
