@@ -233,15 +233,18 @@ impl ArrayRead<'_> {
     ) -> Result<MetaArray, ParseError> {
         let size = N as u64;
         r.require_items(self.len, size, self.counted())?;
+        // `require_items` checked that len * size is below MAX_HEADER_BYTES and was given, so the
+        // elements are taken at once.
+        let bytes = self.len * size;
+        let elements = r.take(bytes)?;
         if self.len > MAX_KEPT_ARRAY_LEN {
-            // `require_items` checked that len * size is below MAX_HEADER_BYTES.
-            let bytes = self.len * size;
-            r.take(bytes)?;
             return Ok(self.summary(bytes));
         }
-        let values = (0..self.len)
-            .map(|_| r.array::<N>().map(decode))
-            .collect::<Result<Vec<T>, _>>()?;
+        // Every chunk is N bytes, so the conversion never falls back to zeros.
+        let values = elements
+            .chunks_exact(N)
+            .map(|element| decode(element.try_into().unwrap_or([0; N])))
+            .collect();
         Ok(MetaArray::Values(wrap(values)))
     }
 
