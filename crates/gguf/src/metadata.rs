@@ -348,8 +348,14 @@ impl ArrayValues {
 
     /// The elements as non-negative integers, when all are.
     pub fn to_u64s(&self) -> Option<Vec<u64>> {
+        // A loop rather than `collect` into an `Option`, whose adapter the page's wasm would
+        // hold once per element type.
         fn all<T: Copy>(v: &[T], f: impl Fn(T) -> Option<u64>) -> Option<Vec<u64>> {
-            v.iter().map(|&x| f(x)).collect()
+            let mut out = Vec::with_capacity(v.len());
+            for &x in v {
+                out.push(f(x)?);
+            }
+            Some(out)
         }
         match self {
             ArrayValues::U8(v) => all(v, |x| Some(x.into())),

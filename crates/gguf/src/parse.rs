@@ -282,9 +282,10 @@ fn read_tensors(
                 dims: n_dims,
             });
         }
-        let dims = (0..n_dims)
-            .map(|_| r.u64())
-            .collect::<Result<Vec<u64>, _>>()?;
+        let mut dims = Vec::with_capacity(n_dims as usize);
+        for _ in 0..n_dims {
+            dims.push(r.u64()?);
+        }
         let type_id = r.u32()?;
         let offset = r.u64()?;
         let too_large = || ParseError::TensorTooLarge {
