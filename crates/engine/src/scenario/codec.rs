@@ -52,15 +52,17 @@ pub trait Codec: Sync {
         self.format(default)
     }
 
-    /// One URL pair or CLI flag: replaces the value (a list appends).
-    fn assign(&self, slot: &mut Self::Value, text: &str) -> Result<(), String> {
-        *slot = self.parse(text)?;
-        Ok(())
+    /// A list's one URL pair or CLI flag: the item is appended. `None` for a single value, which
+    /// the pair replaces as [`Codec::parse`] reads it. (The three list hooks, this one,
+    /// [`Codec::items`] and [`Codec::read_json`], let every other codec share one body for each
+    /// field operation.)
+    fn append(&self, _list: &mut Self::Value, _text: &str) -> Option<Result<(), String>> {
+        None
     }
 
-    /// The value as URL pairs: one, or one per list item.
-    fn wire(&self, value: &Self::Value) -> Vec<String> {
-        vec![self.format(value)]
+    /// A list's items, one URL pair each. `None` for a single value: one pair of its text.
+    fn items(&self, _value: &Self::Value) -> Option<Vec<String>> {
+        None
     }
 
     /// The value in a JSON scenario: its wire text as a string, unless the codec's values are
@@ -75,9 +77,10 @@ pub trait Codec: Sync {
         scalar_text(json)
     }
 
-    /// Reads the value from a JSON scenario: its [`Codec::json_text`], parsed.
-    fn read_json(&self, json: &Json) -> Result<Self::Value, String> {
-        self.parse(&self.json_text(json)?)
+    /// A list's value from a JSON scenario. `None` for a single value, which is read from its
+    /// [`Codec::json_text`].
+    fn read_json(&self, _json: &Json) -> Option<Result<Self::Value, String>> {
+        None
     }
 }
 
@@ -551,6 +554,33 @@ impl Customs {
     fn too_many() -> String {
         format!("at most {MAX_CUSTOM} custom components")
     }
+
+    /// Each component as `name:size`.
+    fn texts(list: &[CustomComponent]) -> Vec<String> {
+        list.iter()
+            .map(|c| format!("{}:{}", c.name, format_size_exact(c.bytes)))
+            .collect()
+    }
+
+    fn from_json(json: &Json) -> Result<Vec<CustomComponent>, String> {
+        let items = json
+            .as_array()
+            .ok_or_else(|| format!("`{json}` is not a list of {{name, bytes}}"))?;
+        if items.len() > MAX_CUSTOM {
+            return Err(Customs::too_many());
+        }
+        items
+            .iter()
+            .map(|item| {
+                let name = item.get("name").and_then(Json::as_str);
+                let bytes = item.get("bytes").and_then(Json::as_u64);
+                match (name, bytes) {
+                    (Some(name), Some(bytes)) => Customs::one(&format!("{name}:{bytes}B")),
+                    _ => Err(format!("`{item}` is not {{\"name\": …, \"bytes\": …}}")),
+                }
+            })
+            .collect()
+    }
 }
 
 impl Codec for Customs {
@@ -570,7 +600,7 @@ impl Codec for Customs {
     }
 
     fn format(&self, value: &Self::Value) -> String {
-        self.wire(value).join("; ")
+        Customs::texts(value).join("; ")
     }
 
     fn syntax(&self) -> Option<&'static str> {
@@ -581,19 +611,16 @@ impl Codec for Customs {
         "name:size; name:size".to_string()
     }
 
-    fn assign(&self, slot: &mut Self::Value, text: &str) -> Result<(), String> {
-        if slot.len() >= MAX_CUSTOM {
-            return Err(Customs::too_many());
-        }
-        slot.push(Customs::one(text)?);
-        Ok(())
+    fn append(&self, list: &mut Self::Value, text: &str) -> Option<Result<(), String>> {
+        Some(if list.len() >= MAX_CUSTOM {
+            Err(Customs::too_many())
+        } else {
+            Customs::one(text).map(|custom| list.push(custom))
+        })
     }
 
-    fn wire(&self, value: &Self::Value) -> Vec<String> {
-        value
-            .iter()
-            .map(|c| format!("{}:{}", c.name, format_size_exact(c.bytes)))
-            .collect()
+    fn items(&self, value: &Self::Value) -> Option<Vec<String>> {
+        Some(Customs::texts(value))
     }
 
     /// `[{"name": "RSSM dynamics", "bytes": 524288000}]`.
@@ -606,23 +633,7 @@ impl Codec for Customs {
         )
     }
 
-    fn read_json(&self, json: &Json) -> Result<Self::Value, String> {
-        let items = json
-            .as_array()
-            .ok_or_else(|| format!("`{json}` is not a list of {{name, bytes}}"))?;
-        if items.len() > MAX_CUSTOM {
-            return Err(Customs::too_many());
-        }
-        items
-            .iter()
-            .map(|item| {
-                let name = item.get("name").and_then(Json::as_str);
-                let bytes = item.get("bytes").and_then(Json::as_u64);
-                match (name, bytes) {
-                    (Some(name), Some(bytes)) => Customs::one(&format!("{name}:{bytes}B")),
-                    _ => Err(format!("`{item}` is not {{\"name\": …, \"bytes\": …}}")),
-                }
-            })
-            .collect()
+    fn read_json(&self, json: &Json) -> Option<Result<Self::Value, String>> {
+        Some(Customs::from_json(json))
     }
 }

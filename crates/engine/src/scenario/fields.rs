@@ -125,7 +125,7 @@ trait Access: Sync {
     fn set(&self, scenario: &mut Scenario, text: &str) -> Result<(), String>;
     fn edit(&self, scenario: &mut Scenario, text: &str) -> Result<(), String>;
     fn get(&self, scenario: &Scenario) -> String;
-    fn wire(&self, scenario: &Scenario) -> Vec<String>;
+    fn items(&self, scenario: &Scenario) -> Option<Vec<String>>;
     fn write_json(&self, scenario: &Scenario) -> Json;
     fn read_json(&self, scenario: &mut Scenario, json: &Json) -> Result<(), String>;
     fn same(&self, a: &Scenario, b: &Scenario) -> bool;
@@ -152,7 +152,10 @@ impl<C: Codec> Access for Slot<C> {
     }
 
     fn set(&self, scenario: &mut Scenario, text: &str) -> Result<(), String> {
-        self.codec.assign((self.get_mut)(scenario), text)
+        match self.codec.append((self.get_mut)(scenario), text) {
+            Some(appended) => appended,
+            None => self.edit(scenario, text),
+        }
     }
 
     fn edit(&self, scenario: &mut Scenario, text: &str) -> Result<(), String> {
@@ -164,8 +167,8 @@ impl<C: Codec> Access for Slot<C> {
         self.codec.format((self.get)(scenario))
     }
 
-    fn wire(&self, scenario: &Scenario) -> Vec<String> {
-        self.codec.wire((self.get)(scenario))
+    fn items(&self, scenario: &Scenario) -> Option<Vec<String>> {
+        self.codec.items((self.get)(scenario))
     }
 
     fn write_json(&self, scenario: &Scenario) -> Json {
@@ -173,8 +176,13 @@ impl<C: Codec> Access for Slot<C> {
     }
 
     fn read_json(&self, scenario: &mut Scenario, json: &Json) -> Result<(), String> {
-        *(self.get_mut)(scenario) = self.codec.read_json(json)?;
-        Ok(())
+        match self.codec.read_json(json) {
+            Some(value) => {
+                *(self.get_mut)(scenario) = value?;
+                Ok(())
+            }
+            None => self.edit(scenario, &self.codec.json_text(json)?),
+        }
     }
 
     fn same(&self, a: &Scenario, b: &Scenario) -> bool {
@@ -214,7 +222,9 @@ impl Field {
 
     /// The value as URL pairs: one, or one per list item.
     pub fn wire(&self, scenario: &Scenario) -> Vec<String> {
-        self.slot.wire(scenario)
+        self.slot
+            .items(scenario)
+            .unwrap_or_else(|| vec![self.get(scenario)])
     }
 
     /// The value as a JSON scenario holds it.
