@@ -18,6 +18,7 @@ use std::collections::HashMap;
 use crate::snapshot::{self, DriverKey, Gpu, Process, Snapshot, SourceFormat};
 use crate::values::{self, MIB};
 use crate::ParseError;
+use vramfit_units::parse_f64;
 
 /// Header-less field orders tried in turn, as written in `--query-gpu=`.
 const NOHEADER_ORDERS: &[&str] = &[
@@ -56,7 +57,7 @@ pub(crate) fn detect(text: &str) -> bool {
     }
     // A header-less row must hold something GPU-shaped to be worth trying as CSV.
     first.split(',').map(str::trim).any(|cell| {
-        cell.parse::<f64>().is_ok_and(f64::is_finite)
+        parse_f64(cell).is_some_and(f64::is_finite)
             || values::size(cell, MIB).is_some()
             || cell.starts_with("GPU-")
             || values::is_bus_id(cell)

@@ -3,6 +3,7 @@
 //! Every function here returns `None` rather than guessing, because a placeholder such as `N/A`
 //! read as `0` would tell the planner a GPU is empty when nobody knows.
 
+use vramfit_units::parse_f64;
 pub(crate) use vramfit_units::MIB;
 
 /// The warning for processes listed without a memory figure.
@@ -50,7 +51,7 @@ pub(crate) fn uint(s: &str) -> Option<u32> {
 /// A number with an optional trailing unit (`38 %`, `53 C`, `24.80 W`).
 pub(crate) fn number(s: &str) -> Option<f64> {
     let (num, _unit) = split_unit(s.trim());
-    num.parse::<f64>().ok().filter(|v| v.is_finite())
+    parse_f64(num).filter(|v| v.is_finite())
 }
 
 /// A size in bytes: `2296 MiB`, `2296MiB`, `9293398016`, with `default_unit` for a bare number.
@@ -75,7 +76,7 @@ pub(crate) fn size(s: &str, default_unit: u64) -> Option<u64> {
     if let Ok(whole) = num.parse::<u64>() {
         return whole.checked_mul(factor);
     }
-    let value = num.parse::<f64>().ok()?;
+    let value = parse_f64(num)?;
     let bytes = value * factor as f64;
     // u64::MAX as f64 rounds up to 2^64, which would saturate rather than fail; stay below it.
     (bytes.is_finite() && bytes >= 0.0 && bytes < u64::MAX as f64).then(|| bytes.round() as u64)

@@ -1,10 +1,13 @@
 //! Byte counts and their honest labels: GB means 10^9 bytes, GiB means 2^30, MiB means 2^20.
 //!
 //! The one set of unit constants the engine, the nvidia-smi parsers and the CLI share, the one
-//! size parser, and [`Bytes`]. The engine's formulas compute in `f64` (so 10T parameters times a
-//! 1M-token sequence cannot overflow) and land in [`Bytes`], whose conversion from `f64`
-//! saturates instead of wrapping.
+//! size parser, the one decimal reader ([`parse_f64`]), and [`Bytes`]. The engine's formulas
+//! compute in `f64` (so 10T parameters times a 1M-token sequence cannot overflow) and land in
+//! [`Bytes`], whose conversion from `f64` saturates instead of wrapping.
 
+mod decimal;
+
+pub use decimal::parse_f64;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -131,10 +134,8 @@ pub fn parse_size(text: &str) -> Result<Bytes, SizeError> {
         .find(|c: char| c.is_ascii_alphabetic())
         .unwrap_or(trimmed.len());
     let (number_text, unit_text) = trimmed.split_at(split);
-    let number: f64 = number_text
-        .trim()
-        .parse()
-        .map_err(|_| SizeError(format!("`{trimmed}` is not a size; {SIZE_RULE}")))?;
+    let number = parse_f64(number_text.trim())
+        .ok_or_else(|| SizeError(format!("`{trimmed}` is not a size; {SIZE_RULE}")))?;
     if !number.is_finite() || number < 0.0 {
         return Err(SizeError(format!(
             "`{trimmed}` must be a finite, non-negative size"

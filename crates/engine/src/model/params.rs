@@ -1,5 +1,7 @@
 //! Parameter counts as people write them: `8B`, `1.1B`, `135M`, `8e9`.
 
+use crate::units::parse_f64;
+
 /// Reads a parameter count: `8B`, `1.1B`, `135M`, `8e9`, `70b`, `500k`, `8000000000`.
 pub fn parse_param_count(text: &str) -> Result<f64, String> {
     let trimmed = text.trim();
@@ -10,7 +12,7 @@ pub fn parse_param_count(text: &str) -> Result<f64, String> {
         Some('k') => (&trimmed[..trimmed.len() - 1], 1e3),
         _ => (trimmed, 1.0),
     };
-    let value: f64 = number.trim().parse().map_err(|_| {
+    let value = parse_f64(number.trim()).ok_or_else(|| {
         format!("`{trimmed}` is not a parameter count; write e.g. 8B, 1.1B, 135M or 8e9")
     })?;
     let params = value * scale;

@@ -5,6 +5,7 @@
 use super::HfConfig;
 use crate::estimate::breakdown;
 use crate::scenario::{FieldError, Scenario};
+use crate::units::parse_f64;
 
 /// How a card states a mixture of experts' active parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -40,8 +41,7 @@ pub fn parse_published(csv: &str) -> Result<Vec<Published>, String> {
                 return Err(format!("`{line}` does not have 5 columns"));
             };
             let number = |text: &str| {
-                text.parse::<f64>()
-                    .map_err(|_| format!("`{text}` in `{line}` is not a number"))
+                parse_f64(text).ok_or_else(|| format!("`{text}` in `{line}` is not a number"))
             };
             let active = match counts {
                 "" => ActiveClaim::Dense,

@@ -5,7 +5,7 @@
 use crate::gpu_catalogue::{self, GPUS};
 use crate::lora::LoraTargets;
 use crate::model::{self, CATALOGUE_PRESETS, PRESETS};
-use crate::units::{format_size_exact, parse_size, Bytes};
+use crate::units::{format_size_exact, parse_f64, parse_size, Bytes};
 use crate::wire::{Choice, Wire};
 use serde_json::Value as Json;
 use std::borrow::Cow;
@@ -101,10 +101,8 @@ pub struct Whole;
 
 /// The one reading of a whole number, from `min` to [`MAX_COUNT`].
 fn parse_whole(text: &str, min: f64) -> Result<u32, String> {
-    let value: f64 = text
-        .trim()
-        .parse()
-        .map_err(|_| format!("`{}` is not a whole number", text.trim()))?;
+    let value =
+        parse_f64(text.trim()).ok_or_else(|| format!("`{}` is not a whole number", text.trim()))?;
     if !value.is_finite() || value.fract() != 0.0 {
         return Err(format!("`{}` is not a whole number", text.trim()));
     }
@@ -340,11 +338,8 @@ impl Codec for Percent {
     type Value = f64;
 
     fn parse(&self, text: &str) -> Result<f64, String> {
-        let percent: f64 = text
-            .trim()
-            .trim_end_matches('%')
-            .parse()
-            .map_err(|_| format!("`{}` is not a percentage", text.trim()))?;
+        let percent = parse_f64(text.trim().trim_end_matches('%'))
+            .ok_or_else(|| format!("`{}` is not a percentage", text.trim()))?;
         if !(percent > 0.0 && percent <= 100.0) {
             return Err("must be a percentage above 0 and at most 100".to_string());
         }
@@ -367,10 +362,8 @@ impl Codec for Fraction {
     type Value = f64;
 
     fn parse(&self, text: &str) -> Result<f64, String> {
-        let fraction: f64 = text
-            .trim()
-            .parse()
-            .map_err(|_| format!("`{}` is not a number", text.trim()))?;
+        let fraction =
+            parse_f64(text.trim()).ok_or_else(|| format!("`{}` is not a number", text.trim()))?;
         if !(fraction > 0.0 && fraction <= 1.0) {
             return Err("must be above 0 and at most 1 (0.9 is 90%)".to_string());
         }
