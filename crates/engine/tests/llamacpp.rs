@@ -118,3 +118,28 @@ fn vulkan_keeps_the_masks_under_the_logits() {
     assert!((vulkan - cuda - 96.0).abs() < 0.01, "{cuda} / {vulkan}");
     assert!((vulkan - 613.01).abs() / 613.01 < 0.03);
 }
+
+#[test]
+fn settings_as_applied_list_every_setting_of_the_runtime() {
+    use vramfit_engine::runtime::Runtime;
+    use vramfit_engine::scenario::FIELDS;
+    for (name, runtime) in [
+        ("vllm", Runtime::Vllm),
+        ("sglang", Runtime::Sglang),
+        ("llama.cpp", Runtime::LlamaCpp),
+    ] {
+        let serving = run(&format!("mode=inference&runtime={name}"))
+            .serving
+            .expect("a serving runtime reports its settings");
+        let listed: Vec<&str> = serving.settings.iter().map(|s| s.key.as_str()).collect();
+        for field in FIELDS {
+            let runtimes_own =
+                field.group.applies_to(runtime) && !field.group.applies_to(Runtime::Transformers);
+            assert!(
+                !runtimes_own || listed.contains(&field.key),
+                "{name}: `{}` is not in the settings as applied {listed:?}",
+                field.key
+            );
+        }
+    }
+}

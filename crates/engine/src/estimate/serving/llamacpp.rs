@@ -519,6 +519,14 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
     let from = |given: bool, what: &str| (!given).then(|| what.to_string());
     let settings = vec![
         Setting::new("quant", s.quant, None),
+        match &s.gguf_weights {
+            Some(file) => Setting::new(
+                "gguf-weights",
+                format!("the file's tensors, {} blocks", file.blocks.len()),
+                None,
+            ),
+            None => Setting::new("gguf-weights", "none", from(false, "sized from the quant")),
+        },
         Setting::new(
             "n-gpu-layers",
             ngl,
@@ -531,6 +539,10 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
         Setting::new("flash-attn", s.flash_attn, None),
         Setting::new("ubatch-size", s.ubatch_size, None),
         Setting::new("logit-rows", s.logit_rows, None),
+        Setting::new("kv-unified", s.kv_unified, None),
+        Setting::new("offload-output", s.offload_output, None),
+        Setting::new("gpu-backend", s.gpu_backend, None),
+        Setting::new("n-cpu-moe", s.n_cpu_moe, None),
     ];
     Serving {
         runtime: Runtime::LlamaCpp,

@@ -269,6 +269,7 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
         None
     };
     settings.push(Setting::new("gpu-memory-utilization", util, None));
+    settings.push(Setting::new("enforce-eager", s.enforce_eager, None));
     Serving {
         runtime: Runtime::Vllm,
         kv_pool_bytes: Bytes::from_f64(pool),
