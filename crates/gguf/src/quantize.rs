@@ -296,14 +296,40 @@ impl<'a> NamedTensor<'a> {
         }
     }
 
-    /// Whether llama-quantize's rules read this tensor's layer: only for the value, `ffn_down`,
-    /// `ffn_gate` and `ffn_up` tensors. Any other tensor has one type at every layer.
-    pub fn reads_layer(&self) -> bool {
-        self.rules.category.is_attn_v_like()
-            || matches!(
-                self.rules.category,
-                Category::FfnDown | Category::FfnGate | Category::FfnUp
-            )
+    /// Whether llama-quantize's rules read this tensor's layer in this file type: the value
+    /// tensors in the K-quant mixes that give some layers more bits, `ffn_down` in most mixes,
+    /// `ffn_gate` and `ffn_up` only in IQ3_XS. Any other tensor has one type at every layer.
+    pub fn reads_layer_in(&self, file_type: FileType) -> bool {
+        use FileType as F;
+        let lowest_bits = matches!(
+            file_type,
+            F::IQ2_XXS | F::IQ2_XS | F::IQ1_S | F::IQ2_S | F::IQ2_M | F::IQ1_M
+        );
+        match self.rules.category {
+            _ if file_type == F::MXFP4_MOE => false,
+            c if c.is_attn_v_like() => {
+                !lowest_bits && matches!(file_type, F::Q3_K_M | F::Q4_K_M | F::Q5_K_M | F::Q4_K_S)
+            }
+            Category::FfnDown => {
+                lowest_bits
+                    || matches!(
+                        file_type,
+                        F::Q2_K_S
+                            | F::IQ3_XXS
+                            | F::Q3_K_M
+                            | F::IQ3_M
+                            | F::Q4_K_M
+                            | F::IQ4_NL
+                            | F::IQ4_XS
+                            | F::Q5_K_M
+                            | F::Q4_K_S
+                            | F::Q4_0
+                            | F::Q5_0
+                    )
+            }
+            Category::FfnGate | Category::FfnUp => file_type == F::IQ3_XS,
+            _ => false,
+        }
     }
 
     /// The same tensor in block `block` (`blk.N.` in its name), without writing the name again.
@@ -1268,7 +1294,7 @@ mod tests {
     }
 
     #[test]
-    fn tensors_that_do_not_read_their_layer_have_one_type_at_every_layer() {
+    fn tensors_whose_rules_do_not_read_their_layer_have_one_type_at_every_layer() {
         let models = [
             QuantModel::new("llama", 32, 32, 8, 0),
             QuantModel::new("llama", 80, 64, 8, 0),
@@ -1276,7 +1302,7 @@ mod tests {
             QuantModel::new("mixtral", 32, 32, 8, 8),
             QuantModel::new("falcon", 60, 64, 8, 0),
         ];
-        let tensors: [(&str, &[u64]); 9] = [
+        let tensors: [(&str, &[u64]); 12] = [
             ("attn_q.weight", &[4096, 4096]),
             ("attn_k.weight", &[4096, 1024]),
             ("attn_output.weight", &[4096, 4096]),
@@ -1286,6 +1312,9 @@ mod tests {
             ("attn_v.weight", &[4096, 1024]),
             ("ffn_down_exps.weight", &[768, 2048, 128]),
             ("ffn_up_shexp.weight", &[4096, 1408]),
+            ("ffn_up.weight", &[4096, 14336]),
+            ("ffn_down.weight", &[14336, 4096]),
+            ("ffn_gate_exps.weight", &[2048, 768, 128]),
         ];
         for model in &models {
             for file_type in &FileType::ALL {
@@ -1304,7 +1333,7 @@ mod tests {
                         .collect();
                     let one_type = types.windows(2).all(|pair| pair[0] == pair[1]);
                     assert!(
-                        tensor.reads_layer() || one_type,
+                        tensor.reads_layer_in(*file_type) || one_type,
                         "{name} in {file_type:?} changes with the layer"
                     );
                 }

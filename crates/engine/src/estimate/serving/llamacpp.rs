@@ -33,7 +33,7 @@
 //!   (calibration/runtime-logs.csv; GPU median 4.1% over 10 logs).
 //! - Output buffer (`output_reserve`): `n_vocab × slots × 4` bytes in pinned host memory.
 
-use super::{Deployment, Serving, Setting};
+use super::{Deployment, Serving, Settings};
 use crate::dtype::FP32_BYTES;
 use crate::estimate::overhead;
 use crate::estimate::stack::{explain, Component, Stack};
@@ -64,6 +64,16 @@ struct BlockWeights {
     bytes: f64,
     experts: f64,
     largest: f64,
+}
+
+impl BlockWeights {
+    fn add(&mut self, tensor_bytes: f64, routed_experts: bool) {
+        self.bytes += tensor_bytes;
+        self.largest = self.largest.max(tensor_bytes);
+        if routed_experts {
+            self.experts += tensor_bytes;
+        }
+    }
 }
 
 /// A tensor name llama.cpp's converter writes (without its `blk.N.`), with what the quantizer's
@@ -136,11 +146,13 @@ fn file_weights(s: &Scenario, a: &Architecture) -> FileWeights {
 
 /// llama-quantize's rules read a layer only through these predicates (`use_more_bits`, the first
 /// n/16 and n/8, the last n/8, the first two or four), so layers of one class get one type per
-/// tensor. Which of the five thresholds (2, 4, n/16, n/8, 7n/8) a layer has reached, with its
-/// residue `(i − n/8) mod 3`, is its class: at most 6 × 3 of them.
+/// tensor. Which of the five thresholds (2, 4, n/16, n/8, 7n/8) a layer has reached is its class,
+/// and between n/8 and 7n/8 also its residue `(i − n/8) mod 3`, the one place `use_more_bits`
+/// reads it: at most 6 × 3 classes.
 struct LayerClasses {
     thresholds: [i64; 5],
     eighth: i64,
+    last_eighth: i64,
 }
 
 impl LayerClasses {
@@ -149,17 +161,26 @@ impl LayerClasses {
         LayerClasses {
             thresholds: [2, 4, n / 16, n / 8, 7 * n / 8],
             eighth: n / 8,
+            last_eighth: 7 * n / 8,
         }
     }
 
     fn of(&self, layer: u32) -> usize {
         let i = i64::from(layer);
         let reached = self.thresholds.iter().filter(|&&t| i >= t).count();
-        reached * 3 + (i - self.eighth).rem_euclid(3) as usize
+        let residue = if i >= self.eighth && i < self.last_eighth {
+            (i - self.eighth).rem_euclid(3) as usize
+        } else {
+            0
+        };
+        reached * 3 + residue
     }
 }
 
 const LAYER_CLASSES: usize = 18;
+
+/// `Block`'s variants, for counting the tensors of each kind met so far.
+const BLOCK_KINDS: usize = Block::Recurrent as usize + 1;
 
 fn quantized_weights(a: &Architecture, quant: vramfit_gguf::FileType) -> FileWeights {
     let n = a.layers.max(1);
@@ -168,13 +189,21 @@ fn quantized_weights(a: &Architecture, quant: vramfit_gguf::FileType) -> FileWei
     // published file of those types was made with one.
     model.has_imatrix = true;
     let mut blocks = vec![BlockWeights::default(); n as usize];
+    // What every layer from a given one on adds: the tensors typed alike in all their layers,
+    // summed once at their first layer and carried forward in one pass below.
+    let mut from_layer_on = vec![BlockWeights::default(); n as usize];
     let classes = LayerClasses::new(n);
-    let mut seen: Vec<(Block, usize)> = Vec::new();
+    let class_of: Vec<u8> = (0..n).map(|layer| classes.of(layer) as u8).collect();
+    let mut seen_in_block = [0usize; BLOCK_KINDS];
     let size =
         |t: GgmlType, elements: f64| elements * t.block_bytes() as f64 / t.block_elements() as f64;
     a.each_linear(|linear| {
-        let order = seen.iter().filter(|(b, _)| *b == linear.block).count();
-        seen.push((linear.block, order));
+        let order = seen_in_block
+            .get_mut(linear.block as usize)
+            .map_or(0, |seen| {
+                *seen += 1;
+                *seen - 1
+            });
         let role = gguf_role(linear.block, linear.projection, order);
         let shape = linear.shape;
         let experts = if linear.block == Block::RoutedExpert {
@@ -206,23 +235,35 @@ fn quantized_weights(a: &Architecture, quant: vramfit_gguf::FileType) -> FileWei
                 size(t, elements)
             }
         };
-        let every_layer = (!tensor.reads_layer()).then(|| bytes_at(first));
+        let is_expert = linear.block == Block::RoutedExpert;
+        if !tensor.reads_layer_in(quant) {
+            if let Some(b) = from_layer_on.get_mut(first as usize) {
+                b.add(bytes_at(first), is_expert);
+            }
+            return;
+        }
         let mut bytes_in_class = [None; LAYER_CLASSES];
         for layer in first..n {
-            let bytes = match (every_layer, bytes_in_class.get_mut(classes.of(layer))) {
-                (Some(bytes), _) => bytes,
-                (None, Some(known)) => *known.get_or_insert_with(|| bytes_at(layer)),
-                (None, None) => continue,
+            let (Some(b), Some(known)) = (
+                blocks.get_mut(layer as usize),
+                class_of
+                    .get(layer as usize)
+                    .and_then(|&c| bytes_in_class.get_mut(usize::from(c))),
+            ) else {
+                continue;
             };
-            if let Some(b) = blocks.get_mut(layer as usize) {
-                b.bytes += bytes;
-                b.largest = b.largest.max(bytes);
-                if linear.block == Block::RoutedExpert {
-                    b.experts += bytes;
-                }
-            }
+            b.add(*known.get_or_insert_with(|| bytes_at(layer)), is_expert);
         }
     });
+    let mut carried = BlockWeights::default();
+    for (b, starting) in blocks.iter_mut().zip(&from_layer_on) {
+        carried.bytes += starting.bytes;
+        carried.experts += starting.experts;
+        carried.largest = carried.largest.max(starting.largest);
+        b.bytes += carried.bytes;
+        b.experts += carried.experts;
+        b.largest = b.largest.max(carried.largest);
+    }
     // Norms stay f32: two per block.
     for b in &mut blocks {
         b.bytes += 2.0 * f64::from(a.hidden) * FP32_BYTES;
@@ -309,10 +350,9 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
     let sliding = a.window.layers.min(attention);
     // Which blocks are sliding and which recurrent is not known layer by layer: spread evenly.
     let sliding_share = f64::from(sliding) / f64::from(attention.max(1));
-    let layer_kv = |_layer: u32| -> f64 {
-        let attention_share = f64::from(attention) / f64::from(n.max(1));
-        attention_share * per_cell * ((1.0 - sliding_share) * cells + sliding_share * window_cells)
-    };
+    let layer_kv = f64::from(attention) / f64::from(n.max(1))
+        * per_cell
+        * ((1.0 - sliding_share) * cells + sliding_share * window_cells);
     let (state, conv) = a.recurrent.state_elements();
     let layer_state = f64::from(a.recurrent.layers) / f64::from(n.max(1))
         * (state + conv)
@@ -332,11 +372,11 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
             };
             gpu_model += b.bytes - experts_here;
             host_model += experts_here;
-            gpu_kv += layer_kv(layer);
+            gpu_kv += layer_kv;
             gpu_state += layer_state;
         } else {
             host_model += b.bytes;
-            host_kv += layer_kv(layer);
+            host_kv += layer_kv;
             largest_host = largest_host.max(b.largest);
         }
     }
@@ -482,7 +522,7 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
 
     let host_part = |id: &'static str, label: &str, bytes: f64| Component {
         id: id.into(),
-        label: label.to_string(),
+        label: if ex { label.to_string() } else { String::new() },
         bytes: Bytes::from_f64(bytes),
         formula: String::new(),
     };
@@ -516,34 +556,27 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
             free.0 / MIB
         )
     });
-    let from = |given: bool, what: &str| (!given).then(|| what.to_string());
-    let settings = vec![
-        Setting::new("quant", s.quant, None),
-        match &s.gguf_weights {
-            Some(file) => Setting::new(
-                "gguf-weights",
-                format!("the file's tensors, {} blocks", file.blocks.len()),
-                None,
-            ),
-            None => Setting::new("gguf-weights", "none", from(false, "sized from the quant")),
-        },
-        Setting::new(
-            "n-gpu-layers",
-            ngl,
-            from(s.n_gpu_layers.is_some(), "all layers"),
+    let mut settings = Settings::new(ex);
+    settings.given("quant", s.quant);
+    match &s.gguf_weights {
+        Some(file) => settings.given(
+            "gguf-weights",
+            format_args!("the file's tensors, {} blocks", file.blocks.len()),
         ),
-        Setting::new("ctx-size", n_ctx, from(s.ctx_size.is_some(), "seq")),
-        Setting::new("parallel", slots, None),
-        Setting::new("cache-type-k", s.cache_type_k, None),
-        Setting::new("cache-type-v", s.cache_type_v, None),
-        Setting::new("flash-attn", s.flash_attn, None),
-        Setting::new("ubatch-size", s.ubatch_size, None),
-        Setting::new("logit-rows", s.logit_rows, None),
-        Setting::new("kv-unified", s.kv_unified, None),
-        Setting::new("offload-output", s.offload_output, None),
-        Setting::new("gpu-backend", s.gpu_backend, None),
-        Setting::new("n-cpu-moe", s.n_cpu_moe, None),
-    ];
+        None => settings.push("gguf-weights", "none", false, "sized from the quant"),
+    }
+    settings.push("n-gpu-layers", ngl, s.n_gpu_layers.is_some(), "all layers");
+    settings.push("ctx-size", n_ctx, s.ctx_size.is_some(), "seq");
+    settings.given("parallel", slots);
+    settings.given("cache-type-k", s.cache_type_k);
+    settings.given("cache-type-v", s.cache_type_v);
+    settings.given("flash-attn", s.flash_attn);
+    settings.given("ubatch-size", s.ubatch_size);
+    settings.given("logit-rows", s.logit_rows);
+    settings.given("kv-unified", s.kv_unified);
+    settings.given("offload-output", s.offload_output);
+    settings.given("gpu-backend", s.gpu_backend);
+    settings.given("n-cpu-moe", s.n_cpu_moe);
     Serving {
         runtime: Runtime::LlamaCpp,
         kv_pool_bytes: Bytes::from_f64(gpu_kv * share + host_kv),
@@ -555,7 +588,7 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
         reason,
         host_bytes: Some(host_bytes),
         host_components,
-        settings,
+        settings: settings.into_list(),
     }
 }
 
@@ -571,14 +604,15 @@ mod tests {
                 i < n / 16,
                 i < n / 8,
                 i >= 7 * n / 8,
-                (i - n / 8).rem_euclid(3),
+                // use_more_bits
+                i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2,
                 i < 2,
                 i < 4,
             )
         };
         for n in 1..=512 {
             let classes = LayerClasses::new(n);
-            let mut seen = vec![None; LAYER_CLASSES];
+            let mut seen = [None; LAYER_CLASSES];
             for i in 0..n {
                 let class = classes.of(i);
                 assert!(class < LAYER_CLASSES, "{n} layers");

@@ -57,13 +57,40 @@ pub struct Setting {
     pub default_from: Option<String>,
 }
 
-impl Setting {
-    fn new(key: &str, value: impl ToString, default_from: Option<String>) -> Setting {
-        Setting {
-            key: key.to_string(),
-            value: value.to_string(),
-            default_from,
+/// The settings a runtime applied, written out only when the estimate explains itself: the
+/// solver's inner loop reads none of them, and their text is most of a total-only estimate's
+/// allocations.
+pub(super) struct Settings {
+    explain: bool,
+    list: Vec<Setting>,
+}
+
+impl Settings {
+    pub fn new(explain: bool) -> Settings {
+        Settings {
+            explain,
+            list: Vec::new(),
         }
+    }
+
+    /// A setting as given, or (when `given` is false) its default and where that came from.
+    pub fn push(&mut self, key: &str, value: impl ToString, given: bool, default_from: &str) {
+        if self.explain {
+            self.list.push(Setting {
+                key: key.to_string(),
+                value: value.to_string(),
+                default_from: (!given).then(|| default_from.to_string()),
+            });
+        }
+    }
+
+    /// A setting that has no default to explain.
+    pub fn given(&mut self, key: &str, value: impl ToString) {
+        self.push(key, value, true, "");
+    }
+
+    pub fn into_list(self) -> Vec<Setting> {
+        self.list
     }
 }
 

@@ -16,7 +16,7 @@
 //!   (0.88 at TP1 … 0.85 at TP4); give `mem-fraction-static` for those.
 //! - `max_running_requests` defaults to `min(max(tokens / context_len × 512, 2048), 4096)`.
 
-use super::{gib2, push_non_torch, Deployment, KvLayout, Serving, Setting};
+use super::{gib2, push_non_torch, Deployment, KvLayout, Serving, Settings};
 use crate::estimate::overhead;
 use crate::estimate::stack::{explain, num, Stack};
 use crate::runtime::Runtime;
@@ -140,25 +140,27 @@ pub(super) fn push(
             gib2(fraction * free_before_weights)
         )
     });
-    let from = |given: bool| (!given).then(|| "SGLang's default for this GPU".to_string());
-    let settings = vec![
-        Setting::new(
-            "max-model-len",
-            context_len,
-            from(s.max_model_len.is_some()).map(|_| "seq".to_string()),
-        ),
-        Setting::new(
-            "mem-fraction-static",
-            fraction,
-            from(s.mem_fraction_static.is_some()),
-        ),
-        Setting::new(
-            "max-num-batched-tokens",
-            dflt.chunked_prefill,
-            from(s.max_num_batched_tokens.is_some()),
-        ),
-        Setting::new("max-num-seqs", running, from(s.max_num_seqs.is_some())),
-    ];
+    let default = "SGLang's default for this GPU";
+    let mut settings = Settings::new(stack.explain);
+    settings.push(
+        "max-model-len",
+        context_len,
+        s.max_model_len.is_some(),
+        "seq",
+    );
+    settings.push(
+        "mem-fraction-static",
+        fraction,
+        s.mem_fraction_static.is_some(),
+        default,
+    );
+    settings.push(
+        "max-num-batched-tokens",
+        dflt.chunked_prefill,
+        s.max_num_batched_tokens.is_some(),
+        default,
+    );
+    settings.push("max-num-seqs", running, s.max_num_seqs.is_some(), default);
     Serving {
         runtime: Runtime::Sglang,
         kv_pool_bytes: Bytes::from_f64(pool),
@@ -170,6 +172,6 @@ pub(super) fn push(
         reason,
         host_bytes: None,
         host_components: Vec::new(),
-        settings,
+        settings: settings.into_list(),
     }
 }

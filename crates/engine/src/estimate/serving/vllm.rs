@@ -20,7 +20,7 @@
 //!   of ≥ 70 GiB other than the A100, `max_num_batched_tokens` 8192 and `max_num_seqs` 1024;
 //!   elsewhere 2048 and 256. `block_size` 16; MLA backends (FlashMLA, CUTLASS MLA) use 64.
 
-use super::{gib2, push_non_torch, Deployment, KvLayout, Serving, Setting};
+use super::{gib2, push_non_torch, Deployment, KvLayout, Serving, Settings};
 use crate::estimate::overhead;
 use crate::estimate::stack::{explain, num, Stack};
 use crate::runtime::Runtime;
@@ -54,7 +54,7 @@ struct Scheduler {
     block: u32,
 }
 
-fn scheduler(s: &Scenario, r: &Resolved, settings: &mut Vec<Setting>) -> Scheduler {
+fn scheduler(s: &Scenario, r: &Resolved, settings: &mut Settings) -> Scheduler {
     let a100 = r.gpu.is_some_and(|g| g.id.contains("a100")) && s.vram.is_none();
     let large = r.capacity >= LARGE_GPU && !a100;
     let class = if large {
@@ -64,26 +64,21 @@ fn scheduler(s: &Scenario, r: &Resolved, settings: &mut Vec<Setting>) -> Schedul
     };
     let (tokens, seqs) = if large { (8192, 1024) } else { (2048, 256) };
     let batched_tokens = s.max_num_batched_tokens.unwrap_or(tokens);
-    settings.push(Setting::new(
+    settings.push(
         "max-num-batched-tokens",
         batched_tokens,
-        s.max_num_batched_tokens
-            .is_none()
-            .then(|| class.to_string()),
-    ));
+        s.max_num_batched_tokens.is_some(),
+        class,
+    );
     // `max_num_seqs = min(default, max_num_batched_tokens)`.
     let seqs = s.max_num_seqs.unwrap_or(seqs.min(batched_tokens));
-    settings.push(Setting::new(
-        "max-num-seqs",
-        seqs,
-        s.max_num_seqs.is_none().then(|| class.to_string()),
-    ));
+    settings.push("max-num-seqs", seqs, s.max_num_seqs.is_some(), class);
     let (block, from) = match s.block_size {
-        Some(b) => (b, None),
-        None if r.arch.mla.is_mla() => (MLA_BLOCK_TOKENS, Some("the MLA backend's")),
-        None => (DEFAULT_BLOCK_TOKENS, Some("vLLM's default")),
+        Some(b) => (b, ""),
+        None if r.arch.mla.is_mla() => (MLA_BLOCK_TOKENS, "the MLA backend's"),
+        None => (DEFAULT_BLOCK_TOKENS, "vLLM's default"),
     };
-    settings.push(Setting::new("block-size", block, from.map(str::to_string)));
+    settings.push("block-size", block, s.block_size.is_some(), from);
     Scheduler {
         batched_tokens,
         seqs,
@@ -172,14 +167,15 @@ fn longest_fitting(layout: &KvLayout, sched: &Scheduler, pool: f64, upper: u32) 
 
 pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack) -> Serving {
     let ex = stack.explain;
-    let mut settings = Vec::new();
+    let mut settings = Settings::new(ex);
     let util = s.gpu_memory_utilization;
     let max_model_len = s.max_model_len.unwrap_or(s.seq);
-    settings.push(Setting::new(
+    settings.push(
         "max-model-len",
         max_model_len,
-        s.max_model_len.is_none().then(|| "seq".to_string()),
-    ));
+        s.max_model_len.is_some(),
+        "seq",
+    );
     let sched = scheduler(s, r, &mut settings);
     let layout = KvLayout::new(r, d);
     let total = d.cuda_total.as_f64();
@@ -268,8 +264,8 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
     } else {
         None
     };
-    settings.push(Setting::new("gpu-memory-utilization", util, None));
-    settings.push(Setting::new("enforce-eager", s.enforce_eager, None));
+    settings.given("gpu-memory-utilization", util);
+    settings.given("enforce-eager", s.enforce_eager);
     Serving {
         runtime: Runtime::Vllm,
         kv_pool_bytes: Bytes::from_f64(pool),
@@ -281,6 +277,6 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
         reason,
         host_bytes: None,
         host_components: Vec::new(),
-        settings,
+        settings: settings.into_list(),
     }
 }
