@@ -126,3 +126,45 @@ fn configs_name_what_is_not_modeled_and_nothing_else() {
     assert!(llama.warnings.is_empty(), "{:?}", llama.warnings);
     assert!(llama.defaults_used.is_empty(), "{:?}", llama.defaults_used);
 }
+
+#[test]
+fn presets_are_the_shape_of_their_published_config() {
+    use vramfit_engine::model::preset;
+    let pairs = [
+        ("mixtral-8x22b", "mixtral-8x22b-v0.1.json"),
+        ("mistral-nemo-12b", "mistral-nemo-base-2407.json"),
+        (
+            "mistral-small-3.1-24b",
+            "mistral-small-3.1-24b-instruct-2503.reserialized.json",
+        ),
+        ("gemma-2-9b", "gemma-2-9b-it.json"),
+        ("gemma-2-27b", "gemma-2-27b.mlc-reserialized.json"),
+        ("gemma-3-1b", "gemma-3-1b-it.mlc-reserialized.json"),
+        ("gemma-3-12b", "gemma-3-12b-it.reserialized.json"),
+        ("gemma-3-27b", "gemma-3-27b-it.json"),
+        ("olmo-2-13b", "olmo-2-1124-13b.json"),
+        ("olmo-2-32b", "olmo-2-0325-32b.mlc-abridged.json"),
+        ("smollm3-3b", "smollm3-3b.abridged.json"),
+        (
+            "deepseek-r1-distill-llama-8b",
+            "deepseek-r1-distill-llama-8b.resaved-fp32.json",
+        ),
+        ("llama-3.1-8b", "llama-3.1-8b.json"),
+        ("mixtral-8x7b", "mixtral-8x7b-v0.1.json"),
+        ("qwen3-30b-a3b", "qwen3-30b-a3b.json"),
+    ];
+    for (id, file) in pairs {
+        let preset = preset(id).unwrap_or_else(|| panic!("no preset {id}"));
+        assert_eq!(preset.arch, read(file).arch, "{id} vs {file}");
+    }
+    // The 4B copy leaves its vision tower out; the text model is the preset's.
+    let gemma_4b = preset("gemma-3-4b").unwrap().arch;
+    let text_only = vramfit_engine::model::Architecture {
+        vision: read("gemma-3-4b-it.abridged-no-vision.json").arch.vision,
+        ..gemma_4b
+    };
+    assert_eq!(
+        text_only,
+        read("gemma-3-4b-it.abridged-no-vision.json").arch
+    );
+}

@@ -25,6 +25,7 @@ pub struct Preset {
 }
 
 const BF16_CHECKPOINT: (Dtype, QuantScope) = (Dtype::Bf16, QuantScope::AllLinear);
+const FP32_CHECKPOINT: (Dtype, QuantScope) = (Dtype::Fp32, QuantScope::AllLinear);
 /// DeepSeek-V3's and Kimi K2's `quantization_config`: fp8 e4m3 with 128×128 block scales.
 const FP8_BLOCK_CHECKPOINT: (Dtype, QuantScope) = (Dtype::Fp8, QuantScope::AllLinear);
 /// gpt-oss's: MXFP4 experts, everything in `modules_to_not_convert` (attention, router,
@@ -136,7 +137,7 @@ const fn with_vision(
 }
 
 /// How many of [`PRESETS`] are the catalogue proper; the rest exist for the calibration set.
-pub const CATALOGUE_PRESETS: usize = 41;
+pub const CATALOGUE_PRESETS: usize = 52;
 
 /// Presets, with each number taken from the model's config.json on the Hugging Face Hub.
 /// The last group are the models in the public calibration set, so its rows can name them.
@@ -345,6 +346,113 @@ pub const PRESETS: &[Preset] = &[
         "google/gemma-3-27b-it",
     ),
     dense(
+        "mistral-nemo-12b",
+        "Mistral-Nemo-12B",
+        arch(40, 5120, 32, 8, 128, 14336, 131072, false, true),
+        // Mistral says "12B"; the bf16 checkpoint's 24,495,564,800 bytes / 2.
+        12_247_782_400.0,
+        "mistralai/Mistral-Nemo-Base-2407",
+    ),
+    dense(
+        "mistral-small-3.1-24b",
+        "Mistral-Small-3.1-24B",
+        with_vision(
+            arch(40, 5120, 32, 8, 128, 32768, 131072, false, true),
+            24,
+            1024,
+            4096,
+            14,
+            1540,
+        ),
+        24e9,
+        "mistralai/Mistral-Small-3.1-24B-Instruct-2503",
+    ),
+    dense(
+        "gemma-2-27b",
+        "Gemma-2-27B",
+        windowed(
+            arch(46, 4608, 32, 16, 128, 36864, 256000, true, true),
+            4096,
+            23,
+        ),
+        27_227_128_320.0,
+        "google/gemma-2-27b",
+    ),
+    // Gemma 3's 1B is text-only; the 4B and 12B share the 27B's SigLIP tower (Technical Report
+    // Table 1: 417M vision parameters for each), and the counts are that table's sums.
+    dense(
+        "gemma-3-1b",
+        "Gemma-3-1B",
+        windowed(arch(26, 1152, 4, 1, 256, 6912, 262144, true, true), 512, 22),
+        999_885_952.0,
+        "google/gemma-3-1b-it",
+    ),
+    dense(
+        "gemma-3-4b",
+        "Gemma-3-4B",
+        with_vision(
+            windowed(
+                arch(34, 2560, 8, 4, 256, 10240, 262208, true, true),
+                1024,
+                29,
+            ),
+            27,
+            1152,
+            4304,
+            14,
+            896,
+        ),
+        4_301e6,
+        "google/gemma-3-4b-it",
+    ),
+    dense(
+        "gemma-3-12b",
+        "Gemma-3-12B",
+        with_vision(
+            windowed(
+                arch(48, 3840, 16, 8, 256, 15360, 262208, true, true),
+                1024,
+                40,
+            ),
+            27,
+            1152,
+            4304,
+            14,
+            896,
+        ),
+        12_188e6,
+        "google/gemma-3-12b-it",
+    ),
+    // OLMo 2's base checkpoints are fp32 (`torch_dtype` float32; the 13B's index `total_size` is
+    // 4 bytes × 13,716,198,400).
+    Preset {
+        checkpoint: FP32_CHECKPOINT,
+        ..dense(
+            "olmo-2-13b",
+            "OLMo-2-13B",
+            arch(40, 5120, 40, 40, 128, 13824, 100352, false, true),
+            13_716_198_400.0,
+            "allenai/OLMo-2-1124-13B",
+        )
+    },
+    Preset {
+        checkpoint: FP32_CHECKPOINT,
+        ..dense(
+            "olmo-2-32b",
+            "OLMo-2-32B",
+            arch(64, 5120, 40, 8, 128, 27648, 100352, false, true),
+            32e9,
+            "allenai/OLMo-2-0325-32B",
+        )
+    },
+    dense(
+        "smollm3-3b",
+        "SmolLM3-3B",
+        arch(36, 2048, 16, 4, 128, 11008, 128256, true, true),
+        3_075_098_624.0,
+        "HuggingFaceTB/SmolLM3-3B",
+    ),
+    dense(
         "deepseek-r1-distill-llama-8b",
         "DeepSeek-R1-Distill-Llama-8B",
         arch(32, 4096, 32, 8, 128, 14336, 128256, false, true),
@@ -373,6 +481,23 @@ pub const PRESETS: &[Preset] = &[
         published_active: Some(12.9e9),
         active_without_embedding: false,
         config: "mistralai/Mixtral-8x7B-v0.1",
+        checkpoint: BF16_CHECKPOINT,
+    },
+    Preset {
+        id: "mixtral-8x22b",
+        name: "Mixtral-8x22B",
+        arch: experts(
+            arch(56, 6144, 48, 8, 128, 16384, 32000, false, true),
+            8,
+            2,
+            16384,
+            0,
+            0,
+        ),
+        published_params: 141e9,
+        published_active: Some(39e9),
+        active_without_embedding: false,
+        config: "mistralai/Mixtral-8x22B-v0.1",
         checkpoint: BF16_CHECKPOINT,
     },
     Preset {
