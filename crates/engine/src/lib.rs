@@ -20,6 +20,7 @@ pub mod serving_plan;
 pub mod sharding;
 pub mod solver;
 pub mod tables;
+pub mod what_if;
 pub mod wire;
 pub mod workload;
 

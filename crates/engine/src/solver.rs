@@ -78,7 +78,19 @@ pub(crate) fn largest(hi: u32, ok: impl Fn(u32) -> bool) -> Option<u32> {
     Some(lo)
 }
 
-pub fn solve(s: &Scenario, target_batch: Option<u32>) -> Result<Solution, Vec<FieldError>> {
+/// The longest micro-batch the solver searches: the largest count a field takes.
+pub const MAX_BATCH_SEARCHED: u32 = crate::scenario::MAX_COUNT as u32;
+
+/// The 8B memory guide's batch rule, its terms, and the largest micro-batch that fits.
+pub(crate) struct BatchRule {
+    pub usable: Bytes,
+    pub fixed: Bytes,
+    pub per_sample: Bytes,
+    pub max_batch: Option<u32>,
+}
+
+/// The largest micro-batch: the rule's answer, checked against the estimate's own verdict.
+pub(crate) fn batch_rule(s: &Scenario) -> Result<BatchRule, Vec<FieldError>> {
     let at = |batch: u32| total_bytes(&with(s, |c| c.batch = batch));
     let one = at(1)?;
     let two = at(2)?;
@@ -88,7 +100,7 @@ pub fn solve(s: &Scenario, target_batch: Option<u32>) -> Result<Solution, Vec<Fi
     let max_batch = if one > usable {
         None
     } else {
-        let cap = crate::scenario::MAX_COUNT as u32;
+        let cap = MAX_BATCH_SEARCHED;
         let rule = usable
             .saturating_sub(fixed)
             .0
@@ -107,9 +119,29 @@ pub fn solve(s: &Scenario, target_batch: Option<u32>) -> Result<Solution, Vec<Fi
         };
         largest(hi, fits_at)
     };
-    let max_seq = largest(MAX_SEQ_SEARCHED, |seq| {
+    Ok(BatchRule {
+        usable,
+        fixed,
+        per_sample,
+        max_batch,
+    })
+}
+
+/// The longest sequence that fits, up to [`MAX_SEQ_SEARCHED`].
+pub(crate) fn max_seq(s: &Scenario) -> Option<u32> {
+    largest(MAX_SEQ_SEARCHED, |seq| {
         fits(&with(s, |c| c.seq = seq)).is_some()
-    });
+    })
+}
+
+pub fn solve(s: &Scenario, target_batch: Option<u32>) -> Result<Solution, Vec<FieldError>> {
+    let BatchRule {
+        usable,
+        fixed,
+        per_sample,
+        max_batch,
+    } = batch_rule(s)?;
+    let max_seq = max_seq(s);
     let data_parallel = if s.sharding.is_model_parallel() {
         1
     } else {

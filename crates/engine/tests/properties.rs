@@ -10,7 +10,7 @@
 //! - `estimate`, `total_bytes` and `solver::solve` never panic, never give NaN, agree with each
 //!   other, and stay finite even at 10T parameters × a 1M-token sequence × a large batch; the
 //!   solver's max batch is the boundary, and every OOM scenario gets a ladder in which only the
-//!   last step may fit;
+//!   last step may fit; the what-if curves cross the budget at the solver's answers and only grow;
 //! - `Scenario::set` never panics on arbitrary keys and values and leaves the scenario unchanged on
 //!   error; the URL query round trip preserves every scenario built from valid sets;
 //! - `parse_hf_config` never panics on arbitrary or mutated configs; `units::parse_size` never panics
@@ -33,6 +33,7 @@ use vramfit_engine::scenario::KEYS;
 use vramfit_engine::sharding::Sharding;
 use vramfit_engine::solver::solve;
 use vramfit_engine::units::{format_size_exact, parse_size};
+use vramfit_engine::what_if::what_if;
 use vramfit_engine::workload::{Attention, Checkpointing, Method};
 use vramfit_engine::{estimate, Bytes, Estimate, Scenario, Verdict};
 
@@ -798,6 +799,24 @@ proptest! {
         for (i, step) in solution.ladder.iter().enumerate() {
             let last = i + 1 == solution.ladder.len();
             prop_assert!(step.verdict == Verdict::Oom || last, "{:?}", solution.ladder);
+        }
+    }
+
+    /// The what-if curves never panic, cross the budget where the solver says, only grow, and
+    /// pass through the scenario's own estimate.
+    #[test]
+    fn what_if_curves_cross_where_the_solver_says(s in scenarios()) {
+        let curves = what_if(&s).unwrap_or_else(|e| panic!("{e:?}"));
+        let solution = solve(&s, None).unwrap_or_else(|e| panic!("{e:?}"));
+        prop_assert_eq!(curves.batch.crossing, solution.max_batch);
+        prop_assert_eq!(curves.seq.crossing, solution.max_seq);
+        let e = estimate(&s).unwrap();
+        for sweep in [&curves.batch, &curves.seq] {
+            for pair in sweep.points.windows(2) {
+                prop_assert!(pair[0].x < pair[1].x && pair[0].total <= pair[1].total, "{:?}", pair);
+            }
+            let here = sweep.points.iter().find(|p| p.x == sweep.current);
+            prop_assert_eq!(here.map(|p| p.total), Some(e.total_bytes), "{}", sweep.key);
         }
     }
 }
