@@ -7,6 +7,7 @@ use crate::components::{
     chart_panel::ChartPanel,
     config_paste::ConfigPaste,
     controls::Controls,
+    curves_panel::CurvesPanel,
     examples::{DesktopUsage, LessonExamples},
     gguf_drop::GgufDrop,
     gpu_now::GpuNow,
@@ -62,10 +63,17 @@ fn layout_from_query(query: &str) -> Layout {
     let show = get("show")
         .map(|s| s.split(',').map(|p| p.trim().to_string()).collect())
         .unwrap_or_else(|| {
-            ["serving", "chart", "breakdown", "tables", "solver"]
-                .iter()
-                .map(|s| s.to_string())
-                .collect()
+            [
+                "serving",
+                "chart",
+                "curves",
+                "breakdown",
+                "tables",
+                "solver",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
         });
     Layout { embed, show }
 }
@@ -133,6 +141,7 @@ pub fn App() -> impl IntoView {
                     {(!embed).then(|| view! { <Share/> })}
                     {serving.then(|| view! { <ServingPanel/> })}
                     {chart.then(|| view! { <ChartPanel/> })}
+                    {shows("curves").then(|| view! { <CurvesPanel/> })}
                     {breakdown.then(|| view! { <Breakdown/> })}
                     {solver.then(|| view! { <SolverPanel/> })}
                     {(!embed).then(|| view! { <GpuNow/> })}

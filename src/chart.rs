@@ -1,10 +1,20 @@
-//! Draws the page's two charts, each one function from data to a canvas: the memory stack (one
+//! Draws the page's charts, each one function from data to a canvas: the memory stack (one
 //! stacked bar per scenario, with horizontal lines for the GPU's capacity, the usable budget and
-//! the tight threshold) and a serving runtime's concurrency against context.
+//! the tight threshold), a what-if curve (memory against the batch or the sequence, with the same
+//! lines and the crossing marked) and a serving runtime's concurrency against context. The pieces
+//! they share (the cleared canvas, text, the budget lines, log-2 axis labels) are written once here.
 
+use plotters::coord::types::RangedCoordf64;
+use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters_canvas::CanvasBackend;
-use vramfit_engine::{Estimate, Units};
+use vramfit_engine::estimate::Budget;
+use vramfit_engine::what_if::{Point, Sweep};
+use vramfit_engine::{Bytes, Estimate, Units, Verdict};
+
+/// A chart with both axes in `f64`, as every chart here is.
+type Chart<'a> = ChartContext<'a, CanvasBackend, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
 
 /// One of the horizontal lines: its name and colour (`None`: the theme's foreground).
 pub struct BudgetLine {
@@ -49,6 +59,11 @@ pub fn component_colour(id: &str) -> RGBColor {
     }
 }
 
+/// A colour as CSS writes it, for the legends' SVG swatches.
+pub fn css_rgb(RGBColor(r, g, b): RGBColor) -> String {
+    format!("rgb({r},{g},{b})")
+}
+
 pub struct Bar<'a> {
     pub label: String,
     pub estimate: &'a Estimate,
@@ -61,23 +76,157 @@ pub struct Theme {
     pub scale: f64,
 }
 
+impl Theme {
+    /// `css` CSS pixels in the canvas's device pixels.
+    fn px(&self, css: f64) -> u32 {
+        (css * self.scale).round() as u32
+    }
+
+    /// Chart text of `size` CSS pixels in the foreground colour.
+    fn font(&self, size: f64) -> TextStyle<'static> {
+        // The enum, not the name "sans-serif": plotters reads a family name through Unicode
+        // lowercasing, whose tables cost the page ~8 KiB of wasm.
+        (FontFamily::SansSerif, size * self.scale)
+            .into_font()
+            .color(&self.foreground)
+    }
+}
+
+/// The canvas as a drawing area, cleared to the theme's background.
+fn cleared(
+    canvas: web_sys::HtmlCanvasElement,
+    theme: &Theme,
+) -> Result<DrawingArea<CanvasBackend, Shift>, String> {
+    let backend =
+        CanvasBackend::with_canvas_object(canvas).ok_or("the canvas has no 2D context")?;
+    let root = backend.into_drawing_area();
+    root.fill(&theme.background).map_err(|e| e.to_string())?;
+    Ok(root)
+}
+
+/// How a chart is framed: its data ranges, the room its axis labels take (CSS pixels), and how
+/// its axes are labelled.
+struct Frame<'a> {
+    x: std::ops::Range<f64>,
+    y: std::ops::Range<f64>,
+    x_area: f64,
+    y_area: f64,
+    x_labels: usize,
+    y_labels: usize,
+    x_label: &'a dyn Fn(&f64) -> String,
+    /// `None`: plotters' own numbers.
+    y_label: Option<&'a dyn Fn(&f64) -> String>,
+    x_desc: Option<&'a str>,
+    y_desc: &'a str,
+    /// Vertical grid lines, where x values are read against them.
+    x_mesh: bool,
+}
+
+/// The chart inside `root`, its axes, labels and grid drawn: every chart's frame, written once.
+fn framed<'a>(
+    root: &'a DrawingArea<CanvasBackend, Shift>,
+    frame: &Frame,
+    theme: &Theme,
+) -> Result<Chart<'a>, String> {
+    let mut chart = ChartBuilder::on(root)
+        .margin(theme.px(12.0))
+        .x_label_area_size(theme.px(frame.x_area))
+        .y_label_area_size(theme.px(frame.y_area))
+        .build_cartesian_2d(frame.x.clone(), frame.y.clone())
+        .map_err(|e| e.to_string())?;
+    let mut mesh = chart.configure_mesh();
+    if !frame.x_mesh {
+        mesh.disable_x_mesh();
+    }
+    mesh.light_line_style(theme.foreground.mix(0.06))
+        .bold_line_style(theme.foreground.mix(0.15))
+        .axis_style(theme.foreground.mix(0.6))
+        .x_labels(frame.x_labels)
+        .y_labels(frame.y_labels)
+        .x_label_formatter(frame.x_label)
+        .y_desc(frame.y_desc)
+        .label_style(theme.font(12.0))
+        .axis_desc_style(theme.font(12.0));
+    if let Some(format) = frame.y_label {
+        mesh.y_label_formatter(format);
+    }
+    if let Some(desc) = frame.x_desc {
+        mesh.x_desc(desc);
+    }
+    mesh.draw().map_err(|e| e.to_string())?;
+    Ok(chart)
+}
+
+/// How many bytes one axis unit is, and its name.
+fn size_unit(units: Units) -> (f64, &'static str) {
+    match units {
+        Units::Gb => (1e9, "GB"),
+        Units::Gib => (1_073_741_824.0, "GiB"),
+    }
+}
+
+/// The capacity, usable and tight lines across the chart from `left` to `right`; their names
+/// and values are in the legend beside the canvas.
+fn draw_budget_lines(
+    chart: &mut Chart,
+    budget: [f64; 3],
+    (left, right): (f64, f64),
+    theme: &Theme,
+) -> Result<(), String> {
+    for (value, line) in budget.into_iter().zip(BUDGET_LINES) {
+        let colour = line.colour.unwrap_or(theme.foreground);
+        let style = ShapeStyle::from(colour).stroke_width(theme.px(2.0));
+        draw_line(chart, vec![(left, value), (right, value)], style)?;
+    }
+    Ok(())
+}
+
+/// A polyline through `points` (data coordinates); every chart's lines go through this one call.
+fn draw_line(chart: &mut Chart, points: Vec<(f64, f64)>, style: ShapeStyle) -> Result<(), String> {
+    chart
+        .draw_series(LineSeries::new(points, style))
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+/// Dots; every chart's points go through this one call.
+fn draw_dots(chart: &mut Chart, dots: Vec<Circle<(f64, f64), u32>>) -> Result<(), String> {
+    chart
+        .draw_series(dots)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+/// How many labels a log-2 axis spanning `extent` doublings gets: one per doubling where they
+/// fit in `room` device pixels at `per_label` CSS pixels each; plotters thins them to a round
+/// step where not.
+fn log2_labels(extent: f64, room: u32, per_label: f64, theme: &Theme) -> usize {
+    let most = (f64::from(room) / (per_label * theme.scale))
+        .floor()
+        .max(2.0);
+    extent.round().clamp(2.0, most) as usize + 1
+}
+
+/// A log-2 axis label: the power of two at a whole `log2`, nothing between.
+fn log2_axis_label(log2: f64, label: fn(f64) -> String) -> String {
+    if (log2 - log2.round()).abs() < 1e-6 {
+        label(log2.round())
+    } else {
+        String::new()
+    }
+}
+
 pub fn draw(
     canvas: web_sys::HtmlCanvasElement,
     bars: &[Bar],
     units: Units,
     theme: &Theme,
 ) -> Result<(), String> {
-    let backend =
-        CanvasBackend::with_canvas_object(canvas).ok_or("the canvas has no 2D context")?;
-    let root = backend.into_drawing_area();
-    root.fill(&theme.background).map_err(|e| e.to_string())?;
+    let root = cleared(canvas, theme)?;
     let Some(first) = bars.first() else {
         return Ok(());
     };
-    let (divisor, unit) = match units {
-        Units::Gb => (1e9, "GB"),
-        Units::Gib => (1_073_741_824.0, "GiB"),
-    };
+    let (divisor, unit) = size_unit(units);
     let capacity = first.estimate.capacity_bytes.as_f64() / divisor;
     let usable = first.estimate.usable_bytes.as_f64() / divisor;
     let tight = first.estimate.tight_threshold_bytes.as_f64() / divisor;
@@ -86,42 +235,30 @@ pub fn draw(
         .map(|b| b.estimate.total_bytes.as_f64() / divisor)
         .fold(capacity, f64::max);
     let y_max = (tallest * 1.08).max(1.0);
-    let px = |v: f64| (v * theme.scale).round() as u32;
-    let font = |size: f64| {
-        // The enum, not the name "sans-serif": plotters reads a family name through Unicode
-        // lowercasing, whose tables cost the page ~8 KiB of wasm.
-        (FontFamily::SansSerif, size * theme.scale)
-            .into_font()
-            .color(&theme.foreground)
-    };
     let slots = bars.len() as f64;
-    let mut chart = ChartBuilder::on(&root)
-        .margin(px(12.0))
-        .x_label_area_size(px(28.0))
-        .y_label_area_size(px(56.0))
-        .build_cartesian_2d(0.0..slots, 0.0..y_max)
-        .map_err(|e| e.to_string())?;
     let labels: Vec<String> = bars.iter().map(|b| b.label.clone()).collect();
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        .light_line_style(theme.foreground.mix(0.08))
-        .bold_line_style(theme.foreground.mix(0.15))
-        .axis_style(theme.foreground.mix(0.6))
-        .x_labels(bars.len() * 2 + 1)
-        .x_label_formatter(&|x| {
-            let index = (x - 0.5).round();
-            if (x - 0.5 - index).abs() < 1e-6 && index >= 0.0 {
-                labels.get(index as usize).cloned().unwrap_or_default()
-            } else {
-                String::new()
-            }
-        })
-        .y_desc(unit)
-        .label_style(font(12.0))
-        .axis_desc_style(font(12.0))
-        .draw()
-        .map_err(|e| e.to_string())?;
+    let bar_label = |x: &f64| {
+        let index = (x - 0.5).round();
+        if (x - 0.5 - index).abs() < 1e-6 && index >= 0.0 {
+            labels.get(index as usize).cloned().unwrap_or_default()
+        } else {
+            String::new()
+        }
+    };
+    let frame = Frame {
+        x: 0.0..slots,
+        y: 0.0..y_max,
+        x_area: 28.0,
+        y_area: 56.0,
+        x_labels: bars.len() * 2 + 1,
+        y_labels: 10,
+        x_label: &bar_label,
+        y_label: None,
+        x_desc: None,
+        y_desc: unit,
+        x_mesh: false,
+    };
+    let mut chart = framed(&root, &frame, theme)?;
 
     for (i, bar) in bars.iter().enumerate() {
         let left = i as f64 + 0.2;
@@ -138,31 +275,162 @@ pub fn draw(
             base = top;
         }
     }
-    // Their names and values are in the legend beside the canvas (`budget_lines`).
-    for (value, line) in [capacity, usable, tight].into_iter().zip(BUDGET_LINES) {
-        let colour = line.colour.unwrap_or(theme.foreground);
-        let style = ShapeStyle::from(colour).stroke_width(px(2.0));
-        chart
-            .draw_series(LineSeries::new([(0.0, value), (slots, value)], style))
-            .map_err(|e| e.to_string())?;
-    }
+    draw_budget_lines(&mut chart, [capacity, usable, tight], (0.0, slots), theme)?;
     root.present().map_err(|e| e.to_string())
 }
 
-/// The concurrency chart's colours: the curve, and the marks for the scenario's own context and
-/// the users asked for.
+/// The curves' colours: the curve, the scenario's own value, the users asked for (concurrency)
+/// and the largest value that fits (what-if).
 pub const CURVE_COLOUR: RGBColor = RGBColor(0, 114, 178);
 pub const HERE_COLOUR: RGBColor = RGBColor(213, 94, 0);
 pub const USERS_COLOUR: RGBColor = RGBColor(0, 158, 115);
+pub const CROSSING_COLOUR: RGBColor = RGBColor(0, 158, 115);
 
-/// "1k", "16k", "1M": a context length on the axis.
-fn tokens_label(tokens: f64) -> String {
-    if tokens >= 1_048_576.0 {
-        format!("{}M", (tokens / 1_048_576.0).round())
-    } else if tokens >= 1024.0 {
-        format!("{}k", (tokens / 1024.0).round())
+/// One what-if curve as the page shows it.
+pub struct MemoryCurve<'a> {
+    pub sweep: &'a Sweep,
+    pub budget: &'a Budget,
+    /// The x axis, in words: "micro-batch", "context (tokens)".
+    pub axis: &'a str,
+    /// The crossing's label, "max batch 6"; `None` when nothing fits.
+    pub crossing_label: Option<String>,
+    /// The point being read (hovered, tapped or chosen by keyboard), ringed.
+    pub selected: Option<u32>,
+}
+
+/// How far above the capacity the memory axis reaches before points leave the top: far enough to
+/// show the curve leaving the budget, near enough that the budget lines stay apart.
+const CURVE_HEADROOM: f64 = 1.5;
+
+/// Memory per GPU against the swept field: x log 2 (the points are powers of two, evenly spaced),
+/// memory linear from 0 with the budget lines; the curve is cut where it leaves the top (its
+/// points past there sit on the top edge, their values in the readout), out-of-memory points are
+/// hollow, the scenario's own point is a larger dot, and the crossing is a vertical line with its
+/// label. Returns each point's x in canvas pixels, so the page can find the point under a pointer.
+pub fn draw_memory_curve(
+    canvas: web_sys::HtmlCanvasElement,
+    curve: &MemoryCurve,
+    units: Units,
+    theme: &Theme,
+) -> Result<Vec<i32>, String> {
+    let root = cleared(canvas, theme)?;
+    let points = &curve.sweep.points;
+    let (Some(first), Some(last)) = (points.first(), points.last()) else {
+        root.present().map_err(|e| e.to_string())?;
+        return Ok(Vec::new());
+    };
+    let (divisor, unit) = size_unit(units);
+    let gb = |b: Bytes| b.as_f64() / divisor;
+    let log2 = |x: u32| f64::from(x.max(1)).log2();
+    let budget = [
+        gb(curve.budget.capacity),
+        gb(curve.budget.usable),
+        gb(curve.budget.tight_threshold),
+    ];
+    let top = gb(last.total)
+        .min((budget[0] * CURVE_HEADROOM).max(gb(first.total) * 1.25))
+        .max(budget[0])
+        .max(1.0)
+        * 1.08;
+    let (x_min, x_max) = (log2(first.x) - 0.3, log2(last.x) + 0.3);
+    let (width, _) = root.dim_in_pixel();
+    let frame = Frame {
+        x: x_min..x_max,
+        y: 0.0..top,
+        x_area: 38.0,
+        y_area: 46.0,
+        x_labels: log2_labels(x_max - x_min, width, 36.0, theme),
+        y_labels: 5,
+        x_label: &|x| log2_axis_label(*x, power_of_two_label),
+        y_label: None,
+        x_desc: Some(curve.axis),
+        y_desc: unit,
+        x_mesh: false,
+    };
+    let mut chart = framed(&root, &frame, theme)?;
+    draw_budget_lines(&mut chart, budget, (x_min, x_max), theme)?;
+
+    let at = |p: &Point| (log2(p.x), gb(p.total).min(top));
+    if let Some(crossing) = curve.sweep.crossing {
+        let x = log2(crossing);
+        let style = ShapeStyle::from(CROSSING_COLOUR).stroke_width(theme.px(1.5));
+        draw_line(&mut chart, vec![(x, 0.0), (x, top)], style)?;
+    }
+    // Totals only grow, so the line stops where it first leaves the top, cut at the edge.
+    let mut line = Vec::with_capacity(points.len());
+    for p in points {
+        let (x, y) = (log2(p.x), gb(p.total));
+        if y <= top {
+            line.push((x, y));
+            continue;
+        }
+        if let Some(&(x0, y0)) = line.last() {
+            line.push((x0 + (x - x0) * (top - y0) / (y - y0), top));
+        }
+        break;
+    }
+    let stroke =
+        |colour: RGBColor, width: f64| ShapeStyle::from(colour).stroke_width(theme.px(width));
+    draw_line(&mut chart, line, stroke(CURVE_COLOUR, 2.5))?;
+    let mut dots: Vec<_> = points
+        .iter()
+        .map(|p| {
+            let style = if p.verdict == Verdict::Oom {
+                stroke(CURVE_COLOUR, 1.5)
+            } else {
+                CURVE_COLOUR.filled()
+            };
+            Circle::new(at(p), theme.px(3.5), style)
+        })
+        .collect();
+    for p in points {
+        if p.x == curve.sweep.current {
+            dots.push(Circle::new(at(p), theme.px(5.5), HERE_COLOUR.filled()));
+        }
+        if Some(p.x) == curve.selected {
+            dots.push(Circle::new(
+                at(p),
+                theme.px(8.0),
+                stroke(theme.foreground, 1.5),
+            ));
+        }
+    }
+    draw_dots(&mut chart, dots)?;
+
+    let pixels: Vec<i32> = points
+        .iter()
+        .map(|p| chart.backend_coord(&(log2(p.x), 0.0)).0)
+        .collect();
+    if let (Some(crossing), Some(label)) = (curve.sweep.crossing, &curve.crossing_label) {
+        // Just above the x axis, on the side of the line with more room, so it is never cut off.
+        let (x, bottom) = chart.backend_coord(&(log2(crossing), 0.0));
+        let gap = theme.px(4.0) as i32;
+        let (across, _) = chart.plotting_area().get_pixel_range();
+        let (anchor, x) = if x - across.start > across.end - x {
+            (HPos::Right, x - gap)
+        } else {
+            (HPos::Left, x + gap)
+        };
+        let style = theme
+            .font(12.0)
+            .color(&CROSSING_COLOUR)
+            .pos(Pos::new(anchor, VPos::Bottom));
+        root.draw_text(label, &style, (x, bottom - gap))
+            .map_err(|e| e.to_string())?;
+    }
+    root.present().map_err(|e| e.to_string())?;
+    Ok(pixels)
+}
+
+/// "512", "1k", "16k", "1M": the power of two `2^log2` (tokens, a batch) on a log-2 axis.
+fn power_of_two_label(log2: f64) -> String {
+    let value = log2.exp2();
+    if value >= 1_048_576.0 {
+        format!("{}M", (value / 1_048_576.0).round())
+    } else if value >= 1024.0 {
+        format!("{}k", (value / 1024.0).round())
     } else {
-        format!("{}", tokens.round())
+        format!("{}", value.round())
     }
 }
 
@@ -186,10 +454,7 @@ pub fn draw_concurrency(
     users: Option<f64>,
     theme: &Theme,
 ) -> Result<(), String> {
-    let backend =
-        CanvasBackend::with_canvas_object(canvas).ok_or("the canvas has no 2D context")?;
-    let root = backend.into_drawing_area();
-    root.fill(&theme.background).map_err(|e| e.to_string())?;
+    let root = cleared(canvas, theme)?;
     let log2_tokens = |tokens: u32| f64::from(tokens.max(1)).log2();
     let log2_requests = |n: f64| (n.is_finite() && n > 0.0).then(|| n.log2());
     let points: Vec<(f64, f64)> = curve
@@ -211,99 +476,54 @@ pub fn draw_concurrency(
     }
     let (x_min, x_max) = (x_min.floor() - 0.25, x_max.ceil() + 0.25);
     let (y_min, y_max) = (y_min.floor().min(0.0) - 0.25, y_max.ceil() + 0.25);
-    let px = |v: f64| (v * theme.scale).round() as u32;
-    let font = |size: f64| {
-        (FontFamily::SansSerif, size * theme.scale)
-            .into_font()
-            .color(&theme.foreground)
-    };
-    let mut chart = ChartBuilder::on(&root)
-        .margin(px(12.0))
-        .x_label_area_size(px(40.0))
-        .y_label_area_size(px(52.0))
-        .build_cartesian_2d(x_min..x_max, y_min..y_max)
-        .map_err(|e| e.to_string())?;
     let (width, height) = root.dim_in_pixel();
-    // One label per doubling where it fits; plotters thins them to a round step where not.
-    let fit = |extent: f64, room: u32, per_label: f64| {
-        let most = (f64::from(room) / (per_label * theme.scale))
-            .floor()
-            .max(2.0);
-        extent.round().clamp(2.0, most) as usize + 1
+    let frame = Frame {
+        x: x_min..x_max,
+        y: y_min..y_max,
+        x_area: 40.0,
+        y_area: 52.0,
+        x_labels: log2_labels(x_max - x_min, width, 48.0, theme),
+        y_labels: log2_labels(y_max - y_min, height, 22.0, theme),
+        x_label: &|x| log2_axis_label(*x, power_of_two_label),
+        y_label: Some(&|y| log2_axis_label(*y, requests_label)),
+        x_desc: Some("context (tokens, log scale)"),
+        y_desc: "concurrent requests (log scale)",
+        x_mesh: true,
     };
-    chart
-        .configure_mesh()
-        .light_line_style(theme.foreground.mix(0.06))
-        .bold_line_style(theme.foreground.mix(0.15))
-        .axis_style(theme.foreground.mix(0.6))
-        .x_labels(fit(x_max - x_min, width, 48.0))
-        .y_labels(fit(y_max - y_min, height, 22.0))
-        .x_label_formatter(&|x| {
-            if (x - x.round()).abs() < 1e-6 {
-                tokens_label(x.round().exp2())
-            } else {
-                String::new()
-            }
-        })
-        .y_label_formatter(&|y| {
-            if (y - y.round()).abs() < 1e-6 {
-                requests_label(y.round())
-            } else {
-                String::new()
-            }
-        })
-        .x_desc("context (tokens, log scale)")
-        .y_desc("concurrent requests (log scale)")
-        .label_style(font(12.0))
-        .axis_desc_style(font(12.0))
-        .draw()
-        .map_err(|e| e.to_string())?;
+    let mut chart = framed(&root, &frame, theme)?;
 
     if let Some(users) = users {
-        let style = ShapeStyle::from(USERS_COLOUR).stroke_width(px(1.5));
-        chart
-            .draw_series(LineSeries::new([(x_min, users), (x_max, users)], style))
-            .map_err(|e| e.to_string())?;
+        let style = ShapeStyle::from(USERS_COLOUR).stroke_width(theme.px(1.5));
+        draw_line(&mut chart, vec![(x_min, users), (x_max, users)], style)?;
     }
-    let line = ShapeStyle::from(CURVE_COLOUR).stroke_width(px(2.5));
-    chart
-        .draw_series(LineSeries::new(points.iter().copied(), line))
-        .map_err(|e| e.to_string())?;
-    chart
-        .draw_series(
-            points
-                .iter()
-                .map(|&p| Circle::new(p, px(3.0), CURVE_COLOUR.filled())),
-        )
-        .map_err(|e| e.to_string())?;
+    let line = ShapeStyle::from(CURVE_COLOUR).stroke_width(theme.px(2.5));
+    draw_line(&mut chart, points.clone(), line)?;
+    let mut dots: Vec<_> = points
+        .iter()
+        .map(|&p| Circle::new(p, theme.px(3.0), CURVE_COLOUR.filled()))
+        .collect();
     if let Some(x) = here_x {
-        let style = ShapeStyle::from(HERE_COLOUR).stroke_width(px(1.5));
-        chart
-            .draw_series(LineSeries::new([(x, y_min), (x, y_max)], style))
-            .map_err(|e| e.to_string())?;
+        let style = ShapeStyle::from(HERE_COLOUR).stroke_width(theme.px(1.5));
+        draw_line(&mut chart, vec![(x, y_min), (x, y_max)], style)?;
         if let Some(y) = here_y {
-            chart
-                .draw_series(std::iter::once(Circle::new(
-                    (x, y),
-                    px(5.0),
-                    HERE_COLOUR.filled(),
-                )))
-                .map_err(|e| e.to_string())?;
+            dots.push(Circle::new((x, y), theme.px(5.0), HERE_COLOUR.filled()));
         }
     }
+    draw_dots(&mut chart, dots)?;
     root.present().map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{requests_label, tokens_label};
+    use super::{power_of_two_label, requests_label};
 
     #[test]
     fn axis_labels_name_powers_of_two() {
-        assert_eq!(tokens_label(512.0), "512");
-        assert_eq!(tokens_label(1024.0), "1k");
-        assert_eq!(tokens_label(262_144.0), "256k");
-        assert_eq!(tokens_label(1_048_576.0), "1M");
+        assert_eq!(power_of_two_label(0.0), "1");
+        assert_eq!(power_of_two_label(9.0), "512");
+        assert_eq!(power_of_two_label(10.0), "1k");
+        assert_eq!(power_of_two_label(18.0), "256k");
+        assert_eq!(power_of_two_label(20.0), "1M");
         assert_eq!(requests_label(0.0), "1");
         assert_eq!(requests_label(9.0), "512");
         assert_eq!(requests_label(-2.0), "1/4");

@@ -37,6 +37,13 @@ impl PageState {
         }
     }
 
+    /// The scenario runs under a serving runtime (the last valid estimate's): its pool fills its
+    /// budget, so the serving panel answers what fits, and the solver and the curves step aside.
+    pub fn serving_runtime(&self) -> bool {
+        self.estimate
+            .with(|e| e.as_ref().is_some_and(|e| e.serving.is_some()))
+    }
+
     /// Applies `key=value` changes from a button, recording a history entry. A change the
     /// scenario refuses is shown at its field, and the field keeps its last good value.
     pub fn apply(&self, changes: &[(String, String)]) {

@@ -2,13 +2,14 @@
 //! three attempts in one click) and PNG export. Drawing itself lives in `crate::chart`.
 
 use crate::browser::{self, download};
-use crate::chart::{component_colour, draw, Bar, Theme, BUDGET_LINES};
+use crate::chart::{component_colour, css_rgb, draw, Bar, Theme, BUDGET_LINES};
 use crate::state::PageState;
 use leptos::html::Canvas;
 use leptos::prelude::*;
 use plotters::style::RGBColor;
 use vramfit_engine::examples::{lesson_example, LESSON_ATTEMPTS};
-use vramfit_engine::{estimate, Scenario};
+use vramfit_engine::{estimate, Bytes, Scenario, Units};
+use web_sys::HtmlCanvasElement;
 
 const MAX_BARS: usize = 4;
 
@@ -19,8 +20,18 @@ fn dark_mode() -> bool {
         .unwrap_or(false)
 }
 
+/// Sizes the canvas to its CSS width (at least `min_width`) × `css_height` in device pixels, and
+/// returns the page's colours for it, light or dark as the page is, at the screen's pixel ratio.
+pub fn fit_canvas(canvas: &HtmlCanvasElement, min_width: i32, css_height: f64) -> Theme {
+    let theme = page_theme();
+    let css_width = f64::from(canvas.client_width().max(min_width));
+    canvas.set_width((css_width * theme.scale) as u32);
+    canvas.set_height((css_height * theme.scale) as u32);
+    theme
+}
+
 /// The page's colours for a chart, light or dark as the page is, at the screen's pixel ratio.
-pub fn page_theme() -> Theme {
+fn page_theme() -> Theme {
     let scale = web_sys::window()
         .map(|w| w.device_pixel_ratio())
         .unwrap_or(1.0)
@@ -38,6 +49,26 @@ pub fn page_theme() -> Theme {
             scale,
         }
     }
+}
+
+/// The legend's capacity, usable and tight entries, each with its value: the stack and the
+/// what-if curves draw the same three lines.
+pub fn budget_legend(values: [Bytes; 3], units: Units) -> impl IntoView {
+    values
+        .into_iter()
+        .zip(BUDGET_LINES)
+        .map(|(bytes, line)| {
+            let colour = line
+                .colour
+                .map_or_else(|| "currentColor".to_string(), css_rgb);
+            view! {
+                <li data-line=line.name>
+                    <svg class="swatch" width="16" height="12" aria-hidden="true"><line x1="0" y1="6" x2="16" y2="6" stroke=colour stroke-width="2"/></svg>
+                    {format!("{} {}", line.name, bytes.display(units))}
+                </li>
+            }
+        })
+        .collect_view()
 }
 
 #[component]
@@ -73,11 +104,7 @@ pub fn ChartPanel() -> impl IntoView {
             label: "this scenario".to_string(),
             estimate: &current,
         });
-        let theme = page_theme();
-        let css_width = f64::from(canvas.client_width().max(320));
-        let css_height = 320.0;
-        canvas.set_width((css_width * theme.scale) as u32);
-        canvas.set_height((css_height * theme.scale) as u32);
+        let theme = fit_canvas(&canvas, 320, 320.0);
         draw_error.set(draw(canvas, &bars, units, &theme).err());
         // `cargo xtask bench-web` times input → this mark.
         browser::mark("vramfit:chart-drawn");
@@ -138,24 +165,13 @@ pub fn ChartPanel() -> impl IntoView {
             <p class="field-error">{move || draw_error.get()}</p>
             <ul class="legend">
                 {move || state.estimate.get().map(|e| {
-                    let units = state.units.get();
-                    let values = [e.capacity_bytes, e.usable_bytes, e.tight_threshold_bytes];
-                    values.into_iter().zip(BUDGET_LINES).map(|(bytes, line)| {
-                        let colour = line.colour.map_or_else(|| "currentColor".to_string(), |RGBColor(r, g, b)| format!("rgb({r},{g},{b})"));
-                        view! {
-                            <li data-line=line.name>
-                                <svg class="swatch" width="16" height="12" aria-hidden="true"><line x1="0" y1="6" x2="16" y2="6" stroke=colour stroke-width="2"/></svg>
-                                {format!("{} {}", line.name, bytes.display(units))}
-                            </li>
-                        }
-                    }).collect_view()
+                    budget_legend([e.capacity_bytes, e.usable_bytes, e.tight_threshold_bytes], state.units.get())
                 })}
                 {move || state.estimate.get().map(|e| e.components.into_iter().map(|c| {
-                    let RGBColor(r, g, b) = component_colour(&c.id);
                     // An SVG fill, not an inline style: the page's CSP forbids style attributes.
                     view! {
                         <li>
-                            <svg class="swatch" width="12" height="12" aria-hidden="true"><rect width="12" height="12" rx="2" fill=format!("rgb({r},{g},{b})")/></svg>
+                            <svg class="swatch" width="12" height="12" aria-hidden="true"><rect width="12" height="12" rx="2" fill=css_rgb(component_colour(&c.id))/></svg>
                             {c.label}
                         </li>
                     }

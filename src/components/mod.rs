@@ -4,6 +4,7 @@ pub mod breakdown;
 pub mod chart_panel;
 pub mod config_paste;
 pub mod controls;
+pub mod curves_panel;
 pub mod examples;
 pub mod gguf_drop;
 pub mod gpu_card;

@@ -4,8 +4,8 @@
 //! answers for a number of users and the concurrency-vs-context curve; for llama.cpp, the best
 //! quant and the most GPU layers.
 
-use crate::chart::{draw_concurrency, CURVE_COLOUR, HERE_COLOUR, USERS_COLOUR};
-use crate::components::chart_panel::page_theme;
+use crate::chart::{css_rgb, draw_concurrency, CURVE_COLOUR, HERE_COLOUR, USERS_COLOUR};
+use crate::components::chart_panel::fit_canvas;
 use crate::state::PageState;
 use leptos::html::Canvas;
 use leptos::prelude::*;
@@ -28,10 +28,6 @@ fn runtime_name(runtime: Runtime) -> &'static str {
         Runtime::Sglang => "SGLang",
         Runtime::LlamaCpp => "llama.cpp",
     }
-}
-
-fn rgb(RGBColor(r, g, b): RGBColor) -> String {
-    format!("rgb({r},{g},{b})")
 }
 
 /// The concurrency, exact in data- attributes for the tests.
@@ -144,11 +140,7 @@ pub fn ServingPanel() -> impl IntoView {
             return;
         };
         let Some(plan) = plan.get() else { return };
-        let theme = page_theme();
-        let css_width = f64::from(canvas.client_width().max(240));
-        let css_height = 260.0;
-        canvas.set_width((css_width * theme.scale) as u32);
-        canvas.set_height((css_height * theme.scale) as u32);
+        let theme = fit_canvas(&canvas, 240, 260.0);
         let here = Some((plan.context_tokens, plan.max_concurrency));
         let users = Some(f64::from(plan.users));
         draw_error.set(draw_concurrency(canvas, &plan.curve, here, users, &theme).err());
@@ -266,7 +258,7 @@ pub fn ServingPanel() -> impl IntoView {
     let legend = move || {
         plan.get().map(|p| {
             let swatch = |colour: RGBColor| {
-                view! { <svg class="swatch" width="16" height="12" aria-hidden="true"><line x1="0" y1="6" x2="16" y2="6" stroke=rgb(colour) stroke-width="3"/></svg> }
+                view! { <svg class="swatch" width="16" height="12" aria-hidden="true"><line x1="0" y1="6" x2="16" y2="6" stroke=css_rgb(colour) stroke-width="3"/></svg> }
             };
             view! {
                 <li>{swatch(CURVE_COLOUR)} "requests that fit at each context"</li>

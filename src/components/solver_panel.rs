@@ -11,11 +11,7 @@ use vramfit_engine::solver::solve;
 pub fn SolverPanel() -> impl IntoView {
     let state = expect_context::<PageState>();
     let target = RwSignal::new(16u32);
-    let pooled = Memo::new(move |_| {
-        state
-            .estimate
-            .with(|e| e.as_ref().is_some_and(|e| e.serving.is_some()))
-    });
+    let pooled = Memo::new(move |_| state.serving_runtime());
     let solution = Memo::new(move |_| {
         let t = target.get();
         state.scenario.with(|s| solve(s, Some(t)).ok())

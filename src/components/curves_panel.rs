@@ -1,0 +1,227 @@
+//! The what-if panel: memory against the micro-batch (in inference, the concurrent sequences) and
+//! against the sequence (in inference, the context), each with the budget lines and the crossing,
+//! from `vramfit_engine::what_if`. Hovering or tapping a point reads it out below its curve (an
+//! `aria-live` line); clicking it (or a second tap) makes it the scenario, as one history entry. A
+//! serving runtime's question is concurrency against context, which the serving panel draws, so
+//! this panel steps aside there, as the solver does.
+
+use crate::browser;
+use crate::chart::{
+    css_rgb, draw_memory_curve, MemoryCurve, CROSSING_COLOUR, CURVE_COLOUR, HERE_COLOUR,
+};
+use crate::components::chart_panel::{budget_legend, fit_canvas};
+use crate::state::PageState;
+use leptos::html::{Canvas, P};
+use leptos::prelude::*;
+use plotters::style::RGBColor;
+use vramfit_engine::units::group_thousands;
+use vramfit_engine::what_if::{what_if, Sweep, WhatIf};
+use vramfit_engine::Units;
+
+/// How a curve is named, by the field it sweeps and whether the scenario trains.
+#[derive(Clone, Copy)]
+struct Words {
+    title: &'static str,
+    axis: &'static str,
+    /// The field in a word, as the crossing's label and the readout say it: "max batch 6".
+    short: &'static str,
+}
+
+fn words(key: &str, training: bool) -> Words {
+    let (title, axis, short) = match (key, training) {
+        ("batch", true) => ("Memory vs micro-batch", "micro-batch", "batch"),
+        ("batch", false) => (
+            "Memory vs concurrent sequences",
+            "batch (concurrent sequences)",
+            "batch",
+        ),
+        (_, true) => ("Memory vs sequence length", "sequence (tokens)", "seq"),
+        (_, false) => ("Memory vs context length", "context (tokens)", "context"),
+    };
+    Words { title, axis, short }
+}
+
+/// "max batch 6", "max seq 12,288"; `None` when not even 1 fits.
+fn crossing_label(sweep: &Sweep, words: &Words) -> Option<String> {
+    sweep
+        .crossing
+        .map(|n| format!("max {} {}", words.short, group_thousands(u64::from(n))))
+}
+
+#[component]
+pub fn CurvesPanel() -> impl IntoView {
+    let state = expect_context::<PageState>();
+    let serving = Memo::new(move |_| state.serving_runtime());
+    // A scenario that cannot be estimated keeps the last good curves on screen.
+    let curves =
+        Memo::new(
+            move |previous: Option<&Option<WhatIf>>| match state.scenario.with(what_if) {
+                Ok(curves) => Some(curves),
+                Err(_) => previous.cloned().flatten(),
+            },
+        );
+    let training = Memo::new(move |_| state.scenario.with(|s| s.mode.is_training()));
+    let budget = move || {
+        curves.with(|c| {
+            c.as_ref().map(|c| {
+                let b = &c.budget;
+                budget_legend([b.capacity, b.usable, b.tight_threshold], state.units.get())
+            })
+        })
+    };
+    // Rebuilt only when the mode switches between training and inference, which renames the curves.
+    move || {
+        (!serving.get()).then(|| {
+            let training = training.get();
+            view! {
+                <section class="panel curves" aria-label="What-if curves" data-testid="curves">
+                    <h2>"What if"</h2>
+                    <ul class="legend">
+                        {budget}
+                        {legend_dot(CURVE_COLOUR, "memory per GPU (hollow: out of memory)")}
+                        {legend_dot(HERE_COLOUR, "this scenario")}
+                        {legend_dot(CROSSING_COLOUR, "the most that fits")}
+                    </ul>
+                    {curve(curves, words("batch", training), "batch", |c| &c.batch)}
+                    {curve(curves, words("seq", training), "seq", |c| &c.seq)}
+                </section>
+            }
+        })
+    }
+}
+
+fn legend_dot(colour: RGBColor, text: &'static str) -> impl IntoView {
+    view! {
+        <li><svg class="swatch" width="12" height="12" aria-hidden="true"><circle cx="6" cy="6" r="5" fill=css_rgb(colour)/></svg>{text}</li>
+    }
+}
+
+/// One curve: its canvas, drawn from the engine's sweep, and the line that reads a point out.
+/// The Effect that draws the canvas also writes its readout and attributes: they change
+/// together, and written there they cost the page far less than one reactive binding each.
+fn curve(
+    curves: Memo<Option<WhatIf>>,
+    words: Words,
+    id: &'static str,
+    pick: fn(&WhatIf) -> &Sweep,
+) -> impl IntoView {
+    let state = expect_context::<PageState>();
+    let canvas_ref = NodeRef::<Canvas>::new();
+    let readout_ref = NodeRef::<P>::new();
+    // The point being read, by its value, so it survives the curve being recomputed; 0 when none
+    // is (every value on a curve is at least 1). A plain `u32` signal, as the page's other counts
+    // are, costs the page less than a new `Option` signal type.
+    let selected = RwSignal::new(0u32);
+
+    Effect::new(move |_| {
+        let (Some(canvas), Some(readout)) = (canvas_ref.get(), readout_ref.get()) else {
+            return;
+        };
+        let units = state.units.get();
+        let selected = Some(selected.get()).filter(|&x| x > 0);
+        curves.with(|c| {
+            let Some(c) = c else { return };
+            let sweep = pick(c);
+            let theme = fit_canvas(&canvas, 240, CURVE_HEIGHT);
+            let curve = MemoryCurve {
+                sweep,
+                budget: &c.budget,
+                axis: words.axis,
+                crossing_label: crossing_label(sweep, &words),
+                selected,
+            };
+            let text = match draw_memory_curve(canvas.clone(), &curve, units, &theme) {
+                Ok(drawn) => {
+                    let _ =
+                        canvas.set_attribute("data-points", &point_map(sweep, &drawn, theme.scale));
+                    reading(sweep, &words, selected, units)
+                }
+                Err(e) => e,
+            };
+            readout.set_text_content(Some(&text));
+        });
+        // `cargo xtask bench-web` times input → this mark, with the stack's.
+        browser::mark("vramfit:curves-drawn");
+    });
+
+    // The value of the point nearest a pointer at `offset` CSS pixels across the canvas.
+    let nearest = move |offset: i32| {
+        let map = canvas_ref.get_untracked()?.get_attribute("data-points")?;
+        map.split(',')
+            .filter_map(|pair| {
+                let (x, px) = pair.split_once(':')?;
+                Some((x.parse::<u32>().ok()?, px.parse::<i32>().ok()?))
+            })
+            .min_by_key(|&(_, px)| (px - offset).abs())
+            .map(|(x, _)| x)
+    };
+    let select = move |x: Option<u32>| {
+        if let Some(x) = x.filter(|&x| x != selected.get_untracked()) {
+            selected.set(x);
+        }
+    };
+    let use_point = move |x: u32| {
+        if let Some(key) = curves.with_untracked(|c| c.as_ref().map(|c| pick(c).key)) {
+            state.apply(&[(key.to_string(), x.to_string())]);
+        }
+    };
+    // A mouse has already selected the point by hovering; a first tap only selects it.
+    let on_click = move |ev: web_sys::MouseEvent| {
+        let Some(x) = nearest(ev.offset_x()) else {
+            return;
+        };
+        if selected.get_untracked() == x {
+            use_point(x);
+        } else {
+            selected.set(x);
+        }
+    };
+    view! {
+        <figure class="curve">
+            <h3>{words.title}</h3>
+            <canvas id=format!("curve-{id}") node_ref=canvas_ref role="img"
+                aria-label=format!("{}: memory per GPU at each value, against the capacity, usable and tight lines; the line below reads the point under the pointer", words.title)
+                on:pointermove=move |ev| select(nearest(ev.offset_x()))
+                on:click=on_click></canvas>
+            <p class="readout" id=format!("readout-{id}") node_ref=readout_ref aria-live="polite"></p>
+        </figure>
+    }
+}
+
+/// The readout: the point being read ("batch 8: 23.41 GB per GPU, oom"), or the crossing.
+fn reading(sweep: &Sweep, words: &Words, selected: Option<u32>, units: Units) -> String {
+    let point = selected.and_then(|x| sweep.points.iter().find(|p| p.x == x));
+    match point {
+        Some(p) => format!(
+            "{} {}: {} per GPU, {}{}",
+            words.short,
+            group_thousands(u64::from(p.x)),
+            p.total.display(units),
+            p.verdict.as_str(),
+            if p.x == sweep.current {
+                " (this scenario)"
+            } else {
+                "; click to use it"
+            }
+        ),
+        None => match crossing_label(sweep, words) {
+            Some(label) => format!("{label}. Hover or tap a point to read it."),
+            None => format!("Not even {} 1 fits.", words.short),
+        },
+    }
+}
+
+/// Where each point is drawn, "x:px,…" (its value and CSS pixels across), kept on the canvas:
+/// the page finds the point under a pointer in it, and the tests read it to click one.
+fn point_map(sweep: &Sweep, pixels: &[i32], scale: f64) -> String {
+    let pairs: Vec<String> = sweep
+        .points
+        .iter()
+        .zip(pixels)
+        .map(|(p, &px)| format!("{}:{}", p.x, (f64::from(px) / scale).round()))
+        .collect();
+    pairs.join(",")
+}
+
+/// Each curve's height in CSS pixels; its width is the panel's.
+const CURVE_HEIGHT: f64 = 240.0;
