@@ -104,6 +104,89 @@ test('the chart draws one bar, then the lesson three attempts as three bars', as
   assert.deepEqual(problems, []);
 });
 
+/** A what-if curve's points as the page drew them: each value and its x in CSS pixels. */
+async function curvePoints(page, id) {
+  const map = await page.getAttribute(`canvas#curve-${id}`, 'data-points');
+  return map.split(',').map((pair) => pair.split(':').map(Number)).map(([x, px]) => ({ x, px }));
+}
+
+/** How many canvas pixels are within 40 of `rgb` in every channel. */
+async function pixelsOf(page, selector, [r, g, b]) {
+  return page.evaluate(({ selector, r, g, b }) => {
+    const canvas = document.querySelector(selector);
+    const data = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+    let n = 0;
+    for (let i = 0; i < data.length; i += 4) {
+      if (Math.abs(data[i] - r) < 40 && Math.abs(data[i + 1] - g) < 40 && Math.abs(data[i + 2] - b) < 40) n++;
+    }
+    return n;
+  }, { selector, r, g, b });
+}
+
+const CURVE_BLUE = [0, 114, 178];
+const TRAINING_CURVES = 'model=llama-3.1-8b&mode=qlora&seq=1024&checkpointing=full&gpu=t4';
+const INFERENCE_CURVES = 'model=llama-2-70b&mode=inference&weights=nf4&seq=4096&batch=8&gpu=a100-80';
+
+test('what-if curves are drawn and cross where vramfit fit says; a point reads out on hover and applies on click', async () => {
+  for (const [query, seqWord] of [[TRAINING_CURVES, 'seq'], [INFERENCE_CURVES, 'context']]) {
+    const fit = cliFit(query);
+    const page = await openPage(context, `${base}?${query}`, problems);
+    await page.waitForSelector('canvas#curve-seq[data-points]');
+    for (const [id, max, word] of [['batch', fit.max_batch, 'batch'], ['seq', fit.max_seq, seqWord]]) {
+      assert.ok(Number.isInteger(max), `vramfit fit finds a max ${id} for ?${query}`);
+      assert.equal(await page.textContent(`#readout-${id}`), `max ${word} ${max.toLocaleString('en-US')}. Hover or tap a point to read it.`);
+      const points = await curvePoints(page, id);
+      assert.ok(points.some((p) => p.x === max), `the crossing ${max} is a point of the ${id} curve: ${JSON.stringify(points)}`);
+      assert.ok(points.some((p) => p.x > max), `the ${id} curve goes past its crossing`);
+      // The curve's own blue, in the line and the dots (a blank or budget-lines-only canvas has none).
+      assert.ok(await pixelsOf(page, `canvas#curve-${id}`, CURVE_BLUE) > 500, `the ${id} curve is drawn`);
+    }
+    await page.close();
+  }
+
+  const page = await openPage(context, `${base}?${TRAINING_CURVES}`, problems);
+  await page.waitForSelector('canvas#curve-batch[data-points]');
+  for (const id of ['batch', 'seq']) {
+    const before = new URL(page.url()).searchParams.get(id);
+    const point = (await curvePoints(page, id)).find((p) => String(p.x) !== before && p.x > 1);
+    await page.locator(`canvas#curve-${id}`).scrollIntoViewIfNeeded();
+    const box = await page.locator(`canvas#curve-${id}`).boundingBox();
+    await page.mouse.move(box.x + point.px, box.y + box.height / 2);
+    await page.waitForFunction((id) => !document.querySelector(`#readout-${id}`).textContent.startsWith('max'), id);
+    assert.match(await page.textContent(`#readout-${id}`), new RegExp(`^${id} ${point.x.toLocaleString('en-US')}: [0-9.]+ GB per GPU, (fits|tight|oom); click to use it$`));
+    await page.mouse.click(box.x + point.px, box.y + box.height / 2);
+    await page.waitForFunction(([key, x]) => new URLSearchParams(location.search).get(key) === x, [id, String(point.x)]);
+    const query = new URLSearchParams(new URL(page.url()).search).toString();
+    assert.equal(await total(page), cliEstimate(query).total_bytes, `the total at ${id}=${point.x}`);
+    assert.equal(await page.getAttribute(`canvas#curve-${id}`, 'data-points').then((m) => m.includes(`${point.x}:`)), true);
+    // One history entry: Back returns to the value before the click.
+    await page.goBack();
+    await page.waitForFunction(([key, x]) => new URLSearchParams(location.search).get(key) === x, [id, before]);
+  }
+  // A bad input keeps the last good curves.
+  const drawn = await page.getAttribute('canvas#curve-batch', 'data-points');
+  await page.fill('#f-batch', 'lots');
+  await page.waitForSelector('#f-batch[aria-invalid=true]');
+  assert.equal(await page.getAttribute('canvas#curve-batch', 'data-points'), drawn);
+  await page.locator('section.curves').screenshot({ path: path.join(ARTIFACTS, 'curves-1280.png') });
+  await page.close();
+
+  // A serving runtime's question is concurrency against context: the serving panel draws it.
+  const serving = await openPage(context, `${base}?${VLLM}`, problems);
+  await serving.waitForSelector('canvas#serving-curve');
+  assert.equal(await serving.$('[data-testid=curves]'), null);
+  await serving.close();
+
+  const narrow = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2 });
+  const phone = await openPage(narrow, `${base}?${INFERENCE_CURVES}`, problems);
+  await phone.waitForSelector('canvas#curve-seq[data-points]');
+  const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 1, `no horizontal scroll at 390 px (overflow ${overflow})`);
+  await phone.locator('section.curves').screenshot({ path: path.join(ARTIFACTS, 'curves-390.png') });
+  await narrow.close();
+  assert.deepEqual(problems, []);
+});
+
 test('inputs update the URL, the URL restores the page, and Back undoes an applied fix', async () => {
   const page = await openPage(context, `${base}?model=llama-3.1-8b&mode=full&gpu=rtx-4090`, problems);
   const before = await total(page);
