@@ -180,7 +180,7 @@ fn curve(
         <figure class="curve">
             <h3>{words.title}</h3>
             <canvas id=format!("curve-{id}") node_ref=canvas_ref role="img"
-                aria-label=format!("{}: memory per GPU at each value, against the capacity, usable and tight lines; the line below reads the point under the pointer", words.title)
+                aria-label=format!("{}, against the budget lines; the line below reads the point under the pointer", words.title)
                 on:pointermove=move |ev| select(nearest(ev.offset_x()))
                 on:click=on_click></canvas>
             <p class="readout" id=format!("readout-{id}") node_ref=readout_ref aria-live="polite"></p>

@@ -54,7 +54,7 @@ pub fn what_if(s: &Scenario) -> Result<WhatIf, Vec<FieldError>> {
     if here.serving.is_some() {
         return Err(vec![FieldError::new(
             "runtime",
-            "a serving runtime's pool fills its budget at any batch: plan it by concurrency against context (the serving plan)",
+            "a serving runtime's pool fills its budget: see its concurrency against context",
         )]);
     }
     let max_batch = batch_rule(s)?.max_batch;
