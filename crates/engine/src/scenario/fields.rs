@@ -91,6 +91,12 @@ impl Group {
         }
     }
 
+    /// Whether the group's settings can matter in this mode: a serving runtime's own settings
+    /// only for inference, the one mode a serving runtime runs.
+    fn applies_in(self, mode: Mode) -> bool {
+        self.applies_to(Runtime::Transformers) || mode == Mode::Inference
+    }
+
     /// The summary of the folded part this group is, if it is one.
     pub fn folded(self) -> Option<&'static str> {
         match self {
@@ -104,6 +110,41 @@ impl Group {
     }
 }
 
+/// The modes a field means something for. Outside them the estimate does not read it (a
+/// test changes every field outside its modes and finds the estimate unchanged), so the page
+/// hides it and keeps its value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Modes {
+    All,
+    /// Full fine-tuning, LoRA and QLoRA: what backpropagation and the optimizer keep.
+    Training,
+    /// LoRA and QLoRA: the adapters.
+    Adapters,
+    /// Inference: how the model is run and what its cache holds.
+    Inference,
+}
+
+impl Modes {
+    pub fn includes(self, mode: Mode) -> bool {
+        match self {
+            Modes::All => true,
+            Modes::Training => mode.is_training(),
+            Modes::Adapters => mode.is_adapter(),
+            Modes::Inference => mode == Mode::Inference,
+        }
+    }
+
+    /// What `--help` adds to a field that is not for every mode.
+    fn note(self) -> Option<&'static str> {
+        match self {
+            Modes::All => None,
+            Modes::Training => Some("training only"),
+            Modes::Adapters => Some("lora and qlora only"),
+            Modes::Inference => Some("inference only"),
+        }
+    }
+}
+
 /// One scenario field: its key, label, help, group, and how it is read and written.
 pub struct Field {
     /// The URL query key, the CLI flag and the JSON key.
@@ -113,6 +154,8 @@ pub struct Field {
     /// One line for `--help` and the page's tooltip.
     pub help: &'static str,
     pub group: Group,
+    /// The modes it applies to: `in Training` after the group in the table, else all.
+    pub modes: Modes,
     slot: &'static dyn Access,
 }
 
@@ -191,6 +234,12 @@ impl<C: Codec> Access for Slot<C> {
 }
 
 impl Field {
+    /// Whether the field means anything for a scenario of this mode and runtime: the rule the
+    /// page's form shows and hides fields by.
+    pub fn applies_to(&self, mode: Mode, runtime: Runtime) -> bool {
+        self.modes.includes(mode) && self.group.applies_to(runtime) && self.group.applies_in(mode)
+    }
+
     pub fn control(&self) -> Control {
         self.slot.control()
     }
@@ -237,7 +286,8 @@ impl Field {
         self.slot.read_json(scenario, json)
     }
 
-    /// The help line with the accepted values or their syntax: what `--help` prints.
+    /// The help line with the modes it is for and the accepted values or their syntax: what
+    /// `--help` prints.
     pub fn full_help(&self) -> String {
         let listed = match self.control() {
             Control::Choices(choices) => Some(
@@ -250,20 +300,34 @@ impl Field {
             ),
             Control::Text | Control::Catalogue(_) => self.syntax().map(str::to_string),
         };
-        match listed {
-            Some(values) => format!("{}: {values}", self.help),
+        let help = match self.modes.note() {
+            Some(note) => format!("{} ({note})", self.help),
             None => self.help.to_string(),
+        };
+        match listed {
+            Some(values) => format!("{help}: {values}"),
+            None => help,
         }
     }
 }
 
+/// A field's [`Modes`]: the one named after `in`, else all.
+macro_rules! modes {
+    () => {
+        Modes::All
+    };
+    ($modes:ident) => {
+        Modes::$modes
+    };
+}
+
 /// Declares the scenario: each entry is a struct field with its default, then its key, codec,
-/// page group, label and help.
+/// page group (and `in` the modes it applies to, where not all), label and help.
 macro_rules! scenario_fields {
     ($(
         $(#[doc = $doc:literal])*
         $name:ident: $ty:ty = $default:expr,
-            $key:literal, $codec:expr, $group:ident, $label:literal, $help:literal;
+            $key:literal, $codec:expr, $group:ident $(in $modes:ident)?, $label:literal, $help:literal;
     )+) => {
         /// Everything a person describes: model, method, precisions, batch, GPU, budget. Its
         /// JSON form (`scenario/json.rs`) comes from this table too.
@@ -295,6 +359,7 @@ macro_rules! scenario_fields {
             label: $label,
             help: $help,
             group: Group::$group,
+            modes: modes!($($modes)?),
             slot: &Slot {
                 codec: $codec,
                 get: |s| &s.$name,
@@ -425,7 +490,7 @@ scenario_fields! {
     /// How an MLA model's cache is kept: serving engines keep the latent, transformers' eager
     /// path the per-head keys and values.
     mla_cache: MlaCache = MlaCache::Latent,
-        "mla-cache", pick::<MlaCache>(), Layers,
+        "mla-cache", pick::<MlaCache>(), Layers in Inference,
         "MLA cache", "what an MLA model caches per token";
     head: Head = Head::Lm,
         "head", pick::<Head>(), Architecture,
@@ -435,8 +500,8 @@ scenario_fields! {
         "Mode", "what the GPU runs";
     /// What runs an inference scenario; training always runs in PyTorch.
     runtime: Runtime = Runtime::Transformers,
-        "runtime", pick::<Runtime>(), Method,
-        "Runtime", "what serves the model (inference)";
+        "runtime", pick::<Runtime>(), Method in Inference,
+        "Runtime", "what serves the model";
     /// vLLM's `--max-model-len`, SGLang's `--context-length`: the longest request, prompt and
     /// output together, that the pool must hold. Unset: `seq`.
     max_model_len: Option<u32> = None,
@@ -524,21 +589,21 @@ scenario_fields! {
         "quantized", Optional { inner: pick::<QuantScope>(), none: "auto" }, MorePrecision,
         "Quantized layers", "which linear layers a quantized format covers (auto: the checkpoint's, else all)";
     grads: Option<Dtype> = None,
-        "grads", Optional { inner: pick::<Dtype>(), none: "auto" }, MorePrecision,
+        "grads", Optional { inner: pick::<Dtype>(), none: "auto" }, MorePrecision in Training,
         "Gradients", "gradient format (auto: that of the trained parameters)";
     act_dtype: Option<Dtype> = None,
         "act-dtype", Optional { inner: pick::<Dtype>(), none: "auto" }, MorePrecision,
         "Activations", "activation format (auto: the weights', or bf16 for quantized weights)";
     kv_dtype: Option<Dtype> = None,
-        "kv-dtype", Optional { inner: pick::<Dtype>(), none: "auto" }, MorePrecision,
+        "kv-dtype", Optional { inner: pick::<Dtype>(), none: "auto" }, MorePrecision in Inference,
         "KV cache", "KV-cache format (auto: the weights', or the activations' for quantized weights)";
     optimizer: Optimizer = Optimizer::Adamw,
-        "optimizer", pick::<Optimizer>(), Precision,
+        "optimizer", pick::<Optimizer>(), Precision in Training,
         "Optimizer", "optimizer";
     /// Unset means on for full fine-tuning of 16-bit weights in the detailed method (the 2+2+12
     /// bytes of mixed-precision training, Rajbhandari et al. 2020), off otherwise.
     master_weights: Option<bool> = None,
-        "master-weights", Optional { inner: Flag, none: "auto" }, MorePrecision,
+        "master-weights", Optional { inner: Flag, none: "auto" }, MorePrecision in Training,
         "fp32 master weights", "fp32 master copy (auto: on for 16-bit full fine-tuning)";
     batch: u32 = 1,
         "batch", Count, Batch,
@@ -549,39 +614,39 @@ scenario_fields! {
     /// Inference under transformers: the tokens one forward processes (the prompt, or a prefill
     /// chunk); `seq` is what the cache holds (prompt + new tokens).
     prompt: Option<u32> = None,
-        "prompt", Optional { inner: Count, none: "seq" }, Batch,
-        "Prompt / chunk", "inference: tokens one forward processes (the prompt or a prefill chunk); seq is prompt + new tokens, what the cache holds";
+        "prompt", Optional { inner: Count, none: "seq" }, Batch in Inference,
+        "Prompt / chunk", "tokens one forward processes (the prompt or a prefill chunk); seq is prompt + new tokens, what the cache holds";
     /// transformers' cache class; serving runtimes have their own.
     cache: KvCache = KvCache::Dynamic,
-        "cache", pick::<KvCache>(), Batch,
+        "cache", pick::<KvCache>(), Batch in Inference,
         "Cache class", "transformers' KV cache class (cache_implementation)";
     /// A static cache's length; unset, `seq`.
     max_cache_len: Option<u32> = None,
-        "max-cache-len", Optional { inner: Count, none: "seq" }, Batch,
+        "max-cache-len", Optional { inner: Count, none: "seq" }, Batch in Inference,
         "Max cache length", "tokens a static cache is allocated for (max_cache_len)";
     grad_accum: u32 = 1,
-        "grad-accum", Count, Batch,
+        "grad-accum", Count, Batch in Training,
         "Gradient accumulation", "gradient accumulation steps (no memory cost)";
     /// Images in each sequence, which the vision tower encodes; their tokens count in `seq`.
     images: u32 = 0,
         "images", Whole, Batch,
         "Images per sequence", "images each sequence carries (their tokens count in the sequence length)";
     checkpointing: Checkpointing = Checkpointing::None,
-        "checkpointing", pick::<Checkpointing>(), Batch,
+        "checkpointing", pick::<Checkpointing>(), Batch in Training,
         "Checkpointing", "activation checkpointing";
     attention: Attention = Attention::Flash,
         "attention", pick::<Attention>(), Batch,
         "Attention", "attention kernel";
     lora_rank: u32 = 16,
-        "lora-rank", Count, Method,
+        "lora-rank", Count, Method in Adapters,
         "LoRA rank", "LoRA rank r";
     lora_targets: LoraTargets = LoraTargets::qv(),
-        "lora-targets", Targets, Method,
+        "lora-targets", Targets, Method in Adapters,
         "LoRA targets", "projections LoRA adapts";
     /// A dropout on each adapter's input (PEFT's and LitGPT's `lora_dropout` above 0; PEFT's
     /// default is 0, LitGPT's 0.05): each adapter keeps a one-byte mask and the dropped copy.
     lora_dropout: bool = false,
-        "lora-dropout", Flag, Method,
+        "lora-dropout", Flag, Method in Adapters,
         "LoRA dropout", "true if adapters apply dropout to their input (LitGPT 0.05, PEFT default 0)";
     /// QLoRA's double quantization of the quantization constants (Dettmers et al. 2023, §3).
     double_quant: bool = false,
@@ -589,17 +654,17 @@ scenario_fields! {
         "NF4 double quantization", "QLoRA double quantization of the NF4 constants";
     /// Compute the loss over sequence chunks so the fp32 upcast of the whole logits tensor never exists.
     chunked_loss: bool = false,
-        "chunked-loss", Flag, MorePrecision,
+        "chunked-loss", Flag, MorePrecision in Training,
         "Chunked loss", "true if the loss is computed over sequence chunks (no full fp32 logits)";
     /// The model applies dropout to its hidden states in training (BERT, GPT-2 and OPT configs ship
     /// 0.1; Llama-family fine-tunes use 0). Each dropout keeps a one-byte mask per element.
     dropout: bool = false,
-        "dropout", Flag, Dropout,
+        "dropout", Flag, Dropout in Training,
         "Hidden-state dropout", "true if hidden-state dropout is on in training (BERT, GPT-2, OPT)";
     /// Dropout on the attention probabilities (BERT's and GPT-2's defaults): with eager attention
     /// it keeps a mask and a dropped copy of every score. Fused kernels draw it from an RNG seed.
     attention_dropout: bool = false,
-        "attention-dropout", Flag, Dropout,
+        "attention-dropout", Flag, Dropout in Training,
         "Attention dropout", "true if attention-probability dropout is on in training";
     method: Method = Method::Detailed,
         "method", pick::<Method>(), Method,

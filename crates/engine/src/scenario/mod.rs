@@ -12,7 +12,9 @@ mod resolve;
 
 pub(crate) use codec::MAX_COUNT;
 pub use codec::{Control, CustomComponent, MAX_CUSTOM};
-pub use fields::{Field, Group, Scenario, DEFAULT_CUDA_CONTEXT, DEFAULT_MARGIN, FIELDS, KEYS};
+pub use fields::{
+    Field, Group, Modes, Scenario, DEFAULT_CUDA_CONTEXT, DEFAULT_MARGIN, FIELDS, KEYS,
+};
 pub use resolve::Resolved;
 
 use serde::{Deserialize, Serialize};

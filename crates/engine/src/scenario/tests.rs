@@ -156,3 +156,143 @@ fn the_form_replaces_a_list_while_the_url_appends_to_it() {
     s.edit("custom", "").unwrap();
     assert!(s.custom.is_empty());
 }
+
+#[test]
+fn modes_name_which_fields_apply_to_which_mode() {
+    use crate::runtime::Runtime;
+    let applies =
+        |key: &str, mode: Mode, runtime: Runtime| field(key).unwrap().applies_to(mode, runtime);
+    let tf = Runtime::Transformers;
+    for (key, inference, full, lora, qlora) in [
+        ("model", true, true, true, true),
+        ("batch", true, true, true, true),
+        ("weights", true, true, true, true),
+        ("lora-rank", false, false, true, true),
+        ("lora-targets", false, false, true, true),
+        ("lora-dropout", false, false, true, true),
+        ("optimizer", false, true, true, true),
+        ("grads", false, true, true, true),
+        ("master-weights", false, true, true, true),
+        ("grad-accum", false, true, true, true),
+        ("checkpointing", false, true, true, true),
+        ("dropout", false, true, true, true),
+        ("chunked-loss", false, true, true, true),
+        ("runtime", true, false, false, false),
+        ("prompt", true, false, false, false),
+        ("cache", true, false, false, false),
+        ("kv-dtype", true, false, false, false),
+        ("offload", true, true, true, true),
+    ] {
+        let got =
+            [Mode::Inference, Mode::Full, Mode::Lora, Mode::Qlora].map(|m| applies(key, m, tf));
+        assert_eq!(got, [inference, full, lora, qlora], "{key}");
+    }
+    // A runtime's own settings: only for that runtime, and only for inference.
+    assert!(applies(
+        "gpu-memory-utilization",
+        Mode::Inference,
+        Runtime::Vllm
+    ));
+    assert!(!applies(
+        "gpu-memory-utilization",
+        Mode::Inference,
+        Runtime::Sglang
+    ));
+    assert!(!applies(
+        "gpu-memory-utilization",
+        Mode::Full,
+        Runtime::Vllm
+    ));
+    assert!(applies("max-model-len", Mode::Inference, Runtime::Sglang));
+    assert!(!applies(
+        "max-model-len",
+        Mode::Inference,
+        Runtime::LlamaCpp
+    ));
+    assert!(applies("quant", Mode::Inference, Runtime::LlamaCpp));
+    assert!(!applies("quant", Mode::Qlora, Runtime::LlamaCpp));
+}
+
+/// Values to try in a field: its choices, or text that some text field accepts.
+fn other_values(f: &Field) -> Vec<String> {
+    match f.control() {
+        Control::Choices(list) | Control::Catalogue(list) => {
+            list.into_iter().map(|c| c.value.to_string()).collect()
+        }
+        Control::Text => [
+            "3", "64", "0.5", "300", "true", "false", "all", "q,k,v,o", "8GiB",
+        ]
+        .map(String::from)
+        .to_vec(),
+    }
+}
+
+/// The rule's promise: a field hidden for a scenario's mode and runtime does not change its
+/// estimate. Every other value of every hidden field, over each mode and runtime, both methods,
+/// sharded or not, and a dense, an MoE and an MLA model, leaves the total and every component as they were, or
+/// the scenario is refused naming that field (a serving runtime while training).
+#[test]
+fn a_field_outside_its_modes_never_changes_the_estimate() {
+    use crate::runtime::Runtime;
+    use crate::{estimate, Estimate};
+    let shown = |e: &Estimate| {
+        let parts: Vec<(String, u64)> = e
+            .components
+            .iter()
+            .map(|c| (c.id.to_string(), c.bytes.0))
+            .collect();
+        (e.total_bytes, parts)
+    };
+    let mut checked = 0;
+    for model in ["llama-3.1-8b", "qwen3-30b-a3b", "deepseek-v3"] {
+        for (method, sharding) in [
+            ("detailed", "none"),
+            ("detailed", "zero3"),
+            ("lesson", "none"),
+        ] {
+            for &mode in Mode::ALL {
+                for &runtime in Runtime::ALL {
+                    if runtime != Runtime::Transformers && mode != Mode::Inference {
+                        continue;
+                    }
+                    let mut base = Scenario::default();
+                    for (k, v) in [
+                        ("model", model),
+                        ("method", method),
+                        ("mode", mode.as_str()),
+                        ("runtime", runtime.as_str()),
+                        ("gpu", "h100-80"),
+                        ("sharding", sharding),
+                        ("gpus", "4"),
+                    ] {
+                        base.set(k, v).unwrap();
+                    }
+                    let before = estimate(&base).map(|e| shown(&e));
+                    for f in FIELDS.iter().filter(|f| !f.applies_to(mode, runtime)) {
+                        for value in other_values(f) {
+                            let mut changed = base.clone();
+                            if f.edit(&mut changed, &value).is_err() || changed == base {
+                                continue;
+                            }
+                            checked += 1;
+                            let after = estimate(&changed).map(|e| shown(&e));
+                            let refused_for_it = after
+                                .as_ref()
+                                .is_err_and(|errors| errors.iter().any(|e| e.field == f.key));
+                            assert!(
+                                after == before || refused_for_it,
+                                "{}={value} changed {model} {method} {} {}: {:?} to {:?}",
+                                f.key,
+                                mode.as_str(),
+                                runtime.as_str(),
+                                before.as_ref().map(|b| b.0),
+                                after.as_ref().map(|a| a.0),
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(checked > 1000, "{checked} changes checked");
+}
