@@ -24,6 +24,27 @@ pub struct Preset {
     pub checkpoint: (Dtype, QuantScope),
 }
 
+impl Preset {
+    /// Whether the model picker's search finds this preset: every whitespace-separated word of
+    /// `search`, ignoring ASCII case, is part of its name or id, its family's name (`mla`,
+    /// `hybrid`, …), or `moe` for a mixture of experts (hybrids too) and `dense` for the rest.
+    /// An empty search finds every preset.
+    pub fn matches(&self, search: &str) -> bool {
+        let family = self.arch.family().as_str();
+        let experts = if self.arch.moe.is_moe() {
+            "moe"
+        } else {
+            "dense"
+        };
+        search.split_whitespace().all(|word| {
+            let word = word.to_ascii_lowercase();
+            [self.name, self.id, family, experts]
+                .iter()
+                .any(|text| text.to_ascii_lowercase().contains(&word))
+        })
+    }
+}
+
 const BF16_CHECKPOINT: (Dtype, QuantScope) = (Dtype::Bf16, QuantScope::AllLinear);
 const FP32_CHECKPOINT: (Dtype, QuantScope) = (Dtype::Fp32, QuantScope::AllLinear);
 /// DeepSeek-V3's and Kimi K2's `quantization_config`: fp8 e4m3 with 128×128 block scales.
@@ -837,6 +858,51 @@ pub fn nearest_preset(params: f64) -> &'static Preset {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn found(search: &str) -> Vec<&'static str> {
+        PRESETS[..CATALOGUE_PRESETS]
+            .iter()
+            .filter(|p| p.matches(search))
+            .map(|p| p.id)
+            .collect()
+    }
+
+    #[test]
+    fn the_picker_search_needs_every_word_in_the_name_id_or_family() {
+        assert_eq!(found("qwen3 30"), ["qwen3-30b-a3b"]);
+        assert_eq!(found("QWEN3  30b "), ["qwen3-30b-a3b"]);
+        assert_eq!(
+            found("llama 70"),
+            ["llama-2-70b", "llama-3.1-70b", "llama-3.3-70b"]
+        );
+        let gemma = found("gemma");
+        assert!(
+            gemma.len() >= 7 && gemma.iter().all(|id| id.starts_with("gemma-")),
+            "{gemma:?}"
+        );
+        assert_eq!(found("gemma 27"), ["gemma-3-27b", "gemma-2-27b"]);
+        assert_eq!(found("gemma 3 27"), ["gemma-3-27b"]);
+        assert_eq!(found("r1 8b"), ["deepseek-r1-distill-llama-8b"]);
+        assert_eq!(found("no such model"), Vec::<&str>::new());
+        assert_eq!(found("").len(), CATALOGUE_PRESETS);
+        assert_eq!(found("  ").len(), CATALOGUE_PRESETS);
+        let moe = found("moe");
+        assert!(moe.contains(&"qwen3-30b-a3b") && moe.contains(&"deepseek-v3"));
+        assert!(moe.contains(&"mixtral-8x7b") && !moe.contains(&"llama-3.1-8b"));
+        for id in &moe {
+            assert!(
+                preset(id).unwrap().arch.moe.is_moe(),
+                "{id} is not a mixture of experts"
+            );
+        }
+        assert!(
+            moe.contains(&"nemotron-3-nano-30b-a3b"),
+            "a hybrid with experts is MoE"
+        );
+        let dense = found("dense");
+        assert!(dense.contains(&"llama-3.1-8b") && !dense.contains(&"qwen3-30b-a3b"));
+        assert_eq!(moe.len() + dense.len(), CATALOGUE_PRESETS);
+    }
 
     #[test]
     fn nearest_preset_for_8b_is_llama_3_1_8b() {
