@@ -1,5 +1,6 @@
-//! Named scenarios the page offers in one click: chapter 62's worked examples and the 16 GB OOM
-//! budget guide's list of what a desktop already holds on the GPU.
+//! Named scenarios the page offers in one click: the first screen's starting points, chapter 62's
+//! worked examples and the 16 GB OOM budget guide's list of what a desktop already holds on the
+//! GPU.
 
 use crate::units::Bytes;
 
@@ -73,6 +74,40 @@ pub fn lesson_example(id: &str) -> Option<&'static LessonExample> {
 /// The lesson's three attempts at fitting Llama-8B on a T4, in order.
 pub const LESSON_ATTEMPTS: [&str; 3] = ["full-ft-8b", "fp16-weights-t4", "qlora-8b-t4"];
 
+/// A starting point the first screen offers: a scenario, as pairs on top of the defaults.
+pub struct StartingPoint {
+    pub id: &'static str,
+    pub title: &'static str,
+    pub pairs: &'static [(&'static str, &'static str)],
+}
+
+/// Fine-tuning and serving an 8B model on a 24 GB desktop card, each set up to fit: QLoRA with
+/// checkpointing at batch 2, and vLLM at an 8k context (chapter 62's examples are the third).
+pub const STARTING_POINTS: [StartingPoint; 2] = [
+    StartingPoint {
+        id: "fine-tune",
+        title: "Fine-tune a model on my GPU",
+        pairs: &[
+            ("model", "llama-3.1-8b"),
+            ("mode", "qlora"),
+            ("batch", "2"),
+            ("checkpointing", "full"),
+            ("gpu", "rtx-4090"),
+        ],
+    },
+    StartingPoint {
+        id: "serve",
+        title: "Serve a model",
+        pairs: &[
+            ("model", "llama-3.1-8b"),
+            ("mode", "inference"),
+            ("runtime", "vllm"),
+            ("max-model-len", "8192"),
+            ("gpu", "rtx-4090"),
+        ],
+    },
+];
+
 /// The 16 GB OOM budget guide's inventory of what a desktop holds on the GPU before training
 /// starts (RTX 5080, MB).
 pub const DESKTOP_USAGE: &[(&str, Bytes)] = &[
@@ -106,6 +141,18 @@ mod tests {
         for id in LESSON_ATTEMPTS {
             assert!(lesson_example(id).is_some(), "{id}");
         }
+    }
+
+    #[test]
+    fn each_starting_point_fits_its_gpu() {
+        for start in &STARTING_POINTS {
+            let (s, errors) = Scenario::from_pairs(start.pairs.iter().copied());
+            assert!(errors.is_empty(), "{}: {errors:?}", start.id);
+            let e = estimate(&s).unwrap();
+            assert_eq!(e.verdict, crate::Verdict::Fits, "{}", start.id);
+        }
+        let serving = estimate(&Scenario::from_pairs(STARTING_POINTS[1].pairs.iter().copied()).0);
+        assert!(serving.unwrap().serving.unwrap().starts);
     }
 
     #[test]

@@ -230,7 +230,8 @@ fn other_values(f: &Field) -> Vec<String> {
 /// The rule's promise: a field hidden for a scenario's mode and runtime does not change its
 /// estimate. Every other value of every hidden field, over each mode and runtime, both methods,
 /// sharded or not, and a dense, an MoE and an MLA model, leaves the total and every component as they were, or
-/// the scenario is refused naming that field (a serving runtime while training).
+/// the scenario is refused naming that field (a serving runtime while training, gradients in
+/// fp8), which the page then shows to be fixed.
 #[test]
 fn a_field_outside_its_modes_never_changes_the_estimate() {
     use crate::runtime::Runtime;
