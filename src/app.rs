@@ -1,4 +1,5 @@
-//! The page shell: owns the scenario signal, keeps it in the URL, and lays out the panels.
+//! The page shell: owns the scenario signal, keeps it in the URL, and lays out the panels the
+//! URL asks for (`layout.rs`).
 //! Derived state (the estimate, the solver, the tables) is memoised from the scenario alone.
 
 use crate::browser;
@@ -6,7 +7,7 @@ use crate::components::{
     breakdown::Breakdown,
     chart_panel::ChartPanel,
     config_paste::ConfigPaste,
-    controls::Controls,
+    controls::{Controls, InputStrip},
     curves_panel::CurvesPanel,
     examples::{DesktopUsage, LessonExamples},
     gguf_drop::GgufDrop,
@@ -15,9 +16,11 @@ use crate::components::{
     serving_panel::ServingPanel,
     share::Share,
     solver_panel::SolverPanel,
+    start::StartHere,
     summary::Summary,
     tables_panel::TablesPanel,
 };
+use crate::layout::{Layout, Panel};
 use crate::state::PageState;
 use leptos::prelude::*;
 use vramfit_engine::examples::lesson_example;
@@ -51,38 +54,11 @@ fn page_scenario(query: &str) -> (Scenario, Vec<FieldError>) {
     (scenario, warnings)
 }
 
-struct Layout {
-    embed: bool,
-    show: Vec<String>,
-}
-
-fn layout_from_query(query: &str) -> Layout {
-    let pairs = parse_query(query);
-    let get = |key: &str| pairs.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone());
-    let embed = matches!(get("embed").as_deref(), Some("1" | "true"));
-    let show = get("show")
-        .map(|s| s.split(',').map(|p| p.trim().to_string()).collect())
-        .unwrap_or_else(|| {
-            [
-                "serving",
-                "chart",
-                "curves",
-                "breakdown",
-                "tables",
-                "solver",
-            ]
-            .iter()
-            .map(|s| s.to_string())
-            .collect()
-        });
-    Layout { embed, show }
-}
-
 #[component]
 pub fn App() -> impl IntoView {
     let query = browser::query();
     let (mut initial, warnings) = page_scenario(&query);
-    let layout = layout_from_query(&query);
+    let layout = Layout::from_query(&query);
     // A saved calibration applies only to the full page, and never overrides the URL.
     let url_sets_context = parse_query(&query).iter().any(|(k, _)| k == "context");
     if !layout.embed && !url_sets_context {
@@ -90,6 +66,8 @@ pub fn App() -> impl IntoView {
             let _ = initial.set("context", &saved);
         }
     }
+    // A first visit: no scenario and no page keys in the URL.
+    let first_screen = !layout.embed && parse_query(&query).is_empty();
     let state = PageState::new(initial);
     let url_warnings = RwSignal::new(warnings);
     provide_context(state);
@@ -110,15 +88,9 @@ pub fn App() -> impl IntoView {
     };
     let _ = window_event_listener(leptos::ev::popstate, on_popstate);
 
-    let shows = move |section: &str| layout.show.iter().any(|s| s == section);
+    let shows = |panel| layout.shows(panel);
     let embed = layout.embed;
-    let (serving, chart, breakdown, tables, solver) = (
-        shows("serving"),
-        shows("chart"),
-        shows("breakdown"),
-        shows("tables"),
-        shows("solver"),
-    );
+    let whole_form = layout.whole_form();
     view! {
         <div class="page" class:embed=embed>
             {(!embed).then(|| view! {
@@ -127,28 +99,35 @@ pub fn App() -> impl IntoView {
                     <p class="tagline">"Will it fit? GPU memory for LLM training and inference, computed in your browser."</p>
                 </header>
             })}
-            <UrlWarnings warnings=url_warnings/>
-            <main class="layout">
-                <section class="inputs" aria-label="Scenario">
-                    <Controls/>
-                    <ConfigPaste/>
-                    <GgufDrop/>
-                    <DesktopUsage/>
-                </section>
+            {first_screen.then(|| view! { <StartHere/> })}
+            <UrlWarnings warnings=url_warnings unknown_panels=layout.unknown_message()/>
+            <main class="layout" class:single=!whole_form>
+                {shows(Panel::Inputs).then(|| if whole_form {
+                    view! {
+                        <section class="inputs" aria-label="Scenario">
+                            <Controls/>
+                            <ConfigPaste/>
+                            <GgufDrop/>
+                            <DesktopUsage/>
+                        </section>
+                    }.into_any()
+                } else {
+                    view! { <section class="inputs" aria-label="Scenario"><InputStrip/></section> }.into_any()
+                })}
                 <section class="results" aria-label="Result">
-                    <LessonExamples/>
-                    <Summary/>
+                    {shows(Panel::Summary).then(|| view! { <Summary/> })}
                     {(!embed).then(|| view! { <Share/> })}
-                    {serving.then(|| view! { <ServingPanel/> })}
-                    {chart.then(|| view! { <ChartPanel/> })}
-                    {shows("curves").then(|| view! { <CurvesPanel/> })}
-                    {breakdown.then(|| view! { <Breakdown/> })}
-                    {solver.then(|| view! { <SolverPanel/> })}
-                    {(!embed).then(|| view! { <GpuNow/> })}
-                    {(!embed).then(|| view! { <MeasuredPanel/> })}
+                    {whole_form.then(|| view! { <LessonExamples/> })}
+                    {shows(Panel::Serving).then(|| view! { <ServingPanel/> })}
+                    {shows(Panel::Chart).then(|| view! { <ChartPanel/> })}
+                    {shows(Panel::Curves).then(|| view! { <CurvesPanel/> })}
+                    {shows(Panel::Breakdown).then(|| view! { <Breakdown/> })}
+                    {shows(Panel::Solver).then(|| view! { <SolverPanel/> })}
+                    {shows(Panel::Gpu).then(|| view! { <GpuNow/> })}
+                    {shows(Panel::Measured).then(|| view! { <MeasuredPanel/> })}
                 </section>
             </main>
-            {tables.then(|| view! { <TablesPanel/> })}
+            {shows(Panel::Tables).then(|| view! { <TablesPanel/> })}
             {(!embed).then(|| view! {
                 <footer class="site-footer">
                     "Runs entirely in your browser; nothing is sent anywhere. GB = 10"<sup>"9"</sup>" bytes, GiB = 2"<sup>"30"</sup>" bytes."
@@ -158,11 +137,23 @@ pub fn App() -> impl IntoView {
     }
 }
 
+/// What the URL asked for that the page ignored: scenario fields it could not read, and panels
+/// `show=` names that do not exist.
 #[component]
-fn UrlWarnings(warnings: RwSignal<Vec<FieldError>>) -> impl IntoView {
+fn UrlWarnings(
+    warnings: RwSignal<Vec<FieldError>>,
+    unknown_panels: Option<String>,
+) -> impl IntoView {
+    let none = {
+        let no_panels = unknown_panels.is_none();
+        move || no_panels && warnings.with(Vec::is_empty)
+    };
     view! {
-        <div data-testid="url-warnings" class="url-warnings" role="status" class:hidden=move || warnings.with(Vec::is_empty)>
+        <div data-testid="url-warnings" class="url-warnings" role="status" class:hidden=none>
             <ul>
+                {unknown_panels.map(|message| view! {
+                    <li data-param="show">"Ignored in " <code>"show"</code> ": " {message}</li>
+                })}
                 {move || warnings.get().into_iter().map(|w| view! {
                     <li data-param=w.field.clone()>"Ignored URL parameter " <code>{w.field.clone()}</code> ": " {w.message.clone()} " (default used)"</li>
                 }).collect_view()}

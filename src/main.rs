@@ -5,6 +5,7 @@ mod app;
 mod browser;
 mod chart;
 mod components;
+mod layout;
 mod state;
 
 fn main() {

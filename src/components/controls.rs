@@ -89,45 +89,40 @@ fn field_view(field: &'static Field) -> impl IntoView {
     }
 }
 
-/// What decides which controls the form shows: the mode and the runtime, each a `Memo` so a
-/// switch re-renders only the parts it shows or hides.
+/// What decides which controls the form shows: the mode, the runtime and the fields the
+/// scenario is refused for, each a `Memo` so a switch re-renders only what it shows or hides.
 #[derive(Clone, Copy)]
 struct Shown {
     mode: Memo<Mode>,
     runtime: Memo<Runtime>,
+    refused: Memo<Vec<FieldError>>,
 }
 
 impl Shown {
-    /// A group's settings are shown where they mean something: a runtime's own settings (the
-    /// groups that mean nothing to transformers) only when it is chosen, and only for inference,
-    /// the one mode a serving runtime runs.
-    fn group(self, group: Group) -> bool {
-        let runtimes_own = !group.applies_to(Runtime::Transformers);
-        group.applies_to(self.runtime.get())
-            && (!runtimes_own || self.mode.get() == Mode::Inference)
+    /// A field is shown where it applies (the engine's rule: its modes, its runtime), and
+    /// wherever the scenario is refused on its account, so the user sees what to fix (a
+    /// serving runtime while training).
+    fn field(self, field: &Field) -> bool {
+        field.applies_to(self.mode.get(), self.runtime.get())
+            || self
+                .refused
+                .with(|errors| errors.iter().any(|e| e.field == field.key))
     }
 
-    /// The runtime select is shown for inference, and while training only if it is set to
-    /// something else than transformers: then the scenario is refused on its account, and the
-    /// user must see the control that explains and fixes it.
-    fn field(self, field: &Field) -> bool {
-        field.key != "runtime"
-            || self.mode.get() == Mode::Inference
-            || self.runtime.get() != Runtime::Transformers
+    fn group(self, group: Group) -> bool {
+        FIELDS.iter().any(|f| f.group == group && self.field(f))
     }
 }
 
+/// A group's fields, each present only while it is shown. A hidden field keeps its value (the
+/// scenario and the URL are unchanged) and shows it again when it comes back.
 fn group_fields(group: Group, shown: Shown) -> impl IntoView {
     FIELDS
         .iter()
         .filter(move |f| f.group == group)
         .map(move |field| {
-            if field.key == "runtime" {
-                let visible = Memo::new(move |_| shown.field(field));
-                (move || visible.get().then(|| field_view(field))).into_any()
-            } else {
-                field_view(field).into_any()
-            }
+            let visible = Memo::new(move |_| shown.field(field));
+            move || visible.get().then(|| field_view(field))
         })
         .collect_view()
 }
@@ -186,6 +181,7 @@ pub fn Controls() -> impl IntoView {
     let shown = Shown {
         mode: Memo::new(move |_| state.scenario.with(|s| s.mode)),
         runtime: Memo::new(move |_| state.scenario.with(|s| s.runtime)),
+        refused: validation,
     };
     let mut legends: Vec<&'static str> = Group::ALL.iter().map(|g| g.legend()).collect();
     legends.dedup();
@@ -195,6 +191,24 @@ pub fn Controls() -> impl IntoView {
             <form class="controls" on:submit=|ev| ev.prevent_default()>
                 {legends.iter().map(|&legend| section(legend, shown)).collect_view()}
                 <ValidationErrors errors=validation/>
+            </form>
+        }
+    }
+}
+
+/// The keys an embed's compact input strip offers (`show=inputs`): what a lesson asks a reader to
+/// vary.
+const STRIP_KEYS: [&str; 5] = ["model", "gpu", "mode", "batch", "seq"];
+
+/// The compact form of an embed that lists `inputs`: a few key fields in a row.
+#[component]
+pub fn InputStrip() -> impl IntoView {
+    let state = expect_context::<PageState>();
+    move || {
+        state.form_rev.track();
+        view! {
+            <form class="controls input-strip" on:submit=|ev| ev.prevent_default()>
+                {FIELDS.iter().filter(|f| STRIP_KEYS.contains(&f.key)).map(field_view).collect_view()}
             </form>
         }
     }

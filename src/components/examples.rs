@@ -7,11 +7,14 @@ use vramfit_engine::examples::{DESKTOP_USAGE, LESSON_EXAMPLES};
 use vramfit_engine::units::format_size_exact;
 use vramfit_engine::{Bytes, Scenario};
 
+/// The list's id: the first screen's "chapter 62" starting point opens it.
+pub const LESSON_EXAMPLES_ID: &str = "lesson-examples";
+
 #[component]
 pub fn LessonExamples() -> impl IntoView {
     let state = expect_context::<PageState>();
     view! {
-        <details class="panel lesson-examples">
+        <details class="panel lesson-examples" id=LESSON_EXAMPLES_ID>
             <summary>"Chapter 62 worked examples"</summary>
             <ul>
                 {LESSON_EXAMPLES.iter().map(|example| {

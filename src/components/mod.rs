@@ -14,5 +14,6 @@ pub mod paste_area;
 pub mod serving_panel;
 pub mod share;
 pub mod solver_panel;
+pub mod start;
 pub mod summary;
 pub mod tables_panel;

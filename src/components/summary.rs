@@ -1,4 +1,6 @@
-//! The headline: total per GPU, the verdict badge and the headroom, in an aria-live region.
+//! The answer: total per GPU, the verdict badge and the headroom, in an aria-live region (on a
+//! narrow screen it comes before the form and stays in view); then what the model was read as,
+//! the method, and the estimate's notes.
 
 use crate::state::PageState;
 use leptos::prelude::*;
@@ -51,17 +53,19 @@ pub fn Summary() -> impl IntoView {
                 Method::Detailed => "Detailed method: every tensor PyTorch keeps at the peak, plus CUDA context and allocator slack.".to_string(),
             };
             view! {
-                <div class="summary" aria-live="polite">
+                <div class="summary answer" aria-live="polite" data-testid="answer">
                     <p class="total-line">
                         <span class="total" data-testid="total" data-bytes=e.total_bytes.0.to_string()>{e.total_bytes.display(u)}</span>
                         " per GPU on " {format!("{} × {}", e.gpus, e.gpu_name)}
                     </p>
-                    <p>
+                    <p class="verdict-line">
                         <span class=format!("verdict verdict-{}", verdict.as_str()) data-testid="verdict" data-verdict=verdict.as_str()>
                             {match verdict { Verdict::Fits => "Fits", Verdict::Tight => "Tight", Verdict::Oom => "Out of memory" }}
                         </span>
                         " " {headroom} " of " {e.usable_bytes.display(u)} " usable (" {e.capacity_bytes.display(u)} " capacity)"
                     </p>
+                </div>
+                <div class="summary-notes">
                     <p class="model-line" data-testid="model-line" data-params=format!("{}", e.params.round())
                         data-active=e.active_params.map(|a| format!("{}", a.round())).unwrap_or_default()>
                         {model_line(&e)}

@@ -252,9 +252,10 @@ test('embedded in a cross-origin iframe, it reports its height to the parent', a
   page.on('pageerror', (e) => problems.push(`parent page error: ${e.message}`));
   await page.goto(parentUrl);
   const frame = await (await page.waitForSelector('iframe')).contentFrame();
-  await frame.waitForSelector('[data-testid=total]', { timeout: 30_000 });
+  await frame.waitForSelector('section.breakdown [data-component]', { timeout: 30_000 });
   assert.equal(await frame.$('.site-header'), null, 'no header in embed mode');
   assert.equal(await frame.$('[data-testid=table-inference]'), null, 'show= picks the sections');
+  assert.equal(await frame.$('[data-testid=total]'), null, 'show= lists no summary, so there is none');
   assert.ok(await frame.$('canvas#memory-chart'));
   await page.waitForFunction(() => window.heights.length > 0 && window.heights.at(-1) > 200);
   await page.screenshot({ path: path.join(ARTIFACTS, 'embed-in-lesson.png'), fullPage: true });

@@ -175,7 +175,11 @@ fn test() -> Result<()> {
     build_page(&tools)?;
     node_test(
         &tools,
-        &["tests/e2e/page.test.mjs", "tests/e2e/serve.test.mjs"],
+        &[
+            "tests/e2e/page.test.mjs",
+            "tests/e2e/layout.test.mjs",
+            "tests/e2e/serve.test.mjs",
+        ],
     )?;
     eprintln!("xtask: all checks passed");
     Ok(())

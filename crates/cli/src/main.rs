@@ -70,6 +70,9 @@ enum Command {
         what: ListWhat,
         #[arg(long)]
         json: bool,
+        /// Only the models whose name, id or family has every word ("qwen3 30", "llama 70", "moe").
+        #[arg(long, default_value = "")]
+        search: String,
     },
 }
 
@@ -181,10 +184,10 @@ fn main() -> ExitCode {
         Command::Probe(args) => gpu::probe(&args),
         Command::Watch(args) => gpu::watch(&args),
         Command::Run(args) => gpu::run(&args),
-        Command::List { what, json } => match (what, json) {
-            (ListWhat::Models, true) => print_json(&render::models()),
+        Command::List { what, json, search } => match (what, json) {
+            (ListWhat::Models, true) => print_json(&render::models(&search)),
             (ListWhat::Gpus, true) => print_json(&render::gpus()),
-            (ListWhat::Models, false) => emit(&render::models_table()),
+            (ListWhat::Models, false) => emit(&render::models_table(&search)),
             (ListWhat::Gpus, false) => emit(&render::gpus_table()),
         },
     }

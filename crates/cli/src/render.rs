@@ -170,10 +170,11 @@ pub fn table(t: &Table) -> String {
     grid(&columns, rows) + &t.note + "\n"
 }
 
-/// `vramfit list models`: one row per preset.
-pub fn models_table() -> String {
+/// `vramfit list models [--search WORDS]`: one row per preset the search finds.
+pub fn models_table(search: &str) -> String {
     let rows = PRESETS
         .iter()
+        .filter(|p| p.matches(search))
         .map(|p| {
             let a = &p.arch;
             vec![
@@ -253,9 +254,10 @@ fn format_params(params: f64) -> String {
     }
 }
 
-pub fn models() -> Vec<Map<String, Value>> {
+pub fn models(search: &str) -> Vec<Map<String, Value>> {
     PRESETS
         .iter()
+        .filter(|p| p.matches(search))
         .map(|p| {
             let value = json!({"id": p.id, "name": p.name, "family": p.arch.family(), "params": p.arch.param_count().round(),
                 "active_params": p.arch.active_param_count().map(f64::round), "checkpoint": p.checkpoint.0,

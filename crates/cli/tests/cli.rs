@@ -372,6 +372,24 @@ fn tables_markdown_has_the_four_tables() {
 }
 
 #[test]
+fn list_models_search_needs_every_word() {
+    let found = json(&["list", "models", "--json", "--search", "qwen3 30"]);
+    let ids: Vec<&str> = found
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["qwen3-30b-a3b"]);
+    let table = stdout(&run(&["list", "models", "--search", "llama 70"]));
+    assert_eq!(
+        table.lines().count(),
+        4,
+        "a header and three 70B Llamas:\n{table}"
+    );
+}
+
+#[test]
 fn list_json_has_the_catalogues() {
     let models = json(&["list", "models", "--json"]);
     let ids: Vec<&str> = models
