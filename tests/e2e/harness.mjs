@@ -81,6 +81,11 @@ export function cliFit(query, users) {
  * fixtures: Playwright's `fill` types through Chromium's insertText, which takes 20-30 s for
  * 70 KB on a two-core machine (the page itself handles the input in ~15 ms).
  */
+/** The page's total per GPU in bytes, as the summary writes it. */
+export async function total(page) {
+  return Number(await page.getAttribute('[data-testid=total]', 'data-bytes'));
+}
+
 export async function paste(page, selector, text) {
   await page.$eval(selector, (field, value) => {
     field.value = value;

@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { serve, origin, launch, cliEstimate, openPage, DIST, ARTIFACTS, SUB_PATH } from './harness.mjs';
+import { serve, origin, launch, cliEstimate, total, openPage, DIST, ARTIFACTS, SUB_PATH } from './harness.mjs';
 
 const OOM = 'model=llama-3.1-8b&mode=full&gpu=rtx-4090&batch=8';
 const INFERENCE = 'model=llama-3.1-8b&mode=inference&runtime=vllm&gpu=rtx-4090&max-model-len=8192';
@@ -27,10 +27,6 @@ after(async () => {
   server?.close();
   parentServer?.close();
 });
-
-async function total(page) {
-  return Number(await page.getAttribute('[data-testid=total]', 'data-bytes'));
-}
 
 /** The verdict's box in the viewport's coordinates. */
 async function verdictBox(page) {

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { serve, origin, launch, cliEstimate, cliFit, openPage, paste, colouredColumns, bars, BIN, DIST, ARTIFACTS, SUB_PATH } from './harness.mjs';
+import { serve, origin, launch, cliEstimate, total, cliFit, openPage, paste, colouredColumns, bars, BIN, DIST, ARTIFACTS, SUB_PATH } from './harness.mjs';
 
 const VLLM = 'model=llama-3.1-8b&mode=inference&runtime=vllm&gpu=h100-80&max-model-len=16384&gpu-memory-utilization=0.95';
 const SGLANG = 'model=qwen2.5-7b&mode=inference&runtime=sglang&gpu=l40s&max-model-len=32768';
@@ -49,10 +49,6 @@ after(async () => {
   server?.close();
   parentServer?.close();
 });
-
-async function total(page) {
-  return Number(await page.getAttribute('[data-testid=total]', 'data-bytes'));
-}
 
 async function componentBytes(page) {
   return page.$$eval('[data-component]', (rows) =>
