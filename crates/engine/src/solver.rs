@@ -371,10 +371,11 @@ pub fn ladder(s: &Scenario) -> Vec<LadderStep> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn scenario(pairs: &[(&str, &str)]) -> Scenario {
+    /// A scenario from `key=value` pairs, each of which must be accepted.
+    pub(crate) fn scenario(pairs: &[(&str, &str)]) -> Scenario {
         let mut s = Scenario::default();
         for (k, v) in pairs {
             s.set(k, v).unwrap();

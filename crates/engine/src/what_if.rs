@@ -133,14 +133,7 @@ mod tests {
     use super::*;
     use crate::estimate;
     use crate::solver::solve;
-
-    fn scenario(pairs: &[(&str, &str)]) -> Scenario {
-        let mut s = Scenario::default();
-        for (k, v) in pairs {
-            s.set(k, v).unwrap();
-        }
-        s
-    }
+    use crate::solver::tests::scenario;
 
     /// Training and inference, roomy, tight, and out of memory even at batch 1.
     fn scenarios() -> Vec<Scenario> {
