@@ -1,8 +1,11 @@
-//! `cargo xtask accuracy`: the detailed method against calibration/measured-public.csv, row by row
-//! and as median / worst absolute error per category.
+//! `cargo xtask accuracy`: the detailed method against calibration/measured-public.csv and the
+//! runtime logs, row by row and per kind of run (median and worst absolute error, the share within
+//! ±10%): the figures `vramfit estimate --accuracy` and the page's accuracy panel show.
 
 use std::path::Path;
-use vramfit_engine::accuracy::{compare, compare_runtime_logs, summarize, summarize_runtime_logs};
+use vramfit_engine::accuracy::{
+    compare, compare_runtime_logs, summarize, summarize_runtime_logs, Summary,
+};
 
 pub fn report(root: &Path) -> Result<(), String> {
     let read = |name: &str| {
@@ -25,21 +28,30 @@ pub fn report(root: &Path) -> Result<(), String> {
             r.error_pct
         );
     }
-    println!(
-        "\n{:<22} {:>5} {:>12} {:>12}  worst row",
-        "category", "rows", "median |err|", "worst |err|"
-    );
-    for s in summarize(&rows) {
-        println!(
-            "{:<22} {:>5} {:>11.1}% {:>11.1}%  {}",
-            s.category, s.rows, s.median_abs_pct, s.worst_abs_pct, s.worst_id
-        );
-    }
+    print_summaries("kind of run", &summarize(&rows));
     for (id, why) in skipped {
         println!("not compared: {id}: {why}");
     }
     runtime_report(&read("runtime-logs.csv")?);
     Ok(())
+}
+
+fn print_summaries(group: &str, summaries: &[Summary]) {
+    println!(
+        "\n{group:<34} {:>5} {:>12} {:>12} {:>8}  worst row",
+        "rows", "median |err|", "worst |err|", "in ±10%"
+    );
+    for s in summaries {
+        println!(
+            "{:<34} {:>5} {:>11.1}% {:>11.1}% {:>8}  {}",
+            s.category,
+            s.rows,
+            s.median_abs_pct,
+            s.worst_abs_pct,
+            format!("{}/{}", s.within_10_pct, s.rows),
+            s.worst_id
+        );
+    }
 }
 
 /// Bytes as GiB, tokens and requests as they are.
@@ -68,16 +80,7 @@ fn runtime_report(csv: &str) {
             r.error_pct
         );
     }
-    println!(
-        "\n{:<34} {:>5} {:>12} {:>12}  worst row",
-        "runtime figure", "rows", "median |err|", "worst |err|"
-    );
-    for s in summarize_runtime_logs(&rows) {
-        println!(
-            "{:<34} {:>5} {:>11.1}% {:>11.1}%  {}",
-            s.category, s.rows, s.median_abs_pct, s.worst_abs_pct, s.worst_id
-        );
-    }
+    print_summaries("runtime figure", &summarize_runtime_logs(&rows));
     for (id, why) in skipped {
         println!("not compared: {id}: {why}");
     }

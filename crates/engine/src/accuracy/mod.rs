@@ -1,7 +1,13 @@
 //! Compares the detailed method with published measurements, like with like: a row that measured
 //! `max_memory_allocated` is compared with the estimate less CUDA context and fragmentation, a
 //! `max_memory_reserved` row with the estimate less the context, an nvidia-smi row with the total.
-//! Pure text in, numbers out: `cargo xtask accuracy` prints them and a test holds the line.
+//! Pure text in, numbers out: `cargo xtask accuracy` prints them, `vramfit estimate --accuracy` and
+//! the page's accuracy panel show the figures for the scenario's kind of run, and a test holds the
+//! line.
+
+mod kind;
+
+pub use kind::{RunKind, WeightClass};
 
 use crate::estimate::{estimate, Estimate};
 use crate::query::scenario_from_query;
@@ -43,7 +49,10 @@ impl Metric {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Comparison {
     pub id: String,
+    /// The row's kind of run (`RunKind::key`), from its scenario.
     pub category: String,
+    /// Where the measurement was published.
+    pub source: String,
     pub metric: Metric,
     pub measured_bytes: f64,
     pub predicted_bytes: f64,
@@ -51,14 +60,27 @@ pub struct Comparison {
     pub error_pct: f64,
 }
 
+/// The error over one group of rows.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Summary {
+    /// The group as the tables print it: the kind for the public set, "kind figure" for logs.
     pub category: String,
+    /// `RunKind::key`, or `all` for every public row.
+    pub kind: String,
+    /// `peak` (each row's own metric: allocated, reserved or nvidia-smi) or a runtime's figure.
+    pub figure: String,
     pub rows: usize,
     pub median_abs_pct: f64,
     pub worst_abs_pct: f64,
     pub worst_id: String,
+    /// Rows whose error is within ±10%.
+    pub within_10_pct: usize,
+    /// Every place the group's rows were published, each once, in the order first met.
+    pub sources: Vec<String>,
 }
+
+/// The figure public rows are compared on: the peak, each row in its own metric.
+pub const PEAK: &str = "peak";
 
 /// Splits one CSV line, honouring double quotes (RFC 4180, without embedded newlines).
 fn csv_fields(line: &str) -> Vec<String> {
@@ -139,12 +161,17 @@ pub fn compare(
             skipped.push((id, format!("scenario does not parse: {}", errors[0])));
             continue;
         }
+        let Some(kind) = RunKind::of(&scenario) else {
+            skipped.push((id, "scenario is invalid".to_string()));
+            continue;
+        };
         match estimate(&scenario) {
             Ok(e) => {
                 let predicted = metric.predicted(&e);
                 compared.push(Comparison {
                     id,
-                    category: row.get("category").cloned().unwrap_or_default(),
+                    category: kind.key().to_string(),
+                    source: row.get("source").cloned().unwrap_or_default(),
                     metric,
                     measured_bytes: measured,
                     predicted_bytes: predicted,
@@ -161,7 +188,9 @@ pub fn compare(
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct RuntimeComparison {
     pub id: String,
+    /// The scenario's kind of run: its runtime's name.
     pub runtime: String,
+    pub source: String,
     /// What was logged: `weights`, `kv_pool`, `kv_tokens`, `max_concurrency`, `activation_peak`,
     /// `non_torch`, `cuda_graphs`, or one of llama.cpp's buffers.
     pub figure: String,
@@ -235,6 +264,10 @@ pub fn compare_runtime_logs(csv: &str) -> (Vec<RuntimeComparison>, Vec<(String, 
             skipped.push((id, format!("scenario does not parse: {error}")));
             continue;
         }
+        let Some(kind) = RunKind::of(&scenario) else {
+            skipped.push((id, "scenario is invalid".to_string()));
+            continue;
+        };
         let e = match estimate(&scenario) {
             Ok(e) => e,
             Err(errors) => {
@@ -247,7 +280,8 @@ pub fn compare_runtime_logs(csv: &str) -> (Vec<RuntimeComparison>, Vec<(String, 
             continue;
         };
         compared.push(RuntimeComparison {
-            runtime: get("runtime").to_string(),
+            runtime: kind.key().to_string(),
+            source: get("source").to_string(),
             figure: get("figure").to_string(),
             measured,
             predicted,
@@ -260,9 +294,9 @@ pub fn compare_runtime_logs(csv: &str) -> (Vec<RuntimeComparison>, Vec<(String, 
 
 /// Median and worst absolute error per runtime and figure.
 pub fn summarize_runtime_logs(comparisons: &[RuntimeComparison]) -> Vec<Summary> {
-    let mut groups: Vec<(String, String)> = comparisons
+    let mut groups: Vec<(&str, &str)> = comparisons
         .iter()
-        .map(|c| (c.runtime.clone(), c.figure.clone()))
+        .map(|c| (c.runtime.as_str(), c.figure.as_str()))
         .collect();
     groups.sort();
     groups.dedup();
@@ -270,27 +304,46 @@ pub fn summarize_runtime_logs(comparisons: &[RuntimeComparison]) -> Vec<Summary>
         .into_iter()
         .map(|(runtime, figure)| {
             summary(
-                format!("{runtime} {figure}"),
+                runtime,
+                figure,
                 comparisons
                     .iter()
                     .filter(|c| c.runtime == runtime && c.figure == figure)
-                    .map(|c| (c.id.as_str(), c.error_pct)),
+                    .map(|c| (c.id.as_str(), c.error_pct, c.source.as_str())),
             )
         })
         .collect()
 }
 
-/// Median and worst absolute error of one group of rows, each an id and a signed error.
-fn summary<'a>(category: String, rows: impl Iterator<Item = (&'a str, f64)>) -> Summary {
-    let rows: Vec<(&str, f64)> = rows.collect();
+/// The error figures of one group of rows, each an id, a signed error and its source.
+fn summary<'a>(
+    kind: &str,
+    figure: &str,
+    rows: impl Iterator<Item = (&'a str, f64, &'a str)>,
+) -> Summary {
+    let rows: Vec<(&str, f64, &str)> = rows.collect();
     let mut errors: Vec<f64> = rows.iter().map(|r| r.1.abs()).collect();
     let worst = rows.iter().max_by(|a, b| a.1.abs().total_cmp(&b.1.abs()));
+    let mut sources: Vec<String> = Vec::new();
+    for (_, _, source) in &rows {
+        if !sources.iter().any(|s| s == source) {
+            sources.push(source.to_string());
+        }
+    }
     Summary {
-        category,
+        category: if figure == PEAK {
+            kind.to_string()
+        } else {
+            format!("{kind} {figure}")
+        },
+        kind: kind.to_string(),
+        figure: figure.to_string(),
         rows: rows.len(),
+        within_10_pct: errors.iter().filter(|e| **e <= 10.0).count(),
         median_abs_pct: median(&mut errors),
         worst_abs_pct: worst.map(|w| w.1.abs()).unwrap_or(f64::NAN),
         worst_id: worst.map(|w| w.0.to_string()).unwrap_or_default(),
+        sources,
     }
 }
 
@@ -303,22 +356,83 @@ fn median(values: &mut [f64]) -> f64 {
     }
 }
 
-/// Median and worst absolute error per category, then one row for all of them.
+/// The group of every public row.
+pub const ALL: &str = "all";
+
+/// Median and worst absolute error per kind of run, then one row for all of them.
 pub fn summarize(comparisons: &[Comparison]) -> Vec<Summary> {
-    let mut categories: Vec<String> = comparisons.iter().map(|c| c.category.clone()).collect();
-    categories.sort();
-    categories.dedup();
-    categories.push("all".to_string());
-    categories
+    let mut kinds: Vec<&str> = comparisons.iter().map(|c| c.category.as_str()).collect();
+    kinds.sort();
+    kinds.dedup();
+    kinds.push(ALL);
+    kinds
         .into_iter()
-        .map(|category| {
+        .map(|kind| {
             let rows = comparisons
                 .iter()
-                .filter(|c| category == "all" || c.category == category)
-                .map(|c| (c.id.as_str(), c.error_pct));
-            summary(category.clone(), rows)
+                .filter(|c| kind == ALL || c.category == kind)
+                .map(|c| (c.id.as_str(), c.error_pct, c.source.as_str()));
+            summary(kind, PEAK, rows)
         })
         .collect()
+}
+
+/// Every group's figures from the three calibration files: the public peaks by kind of run, then
+/// the runtime logs by runtime and figure. What `cargo xtask accuracy` prints, and what the CLI
+/// and the page show for a scenario's kind ([`for_kind`]).
+pub fn validation(measured_csv: &str, scenarios_csv: &str, runtime_logs_csv: &str) -> Vec<Summary> {
+    let mut all = summarize(&compare(measured_csv, scenarios_csv).0);
+    all.extend(summarize_runtime_logs(
+        &compare_runtime_logs(runtime_logs_csv).0,
+    ));
+    all
+}
+
+/// The groups that validate runs of this kind (none when no published run is like it).
+pub fn for_kind(summaries: &[Summary], kind: RunKind) -> impl Iterator<Item = &Summary> {
+    summaries.iter().filter(move |s| s.kind == kind.key())
+}
+
+/// Fewer rows than this and a kind of run is said to be barely validated.
+pub const FEW_ROWS: usize = 5;
+
+/// What the published measurements say about one kind of run: `vramfit estimate --accuracy`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct KindAccuracy<'a> {
+    pub kind: &'static str,
+    pub label: &'static str,
+    pub figures: Vec<&'a Summary>,
+    /// Said when fewer than [`FEW_ROWS`] rows validate the kind.
+    pub note: Option<String>,
+}
+
+impl<'a> KindAccuracy<'a> {
+    pub fn of(summaries: &'a [Summary], kind: RunKind) -> KindAccuracy<'a> {
+        let figures: Vec<&Summary> = for_kind(summaries, kind).collect();
+        let rows = figures.iter().map(|f| f.rows).max().unwrap_or(0);
+        KindAccuracy {
+            kind: kind.key(),
+            label: kind.label(),
+            figures,
+            note: coverage_note(rows),
+        }
+    }
+}
+
+/// The plain statement for a kind of run that too few published measurements validate.
+pub fn coverage_note(rows: usize) -> Option<String> {
+    match rows {
+        0 => Some(
+            "No published measurement validates this kind of run yet: its accuracy is unknown."
+                .to_string(),
+        ),
+        n if n < FEW_ROWS => Some(format!(
+            "Only {n} published measurement{} validate{} this kind of run: too few to state its accuracy.",
+            if n == 1 { "" } else { "s" },
+            if n == 1 { "s" } else { "" },
+        )),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -331,6 +445,76 @@ mod tests {
             csv_fields(r#"a,"b, c","d ""e""",,"#),
             ["a", "b, c", "d \"e\"", "", ""]
         );
+    }
+
+    const MEASURED: &str = include_str!("../../../../calibration/measured-public.csv");
+    const SCENARIOS: &str = include_str!("../../../../calibration/scenarios.csv");
+    const LOGS: &str = include_str!("../../../../calibration/runtime-logs.csv");
+
+    #[test]
+    fn a_kind_gets_its_own_rows_figures() {
+        let all = validation(MEASURED, SCENARIOS, LOGS);
+        let qlora = KindAccuracy::of(
+            &all,
+            RunKind::Training {
+                mode: crate::workload::Mode::Qlora,
+                multi_gpu: false,
+            },
+        );
+        assert_eq!(qlora.kind, "qlora");
+        let [peak] = qlora.figures[..] else {
+            panic!("{:?}", qlora.figures)
+        };
+        let (compared, _) = compare(MEASURED, SCENARIOS);
+        let rows: Vec<&Comparison> = compared.iter().filter(|c| c.category == "qlora").collect();
+        assert_eq!(peak.rows, rows.len());
+        assert_eq!(
+            peak.within_10_pct,
+            rows.iter().filter(|c| c.error_pct.abs() <= 10.0).count()
+        );
+        assert!(
+            peak.within_10_pct < peak.rows,
+            "some QLoRA rows miss by more than 10%"
+        );
+        assert!(
+            peak.sources.iter().any(|s| s.contains("litgpt")),
+            "{:?}",
+            peak.sources
+        );
+        assert_eq!(qlora.note, None);
+
+        let vllm = KindAccuracy::of(&all, RunKind::Serving(crate::runtime::Runtime::Vllm));
+        assert!(vllm
+            .figures
+            .iter()
+            .any(|f| f.figure == "kv_pool" && f.rows >= 25));
+        assert!(vllm.figures.iter().all(|f| f.kind == "vllm"));
+    }
+
+    #[test]
+    fn few_or_no_rows_are_said_plainly() {
+        let all = validation(MEASURED, SCENARIOS, LOGS);
+        let fp8 = KindAccuracy::of(
+            &all,
+            RunKind::Inference {
+                weights: WeightClass::Fp8,
+                multi_gpu: false,
+            },
+        );
+        assert!(fp8.figures.is_empty());
+        assert!(fp8.note.unwrap().starts_with("No published measurement"));
+        let qlora_multi = KindAccuracy::of(
+            &all,
+            RunKind::Training {
+                mode: crate::workload::Mode::Qlora,
+                multi_gpu: true,
+            },
+        );
+        assert_eq!(
+            qlora_multi.note.as_deref(),
+            Some("Only 2 published measurements validate this kind of run: too few to state its accuracy.")
+        );
+        assert_eq!(coverage_note(FEW_ROWS), None);
     }
 
     #[test]

@@ -1,0 +1,172 @@
+//! The kind of run a scenario is, as its user would name it ("QLoRA on one GPU", "vLLM serving"):
+//! what the published measurements are grouped by, so the accuracy a user is shown is the accuracy
+//! measured on runs like theirs. Every row's kind comes from its own scenario, never from a label
+//! written beside it.
+
+use crate::dtype::Dtype;
+use crate::runtime::Runtime;
+use crate::scenario::{Resolved, Scenario};
+use crate::workload::Mode;
+
+/// How the weights of an unquantized-or-not inference run are stored: what moves its error most.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WeightClass {
+    /// fp32, fp16 or bf16.
+    Float,
+    Fp8,
+    Int8,
+    /// GPTQ/AWQ int4, bitsandbytes NF4, MXFP4.
+    FourBit,
+}
+
+impl WeightClass {
+    fn of(weights: Dtype) -> WeightClass {
+        match weights {
+            Dtype::Fp32 | Dtype::Fp16 | Dtype::Bf16 => WeightClass::Float,
+            Dtype::Fp8 => WeightClass::Fp8,
+            Dtype::Int8 => WeightClass::Int8,
+            Dtype::Int4 | Dtype::Nf4 | Dtype::Mxfp4 => WeightClass::FourBit,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunKind {
+    /// transformers' `generate` on a dense model.
+    Inference {
+        weights: WeightClass,
+        multi_gpu: bool,
+    },
+    /// transformers' `generate` on a mixture of experts, any precision.
+    MoeInference,
+    /// Full fine-tuning, LoRA or QLoRA of a dense model.
+    Training { mode: Mode, multi_gpu: bool },
+    /// Any training of a mixture of experts.
+    MoeTraining,
+    /// A serving runtime: its logged figures, not a peak, are what is compared.
+    Serving(Runtime),
+}
+
+impl RunKind {
+    /// The kind of a valid scenario; `None` when it does not resolve.
+    pub fn of(scenario: &Scenario) -> Option<RunKind> {
+        scenario
+            .resolve()
+            .ok()
+            .map(|resolved| RunKind::of_resolved(scenario, &resolved))
+    }
+
+    pub fn of_resolved(scenario: &Scenario, resolved: &Resolved) -> RunKind {
+        let moe = resolved.arch.moe.is_moe();
+        let multi_gpu = scenario.gpus > 1;
+        match scenario.mode {
+            Mode::Inference if scenario.runtime != Runtime::Transformers => {
+                RunKind::Serving(scenario.runtime)
+            }
+            Mode::Inference if moe => RunKind::MoeInference,
+            Mode::Inference => RunKind::Inference {
+                weights: WeightClass::of(resolved.weights),
+                multi_gpu,
+            },
+            _ if moe => RunKind::MoeTraining,
+            mode => RunKind::Training { mode, multi_gpu },
+        }
+    }
+
+    /// The kind's name in calibration/ and in `cargo xtask accuracy`'s tables.
+    pub fn key(self) -> &'static str {
+        use WeightClass::*;
+        match self {
+            RunKind::Inference { weights, multi_gpu } => match (weights, multi_gpu) {
+                (Float, false) => "inference",
+                (Float, true) => "inference_multi",
+                (Fp8, false) => "inference_fp8",
+                (Fp8, true) => "inference_fp8_multi",
+                (Int8, false) => "inference_int8",
+                (Int8, true) => "inference_int8_multi",
+                (FourBit, false) => "inference_int4",
+                (FourBit, true) => "inference_int4_multi",
+            },
+            RunKind::MoeInference => "moe_inference",
+            RunKind::Training { mode, multi_gpu } => match (mode, multi_gpu) {
+                (Mode::Lora, false) => "lora",
+                (Mode::Lora, true) => "lora_multi",
+                (Mode::Qlora, false) => "qlora",
+                (Mode::Qlora, true) => "qlora_multi",
+                (_, false) => "full",
+                (_, true) => "full_multi",
+            },
+            RunKind::MoeTraining => "moe_training",
+            RunKind::Serving(runtime) => runtime.as_str(),
+        }
+    }
+
+    /// The kind as a person would say it.
+    pub fn label(self) -> &'static str {
+        use WeightClass::*;
+        match self {
+            RunKind::Inference { weights, multi_gpu } => match (weights, multi_gpu) {
+                (Float, false) => "transformers inference, 16- or 32-bit weights, one GPU",
+                (Float, true) => "transformers inference, 16- or 32-bit weights, several GPUs",
+                (Fp8, false) => "transformers inference, fp8 weights, one GPU",
+                (Fp8, true) => "transformers inference, fp8 weights, several GPUs",
+                (Int8, false) => "transformers inference, int8 weights, one GPU",
+                (Int8, true) => "transformers inference, int8 weights, several GPUs",
+                (FourBit, false) => "transformers inference, 4-bit weights, one GPU",
+                (FourBit, true) => "transformers inference, 4-bit weights, several GPUs",
+            },
+            RunKind::MoeInference => "transformers inference of a mixture of experts",
+            RunKind::Training { mode, multi_gpu } => match (mode, multi_gpu) {
+                (Mode::Lora, false) => "LoRA on one GPU",
+                (Mode::Lora, true) => "LoRA on several GPUs",
+                (Mode::Qlora, false) => "QLoRA on one GPU",
+                (Mode::Qlora, true) => "QLoRA on several GPUs",
+                (_, false) => "full fine-tuning on one GPU",
+                (_, true) => "full fine-tuning on several GPUs",
+            },
+            RunKind::MoeTraining => "training a mixture of experts",
+            RunKind::Serving(Runtime::Vllm) => "vLLM serving",
+            RunKind::Serving(Runtime::Sglang) => "SGLang serving",
+            RunKind::Serving(Runtime::LlamaCpp) => "llama.cpp",
+            RunKind::Serving(Runtime::Transformers) => "transformers inference",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::query::scenario_from_query;
+
+    fn kind(query: &str) -> &'static str {
+        let (scenario, errors) = scenario_from_query(query);
+        assert!(errors.is_empty(), "{query}: {errors:?}");
+        RunKind::of(&scenario).expect("a valid scenario").key()
+    }
+
+    #[test]
+    fn the_kind_follows_what_the_user_runs() {
+        assert_eq!(kind("model=llama-3.1-8b&mode=qlora"), "qlora");
+        assert_eq!(kind("model=llama-3.1-8b&mode=lora&gpus=2"), "lora_multi");
+        assert_eq!(kind("model=llama-3.1-8b&mode=full"), "full");
+        assert_eq!(kind("model=llama-3.1-8b&mode=inference"), "inference");
+        // The weights the preset's checkpoint resolves to, not only the ones typed.
+        assert_eq!(
+            kind("model=llama-3.1-8b&mode=inference&weights=int4"),
+            "inference_int4"
+        );
+        assert_eq!(kind("model=gpt-oss-20b&mode=inference"), "moe_inference");
+        assert_eq!(kind("model=qwen3-30b-a3b&mode=lora"), "moe_training");
+        assert_eq!(
+            kind("model=qwen3-30b-a3b&mode=inference&runtime=vllm"),
+            "vllm"
+        );
+        assert_eq!(
+            kind("model=llama-3.1-8b&mode=inference&runtime=llama.cpp"),
+            "llama.cpp"
+        );
+        let (training_on_vllm, _) =
+            scenario_from_query("model=llama-3.1-8b&mode=full&runtime=vllm");
+        assert_eq!(RunKind::of(&training_on_vllm), None, "invalid: no kind");
+    }
+}
