@@ -10,8 +10,15 @@ mod scenario_args;
 use clap::{Parser, Subcommand, ValueEnum};
 use scenario_args::ScenarioArgs;
 use std::process::ExitCode;
+use vramfit_engine::accuracy::{self, KindAccuracy, RunKind};
 use vramfit_engine::runtime::Runtime;
 use vramfit_engine::{estimate, serving_plan, solver, tables, FieldError};
+
+/// The published measurements and runtime logs the engine is checked against, built in so
+/// `estimate --accuracy` needs no checkout.
+const MEASURED: &str = include_str!("../../../calibration/measured-public.csv");
+const SCENARIOS: &str = include_str!("../../../calibration/scenarios.csv");
+const RUNTIME_LOGS: &str = include_str!("../../../calibration/runtime-logs.csv");
 
 #[derive(Parser)]
 #[command(
@@ -33,6 +40,10 @@ enum Command {
         /// Print one JSON object (schema vramfit.estimate/2).
         #[arg(long)]
         json: bool,
+        /// Also show how close estimates of this kind of run came to published measurements
+        /// (calibration/; the same figures as `cargo xtask accuracy` and the page's panel).
+        #[arg(long)]
+        accuracy: bool,
     },
     /// Solve for what fits: max batch and sequence, accumulation, smallest GPU, fix-it ladder; for
     /// vLLM and SGLang, the concurrency, the longest context for --users, and the GPUs they need.
@@ -116,13 +127,28 @@ pub fn print_json(value: &impl serde::Serialize) -> ExitCode {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Estimate { scenario, json } => {
-            match scenario.scenario().and_then(|s| estimate(&s)) {
-                Ok(e) if json => print_json(&e),
-                Ok(e) => emit(&render::estimate(&e)),
-                Err(errors) => invalid(&errors),
+        Command::Estimate {
+            scenario,
+            json,
+            accuracy,
+        } => match scenario.scenario().and_then(|s| estimate(&s)) {
+            Ok(e) if accuracy => {
+                let summaries = accuracy::validation(MEASURED, SCENARIOS, RUNTIME_LOGS);
+                let Some(kind) = RunKind::of(&e.scenario) else {
+                    eprintln!("vramfit: an estimated scenario that does not resolve: a bug");
+                    return ExitCode::FAILURE;
+                };
+                let figures = KindAccuracy::of(&summaries, kind);
+                if json {
+                    print_json(&render::with_accuracy(&e, &figures))
+                } else {
+                    emit(&(render::estimate(&e) + "\n" + &render::accuracy(&figures)))
+                }
             }
-        }
+            Ok(e) if json => print_json(&e),
+            Ok(e) => emit(&render::estimate(&e)),
+            Err(errors) => invalid(&errors),
+        },
         Command::Fit {
             scenario,
             users,

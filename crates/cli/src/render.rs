@@ -2,6 +2,7 @@
 
 use crate::columns::{grid, Column};
 use serde_json::{json, Map, Value};
+use vramfit_engine::accuracy::KindAccuracy;
 use vramfit_engine::estimate::Serving;
 use vramfit_engine::gpu_catalogue::GPUS;
 use vramfit_engine::model::PRESETS;
@@ -47,6 +48,60 @@ pub fn estimate(e: &Estimate) -> String {
     }
     for note in &e.notes {
         out += &format!("note: {note}\n");
+    }
+    out
+}
+
+/// The estimate's JSON with an `accuracy` object beside its fields.
+pub fn with_accuracy(e: &Estimate, accuracy: &KindAccuracy) -> Value {
+    let mut value = json!(e);
+    if let Value::Object(fields) = &mut value {
+        fields.insert("accuracy".to_string(), json!(accuracy));
+    }
+    value
+}
+
+/// How estimates of this kind of run compared with published measurements, figure by figure.
+pub fn accuracy(a: &KindAccuracy) -> String {
+    let mut out = format!(
+        "accuracy for {} ({})
+",
+        a.label, a.kind
+    );
+    if !a.figures.is_empty() {
+        out += &grid(
+            &[
+                Column::left("figure"),
+                Column::right("rows"),
+                Column::right("median |error|"),
+                Column::right("worst |error|"),
+                Column::right("within ±10%"),
+            ],
+            a.figures
+                .iter()
+                .map(|f| {
+                    vec![
+                        f.figure.clone(),
+                        f.rows.to_string(),
+                        format!("{:.1}%", f.median_abs_pct),
+                        format!("{:.1}% ({})", f.worst_abs_pct, f.worst_id),
+                        format!("{} of {}", f.within_10_pct, f.rows),
+                    ]
+                })
+                .collect(),
+        );
+    }
+    if let Some(note) = &a.note {
+        out += &format!("{note}\n");
+    }
+    let mut sources: Vec<&str> = Vec::new();
+    for source in a.figures.iter().flat_map(|f| &f.sources) {
+        if !sources.contains(&source.as_str()) {
+            sources.push(source);
+        }
+    }
+    for source in sources {
+        out += &format!("source: {source}\n");
     }
     out
 }

@@ -802,3 +802,67 @@ fn parse_smi_prints_each_warning_once_on_its_own_line() {
         "{line}"
     );
 }
+
+/// `estimate --accuracy` shows the figures of the scenario's kind of run, the ones the engine
+/// computes from calibration/ (and `cargo xtask accuracy` prints), and says plainly when too few
+/// published runs are like it.
+#[test]
+fn accuracy_shows_the_kind_of_runs_figures() {
+    use vramfit_engine::accuracy::{validation, KindAccuracy, RunKind};
+    let read = |name: &str| {
+        std::fs::read_to_string(
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("../../calibration")
+                .join(name),
+        )
+        .expect("calibration file")
+    };
+    let summaries = validation(
+        &read("measured-public.csv"),
+        &read("scenarios.csv"),
+        &read("runtime-logs.csv"),
+    );
+    let qlora = [
+        "estimate",
+        "--model",
+        "llama-3.1-8b",
+        "--mode",
+        "qlora",
+        "--accuracy",
+    ];
+    let e = json(&[&qlora[..], &["--json"]].concat());
+    let (scenario, _) = scenario_from_query("model=llama-3.1-8b&mode=qlora");
+    let expected = KindAccuracy::of(&summaries, RunKind::of(&scenario).unwrap());
+    assert_eq!(e["accuracy"], serde_json::to_value(&expected).unwrap());
+    assert_eq!(e["accuracy"]["kind"], "qlora");
+    assert!(e["accuracy"]["figures"][0]["rows"].as_u64().unwrap() >= 5);
+    assert!(
+        e["total_bytes"].as_u64().unwrap() > 0,
+        "the estimate is still there"
+    );
+
+    let text = stdout(&run(&qlora));
+    assert!(text.contains("verdict"), "{text}");
+    assert!(
+        text.contains("accuracy for QLoRA on one GPU (qlora)"),
+        "{text}"
+    );
+    assert!(text.contains("source: Lightning-AI/litgpt"), "{text}");
+
+    let fp8 = stdout(&run(&[
+        "estimate",
+        "--model",
+        "llama-3.1-8b",
+        "--mode",
+        "inference",
+        "--weights",
+        "fp8",
+        "--accuracy",
+    ]));
+    assert!(
+        fp8.contains("No published measurement validates this kind of run yet"),
+        "{fp8}"
+    );
+    let without = json(&["estimate", "--model", "llama-3.1-8b", "--json"]);
+    assert!(without.get("accuracy").is_none(), "only when asked");
+}
