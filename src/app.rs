@@ -4,6 +4,7 @@
 
 use crate::browser;
 use crate::components::{
+    accuracy::AccuracyPanel,
     breakdown::Breakdown,
     chart_panel::ChartPanel,
     config_paste::ConfigPaste,
@@ -122,6 +123,7 @@ pub fn App() -> impl IntoView {
                     {shows(Panel::Chart).then(|| view! { <ChartPanel/> })}
                     {shows(Panel::Curves).then(|| view! { <CurvesPanel/> })}
                     {shows(Panel::Breakdown).then(|| view! { <Breakdown/> })}
+                    {shows(Panel::Accuracy).then(|| view! { <AccuracyPanel/> })}
                     {shows(Panel::Solver).then(|| view! { <SolverPanel/> })}
                     {shows(Panel::Gpu).then(|| view! { <GpuNow/> })}
                     {shows(Panel::Measured).then(|| view! { <MeasuredPanel/> })}

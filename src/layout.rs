@@ -22,10 +22,12 @@ pub enum Panel {
     Measured,
     /// A serving runtime's pool, concurrency and answers.
     Serving,
+    /// "How accurate is this?": the published runs like this one against the planner.
+    Accuracy,
 }
 
 impl Panel {
-    pub const ALL: [Panel; 10] = [
+    pub const ALL: [Panel; 11] = [
         Panel::Inputs,
         Panel::Summary,
         Panel::Chart,
@@ -36,6 +38,7 @@ impl Panel {
         Panel::Gpu,
         Panel::Measured,
         Panel::Serving,
+        Panel::Accuracy,
     ];
 
     /// Its name in `show=`.
@@ -51,16 +54,18 @@ impl Panel {
             Panel::Gpu => "gpu",
             Panel::Measured => "measured",
             Panel::Serving => "serving",
+            Panel::Accuracy => "accuracy",
         }
     }
 }
 
 /// The result panels the page shows when `show=` does not choose.
-const DEFAULT_RESULTS: [Panel; 6] = [
+const DEFAULT_RESULTS: [Panel; 7] = [
     Panel::Serving,
     Panel::Chart,
     Panel::Curves,
     Panel::Breakdown,
+    Panel::Accuracy,
     Panel::Tables,
     Panel::Solver,
 ];
@@ -178,6 +183,7 @@ mod tests {
             "solver",
             "tables",
             "serving",
+            "accuracy",
         ];
         assert_eq!(shown("?embed=1"), default);
         assert_eq!(shown("?embed=1&show="), default);

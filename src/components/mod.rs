@@ -1,5 +1,6 @@
 //! The page's panels, one component per file.
 
+pub mod accuracy;
 pub mod breakdown;
 pub mod chart_panel;
 pub mod config_paste;

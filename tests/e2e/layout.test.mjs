@@ -130,6 +130,7 @@ const PANELS = {
   gpu: ['[data-testid=smi-paste]'],
   measured: ['[data-testid=measured-paste]'],
   serving: ['[data-testid=serving]'],
+  accuracy: ['section.accuracy [data-testid=accuracy-kind]'],
 };
 /** What an embed that lists panels never shows unless asked: the page's own furniture. */
 const FURNITURE = ['.site-header', 'section.start', 'details.lesson-examples', 'form.controls:not(.input-strip)', 'section.share', '.site-footer'];

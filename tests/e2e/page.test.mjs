@@ -647,6 +647,30 @@ test('exports the scenario as JSON and the chart as PNG, and the JSON imports ba
   assert.deepEqual(problems, []);
 });
 
+test('"How accurate is this?" shows the figures `vramfit estimate --accuracy` gives for the kind of run, and says when few runs are like it', async () => {
+  const cases = ['model=llama-3.1-8b&mode=qlora', 'model=llama-3.1-8b&mode=full&gpus=2&sharding=fsdp', VLLM, LLAMA_CPP, 'model=llama-3.1-8b&mode=inference&weights=fp8'];
+  for (const query of cases) {
+    const args = ['estimate', '--json', '--accuracy'];
+    for (const [k, v] of new URLSearchParams(query)) args.push(`--${k}`, v);
+    const { accuracy } = JSON.parse(execFileSync(BIN, args, { encoding: 'utf8' }));
+    const page = await openPage(context, `${base}?${query}`, problems);
+    const panel = await page.waitForSelector('section.accuracy [data-testid=accuracy-kind]');
+    assert.equal(await panel.getAttribute('data-kind'), accuracy.kind, `kind for ?${query}`);
+    assert.ok((await panel.textContent()).includes(`(${accuracy.label})`), `label for ?${query}`);
+    const shown = await page.$$eval('section.accuracy tbody tr', (rows) => rows.map((r) => [...r.children].map((c) => c.textContent)));
+    const wanted = accuracy.figures.map((f) => [f.figure === 'peak' ? 'peak memory' : f.figure, String(f.rows), `${f.median_abs_pct.toFixed(1)}%`, `${f.worst_abs_pct.toFixed(1)}%${f.worst_id}`, `${f.within_10_pct} of ${f.rows}`]);
+    assert.deepEqual(shown, wanted, `figures for ?${query}`);
+    const few = await page.$('section.accuracy [data-testid=accuracy-few]');
+    assert.equal(few && await few.textContent(), accuracy.note, `the note for ?${query}`);
+    if (accuracy.figures.some((f) => f.figure === 'peak')) {
+      const sources = await page.$$eval('section.accuracy li', (items) => items.map((i) => i.textContent));
+      assert.deepEqual(sources, accuracy.figures.flatMap((f) => f.sources), `sources for ?${query}`);
+    }
+    await page.close();
+  }
+  assert.deepEqual(problems, []);
+});
+
 test('axe finds no serious or critical accessibility violations', async () => {
   const axeContext = await browser.newContext({ bypassCSP: true });
   const page = await axeContext.newPage();

@@ -48,6 +48,71 @@ pub enum RunKind {
 }
 
 impl RunKind {
+    /// Every kind, so a table of figures can say something for each, rows or none.
+    pub const ALL: [RunKind; 19] = [
+        RunKind::Inference {
+            weights: WeightClass::Float,
+            multi_gpu: false,
+        },
+        RunKind::Inference {
+            weights: WeightClass::Float,
+            multi_gpu: true,
+        },
+        RunKind::Inference {
+            weights: WeightClass::Fp8,
+            multi_gpu: false,
+        },
+        RunKind::Inference {
+            weights: WeightClass::Fp8,
+            multi_gpu: true,
+        },
+        RunKind::Inference {
+            weights: WeightClass::Int8,
+            multi_gpu: false,
+        },
+        RunKind::Inference {
+            weights: WeightClass::Int8,
+            multi_gpu: true,
+        },
+        RunKind::Inference {
+            weights: WeightClass::FourBit,
+            multi_gpu: false,
+        },
+        RunKind::Inference {
+            weights: WeightClass::FourBit,
+            multi_gpu: true,
+        },
+        RunKind::MoeInference,
+        RunKind::Training {
+            mode: Mode::Full,
+            multi_gpu: false,
+        },
+        RunKind::Training {
+            mode: Mode::Full,
+            multi_gpu: true,
+        },
+        RunKind::Training {
+            mode: Mode::Lora,
+            multi_gpu: false,
+        },
+        RunKind::Training {
+            mode: Mode::Lora,
+            multi_gpu: true,
+        },
+        RunKind::Training {
+            mode: Mode::Qlora,
+            multi_gpu: false,
+        },
+        RunKind::Training {
+            mode: Mode::Qlora,
+            multi_gpu: true,
+        },
+        RunKind::MoeTraining,
+        RunKind::Serving(Runtime::Vllm),
+        RunKind::Serving(Runtime::Sglang),
+        RunKind::Serving(Runtime::LlamaCpp),
+    ];
+
     /// The kind of a valid scenario; `None` when it does not resolve.
     pub fn of(scenario: &Scenario) -> Option<RunKind> {
         scenario
@@ -142,6 +207,18 @@ mod tests {
         let (scenario, errors) = scenario_from_query(query);
         assert!(errors.is_empty(), "{query}: {errors:?}");
         RunKind::of(&scenario).expect("a valid scenario").key()
+    }
+
+    #[test]
+    fn every_kind_is_listed_once() {
+        let keys: Vec<&str> = RunKind::ALL.iter().map(|k| k.key()).collect();
+        let mut unique = keys.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), keys.len(), "{keys:?}");
+        let labels: std::collections::BTreeSet<&str> =
+            RunKind::ALL.iter().map(|k| k.label()).collect();
+        assert_eq!(labels.len(), keys.len());
     }
 
     #[test]

@@ -483,6 +483,13 @@ mod tests {
         );
         assert_eq!(qlora.note, None);
 
+        for s in &all {
+            assert!(
+                s.kind == ALL || RunKind::ALL.iter().any(|k| k.key() == s.kind),
+                "{} is no kind in RunKind::ALL",
+                s.kind
+            );
+        }
         let vllm = KindAccuracy::of(&all, RunKind::Serving(crate::runtime::Runtime::Vllm));
         assert!(vllm
             .figures

@@ -1,0 +1,90 @@
+//! Computes the page's accuracy panel at build time: calibration/'s published measurements and
+//! runtime logs through `vramfit_engine::accuracy`, the functions `cargo xtask accuracy` and
+//! `vramfit estimate --accuracy` use, written as one finished HTML fragment per kind of run that
+//! `src/components/accuracy.rs` includes. The fragments are static, so the page ships them as text
+//! rather than as view code (a typed view of the same table cost 6.7 KB of gzipped wasm).
+
+use std::fmt::Write;
+use std::path::Path;
+use vramfit_engine::accuracy::{validation, KindAccuracy, RunKind, PEAK};
+
+const FILES: [&str; 3] = ["measured-public.csv", "scenarios.csv", "runtime-logs.csv"];
+
+fn main() {
+    let calibration = Path::new(env!("CARGO_MANIFEST_DIR")).join("calibration");
+    let [measured, scenarios, logs] = FILES.map(|name| {
+        println!("cargo:rerun-if-changed=calibration/{name}");
+        std::fs::read_to_string(calibration.join(name))
+            .unwrap_or_else(|e| panic!("cannot read calibration/{name}: {e}"))
+    });
+    let summaries = validation(&measured, &scenarios, &logs);
+    let mut table = String::from("&[\n");
+    for kind in RunKind::ALL {
+        let html = fragment(&KindAccuracy::of(&summaries, kind));
+        writeln!(table, "    ({:?}, {:?}),", kind.key(), html).expect("writing to a String");
+    }
+    table.push(']');
+    let out = Path::new(&std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("accuracy.rs");
+    std::fs::write(&out, table).unwrap_or_else(|e| panic!("cannot write {}: {e}", out.display()));
+}
+
+/// Text as HTML: the sources are free text.
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// The panel's body for one kind of run: its figures, the note when few rows validate it, and the
+/// sources of the published peaks (the runtime logs' dozens of excerpts stay in calibration/).
+fn fragment(a: &KindAccuracy) -> String {
+    let mut html = format!(
+        r#"<p data-testid="accuracy-kind" data-kind="{}">Published runs like this one ({}), against this planner:</p>"#,
+        a.kind,
+        escape(a.label)
+    );
+    if !a.figures.is_empty() {
+        html += r#"<table><thead><tr><th scope="col">Figure</th><th scope="col">Rows</th><th scope="col">Median error</th><th scope="col">Worst error</th><th scope="col">Within ±10%</th></tr></thead><tbody>"#;
+        for f in &a.figures {
+            let figure = if f.figure == PEAK {
+                "peak memory"
+            } else {
+                &f.figure
+            };
+            write!(
+                html,
+                r#"<tr><th scope="row">{}</th><td>{}</td><td>{:.1}%</td><td>{:.1}%<br><small>{}</small></td><td>{} of {}</td></tr>"#,
+                figure, f.rows, f.median_abs_pct, f.worst_abs_pct, escape(&f.worst_id),
+                f.within_10_pct, f.rows
+            )
+            .expect("writing to a String");
+        }
+        html += "</tbody></table>";
+    }
+    if let Some(note) = &a.note {
+        write!(
+            html,
+            r#"<p class="note" data-testid="accuracy-few">{}</p>"#,
+            escape(note)
+        )
+        .expect("writing to a String");
+    }
+    let peaks: Vec<&String> = a
+        .figures
+        .iter()
+        .filter(|f| f.figure == PEAK)
+        .flat_map(|f| &f.sources)
+        .collect();
+    if !peaks.is_empty() {
+        html += "<details><summary>Sources</summary><ul>";
+        for source in peaks {
+            write!(html, "<li>{}</li>", escape(source)).expect("writing to a String");
+        }
+        html += "</ul></details>";
+    }
+    if a.figures.iter().any(|f| f.figure != PEAK) {
+        html += r#"<p class="note">Each runtime log is cited in calibration/runtime-logs.csv; <code>vramfit estimate --accuracy</code> lists them.</p>"#;
+    }
+    html
+}
