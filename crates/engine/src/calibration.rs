@@ -239,6 +239,7 @@ mod tests {
             peak_used_bytes: Some(peak_used_bytes),
             peak_at: None,
             peak_device_used_bytes: None,
+            growth: None,
         };
         Measurement {
             schema: MEASUREMENT_SCHEMA.to_string(),
@@ -263,6 +264,7 @@ mod tests {
                 exit_code: 0,
             },
             warnings: Vec::new(),
+            actions: Vec::new(),
         }
     }
 

@@ -9,6 +9,7 @@ pub mod dtype;
 pub mod estimate;
 pub mod examples;
 pub mod gpu_catalogue;
+pub mod growth;
 pub mod lora;
 pub mod measurement;
 pub mod model;

@@ -4,9 +4,12 @@
 //!
 //! A figure that could not be known is `null`, never 0: a GPU unreadable in a sample, a process
 //! list that could not be read, a run that ended before its first sample. Older documents that
-//! wrote numbers in these fields read the same as before.
+//! wrote numbers in these fields read the same as before. Fields added later (`actions`, each
+//! GPU's `growth`) read as empty in documents written before them.
 
 use serde::{Deserialize, Serialize};
+
+use crate::growth::Growth;
 
 /// The schema id carried in every measurement's `schema` field.
 pub const MEASUREMENT_SCHEMA: &str = "vramfit.measurement/1";
@@ -41,6 +44,9 @@ pub struct Measurement {
     pub samples: Vec<MeasurementSample>,
     pub exit: ExitInfo,
     pub warnings: Vec<String>,
+    /// Every action taken when a memory level was reached, in order.
+    #[serde(default)]
+    pub actions: Vec<ActionTaken>,
 }
 
 #[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,7 +59,7 @@ pub enum Accounting {
     DeviceDelta,
 }
 
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
 pub struct MeasuredGpu {
     pub index: u32,
     pub name: Option<String>,
@@ -67,6 +73,10 @@ pub struct MeasuredGpu {
     pub peak_at: Option<String>,
     /// The device's own peak used memory, whoever held it.
     pub peak_device_used_bytes: Option<u64>,
+    /// Steady growth of the device's used memory over the run's last readings, if there was any
+    /// (the rule is [`crate::growth`]'s).
+    #[serde(default)]
+    pub growth: Option<Growth>,
 }
 
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
@@ -108,6 +118,54 @@ pub struct ExitInfo {
     pub exit_code: i32,
 }
 
+/// The memory levels `vramfit watch` and `run` act at.
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum Level {
+    Warn,
+    Critical,
+}
+
+impl Level {
+    pub const ALL: [Level; 2] = [Level::Warn, Level::Critical];
+
+    /// `warn` or `critical`, as on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::Warn => "warn",
+            Level::Critical => "critical",
+        }
+    }
+}
+
+/// An action taken because a memory level was reached: when, on which GPU's reading, what was
+/// done, and whether it could be.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub struct ActionTaken {
+    pub level: Level,
+    /// RFC 3339 UTC.
+    pub timestamp: String,
+    pub elapsed_ms: u64,
+    /// The GPU whose reading reached the level, that reading, and the level on that GPU.
+    pub gpu: u32,
+    pub used_bytes: u64,
+    pub limit_bytes: u64,
+    #[serde(flatten)]
+    pub action: ActionDone,
+    /// Why the action could not be carried out; `None` when it was.
+    pub error: Option<String>,
+}
+
+/// What was done, tagged `"action": "signal"` or `"exec"` in JSON.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum ActionDone {
+    /// A signal (`SIGUSR1`) sent to the measured command's process.
+    Signal { signal: String, pid: u32 },
+    /// A shell command started (`sh -c`), with its process id when it started.
+    Exec { command: String, pid: Option<u32> },
+}
+
 /// The part of a [`Measurement`] a comparison with an estimate reads: each GPU's peak, the
 /// overall peak and the warnings. Every other field is skipped, so a reader carries no code for
 /// samples, processes or exit codes, and documents with fields added later still read.
@@ -133,5 +191,57 @@ impl MeasuredPeaks {
             .iter()
             .filter(|g| g.peak_used_bytes.is_some())
             .max_by_key(|g| g.peak_used_bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn documents_from_before_actions_and_growth_still_read() {
+        // A vramfit.measurement/1 document as `vramfit run` wrote it before those fields.
+        let old = r#"{"schema":"vramfit.measurement/1","command":["true"],"host":null,
+            "driver_version":null,"started_at":"t0","ended_at":"t1","duration_ms":5,
+            "interval_ms":200,"accounting":"device_delta","gpus":[{"index":0,"name":null,
+            "uuid":null,"total_bytes":null,"baseline_used_bytes":null,"peak_used_bytes":null,
+            "peak_at":null,"peak_device_used_bytes":null}],"peak_used_bytes":null,"peak_at":null,
+            "processes":[],"samples_taken":0,"sample_stride":1,"samples":[],
+            "exit":{"code":0,"signal":null,"exit_code":0},"warnings":[]}"#;
+        let m: Measurement = serde_json::from_str(old).expect("reads");
+        assert!(m.actions.is_empty());
+        assert_eq!(m.gpus[0].growth, None);
+    }
+
+    #[test]
+    fn actions_say_what_was_done_in_json() {
+        let taken = ActionTaken {
+            level: Level::Critical,
+            timestamp: "t".into(),
+            elapsed_ms: 1500,
+            gpu: 1,
+            used_bytes: 7,
+            limit_bytes: 6,
+            action: ActionDone::Signal {
+                signal: "SIGUSR1".into(),
+                pid: 42,
+            },
+            error: None,
+        };
+        let json = serde_json::to_value(&taken).expect("JSON");
+        assert_eq!(json["level"], "critical");
+        assert_eq!(json["action"], "signal");
+        assert_eq!(json["signal"], "SIGUSR1");
+        assert_eq!(json["pid"], 42);
+        assert!(json["error"].is_null());
+        let back: ActionTaken = serde_json::from_value(json).expect("reads back");
+        assert_eq!(back, taken);
+        let exec = ActionDone::Exec {
+            command: "notify-send full".into(),
+            pid: None,
+        };
+        let json = serde_json::to_value(&exec).expect("JSON");
+        assert_eq!(json["action"], "exec");
+        assert!(json["pid"].is_null());
     }
 }

@@ -599,6 +599,7 @@ impl Recorder {
                     peak_used_bytes: peak.as_ref().map(|(b, _)| *b),
                     peak_at: peak.map(|(_, at)| at),
                     peak_device_used_bytes: peaks.and_then(|p| p.device),
+                    growth: None,
                 }
             })
             .collect();
@@ -660,6 +661,7 @@ impl Recorder {
             samples,
             exit: context.exit,
             warnings,
+            actions: Vec::new(),
         }
     }
 }
