@@ -2,7 +2,7 @@
 //! machine without an NVIDIA driver the real NVML path must fail cleanly with exit code 3.
 
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
@@ -641,4 +641,359 @@ fn a_command_out_of_vramfits_group_dies_with_vramfit() {
         matches!(state(command), None | Some('Z'))
     });
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Writes a made-up replay (a test input, not a measurement) to `path`: one frame per entry of
+/// `frames`, each GPU in it an 81559 MiB card (an H100's total) using the given MiB.
+fn synthetic_replay(path: &Path, frames: impl Iterator<Item = Vec<u64>>) {
+    const MIB: u64 = 1 << 20;
+    let frames: Vec<serde_json::Value> = frames
+        .map(|used| {
+            let gpus: Vec<serde_json::Value> = used
+                .iter()
+                .enumerate()
+                .map(|(index, mib)| {
+                    serde_json::json!({
+                        "index": index,
+                        "name": "made-up test GPU",
+                        "memory": {"total_bytes": 81_559 * MIB, "used_bytes": mib * MIB},
+                    })
+                })
+                .collect();
+            serde_json::json!({
+                "schema": "vramfit.snapshot/1",
+                "host": "replay-host",
+                "gpus": gpus,
+                "warnings": [],
+            })
+        })
+        .collect();
+    let text = serde_json::to_string(&frames).expect("JSON");
+    std::fs::write(path, text).expect("replay written");
+}
+
+/// The least-squares slope of `(milliseconds, bytes)` points in bytes per minute: the test's own
+/// fit, to check vramfit's against.
+fn slope_per_minute(points: &[(f64, f64)]) -> f64 {
+    let n = points.len() as f64;
+    let mean_x = points.iter().map(|p| p.0).sum::<f64>() / n;
+    let mean_y = points.iter().map(|p| p.1).sum::<f64>() / n;
+    let sxy: f64 = points.iter().map(|p| (p.0 - mean_x) * (p.1 - mean_y)).sum();
+    let sxx: f64 = points.iter().map(|p| (p.0 - mean_x).powi(2)).sum();
+    sxy / sxx * 60_000.0
+}
+
+/// Checks a growth record against the test's own fit of `points` (its window) and its timing of
+/// the critical level.
+fn check_growth(growth: &serde_json::Value, points: &[(f64, f64)], critical_mib: u64) {
+    let rate = growth["bytes_per_minute"].as_f64().expect("a rate");
+    let expected = slope_per_minute(points);
+    assert!(
+        (rate - expected).abs() <= expected * 1e-9,
+        "{rate} vs {expected}"
+    );
+    assert_eq!(growth["critical_bytes"], critical_mib << 20);
+    let fitted = growth["fitted_used_bytes"].as_f64().expect("fitted");
+    let minutes = ((critical_mib << 20) as f64 - fitted) / rate;
+    let time = growth["time_to_critical_ms"].as_f64().expect("a time");
+    assert!(
+        (time - minutes * 60_000.0).abs() <= 1.0,
+        "{time} ms vs {minutes} min"
+    );
+    assert!(time > 0.0);
+}
+
+/// Waits (up to 90 s: the command below runs for about 13 s) for `child` to exit.
+fn wait_long(mut child: Child) -> Output {
+    let start = Instant::now();
+    while child.try_wait().expect("waitable").is_none() {
+        if start.elapsed() > Duration::from_secs(90) {
+            let _ = child.kill();
+            panic!("vramfit did not finish");
+        }
+        sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().expect("exits")
+}
+
+#[test]
+fn run_signals_and_execs_once_per_crossing_and_reports_growth() {
+    let dir = temp("run-actions");
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let (replay, got, hooks, out_file) = (
+        dir.join("replay.json"),
+        dir.join("got"),
+        dir.join("hooks"),
+        dir.join("measurement.json"),
+    );
+    // GPU 0: ten quiet frames (while the command sets its trap), warn, critical, back down (both
+    // re-armed), then a steady ramp of 50 MiB a frame from 42000 MiB that crosses warn again.
+    // GPU 1: quiet until frame 130, then at critical, whose action ends the command. Frame 0 is
+    // run's baseline.
+    let gpu0 = |f: u64| match f {
+        0..=10 => 10_000,
+        11 => 45_000,
+        12 => 61_000,
+        13 | 14 => 20_000,
+        _ => 42_000 + 50 * (f - 15),
+    };
+    let gpu1 = |f: u64| if f < 130 { 1_000 } else { 61_000 };
+    synthetic_replay(&replay, (0..400).map(|f| vec![gpu0(f), gpu1(f)]));
+    let script = format!(
+        "trap \"echo USR1 >> '{got}'\" USR1; \
+         until [ \"$(cat '{hooks}' 2>/dev/null | wc -l)\" -ge 2 ]; do sleep 0.05; done",
+        got = got.display(),
+        hooks = hooks.display()
+    );
+    let hook = format!(
+        "echo \"$VRAMFIT_LEVEL $VRAMFIT_GPU $VRAMFIT_PID\" >> '{}'",
+        hooks.display()
+    );
+    let child = spawn(vramfit().args([
+        "run",
+        "--replay",
+        &replay.display().to_string(),
+        "--interval",
+        "100ms",
+        "--warn",
+        "40000MiB",
+        "--critical",
+        "60000MiB",
+        "--growth-window",
+        "110",
+        "--on-warn-signal",
+        "USR1",
+        "--on-critical-exec",
+        &hook,
+        "--out",
+        &out_file.display().to_string(),
+        "--",
+        "sh",
+        "-c",
+        &script,
+    ]));
+    let out = wait_long(child);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    // Two warn crossings, two signals; GPU 1's warn crossing came while GPU 0 was above warn.
+    assert_eq!(
+        std::fs::read_to_string(&got).expect("trapped"),
+        "USR1\nUSR1\n"
+    );
+    let measured: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out_file).expect("written")).expect("JSON");
+    let pid = measured["actions"][0]["pid"]
+        .as_u64()
+        .expect("the command's pid");
+    assert_eq!(
+        std::fs::read_to_string(&hooks).expect("hooks ran"),
+        format!("critical 0 {pid}\ncritical 1 {pid}\n")
+    );
+    let actions: Vec<(&str, &str, u64, u64)> = measured["actions"]
+        .as_array()
+        .expect("actions")
+        .iter()
+        .map(|a| {
+            assert!(a["error"].is_null(), "{a}");
+            (
+                a["level"].as_str().unwrap_or_default(),
+                a["action"].as_str().unwrap_or_default(),
+                a["gpu"].as_u64().unwrap_or(9),
+                a["used_bytes"].as_u64().unwrap_or_default() >> 20,
+            )
+        })
+        .collect();
+    assert_eq!(
+        actions,
+        [
+            ("warn", "signal", 0, 45_000),
+            ("critical", "exec", 0, 61_000),
+            ("warn", "signal", 0, 42_000),
+            ("critical", "exec", 1, 61_000),
+        ]
+    );
+    for line in [
+        format!("action: warn reached on GPU 0 (45000 MiB): sent SIGUSR1 to process {pid}"),
+        format!("action: warn reached on GPU 0 (42000 MiB): sent SIGUSR1 to process {pid}"),
+        "action: critical reached on GPU 1 (61000 MiB): started `echo".to_string(),
+        "vramfit: actions on warn: sent SIGUSR1 2 times\n".to_string(),
+        format!("vramfit: actions on critical: ran `{hook}` 2 times\n"),
+    ] {
+        assert!(stderr.contains(&line), "{line} in {stderr}");
+    }
+    // GPU 0's growth: the last 110 samples, all on the ramp.
+    assert_eq!(measured["sample_stride"], 1);
+    let samples = measured["samples"].as_array().expect("samples");
+    let points: Vec<(f64, f64)> = samples[samples.len() - 110..]
+        .iter()
+        .map(|s| {
+            let used = s["gpus"][0]["device_used_bytes"].as_f64().expect("used");
+            (s["elapsed_ms"].as_f64().expect("ms"), used)
+        })
+        .collect();
+    let growth = &measured["gpus"][0]["growth"];
+    assert_eq!(growth["samples"], 110);
+    check_growth(growth, &points, 60_000);
+    // 50 MiB a frame every 100 ms is 30000 MiB/min if sampling keeps time, less if it lags.
+    let rate = growth["bytes_per_minute"].as_f64().unwrap_or_default() / (1 << 20) as f64;
+    assert!((15_000.0..30_300.0).contains(&rate), "{rate} MiB/min");
+    assert!(
+        stderr.contains(&format!(
+            "vramfit: GPU 0 used memory grows {} MiB/min over the last 110 samples; at this rate \
+             it reaches the critical level (60000 MiB) in ",
+            rate.round()
+        )),
+        "{stderr}"
+    );
+    // GPU 1 stepped once: no growth.
+    assert!(measured["gpus"][1]["growth"].is_null());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn watch_execs_once_per_crossing_logs_the_events_and_reports_growth() {
+    let dir = temp("watch-actions");
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let (replay, hooks, log) = (
+        dir.join("replay.json"),
+        dir.join("hooks"),
+        dir.join("log.jsonl"),
+    );
+    // Warn, critical, back down (both re-armed), then a steady ramp of 100 MiB a frame from
+    // 40000 MiB that stays under warn.
+    let used = |f: u64| match f {
+        0 => 20_000,
+        1 => 66_000,
+        2 => 76_000,
+        3 | 4 => 30_000,
+        _ => 40_000 + 100 * (f - 5),
+    };
+    synthetic_replay(&replay, (0..200).map(|f| vec![used(f)]));
+    let hook = format!("echo $VRAMFIT_LEVEL >> '{}'", hooks.display());
+    let child = spawn(vramfit().args([
+        "watch",
+        "--replay",
+        &replay.display().to_string(),
+        "--interval",
+        "250ms",
+        "--warn",
+        "65000MiB",
+        "--critical",
+        "75000MiB",
+        "--growth-window",
+        "42",
+        "--on-warn-exec",
+        &hook,
+        "--on-critical-exec",
+        &hook,
+        "--log",
+        &log.display().to_string(),
+    ]));
+    let sample_lines = || {
+        std::fs::read_to_string(&log).map_or(0, |t| {
+            t.lines().filter(|l| !l.contains("\"event\"")).count()
+        })
+    };
+    let start = Instant::now();
+    while sample_lines() < 50 {
+        assert!(start.elapsed() < Duration::from_secs(90), "watch stalled");
+        sleep(Duration::from_millis(50));
+    }
+    signal(&child, "-TERM");
+    let out = wait_long(child);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(&hooks).expect("hooks ran"),
+        "warn\ncritical\n"
+    );
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&log)
+        .expect("log")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON line"))
+        .collect();
+    let events: Vec<&serde_json::Value> = lines.iter().filter(|l| l["event"].is_string()).collect();
+    assert_eq!(events.len(), 3, "{events:?}");
+    for (event, level, mib) in [
+        (events[0], "warn", 66_000u64),
+        (events[1], "critical", 76_000),
+    ] {
+        assert_eq!(event["event"], "action");
+        assert_eq!(event["level"], level);
+        assert_eq!(event["action"], "exec");
+        assert_eq!(event["command"], hook.as_str());
+        assert_eq!(event["used_bytes"], mib << 20);
+        assert!(event["pid"].is_u64() && event["error"].is_null(), "{event}");
+    }
+    let growth = events[2];
+    assert_eq!(growth["event"], "growth");
+    assert_eq!(growth["gpu"], 0);
+    assert_eq!(growth["samples"], 42);
+    let samples: Vec<(f64, f64)> = lines
+        .iter()
+        .filter(|l| l["event"].is_null())
+        .map(|l| {
+            let ms = l["elapsed_ms"].as_f64().expect("ms");
+            (ms, l["used_bytes"].as_f64().expect("used"))
+        })
+        .collect();
+    check_growth(growth, &samples[samples.len() - 42..], 75_000);
+    let rate = growth["bytes_per_minute"].as_f64().unwrap_or_default() / (1 << 20) as f64;
+    // 100 MiB a frame every 250 ms is 24000 MiB/min if sampling keeps time.
+    assert!((12_000.0..24_300.0).contains(&rate), "{rate} MiB/min");
+    for line in [
+        format!(
+            "         used memory grows {} MiB/min over the last 42 samples; at this rate it \
+             reaches the critical level (75000 MiB) in ",
+            rate.round()
+        ),
+        format!("  actions on warn: ran `{hook}` 1 time\n"),
+        format!("  actions on critical: ran `{hook}` 1 time\n"),
+    ] {
+        assert!(stdout.contains(&line), "{line} in {stdout}");
+    }
+    assert!(
+        stderr.contains("action: warn reached on GPU 0 (66000 MiB): started `echo"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_action_flags_are_refused_with_a_reason() {
+    let replay = fixture("replay-h100-probe.json");
+    let out = run(vramfit().args([
+        "run",
+        "--replay",
+        &replay,
+        "--on-warn-signal",
+        "USR3",
+        "--",
+        "true",
+    ]));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("`USR3` is not a signal vramfit sends; use one of HUP, INT"),
+        "{}",
+        text(&out.stderr)
+    );
+    // watch runs no command, so it has nothing to signal.
+    let out = run(vramfit().args(["watch", "--replay", &replay, "--on-critical-signal", "USR1"]));
+    assert_eq!(out.status.code(), Some(2));
+    let out = run(vramfit().args(["watch", "--replay", &replay, "--growth-window", "8"]));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("outside 16 to 86400 samples"),
+        "{}",
+        text(&out.stderr)
+    );
+    let help = run(vramfit().args(["run", "--help"]));
+    for flag in [
+        "--on-warn-signal",
+        "--on-critical-exec",
+        "--growth-window",
+        "re-arms",
+    ] {
+        assert!(text(&help.stdout).contains(flag), "{flag}");
+    }
 }

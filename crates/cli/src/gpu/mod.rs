@@ -5,6 +5,8 @@
 //! recorded snapshots, and the hidden `--replay FILE` option lets the binary do the same on
 //! machines without a GPU. Linux only: process names and trees come from `/proc`.
 
+mod actions;
+mod alarm;
 mod error;
 mod nvml;
 mod probe;

@@ -12,6 +12,12 @@
 //! Signals: SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent to vramfit are passed on to
 //! the command, and vramfit keeps sampling until the command exits, then writes the measurement.
 //! Each signal reaches the command once; the rule is [`ChildGroup`]'s.
+//!
+//! Levels: like `watch`, `run` warns when a measured GPU's used memory (the device's, whoever
+//! holds it: that is what runs out) crosses `--warn` or `--critical`, and then carries out that
+//! level's actions (`--on-warn-signal USR1` for an emergency checkpoint, `--on-warn-exec CMD`),
+//! each recorded in the measurement's `actions`. Each GPU's `growth` is the steady growth of its
+//! used memory over the last `--growth-window` samples, if any.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::{self, Write};
@@ -20,17 +26,20 @@ use std::path::PathBuf;
 use std::process::{Command, ExitCode};
 use std::time::{Duration, Instant, SystemTime};
 
+use vramfit_engine::growth::{Reading, Window};
 use vramfit_engine::measurement::{
-    Accounting, ExitInfo, MeasuredGpu, Measurement, MeasurementSample, ProcessPeak, SampleGpu,
-    MEASUREMENT_SCHEMA,
+    Accounting, ActionTaken, ExitInfo, MeasuredGpu, Measurement, MeasurementSample, ProcessPeak,
+    SampleGpu, MEASUREMENT_SCHEMA,
 };
 
+use super::actions::{action_line, parse_signal, summary_lines, Actor, LevelArgs, Signal};
+use super::alarm::{growth_sentence, Alarms};
 use super::error::GpuError;
 use super::nvml::host_name;
 use super::procfs;
 use super::signals::{self, Received};
 use super::source::{select_gpus, DeviceSample, GpuSource, ProcessUsage};
-use super::units::{human_duration, mib, parse_duration, rfc3339};
+use super::units::{human_duration, mib, parse_duration, rfc3339, Threshold};
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct RunArgs {
@@ -43,6 +52,19 @@ pub struct RunArgs {
     /// Where to write the `vramfit.measurement/1` JSON.
     #[arg(long, default_value = "measurement.json")]
     pub out: PathBuf,
+    #[command(flatten)]
+    pub levels: LevelArgs,
+    /// Send this signal (USR1, SIGUSR1, …) to the command each time the warn level is reached,
+    /// e.g. so a training loop saves an emergency checkpoint.
+    ///
+    /// It goes to the command's own process, not to its children: a DataLoader's workers do not
+    /// handle SIGUSR1 and would die of it. Run the training script itself, or have a launcher
+    /// pass the signal on.
+    #[arg(long, value_name = "SIGNAL", value_parser = parse_signal)]
+    pub on_warn_signal: Option<Signal>,
+    /// Like --on-warn-signal, at the critical level.
+    #[arg(long, value_name = "SIGNAL", value_parser = parse_signal)]
+    pub on_critical_signal: Option<Signal>,
     /// Read recorded snapshots from this file instead of NVML (tests and demos).
     #[arg(long, hide = true)]
     pub replay: Option<PathBuf>,
@@ -64,7 +86,8 @@ pub fn run(args: &RunArgs) -> ExitCode {
         );
     }
     let group = ChildGroup::choose();
-    let measured = measure(&mut *source, args, group, &mut signals::take);
+    let mut err = io::stderr();
+    let measured = measure(&mut *source, args, group, &mut signals::take, &mut err);
     let (measurement, exit_code) = match measured {
         Ok(done) => done,
         Err(RunError::Gpu(e)) => return e.report(&mut io::stderr()),
@@ -83,8 +106,17 @@ pub fn run(args: &RunArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let mut err = io::stderr();
     let _ = writeln!(err, "{}", report_line(&measurement));
+    for gpu in &measurement.gpus {
+        if let Some(growth) = &gpu.growth {
+            let _ = writeln!(
+                err,
+                "vramfit: GPU {} {}",
+                gpu.index,
+                growth_sentence(growth)
+            );
+        }
+    }
     // The measurement failing to save must not hide the command's own exit code.
     if let Err(e) = write_measurement(&measurement, args) {
         let _ = writeln!(
@@ -201,11 +233,14 @@ enum RunError {
 /// How often the child's exit and pending signals are checked between samples.
 const POLL: Duration = Duration::from_millis(20);
 
+/// Runs the command and samples until it exits; crossings, actions and their notes go to `err`
+/// as they happen.
 fn measure(
     source: &mut dyn GpuSource,
     args: &RunArgs,
     group: ChildGroup,
     interrupts: &mut dyn FnMut() -> Option<Received>,
+    err: &mut dyn Write,
 ) -> Result<(Measurement, i32), RunError> {
     let snapshot = source.snapshot().map_err(RunError::Gpu)?;
     let gpus = select_gpus(&snapshot, &args.gpu).map_err(RunError::Gpu)?;
@@ -247,7 +282,11 @@ fn measure(
         error,
     })?;
     let root = child.id();
-    let mut recorder = Recorder::new(baseline);
+    let mut recorder = Recorder::new(baseline, args.levels.growth_window);
+    let levels = &args.levels;
+    let signals = [args.on_warn_signal, args.on_critical_signal].map(|s| s.map(|s| (s, root)));
+    let mut actor = Actor::new(levels.plan(signals), Some(root));
+    let mut alarms = Alarms::new(levels.warn, levels.critical);
     // `None` once the next tick is past what an Instant can hold (unreachable with the parser's
     // cap on --interval, but never a panic): the command is then only waited for.
     let mut next_sample = Some(start);
@@ -268,6 +307,24 @@ fn measure(
             let timestamp = rfc3339(SystemTime::now());
             let results = source.sample(&gpus);
             recorder.observe(now - start, &timestamp, &results, &tree);
+            for (index, result) in &results {
+                let Some(memory) = result.as_ref().ok().map(|s| s.memory) else {
+                    continue;
+                };
+                let Some(used) = memory.used_bytes else {
+                    continue;
+                };
+                for crossing in alarms.observe(*index, used, memory.total_bytes) {
+                    let _ = writeln!(err, "{}", crossing.message(&timestamp));
+                    for action in actor.act(&crossing, &timestamp, now - start) {
+                        let _ = writeln!(err, "{}", action_line(&action));
+                        recorder.actions.push(action);
+                    }
+                }
+            }
+            for note in actor.reap() {
+                let _ = writeln!(err, "{note}");
+            }
             next_sample = next_sample
                 .and_then(|at| at.checked_add(args.interval))
                 .map(|at| at.max(Instant::now()));
@@ -293,7 +350,10 @@ fn measure(
         interval: args.interval,
         exit,
     };
-    let measurement = recorder.finish(&snapshot, &gpus, context);
+    for line in summary_lines(actor.plan(), &recorder.actions) {
+        let _ = writeln!(err, "vramfit: {line}");
+    }
+    let measurement = recorder.finish(&snapshot, &gpus, context, levels.critical);
     Ok((measurement, exit.exit_code))
 }
 
@@ -425,6 +485,11 @@ struct Recorder {
     warnings: Vec<String>,
     /// What each warning is about (an error's text), so a lasting failure is said once.
     warned: HashSet<String>,
+    /// Each GPU's last readable device figures, for the growth check.
+    windows: BTreeMap<u32, Window>,
+    growth_window: usize,
+    /// The actions taken at the levels, in order.
+    actions: Vec<ActionTaken>,
 }
 
 /// The facts about the run that the samples do not carry.
@@ -444,7 +509,7 @@ fn millis(d: Duration) -> u64 {
 }
 
 impl Recorder {
-    fn new(baseline: HashMap<u32, Option<u64>>) -> Recorder {
+    fn new(baseline: HashMap<u32, Option<u64>>, growth_window: usize) -> Recorder {
         Recorder {
             baseline,
             samples: Thinned::new(MAX_SAMPLES),
@@ -456,6 +521,9 @@ impl Recorder {
             processes: BTreeMap::new(),
             warnings: Vec::new(),
             warned: HashSet::new(),
+            windows: BTreeMap::new(),
+            growth_window,
+            actions: Vec::new(),
         }
     }
 
@@ -516,6 +584,16 @@ impl Recorder {
             raise(&mut peaks.tree, usage.bytes, timestamp);
             raise(&mut peaks.delta, delta, timestamp);
             peaks.device = peaks.device.max(device_used);
+            if let Some(used_bytes) = device_used {
+                let window_size = self.growth_window;
+                self.windows
+                    .entry(*index)
+                    .or_insert_with(|| Window::new(window_size))
+                    .push(Reading {
+                        elapsed_ms: millis(elapsed),
+                        used_bytes,
+                    });
+            }
             for (pid, bytes) in &usage.per_process {
                 let entry = self
                     .processes
@@ -558,6 +636,7 @@ impl Recorder {
         snapshot: &vramfit_smi::Snapshot,
         gpus: &[u32],
         context: Context,
+        critical: Threshold,
     ) -> Measurement {
         let accounting = if self.seen_per_process {
             Accounting::PerProcess
@@ -590,16 +669,21 @@ impl Recorder {
                 let info = snapshot.gpus.iter().find(|g| g.index == Some(index));
                 let peaks = self.peaks.get(&index);
                 let peak = peaks.and_then(pick);
+                let total_bytes = info.and_then(|g| g.memory.total_bytes);
+                let growth = self
+                    .windows
+                    .get_mut(&index)
+                    .and_then(|w| w.growth(critical.limit_bytes(total_bytes)));
                 MeasuredGpu {
                     index,
                     name: info.and_then(|g| g.name.clone()),
                     uuid: info.and_then(|g| g.uuid.clone()),
-                    total_bytes: info.and_then(|g| g.memory.total_bytes),
+                    total_bytes,
                     baseline_used_bytes: self.baseline.get(&index).copied().flatten(),
                     peak_used_bytes: peak.as_ref().map(|(b, _)| *b),
                     peak_at: peak.map(|(_, at)| at),
                     peak_device_used_bytes: peaks.and_then(|p| p.device),
-                    growth: None,
+                    growth,
                 }
             })
             .collect();
@@ -661,7 +745,7 @@ impl Recorder {
             samples,
             exit: context.exit,
             warnings,
-            actions: Vec::new(),
+            actions: self.actions,
         }
     }
 }
@@ -672,14 +756,37 @@ mod tests {
 
     use super::super::source::tests::{CLIMB, H100};
     use super::super::source::RecordedSource;
+    use vramfit_engine::growth::DEFAULT_WINDOW;
+
     use super::super::units::MIB;
     use super::*;
+
+    const CRITICAL: Threshold = Threshold::Percent(95.0);
+
+    /// [`measure`] with its notes thrown away.
+    fn measure_quietly(
+        source: &mut dyn GpuSource,
+        args: &RunArgs,
+        group: ChildGroup,
+        interrupts: &mut dyn FnMut() -> Option<Received>,
+    ) -> Result<(Measurement, i32), RunError> {
+        measure(source, args, group, interrupts, &mut io::sink())
+    }
 
     fn args(command: &[&str]) -> RunArgs {
         RunArgs {
             interval: Duration::from_millis(10),
             gpu: Vec::new(),
             out: PathBuf::from("unused.json"),
+            levels: LevelArgs {
+                warn: Threshold::Percent(85.0),
+                critical: CRITICAL,
+                on_warn_exec: None,
+                on_critical_exec: None,
+                growth_window: DEFAULT_WINDOW,
+            },
+            on_warn_signal: None,
+            on_critical_signal: None,
             replay: None,
             command: command.iter().map(|s| s.to_string()).collect(),
         }
@@ -756,7 +863,7 @@ mod tests {
 
     #[test]
     fn recorder_accounts_per_process_when_nvml_knows_the_tree() {
-        let mut recorder = Recorder::new(HashMap::from([(0, Some(100 * MIB))]));
+        let mut recorder = Recorder::new(HashMap::from([(0, Some(100 * MIB))]), DEFAULT_WINDOW);
         let tree = HashSet::from([std::process::id()]);
         let sample = |used: u64, mine: u64| {
             (
@@ -785,7 +892,7 @@ mod tests {
         recorder.observe(Duration::from_millis(200), "t1", &[sample(900, 700)], &tree);
         recorder.observe(Duration::from_millis(400), "t2", &[sample(600, 450)], &tree);
         let snap = replay(H100).snapshot().expect("frame");
-        let m = recorder.finish(&snap, &[0], context(0));
+        let m = recorder.finish(&snap, &[0], context(0), CRITICAL);
         assert_eq!(m.accounting, Accounting::PerProcess);
         assert_eq!(m.peak_used_bytes, Some(700 * MIB));
         assert_eq!(m.peak_at.as_deref(), Some("t1"));
@@ -819,7 +926,10 @@ mod tests {
 
     #[test]
     fn recorder_falls_back_to_device_delta_and_records_errors() {
-        let mut recorder = Recorder::new(HashMap::from([(0, Some(MIB)), (1, Some(MIB))]));
+        let mut recorder = Recorder::new(
+            HashMap::from([(0, Some(MIB)), (1, Some(MIB))]),
+            DEFAULT_WINDOW,
+        );
         let mut source = replay(CLIMB);
         let tree = HashSet::from([1]);
         for step in 0..6u64 {
@@ -832,7 +942,7 @@ mod tests {
             );
         }
         let snap = replay(CLIMB).snapshot().expect("frame");
-        let m = recorder.finish(&snap, &[0, 1], context(0));
+        let m = recorder.finish(&snap, &[0, 1], context(0), CRITICAL);
         assert_eq!(m.accounting, Accounting::DeviceDelta);
         assert_eq!(m.gpus[0].peak_used_bytes, Some(77999 * MIB));
         assert_eq!(m.gpus[1].peak_used_bytes, Some(20999 * MIB));
@@ -867,7 +977,8 @@ mod tests {
     #[test]
     fn unknown_figures_are_null_not_0() {
         // GPU 0 has no baseline, GPU 1 cannot be read at all: no figure is known.
-        let mut recorder = Recorder::new(HashMap::from([(0, None), (1, Some(MIB))]));
+        let mut recorder =
+            Recorder::new(HashMap::from([(0, None), (1, Some(MIB))]), DEFAULT_WINDOW);
         let tree = HashSet::from([1]);
         for step in 0..3u64 {
             let results = [
@@ -878,7 +989,7 @@ mod tests {
             recorder.observe(Duration::from_millis(step * 10), &at, &results, &tree);
         }
         let snap = replay(CLIMB).snapshot().expect("frame");
-        let m = recorder.finish(&snap, &[0, 1], context(0));
+        let m = recorder.finish(&snap, &[0, 1], context(0), CRITICAL);
         assert_eq!(m.accounting, Accounting::DeviceDelta);
         assert_eq!(m.peak_used_bytes, None);
         assert_eq!(m.peak_at, None);
@@ -901,7 +1012,8 @@ mod tests {
         assert!(report_line(&m).starts_with("vramfit: peak unknown (GPU 0 unknown, GPU 1 unknown)"));
 
         // A command that ends before the first sample has no peak either.
-        let none = Recorder::new(HashMap::new()).finish(&snap, &[0], context(0));
+        let none =
+            Recorder::new(HashMap::new(), DEFAULT_WINDOW).finish(&snap, &[0], context(0), CRITICAL);
         assert_eq!(none.peak_used_bytes, None);
         assert_eq!(none.gpus[0].peak_used_bytes, None);
     }
@@ -909,7 +1021,7 @@ mod tests {
     #[test]
     fn a_failed_process_list_is_reported_with_its_cause() {
         let cause = GpuError::NoPermission("GPU 0's processes".into()).to_string();
-        let mut recorder = Recorder::new(HashMap::from([(0, Some(100 * MIB))]));
+        let mut recorder = Recorder::new(HashMap::from([(0, Some(100 * MIB))]), DEFAULT_WINDOW);
         let tree = HashSet::from([std::process::id()]);
         for step in 0..3u64 {
             let results = [(0, Ok(gpu_sample(0, Some(300 * MIB), Some(&cause))))];
@@ -917,7 +1029,7 @@ mod tests {
             recorder.observe(Duration::from_millis(step * 10), &at, &results, &tree);
         }
         let snap = replay(H100).snapshot().expect("frame");
-        let m = recorder.finish(&snap, &[0], context(0));
+        let m = recorder.finish(&snap, &[0], context(0), CRITICAL);
         assert_eq!(m.accounting, Accounting::DeviceDelta);
         assert_eq!(m.peak_used_bytes, Some(200 * MIB));
         assert_eq!(
@@ -937,9 +1049,37 @@ mod tests {
     }
 
     #[test]
+    fn the_device_figures_growth_is_measured_per_gpu() {
+        // Made-up readings (a test input): GPU 0 grows 10 MiB every 500 ms (1200 MiB/min), GPU 1
+        // stays flat but for one step.
+        let mut recorder = Recorder::new(HashMap::from([(0, Some(0)), (1, Some(0))]), 30);
+        for i in 0..40u64 {
+            let step = if i < 25 { 1000 } else { 3000 };
+            let results = [
+                (0, Ok(gpu_sample(0, Some((1000 + 10 * i) * MIB), None))),
+                (1, Ok(gpu_sample(1, Some(step * MIB), None))),
+            ];
+            let at = Duration::from_millis(i * 500);
+            recorder.observe(at, "t", &results, &HashSet::new());
+        }
+        let snap = replay(CLIMB).snapshot().expect("frame");
+        let m = recorder.finish(&snap, &[0, 1], context(0), CRITICAL);
+        let growth = m.gpus[0].growth.as_ref().expect("GPU 0 grows");
+        assert_eq!(growth.samples, 30);
+        assert!(
+            (growth.bytes_per_minute - 1200.0 * MIB as f64).abs() < 1e-3,
+            "{growth:?}"
+        );
+        // 95% of the replay's 81559 MiB.
+        let critical = (85_520_809_984f64 * 0.95).ceil() as u64;
+        assert_eq!(growth.critical_bytes, Some(critical));
+        assert_eq!(m.gpus[1].growth, None, "one step is not growth");
+    }
+
+    #[test]
     fn a_failed_list_on_one_sample_is_unknown_there_not_0() {
         let me = std::process::id();
-        let mut recorder = Recorder::new(HashMap::from([(0, Some(0))]));
+        let mut recorder = Recorder::new(HashMap::from([(0, Some(0))]), DEFAULT_WINDOW);
         let tree = HashSet::from([me]);
         let mine = |used: u64| {
             let mut s = gpu_sample(0, Some(used), None);
@@ -953,7 +1093,7 @@ mod tests {
         let failed = gpu_sample(0, Some(20 * MIB), Some("no permission"));
         recorder.observe(Duration::from_millis(10), "t1", &[(0, Ok(failed))], &tree);
         let snap = replay(H100).snapshot().expect("frame");
-        let m = recorder.finish(&snap, &[0], context(0));
+        let m = recorder.finish(&snap, &[0], context(0), CRITICAL);
         assert_eq!(m.accounting, Accounting::PerProcess);
         assert_eq!(m.samples[1].gpus[0].used_bytes, None);
         assert_eq!(m.samples[1].gpus[0].process_tree_bytes, None);
@@ -1036,7 +1176,7 @@ mod tests {
                 from_terminal: true,
             })
         };
-        let (m, code) = measure(
+        let (m, code) = measure_quietly(
             &mut replay(H100),
             &args(&["sh", "-c", &script]),
             ChildGroup::Own,
@@ -1052,7 +1192,7 @@ mod tests {
 
     #[test]
     fn exit_codes_pass_through() {
-        let (m, code) = measure(
+        let (m, code) = measure_quietly(
             &mut replay(H100),
             &args(&["sh", "-c", "sleep 0.1; exit 7"]),
             ChildGroup::Shared,
@@ -1078,7 +1218,7 @@ mod tests {
 
     #[test]
     fn a_killed_command_exits_128_plus_the_signal() {
-        let (m, code) = measure(
+        let (m, code) = measure_quietly(
             &mut replay(H100),
             &args(&["sh", "-c", "kill -KILL $$"]),
             ChildGroup::Shared,
@@ -1112,7 +1252,7 @@ mod tests {
             None
         };
         let script = "trap 'exit 42' TERM; while :; do sleep 0.05; done";
-        let (_, code) = measure(
+        let (_, code) = measure_quietly(
             &mut replay(H100),
             &args(&["sh", "-c", script]),
             ChildGroup::Shared,
@@ -1128,7 +1268,7 @@ mod tests {
             signal: libc::SIGTERM,
             from_terminal: true,
         });
-        let (_, code) = measure(
+        let (_, code) = measure_quietly(
             &mut replay(H100),
             &args(&["sleep", "0.2"]),
             ChildGroup::Shared,
@@ -1140,7 +1280,7 @@ mod tests {
 
     #[test]
     fn a_missing_program_is_reported() {
-        let result = measure(
+        let result = measure_quietly(
             &mut replay(H100),
             &args(&["/nonexistent/vramfit-test"]),
             ChildGroup::Shared,
@@ -1162,7 +1302,7 @@ mod tests {
             ..args(&["true"])
         };
         assert!(matches!(
-            measure(&mut replay(H100), &run, ChildGroup::Shared, &mut || None),
+            measure_quietly(&mut replay(H100), &run, ChildGroup::Shared, &mut || None),
             Err(RunError::Gpu(GpuError::NoSuchGpu { index: 3, count: 1 }))
         ));
     }
@@ -1209,7 +1349,7 @@ mod tests {
 
     #[test]
     fn a_real_child_is_accounted_per_process() {
-        let (m, code) = measure(
+        let (m, code) = measure_quietly(
             &mut ChildrenOnGpu,
             &args(&["sleep", "0.3"]),
             ChildGroup::Shared,
@@ -1226,7 +1366,7 @@ mod tests {
 
     #[test]
     fn measurements_round_trip_with_stable_names() {
-        let (m, _) = measure(
+        let (m, _) = measure_quietly(
             &mut replay(H100),
             &args(&["sleep", "0.1"]),
             ChildGroup::Shared,

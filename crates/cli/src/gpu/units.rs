@@ -100,6 +100,14 @@ impl Threshold {
             Threshold::Percent(pct) => total.map(|t| (t as f64 * pct / 100.0).ceil() as u64),
         }
     }
+
+    /// `85% (13920 MiB)` for a share with its `limit` on a GPU, `14000 MiB` for a size.
+    pub fn describe(&self, limit: Option<u64>) -> String {
+        match (self, limit) {
+            (Threshold::Percent(_), Some(limit)) => format!("{self} ({})", mib(limit)),
+            _ => self.to_string(),
+        }
+    }
 }
 
 impl fmt::Display for Threshold {

@@ -1,6 +1,9 @@
 //! `vramfit watch`: a live VRAM status line per GPU, a warning each time use crosses a threshold
-//! upward, an optional per-sample log (JSON lines or CSV) written as each sample is taken, and a
-//! summary (peak, mean, time above each threshold) on Ctrl-C or at the end of `--duration`.
+//! upward (re-armed by `alarm.rs`'s rule) and the actions given for that level, an optional
+//! per-sample log (JSON lines or CSV) written as each sample is taken, with the actions and the
+//! growth found as event lines in JSON, and a summary (peak, mean, time above each threshold,
+//! steady growth and the time to the critical level, the actions taken) on Ctrl-C or at the end
+//! of `--duration`.
 //!
 //! When it stops: at the end of `--duration`; on Ctrl-C or SIGTERM (a second one exits at once,
 //! without the summary, even while a sample or a log write is stuck); when stdout is closed and
@@ -16,10 +19,15 @@ use std::time::{Duration, Instant, SystemTime};
 
 use serde::Serialize;
 
+use vramfit_engine::growth::{Growth, Reading, Window};
+use vramfit_engine::measurement::Level;
+
+use super::actions::{self, Actor, LevelArgs};
+use super::alarm::{growth_sentence, Alarms, Crossing};
 use super::error::{GpuError, EXIT_GPU_UNAVAILABLE, EXIT_USAGE};
 use super::signals;
 use super::source::{select_gpus, DeviceSample, GpuSource};
-use super::units::{self, mib, parse_duration, percent, rfc3339, Threshold};
+use super::units::{self, mib, parse_duration, percent, rfc3339};
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct WatchArgs {
@@ -32,13 +40,10 @@ pub struct WatchArgs {
     /// GPUs to watch, by index: 0,1. All of them by default.
     #[arg(long, value_delimiter = ',')]
     pub gpu: Vec<u32>,
-    /// Warn when used memory reaches this share of the GPU's total (85%) or this size (14000MiB).
-    #[arg(long, default_value = "85%", value_parser = Threshold::parse)]
-    pub warn: Threshold,
-    /// Like --warn, for the second, critical level.
-    #[arg(long, default_value = "95%", value_parser = Threshold::parse)]
-    pub critical: Threshold,
-    /// Write every sample to this file as it is taken (an existing file is replaced).
+    #[command(flatten)]
+    pub levels: LevelArgs,
+    /// Write every sample to this file as it is taken (an existing file is replaced); in JSON
+    /// lines, each action and the growth found are lines of their own, with an "event" key.
     #[arg(long)]
     pub log: Option<PathBuf>,
     /// The log's format; by default CSV for a `.csv` file and JSON lines otherwise.
@@ -159,7 +164,14 @@ fn watch_loop(
     for warning in &snapshot.warnings {
         let _ = writeln!(screen.err, "warning: {warning}");
     }
-    let mut watcher = Watcher::new(&gpus, [("warn", args.warn), ("critical", args.critical)]);
+    let levels = &args.levels;
+    let mut watcher = Watcher::new(
+        &gpus,
+        Alarms::new(levels.warn, levels.critical),
+        levels.growth_window,
+    );
+    let mut actor = Actor::new(levels.plan([None, None]), None);
+    let mut taken = Vec::new();
     let start = Instant::now();
     // `None`: no end (no --duration, or one past what an Instant holds, which the parser's cap
     // on durations already rules out); never an overflow panic.
@@ -185,13 +197,29 @@ fn watch_loop(
             }
         }
         let events = watcher.observe(elapsed, &timestamp, &results);
+        let mut notes: Vec<String> = events.iter().map(Event::to_string).collect();
+        for event in &events {
+            let Event::Crossed { crossing, .. } = event else {
+                continue;
+            };
+            for action in actor.act(crossing, &timestamp, elapsed) {
+                notes.push(actions::action_line(&action));
+                if let Some(log) = log.as_deref_mut() {
+                    if let Err(e) = log.event("action", &action) {
+                        log_failed.get_or_insert(e.to_string());
+                    }
+                }
+                taken.push(action);
+            }
+        }
+        notes.extend(actor.reap());
         // Output to the terminal is best effort: a closed stdout must not stop the log.
-        if screen.tty && !events.is_empty() {
+        if screen.tty && !notes.is_empty() {
             let _ = write!(screen.out, "\r\x1b[K");
             let _ = screen.out.flush();
         }
-        for event in &events {
-            let _ = writeln!(screen.err, "{event}");
+        for note in &notes {
+            let _ = writeln!(screen.err, "{note}");
         }
         let line = watcher.status_line();
         let shown = match screen.tty {
@@ -240,6 +268,15 @@ fn watch_loop(
         None => start.elapsed(),
     };
     watcher.finish(elapsed);
+    // The growth found closes the log, unless writing it has failed already.
+    let outcome = match (outcome, log) {
+        (Outcome::LogFailed(e), _) => Outcome::LogFailed(e),
+        (outcome, Some(log)) => match watcher.log_growth(log) {
+            Ok(()) => outcome,
+            Err(e) => Outcome::LogFailed(e.to_string()),
+        },
+        (outcome, None) => outcome,
+    };
     if screen.tty {
         let _ = writeln!(screen.out);
     }
@@ -249,18 +286,22 @@ fn watch_loop(
             "vramfit: no watched GPU could be read on {GIVE_UP_AFTER} samples in a row"
         );
     }
-    let _ = write!(screen.out, "{}", watcher.summary(elapsed, samples));
+    let mut summary = watcher.summary(elapsed, samples);
+    for line in actions::summary_lines(actor.plan(), &taken) {
+        summary += &format!("  {line}\n");
+    }
+    let _ = write!(screen.out, "{summary}");
     let _ = screen.out.flush();
     Ok(outcome)
 }
 
-/// Threshold crossings, peaks, means and time above each level, fed one sample at a time.
+/// Threshold crossings, peaks, means, time above each level and growth, fed one sample at a
+/// time.
 struct Watcher {
-    levels: [(&'static str, Threshold); 2],
+    alarms: Alarms,
     tracks: Vec<Track>,
 }
 
-#[derive(Default)]
 struct Track {
     index: u32,
     total: Option<u64>,
@@ -274,6 +315,10 @@ struct Track {
     time_above: [Duration; 2],
     /// When the last readable sample was taken; `None` after an error, whose state is unknown.
     last_at: Option<Duration>,
+    /// The last readable samples, for the growth check.
+    window: Window,
+    /// Steady growth over `window` when the watch ended.
+    growth: Option<Growth>,
 }
 
 impl Track {
@@ -292,12 +337,7 @@ impl Track {
 #[derive(Debug, Clone, PartialEq)]
 enum Event {
     Crossed {
-        gpu: u32,
-        level: &'static str,
-        threshold: Threshold,
-        limit: u64,
-        used: u64,
-        total: Option<u64>,
+        crossing: Crossing,
         timestamp: String,
     },
     Failed {
@@ -314,28 +354,9 @@ impl std::fmt::Display for Event {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Event::Crossed {
-                gpu,
-                level,
-                threshold,
-                limit,
-                used,
-                total,
+                crossing,
                 timestamp,
-            } => {
-                let share = total
-                    .and_then(|t| percent(*used, t))
-                    .map(|p| format!(" ({p}%)"))
-                    .unwrap_or_default();
-                let label = if *level == "warn" { "warning" } else { level };
-                let total = total.map(|t| format!(" / {}", mib(t))).unwrap_or_default();
-                write!(
-                    f,
-                    "{label}: GPU {gpu} VRAM {}{total}{share} crossed the {level} threshold {} \
-                     at {timestamp}",
-                    mib(*used),
-                    describe(threshold, Some(*limit))
-                )
-            }
+            } => f.write_str(&crossing.message(timestamp)),
             Event::Failed { gpu, error } => write!(
                 f,
                 "error: GPU {gpu} cannot be read ({error}); watching the others"
@@ -348,14 +369,25 @@ impl std::fmt::Display for Event {
 }
 
 impl Watcher {
-    fn new(gpus: &[u32], levels: [(&'static str, Threshold); 2]) -> Watcher {
+    fn new(gpus: &[u32], alarms: Alarms, growth_window: usize) -> Watcher {
         Watcher {
-            levels,
+            alarms,
             tracks: gpus
                 .iter()
                 .map(|&index| Track {
                     index,
-                    ..Track::default()
+                    total: None,
+                    used: None,
+                    peak: None,
+                    sum: 0,
+                    count: 0,
+                    errors: 0,
+                    last_error: None,
+                    above: [false; 2],
+                    time_above: [Duration::ZERO; 2],
+                    last_at: None,
+                    window: Window::new(growth_window),
+                    growth: None,
                 })
                 .collect(),
         }
@@ -396,24 +428,20 @@ impl Watcher {
                     if track.peak.as_ref().is_none_or(|(peak, _)| used > *peak) {
                         track.peak = Some((used, timestamp.to_string()));
                     }
-                    for (level, (name, threshold)) in self.levels.iter().enumerate() {
-                        let Some(limit) = threshold.limit_bytes(track.total) else {
-                            continue;
-                        };
-                        let above = used >= limit;
-                        if above && !track.above[level] {
-                            events.push(Event::Crossed {
-                                gpu: *index,
-                                level: name,
-                                threshold: *threshold,
-                                limit,
-                                used,
-                                total: track.total,
-                                timestamp: timestamp.to_string(),
-                            });
-                        }
-                        track.above[level] = above;
+                    for level in Level::ALL {
+                        let limit = self.alarms.threshold(level).limit_bytes(track.total);
+                        track.above[level as usize] = limit.is_some_and(|limit| used >= limit);
                     }
+                    for crossing in self.alarms.observe(*index, used, track.total) {
+                        events.push(Event::Crossed {
+                            crossing,
+                            timestamp: timestamp.to_string(),
+                        });
+                    }
+                    track.window.push(Reading {
+                        elapsed_ms: u64::try_from(at.as_millis()).unwrap_or(u64::MAX),
+                        used_bytes: used,
+                    });
                     track.last_at = Some(at);
                 }
                 Err(error) => {
@@ -434,12 +462,28 @@ impl Watcher {
         events
     }
 
-    /// Counts the time from the last sample to the end of the watch.
+    /// Counts the time from the last sample to the end of the watch, and judges the growth.
     fn finish(&mut self, at: Duration) {
+        let critical = self.alarms.threshold(Level::Critical);
         for track in &mut self.tracks {
             track.settle(at);
             track.last_at = track.last_at.map(|_| at);
+            track.growth = track.window.growth(critical.limit_bytes(track.total));
         }
+    }
+
+    /// Writes each GPU's growth, judged by [`Watcher::finish`], as an event line of `log`.
+    fn log_growth(&self, log: &mut SampleLog) -> io::Result<()> {
+        for track in &self.tracks {
+            if let Some(growth) = &track.growth {
+                let line = GrowthLine {
+                    gpu: track.index,
+                    growth,
+                };
+                log.event("growth", &line)?;
+            }
+        }
+        Ok(())
     }
 
     /// `VRAM: 8192 MiB / 16376 MiB (50%) | peak 9000 MiB`, prefixed `GPU n` when watching several.
@@ -496,12 +540,17 @@ impl Watcher {
                     out += &format!("{head}peak {}{total}{share} at {at}\n", mib(*peak));
                     let mean = (t.sum / u128::from(t.count.max(1))) as u64;
                     out += &format!("{pad}mean {}\n", mib(mean));
-                    for (level, (name, threshold)) in self.levels.iter().enumerate() {
+                    for level in Level::ALL {
+                        let threshold = self.alarms.threshold(level);
                         out += &format!(
-                            "{pad}above {name} {}: {}\n",
-                            describe(threshold, threshold.limit_bytes(t.total)),
-                            units::human_duration(t.time_above[level])
+                            "{pad}above {} {}: {}\n",
+                            level.name(),
+                            threshold.describe(threshold.limit_bytes(t.total)),
+                            units::human_duration(t.time_above[level as usize])
                         );
+                    }
+                    if let Some(growth) = &t.growth {
+                        out += &format!("{pad}{}\n", growth_sentence(growth));
                     }
                 }
                 None => out += &format!("{head}no sample could be read\n"),
@@ -518,12 +567,20 @@ impl Watcher {
     }
 }
 
-/// `85% (13920 MiB)` for a share, `14000 MiB` for a size.
-fn describe(threshold: &Threshold, limit: Option<u64>) -> String {
-    match (threshold, limit) {
-        (Threshold::Percent(_), Some(limit)) => format!("{threshold} ({})", mib(limit)),
-        _ => threshold.to_string(),
-    }
+/// A growth found, as a line of the JSON log.
+#[derive(Serialize)]
+struct GrowthLine<'a> {
+    gpu: u32,
+    #[serde(flatten)]
+    growth: &'a Growth,
+}
+
+/// An event as a line of the JSON log: `{"event": "action", …}`.
+#[derive(Serialize)]
+struct EventLine<'a, T: Serialize> {
+    event: &'static str,
+    #[serde(flatten)]
+    detail: &'a T,
 }
 
 /// One GPU in one sample, as a line of the log.
@@ -579,6 +636,18 @@ impl SampleLog {
         Ok(SampleLog { writer, format })
     }
 
+    /// Writes `detail` as an event line to a JSON-lines log; a CSV log holds samples only.
+    fn event(&mut self, event: &'static str, detail: &impl Serialize) -> io::Result<()> {
+        if self.format == LogFormat::Csv {
+            return Ok(());
+        }
+        let mut line =
+            serde_json::to_string(&EventLine { event, detail }).map_err(io::Error::other)?;
+        line.push('\n');
+        self.writer.write_all(line.as_bytes())?;
+        self.writer.flush()
+    }
+
     fn write(&mut self, record: &LogRecord) -> io::Result<()> {
         let line = match self.format {
             LogFormat::Jsonl => {
@@ -625,7 +694,7 @@ mod tests {
 
     use super::super::source::tests::CLIMB;
     use super::super::source::RecordedSource;
-    use super::super::units::MIB;
+    use super::super::units::{Threshold, MIB};
     use super::*;
 
     const TOTAL: u64 = 16376 * MIB;
@@ -651,11 +720,9 @@ mod tests {
         (index, Err(GpuError::GpuLost(format!("GPU {index}"))))
     }
 
-    fn levels() -> [(&'static str, Threshold); 2] {
-        [
-            ("warn", Threshold::Percent(85.0)),
-            ("critical", Threshold::Bytes(15_000 * MIB)),
-        ]
+    fn watcher(gpus: &[u32]) -> Watcher {
+        let alarms = Alarms::new(Threshold::Percent(85.0), Threshold::Bytes(15_000 * MIB));
+        Watcher::new(gpus, alarms, 120)
     }
 
     fn ms(n: u64) -> Duration {
@@ -666,7 +733,7 @@ mod tests {
         events
             .iter()
             .filter_map(|e| match e {
-                Event::Crossed { gpu, level, .. } => Some((*gpu, *level)),
+                Event::Crossed { crossing, .. } => Some((crossing.gpu, crossing.level.name())),
                 _ => None,
             })
             .collect()
@@ -674,14 +741,14 @@ mod tests {
 
     #[test]
     fn status_line_matches_the_issue() {
-        let mut w = Watcher::new(&[0], levels());
+        let mut w = watcher(&[0]);
         w.observe(ms(0), "t0", &[ok(0, 9000)]);
         w.observe(ms(500), "t1", &[ok(0, 8192)]);
         assert_eq!(
             w.status_line(),
             "VRAM: 8192 MiB / 16376 MiB (50%) | peak 9000 MiB"
         );
-        let mut two = Watcher::new(&[0, 1], levels());
+        let mut two = watcher(&[0, 1]);
         two.observe(ms(0), "t0", &[ok(0, 8192), lost(1)]);
         assert_eq!(
             two.status_line(),
@@ -691,7 +758,7 @@ mod tests {
 
     #[test]
     fn crossings_fire_upward_only_and_rearm() {
-        let mut w = Watcher::new(&[0], levels());
+        let mut w = watcher(&[0]);
         let warn_at = 13920; // 85% of 16376 MiB, rounded up
         assert!(crossings(&w.observe(ms(0), "a", &[ok(0, 100)])).is_empty());
         assert_eq!(
@@ -718,17 +785,34 @@ mod tests {
     }
 
     #[test]
-    fn starting_above_a_threshold_counts_as_crossing() {
-        let mut w = Watcher::new(&[0], levels());
-        assert_eq!(
-            crossings(&w.observe(ms(0), "a", &[ok(0, 14000)])),
-            [(0, "warn")]
+    fn the_summary_tells_steady_growth_and_its_time_to_critical() {
+        // A made-up ramp (a test input): 8000 MiB, 20 MiB more every 500 ms, so 2400 MiB/min.
+        let mut w = watcher(&[0]);
+        for i in 0..130u64 {
+            w.observe(ms(i * 500), "t", &[ok(0, 8000 + 20 * i)]);
+        }
+        w.finish(ms(129 * 500));
+        // It ends at 10580 MiB; the critical 15000 MiB is 4420 MiB away: 1.842 min.
+        let summary = w.summary(ms(129 * 500), 130);
+        assert!(
+            summary.contains(
+                "\n         used memory grows 2400 MiB/min over the last 120 samples; at this \
+                 rate it reaches the critical level (15000 MiB) in 1m 50.5s\n"
+            ),
+            "{summary}"
         );
+        // The same readings level, then flat: nothing to tell.
+        let mut flat = watcher(&[0]);
+        for i in 0..130u64 {
+            flat.observe(ms(i * 500), "t", &[ok(0, 8000 + 20 * i.min(10))]);
+        }
+        flat.finish(ms(129 * 500));
+        assert!(!flat.summary(ms(129 * 500), 130).contains("grows"));
     }
 
     #[test]
     fn peak_mean_and_time_above() {
-        let mut w = Watcher::new(&[0], levels());
+        let mut w = watcher(&[0]);
         w.observe(ms(0), "t0", &[ok(0, 1000)]);
         w.observe(ms(500), "t1", &[ok(0, 14000)]);
         w.observe(ms(1000), "t2", &[ok(0, 15500)]);
@@ -750,7 +834,7 @@ summary: 4 samples over 2.0s
 
     #[test]
     fn time_above_runs_to_the_end() {
-        let mut w = Watcher::new(&[0], levels());
+        let mut w = watcher(&[0]);
         w.observe(ms(0), "t0", &[ok(0, 16000)]);
         w.finish(ms(750));
         assert_eq!(w.tracks[0].time_above, [ms(750), ms(750)]);
@@ -758,7 +842,7 @@ summary: 4 samples over 2.0s
 
     #[test]
     fn a_lost_gpu_is_reported_once_and_the_rest_go_on() {
-        let mut w = Watcher::new(&[0, 1], levels());
+        let mut w = watcher(&[0, 1]);
         w.observe(ms(0), "t0", &[ok(0, 10), ok(1, 10)]);
         let events = w.observe(ms(1), "t1", &[ok(0, 20), lost(1)]);
         assert_eq!(events.len(), 1);
@@ -787,7 +871,7 @@ summary: 4 samples over 2.0s
 
     #[test]
     fn a_gpu_never_read_says_so() {
-        let mut w = Watcher::new(&[3], levels());
+        let mut w = watcher(&[3]);
         let events = w.observe(ms(0), "t0", &[lost(3)]);
         assert_eq!(events.len(), 1);
         assert!(w
@@ -880,8 +964,13 @@ summary: 4 samples over 2.0s
             interval: ms(1),
             duration: None,
             gpu: Vec::new(),
-            warn: Threshold::Percent(85.0),
-            critical: Threshold::Percent(95.0),
+            levels: LevelArgs {
+                warn: Threshold::Percent(85.0),
+                critical: Threshold::Percent(95.0),
+                on_warn_exec: None,
+                on_critical_exec: None,
+                growth_window: 120,
+            },
             log: None,
             format: None,
             replay: None,
