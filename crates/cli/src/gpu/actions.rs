@@ -289,8 +289,9 @@ pub fn action_line(taken: &ActionTaken) -> String {
     }
 }
 
-/// One line per level that has actions: how often each was carried out, and how often that
-/// failed. `actions on warn: sent SIGUSR1 2 times; ran `touch w` 2 times (1 failed)`.
+/// One line per level that has actions: how often each was carried out, and how often it could
+/// not be (a signal not delivered, `sh` not started; a shell command that ran and failed is noted
+/// when reaped). `actions on warn: sent SIGUSR1 2 times; ran `touch w` 2 times (1 failed)`.
 pub fn summary_lines(plan: &[Vec<Action>; 2], taken: &[ActionTaken]) -> Vec<String> {
     Level::ALL
         .iter()

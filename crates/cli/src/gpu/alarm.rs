@@ -8,9 +8,10 @@
 //! that GPU, only when used memory falls below the level by [`REARM_SHARE`] of the GPU's memory
 //! (of the limit, when the GPU's size is unknown). Without that hysteresis a run hovering at the
 //! level would warn, and checkpoint, on every other sample: NVML's used figure moves by allocator
-//! segments (the caching allocator maps 2 MiB and 20 MiB blocks) and by other processes' small
-//! allocations. A drop of 2% (328 MiB on a 16 GiB card, 1.6 GiB on an 80 GB one) is memory really
-//! given back (an evaluation ended, a cache was emptied), so the next climb is a new event.
+//! segments (PyTorch's c10/cuda/CUDACachingAllocator.cpp maps 2 MiB blocks for small allocations,
+//! 20 MiB ones for mid-sized) and by other processes' small allocations. A drop of 2% (328 MiB on
+//! a 16 GiB card, 1.6 GiB on an 80 GB one) is memory really given back (an evaluation ended, a
+//! cache was emptied), so the next climb is a new event.
 //!
 //! A level is *reached* when a GPU's latch is set while no other watched GPU's is. The actions
 //! fire then, once however many GPUs cross together: a job over eight GPUs crosses on all eight
