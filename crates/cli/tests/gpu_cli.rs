@@ -39,6 +39,14 @@ fn text(bytes: &[u8]) -> String {
 }
 
 /// Whether this machine can load NVML at all; the no-driver tests only mean something without.
+/// Runs a command that must be refused as bad input (exit 2) with `needle` in its message.
+fn refused(args: &[&str], needle: &str) {
+    let out = run(vramfit().args(args));
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(err.contains(needle), "{args:?}: {err}");
+}
+
 fn nvml_loads() -> bool {
     let probe = run(vramfit().args(["probe", "--json"]));
     probe.status.success()
@@ -267,21 +275,14 @@ fn watch_logs_warns_and_summarises() {
 #[test]
 fn watch_rejects_bad_thresholds_and_gpus() {
     let replay = fixture("replay-watch-climb-gpu1-lost.json");
-    let out = run(vramfit().args(["watch", "--replay", &replay, "--warn", "85"]));
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        text(&out.stderr).contains("percentage"),
-        "{}",
-        text(&out.stderr)
+    refused(
+        &["watch", "--replay", &replay, "--warn", "85"],
+        "percentage",
     );
-    let out = run(vramfit().args(["watch", "--replay", &replay, "--interval", "500"]));
-    assert_eq!(out.status.code(), Some(2));
-    let out = run(vramfit().args(["watch", "--replay", &replay, "--gpu", "0,7"]));
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        text(&out.stderr).contains("there is no GPU 7"),
-        "{}",
-        text(&out.stderr)
+    refused(&["watch", "--replay", &replay, "--interval", "500"], "");
+    refused(
+        &["watch", "--replay", &replay, "--gpu", "0,7"],
+        "there is no GPU 7",
     );
 }
 
@@ -962,30 +963,26 @@ fn watch_execs_once_per_crossing_logs_the_events_and_reports_growth() {
 #[test]
 fn bad_action_flags_are_refused_with_a_reason() {
     let replay = fixture("replay-h100-probe.json");
-    let out = run(vramfit().args([
-        "run",
-        "--replay",
-        &replay,
-        "--on-warn-signal",
-        "USR3",
-        "--",
-        "true",
-    ]));
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        text(&out.stderr).contains("`USR3` is not a signal vramfit sends; use one of HUP, INT"),
-        "{}",
-        text(&out.stderr)
+    refused(
+        &[
+            "run",
+            "--replay",
+            &replay,
+            "--on-warn-signal",
+            "USR3",
+            "--",
+            "true",
+        ],
+        "`USR3` is not a signal vramfit sends; use one of HUP, INT",
     );
     // watch runs no command, so it has nothing to signal.
-    let out = run(vramfit().args(["watch", "--replay", &replay, "--on-critical-signal", "USR1"]));
-    assert_eq!(out.status.code(), Some(2));
-    let out = run(vramfit().args(["watch", "--replay", &replay, "--growth-window", "8"]));
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        text(&out.stderr).contains("outside 16 to 86400 samples"),
-        "{}",
-        text(&out.stderr)
+    refused(
+        &["watch", "--replay", &replay, "--on-critical-signal", "USR1"],
+        "",
+    );
+    refused(
+        &["watch", "--replay", &replay, "--growth-window", "8"],
+        "outside 16 to 86400 samples",
     );
     let help = run(vramfit().args(["run", "--help"]));
     for flag in [

@@ -140,60 +140,69 @@ impl RunKind {
 
     /// The kind's name in calibration/ and in `cargo xtask accuracy`'s tables.
     pub fn key(self) -> &'static str {
-        use WeightClass::*;
-        match self {
-            RunKind::Inference { weights, multi_gpu } => match (weights, multi_gpu) {
-                (Float, false) => "inference",
-                (Float, true) => "inference_multi",
-                (Fp8, false) => "inference_fp8",
-                (Fp8, true) => "inference_fp8_multi",
-                (Int8, false) => "inference_int8",
-                (Int8, true) => "inference_int8_multi",
-                (FourBit, false) => "inference_int4",
-                (FourBit, true) => "inference_int4_multi",
-            },
-            RunKind::MoeInference => "moe_inference",
-            RunKind::Training { mode, multi_gpu } => match (mode, multi_gpu) {
-                (Mode::Lora, false) => "lora",
-                (Mode::Lora, true) => "lora_multi",
-                (Mode::Qlora, false) => "qlora",
-                (Mode::Qlora, true) => "qlora_multi",
-                (_, false) => "full",
-                (_, true) => "full_multi",
-            },
-            RunKind::MoeTraining => "moe_training",
-            RunKind::Serving(runtime) => runtime.as_str(),
-        }
+        self.names().0
     }
 
     /// The kind as a person would say it.
     pub fn label(self) -> &'static str {
+        self.names().1
+    }
+
+    /// The key and the label, side by side so they cannot drift apart.
+    fn names(self) -> (&'static str, &'static str) {
         use WeightClass::*;
         match self {
             RunKind::Inference { weights, multi_gpu } => match (weights, multi_gpu) {
-                (Float, false) => "transformers inference, 16- or 32-bit weights, one GPU",
-                (Float, true) => "transformers inference, 16- or 32-bit weights, several GPUs",
-                (Fp8, false) => "transformers inference, fp8 weights, one GPU",
-                (Fp8, true) => "transformers inference, fp8 weights, several GPUs",
-                (Int8, false) => "transformers inference, int8 weights, one GPU",
-                (Int8, true) => "transformers inference, int8 weights, several GPUs",
-                (FourBit, false) => "transformers inference, 4-bit weights, one GPU",
-                (FourBit, true) => "transformers inference, 4-bit weights, several GPUs",
+                (Float, false) => (
+                    "inference",
+                    "transformers inference, 16- or 32-bit weights, one GPU",
+                ),
+                (Float, true) => (
+                    "inference_multi",
+                    "transformers inference, 16- or 32-bit weights, several GPUs",
+                ),
+                (Fp8, false) => (
+                    "inference_fp8",
+                    "transformers inference, fp8 weights, one GPU",
+                ),
+                (Fp8, true) => (
+                    "inference_fp8_multi",
+                    "transformers inference, fp8 weights, several GPUs",
+                ),
+                (Int8, false) => (
+                    "inference_int8",
+                    "transformers inference, int8 weights, one GPU",
+                ),
+                (Int8, true) => (
+                    "inference_int8_multi",
+                    "transformers inference, int8 weights, several GPUs",
+                ),
+                (FourBit, false) => (
+                    "inference_int4",
+                    "transformers inference, 4-bit weights, one GPU",
+                ),
+                (FourBit, true) => (
+                    "inference_int4_multi",
+                    "transformers inference, 4-bit weights, several GPUs",
+                ),
             },
-            RunKind::MoeInference => "transformers inference of a mixture of experts",
+            RunKind::MoeInference => (
+                "moe_inference",
+                "transformers inference of a mixture of experts",
+            ),
             RunKind::Training { mode, multi_gpu } => match (mode, multi_gpu) {
-                (Mode::Lora, false) => "LoRA on one GPU",
-                (Mode::Lora, true) => "LoRA on several GPUs",
-                (Mode::Qlora, false) => "QLoRA on one GPU",
-                (Mode::Qlora, true) => "QLoRA on several GPUs",
-                (_, false) => "full fine-tuning on one GPU",
-                (_, true) => "full fine-tuning on several GPUs",
+                (Mode::Lora, false) => ("lora", "LoRA on one GPU"),
+                (Mode::Lora, true) => ("lora_multi", "LoRA on several GPUs"),
+                (Mode::Qlora, false) => ("qlora", "QLoRA on one GPU"),
+                (Mode::Qlora, true) => ("qlora_multi", "QLoRA on several GPUs"),
+                (_, false) => ("full", "full fine-tuning on one GPU"),
+                (_, true) => ("full_multi", "full fine-tuning on several GPUs"),
             },
-            RunKind::MoeTraining => "training a mixture of experts",
-            RunKind::Serving(Runtime::Vllm) => "vLLM serving",
-            RunKind::Serving(Runtime::Sglang) => "SGLang serving",
-            RunKind::Serving(Runtime::LlamaCpp) => "llama.cpp",
-            RunKind::Serving(Runtime::Transformers) => "transformers inference",
+            RunKind::MoeTraining => ("moe_training", "training a mixture of experts"),
+            RunKind::Serving(Runtime::Vllm) => ("vllm", "vLLM serving"),
+            RunKind::Serving(Runtime::Sglang) => ("sglang", "SGLang serving"),
+            RunKind::Serving(Runtime::LlamaCpp) => ("llama.cpp", "llama.cpp"),
+            RunKind::Serving(Runtime::Transformers) => ("transformers", "transformers inference"),
         }
     }
 }
