@@ -1,11 +1,18 @@
 //! `cargo xtask accuracy`: the detailed method against calibration/measured-public.csv and the
 //! runtime logs, row by row and per kind of run (median and worst absolute error, the share within
-//! ±10%): the figures `vramfit estimate --accuracy` and the page's accuracy panel show.
+//! ±10%): the figures `vramfit estimate --accuracy` and the page's accuracy panel show. Then the
+//! measurement kit's own documents (calibration/measured/), by kind of run, one table per
+//! measured figure.
 
 use std::path::Path;
 use vramfit_engine::accuracy::{
-    compare, compare_runtime_logs, summarize, summarize_runtime_logs, Summary,
+    compare, compare_measured, compare_runtime_logs, summarize, summarize_runtime_logs, Comparison,
+    Metric, Summary,
 };
+
+/// Where the measurement kit writes, one document per scenario, and where the kit is.
+const MEASURED_DIR: &str = "calibration/measured";
+const KIT_README: &str = "calibration/measure/README.md";
 
 pub fn report(root: &Path) -> Result<(), String> {
     let read = |name: &str| {
@@ -13,13 +20,25 @@ pub fn report(root: &Path) -> Result<(), String> {
             .map_err(|e| format!("cannot read calibration/{name}: {e}"))
     };
     let (rows, skipped) = compare(&read("measured-public.csv")?, &read("scenarios.csv")?);
+    print_rows(&rows);
+    print_summaries("kind of run", &summarize(&rows));
+    for (id, why) in skipped {
+        println!("not compared: {id}: {why}");
+    }
+    runtime_report(&read("runtime-logs.csv")?);
+    measured_report(root)
+}
+
+/// Each row; the id column as wide as the longest id.
+fn print_rows(rows: &[Comparison]) {
+    let id_width = rows.iter().map(|r| r.id.len()).max().unwrap_or(0).max(6);
     println!(
-        "{:<6} {:<22} {:<11} {:>10} {:>10} {:>8}",
+        "{:<id_width$} {:<22} {:<11} {:>10} {:>10} {:>8}",
         "id", "category", "metric", "measured", "predicted", "error"
     );
-    for r in &rows {
+    for r in rows {
         println!(
-            "{:<6} {:<22} {:<11} {:>8.2}GB {:>8.2}GB {:>+7.1}%",
+            "{:<id_width$} {:<22} {:<11} {:>8.2}GB {:>8.2}GB {:>+7.1}%",
             r.id,
             r.category,
             format!("{:?}", r.metric).to_lowercase(),
@@ -28,11 +47,56 @@ pub fn report(root: &Path) -> Result<(), String> {
             r.error_pct
         );
     }
-    print_summaries("kind of run", &summarize(&rows));
+}
+
+/// The kit's documents: every `*.json` in calibration/measured/ but its `skipped.json` and the
+/// `*.failed.json` records. Allocated, reserved and NVML figures are summarized apart, each
+/// against its own part of the estimate. With none yet, says so and where the kit is.
+fn measured_report(root: &Path) -> Result<(), String> {
+    let dir = root.join(MEASURED_DIR);
+    let mut documents = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(&dir) {
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if !name.ends_with(".json") || name == "skipped.json" || name.ends_with(".failed.json")
+            {
+                continue;
+            }
+            let text = std::fs::read_to_string(entry.path())
+                .map_err(|e| format!("cannot read {MEASURED_DIR}/{name}: {e}"))?;
+            documents.push((name, text));
+        }
+    }
+    documents.sort();
+    println!("\nMeasured by this project's kit ({MEASURED_DIR}/)");
+    if documents.is_empty() {
+        println!(
+            "the set is empty: no GPU has run the kit yet. {KIT_README} says how to run its matrix."
+        );
+        return Ok(());
+    }
+    let (rows, skipped) = compare_measured(&documents);
+    let figures = [
+        (Metric::Allocated, "torch.cuda.max_memory_allocated against the estimate less the CUDA context and fragmentation"),
+        (Metric::Reserved, "torch.cuda.max_memory_reserved against the estimate less the CUDA context"),
+        (Metric::NvidiaSmi, "NVML's peak for the process (vramfit run) against the whole estimate"),
+    ];
+    for (metric, what) in figures {
+        let of_metric: Vec<Comparison> = rows
+            .iter()
+            .filter(|r| r.metric == metric)
+            .cloned()
+            .collect();
+        if of_metric.is_empty() {
+            continue;
+        }
+        println!("\n{what}");
+        print_rows(&of_metric);
+        print_summaries("kind of run", &summarize(&of_metric));
+    }
     for (id, why) in skipped {
         println!("not compared: {id}: {why}");
     }
-    runtime_report(&read("runtime-logs.csv")?);
     Ok(())
 }
 

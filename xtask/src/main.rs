@@ -1,13 +1,16 @@
 //! `cargo xtask`: the project's two set-up commands and its measurement commands.
 //!
 //! - `serve`: install what is missing, build and serve the page at http://127.0.0.1:8080.
-//! - `test`: install what is missing, then fmt, clippy, workspace tests, a release build of the page
-//!   with Trunk, and the headless-Chromium end-to-end tests against the CLI's numbers.
+//! - `test`: install what is missing, then fmt, clippy, workspace tests, the measurement kit's CPU
+//!   tests in its pinned Python venv, a release build of the page with Trunk, and the
+//!   headless-Chromium end-to-end tests against the CLI's numbers.
+//! - `test-kit`: only the measurement kit's CPU tests (installing its venv when missing).
 //! - `accuracy`: the detailed method against the public measurements, per category.
 //! - `bench-web`: wasm size and page timings in headless Chromium.
 //!
 //! Tools are installed idempotently into `$VRAMFIT_TOOLS` (default `~/.cache/vramfit/tools`) at the
-//! pinned versions shared/TOOLCHAIN.md records as working offline.
+//! pinned versions shared/TOOLCHAIN.md records as working offline; the measurement kit's venv
+//! (`measure-venv`) too, from PyPI at the versions of calibration/measure/requirements.txt.
 
 mod accuracy;
 mod configs;
@@ -17,6 +20,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 const TRUNK_VERSION: &str = "0.21.14";
+/// The measurement kit's pinned Python packages, relative to the repository.
+const MEASURE_REQUIREMENTS: &str = "calibration/measure/requirements.txt";
 
 type Result<T> = std::result::Result<T, String>;
 
@@ -131,6 +136,47 @@ fn ensure_tools(browser: bool) -> Result<Tools> {
     })
 }
 
+/// The measurement kit's Python: a venv in the tools directory with the kit's requirements.txt,
+/// made again whenever that file changes (the copy inside the venv says what it holds). PyPI's
+/// Linux torch brings the CUDA libraries, which `import torch` loads even on a CPU: about 4.9 GB.
+fn ensure_measure_venv() -> Result<PathBuf> {
+    let wanted = std::fs::read_to_string(root().join(MEASURE_REQUIREMENTS))
+        .map_err(|e| format!("cannot read {MEASURE_REQUIREMENTS}: {e}"))?;
+    let venv = tools_dir().join("measure-venv");
+    let python = venv.join("bin/python");
+    let installed = venv.join("requirements.txt");
+    if python.exists() && std::fs::read_to_string(&installed).ok().as_ref() == Some(&wanted) {
+        return Ok(python);
+    }
+    if venv.exists() {
+        std::fs::remove_dir_all(&venv)
+            .map_err(|e| format!("cannot remove the old {}: {e}", venv.display()))?;
+    }
+    run(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
+    run(Command::new(&python)
+        .args(["-m", "pip", "install", "--no-cache-dir", "--requirement"])
+        .arg(root().join(MEASURE_REQUIREMENTS)))?;
+    std::fs::write(&installed, wanted)
+        .map_err(|e| format!("cannot write {}: {e}", installed.display()))?;
+    Ok(python)
+}
+
+/// The measurement kit's CPU tests (calibration/measure/tests) against this checkout's CLI.
+fn measure_kit_test() -> Result<()> {
+    let python = ensure_measure_venv()?;
+    let cli = build_cli()?;
+    run(Command::new(python)
+        .args([
+            "-m",
+            "unittest",
+            "discover",
+            "--start-directory",
+            "calibration/measure/tests",
+        ])
+        .env("VRAMFIT_BIN", cli)
+        .current_dir(root()))
+}
+
 fn cargo(args: &[&str]) -> Command {
     let mut cmd = Command::new(env::var("CARGO").unwrap_or_else(|_| "cargo".to_string()));
     cmd.args(args).current_dir(root());
@@ -172,6 +218,7 @@ fn test() -> Result<()> {
         "warnings",
     ]))?;
     run(&mut cargo(&["test", "--workspace"]))?;
+    measure_kit_test()?;
     build_page(&tools)?;
     node_test(
         &tools,
@@ -204,10 +251,14 @@ fn main() -> ExitCode {
     let result = match task.as_str() {
         "test" => test(),
         "serve" => serve(),
+        "test-kit" => measure_kit_test(),
         "accuracy" => accuracy::report(&root()),
         "configs" => configs::report(&root()),
         "bench-web" => bench_web(),
-        _ => Err("usage: cargo xtask <serve | test | accuracy | configs | bench-web>".to_string()),
+        _ => Err(
+            "usage: cargo xtask <serve | test | test-kit | accuracy | configs | bench-web>"
+                .to_string(),
+        ),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -258,6 +258,7 @@ class EndToEnd(unittest.TestCase):
             self.assertIn("not read from a GPU", " ".join(document["warnings"]))
             workload = document["workload"]
             self.assertEqual(workload["id"], "inf")
+            self.assertEqual(workload["nvml_replay"], str(REPLAY))
             self.assertIsNone(workload["torch_peaks"]["max_memory_allocated_bytes"])
             self.assertEqual(workload["scenario"]["prompt"], 8)
             skipped = json.loads((out / "skipped.json").read_text())

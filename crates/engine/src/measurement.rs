@@ -1,12 +1,15 @@
 //! `vramfit.measurement/1`: what `vramfit run` measured while a command ran. The CLI writes it
 //! as [`Measurement`]; a comparison with an estimate (the page's "Measured vs predicted") reads
-//! only its peaks, as [`MeasuredPeaks`].
+//! only its peaks, as [`MeasuredPeaks`]. The measurement kit (calibration/measure) adds a
+//! `workload` object to the document of each scenario it ran: the scenario, torch's own peaks
+//! and where it ran, read as [`WorkloadMeasurement`].
 //!
 //! A figure that could not be known is `null`, never 0: a GPU unreadable in a sample, a process
 //! list that could not be read, a run that ended before its first sample. Older documents that
 //! wrote numbers in these fields read the same as before. Fields added later (`actions`, each
 //! GPU's `growth`) read as empty in documents written before them.
 
+use crate::scenario::Scenario;
 use serde::{Deserialize, Serialize};
 
 use crate::growth::Growth;
@@ -192,6 +195,40 @@ impl MeasuredPeaks {
             .filter(|g| g.peak_used_bytes.is_some())
             .max_by_key(|g| g.peak_used_bytes)
     }
+}
+
+/// A measurement kit document as a comparison reads it: `vramfit run`'s peaks (NVML) and the
+/// kit's `workload`.
+#[derive(Deserialize, Debug, Clone, PartialEq)]
+pub struct WorkloadMeasurement {
+    #[serde(flatten)]
+    pub peaks: MeasuredPeaks,
+    pub workload: Workload,
+}
+
+/// What the kit ran and what torch saw. The kit writes more (the model's config, the step, the
+/// package versions); a comparison needs only this.
+#[derive(Deserialize, Debug, Clone, PartialEq)]
+pub struct Workload {
+    /// The matrix row's id, also the document's file name.
+    pub id: String,
+    /// The scenario exactly as `vramfit estimate` read it from the model's config.json.
+    pub scenario: Scenario,
+    /// `cuda`; `cpu` for a test run, whose torch peaks are `None`.
+    pub device: String,
+    pub torch_peaks: TorchPeaks,
+    /// Set when the NVML part was replayed from recorded snapshots (the kit's own tests), so its
+    /// peak was not read from a GPU.
+    #[serde(default)]
+    pub nvml_replay: Option<String>,
+}
+
+/// `torch.cuda.max_memory_allocated()` and `max_memory_reserved()` over the measured step,
+/// `None` where there was no CUDA device.
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TorchPeaks {
+    pub max_memory_allocated_bytes: Option<u64>,
+    pub max_memory_reserved_bytes: Option<u64>,
 }
 
 #[cfg(test)]

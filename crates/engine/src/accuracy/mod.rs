@@ -4,12 +4,17 @@
 //! Pure text in, numbers out: `cargo xtask accuracy` prints them, `vramfit estimate --accuracy` and
 //! the page's accuracy panel show the figures for the scenario's kind of run, and a test holds the
 //! line.
+//!
+//! The measurement kit's documents (calibration/measured/) are their own set, compared the same
+//! way figure by figure: torch's allocated and reserved peaks and NVML's peak, each against the
+//! estimate of the scenario the kit ran.
 
 mod kind;
 
 pub use kind::{RunKind, WeightClass};
 
 use crate::estimate::{estimate, Estimate};
+use crate::measurement::WorkloadMeasurement;
 use crate::query::scenario_from_query;
 use crate::units::{GIB, MIB};
 use serde::Serialize;
@@ -179,6 +184,74 @@ pub fn compare(
                 });
             }
             Err(errors) => skipped.push((id, format!("scenario is invalid: {}", errors[0]))),
+        }
+    }
+    (compared, skipped)
+}
+
+/// Where the kit's rows come from, as a public row names its source.
+pub const KIT_SOURCE: &str = "this project's measurement kit (calibration/measured/)";
+
+/// Every figure the measurement kit's documents hold, each `(name, text)`, against the estimate
+/// of the document's own scenario; and every document or figure left out with its reason. A
+/// figure that is `None` was not measured and is left out silently; a run on the CPU (the kit's
+/// tests) and a replayed NVML peak are left out with their reason.
+pub fn compare_measured(
+    documents: &[(String, String)],
+) -> (Vec<Comparison>, Vec<(String, String)>) {
+    let mut compared = Vec::new();
+    let mut skipped = Vec::new();
+    for (name, text) in documents {
+        let document: WorkloadMeasurement = match serde_json::from_str(text) {
+            Ok(document) => document,
+            Err(e) => {
+                skipped.push((name.clone(), format!("not a kit measurement: {e}")));
+                continue;
+            }
+        };
+        let w = &document.workload;
+        if w.device != "cuda" {
+            skipped.push((
+                w.id.clone(),
+                format!("ran on {}: nothing measured", w.device),
+            ));
+            continue;
+        }
+        let e = match estimate(&w.scenario) {
+            Ok(e) => e,
+            Err(errors) => {
+                skipped.push((w.id.clone(), format!("scenario is invalid: {}", errors[0])));
+                continue;
+            }
+        };
+        let Some(kind) = RunKind::of(&w.scenario) else {
+            skipped.push((w.id.clone(), "scenario is invalid".to_string()));
+            continue;
+        };
+        let nvml = document.peaks.fullest_gpu().and_then(|g| g.peak_used_bytes);
+        if let (Some(_), Some(replay)) = (nvml, &w.nvml_replay) {
+            skipped.push((w.id.clone(), format!("NVML peak replayed from {replay}")));
+        }
+        let figures = [
+            (Metric::Allocated, w.torch_peaks.max_memory_allocated_bytes),
+            (Metric::Reserved, w.torch_peaks.max_memory_reserved_bytes),
+            (Metric::NvidiaSmi, nvml.filter(|_| w.nvml_replay.is_none())),
+        ];
+        for (metric, measured) in figures {
+            let Some(measured) = measured.filter(|&m| m > 0) else {
+                continue;
+            };
+            let measured = measured as f64;
+            let predicted = metric.predicted(&e);
+            compared.push(Comparison {
+                id: w.id.clone(),
+                category: kind.key().to_string(),
+                source: KIT_SOURCE.to_string(),
+                metric,
+                measured_bytes: measured,
+                predicted_bytes: predicted,
+                error_pct: (predicted - measured) / measured * 100.0,
+            });
         }
     }
     (compared, skipped)
@@ -438,6 +511,105 @@ pub fn coverage_note(rows: usize) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A kit document for `scenario` with the given peaks, as the runner writes it.
+    fn kit_document(
+        scenario: &crate::Scenario,
+        device: &str,
+        torch: (Option<u64>, Option<u64>),
+        nvml: Option<u64>,
+        replay: Option<&str>,
+    ) -> String {
+        serde_json::json!({
+            "schema": "vramfit.measurement/1",
+            "gpus": [{"index": 0, "peak_used_bytes": nvml}],
+            "peak_used_bytes": nvml,
+            "warnings": [],
+            "workload": {
+                "id": "kit-row",
+                "scenario": scenario,
+                "device": device,
+                "torch_peaks": {
+                    "max_memory_allocated_bytes": torch.0,
+                    "max_memory_reserved_bytes": torch.1,
+                    "allocated_after_build_bytes": null
+                },
+                "nvml_replay": replay,
+                "provenance": {"packages": {"torch": "2.11.0"}}
+            }
+        })
+        .to_string()
+    }
+
+    #[test]
+    fn kit_documents_compare_each_figure_like_with_like() {
+        let (scenario, errors) =
+            crate::Scenario::from_pairs([("model", "qwen3-8b"), ("mode", "lora")]);
+        assert!(errors.is_empty(), "{errors:?}");
+        let e = estimate(&scenario).unwrap();
+        // Peaks equal to the estimate's own figures, the reserved one a quarter above it: the
+        // errors show which estimate figure each measured figure is held against.
+        let allocated = e.allocated_bytes().as_f64() as u64;
+        let reserved = (e.reserved_bytes().as_f64() * 1.25) as u64;
+        let total = e.total_bytes.as_f64() as u64;
+        let documents = [
+            (
+                "a.json".to_string(),
+                kit_document(
+                    &scenario,
+                    "cuda",
+                    (Some(allocated), Some(reserved)),
+                    Some(total),
+                    None,
+                ),
+            ),
+            (
+                "b.json".to_string(),
+                kit_document(&scenario, "cpu", (None, None), Some(total), None),
+            ),
+            (
+                "c.json".to_string(),
+                kit_document(
+                    &scenario,
+                    "cuda",
+                    (Some(allocated), None),
+                    Some(total),
+                    Some("replay.json"),
+                ),
+            ),
+            (
+                "d.json".to_string(),
+                "{\"schema\": \"vramfit.measurement/1\"}".to_string(),
+            ),
+        ];
+        let (rows, skipped) = compare_measured(&documents);
+        let figures: Vec<(Metric, i64)> = rows
+            .iter()
+            .map(|r| (r.metric, (r.error_pct * 10.0).round() as i64))
+            .collect();
+        assert_eq!(
+            figures,
+            [
+                (Metric::Allocated, 0),
+                (Metric::Reserved, -200),
+                (Metric::NvidiaSmi, 0),
+                (Metric::Allocated, 0)
+            ]
+        );
+        let kind = RunKind::of(&scenario).unwrap().key();
+        assert!(rows
+            .iter()
+            .all(|r| r.category == kind && r.source == KIT_SOURCE));
+        let reasons: Vec<&str> = skipped.iter().map(|s| s.1.as_str()).collect();
+        assert_eq!(reasons.len(), 3, "{reasons:?}");
+        assert_eq!(reasons[0], "ran on cpu: nothing measured");
+        assert_eq!(reasons[1], "NVML peak replayed from replay.json");
+        assert!(
+            reasons[2].starts_with("not a kit measurement"),
+            "{}",
+            reasons[2]
+        );
+    }
 
     #[test]
     fn csv_fields_honour_quotes() {
