@@ -2,7 +2,7 @@
 //! `summarize` over calibration/measured-public.csv and calibration/scenarios.csv (the same figures
 //! `cargo xtask accuracy` prints) and checks that
 //! - every measured row is either compared or left out for the reason written in scenarios.csv's
-//!   `excluded_because` column, and only the three rows with such a reason are left out;
+//!   `excluded_because` column, and only the rows listed in `EXPECTED_EXCLUSIONS` are left out;
 //! - each row's `category` column is the kind of run its own scenario is (`RunKind`), so the
 //!   figures shown for a kind of run are the figures of runs like it;
 //! - the overall median absolute error, the `inference` median and worst row, and each
@@ -16,8 +16,22 @@ use vramfit_engine::estimate::QLORA_MEASURED_ABOVE_PCT;
 const MEASURED: &str = include_str!("../../../calibration/measured-public.csv");
 const SCENARIOS: &str = include_str!("../../../calibration/scenarios.csv");
 
-/// The rows scenarios.csv leaves out on purpose, each with its written reason.
-const EXPECTED_EXCLUSIONS: [&str; 3] = ["M073", "M074", "M084"];
+/// The rows scenarios.csv leaves out on purpose, each with its written reason: three of the
+/// first sources, and the session-7 rows (M238–M337) whose runs need a mechanism the engine does
+/// not model (activation offloading, torch.compile, op-level SAC, FSDP2 mixed precision, context
+/// parallelism, float8, torchao NF4, the optimizer step's temporaries) or whose figure is a whole
+/// run's reserved pool over variable-length samples (ms-swift).
+const EXPECTED_EXCLUSIONS: [&str; 102] = [
+    "M073", "M074", "M084", "M238", "M239", "M240", "M241", "M242", "M243", "M245", "M246", "M247",
+    "M248", "M249", "M250", "M251", "M252", "M253", "M254", "M255", "M256", "M257", "M258", "M259",
+    "M260", "M261", "M262", "M263", "M264", "M265", "M266", "M267", "M268", "M269", "M270", "M271",
+    "M272", "M273", "M274", "M275", "M276", "M277", "M278", "M279", "M280", "M281", "M282", "M283",
+    "M284", "M285", "M286", "M287", "M288", "M289", "M290", "M291", "M292", "M293", "M294", "M295",
+    "M296", "M297", "M298", "M299", "M300", "M301", "M302", "M303", "M304", "M305", "M306", "M307",
+    "M308", "M309", "M310", "M311", "M312", "M313", "M314", "M315", "M316", "M317", "M318", "M319",
+    "M320", "M321", "M322", "M323", "M324", "M325", "M326", "M327", "M328", "M329", "M330", "M331",
+    "M332", "M333", "M334", "M335", "M336", "M337",
+];
 
 /// Today (5.0%) plus headroom; the brief's ceiling is 10%.
 const ALL_MEDIAN_MAX_PCT: f64 = 6.0;
@@ -32,7 +46,7 @@ const INFERENCE_WORST_MAX_PCT: f64 = 10.0;
 /// hide), still fails. Lower a number when the model improves.
 const CATEGORY_MAX_PCT: &[(&str, f64, f64)] = &[
     // kind                  median  worst   today: median, worst (row)
-    ("full", 5.0, 51.5),            // 2.2, 48.6 (M176, forward-backward only)
+    ("full", 5.0, 51.5),            // 1.6, 48.6 (M176, forward-backward only)
     ("inference", 1.5, 10.0),       // 0.7, 7.2 (M096)
     ("inference_int4", 10.0, 19.5), // 8.0, 16.7 (M103)
     ("inference_int4_multi", 17.5, 28.5), // 14.5, 25.7 (M069)
