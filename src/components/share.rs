@@ -15,23 +15,17 @@ fn page_base() -> String {
         .to_string()
 }
 
-/// `vramfit estimate --json` output, whose scenario Import reads.
-#[derive(serde::Deserialize)]
-struct Wrapped {
-    scenario: Scenario,
-}
-
-/// A scenario, or anything with one under `"scenario"`. Read from the text itself: a detour
-/// through `serde_json::Value` would cost the page a second copy of the scenario's reader.
+/// A scenario, or anything with one under `"scenario"` (`vramfit estimate --json` output). The
+/// text is parsed once, and the object read through the engine's field table.
 fn read_scenario(text: &str) -> Result<Scenario, String> {
     let value: serde_json::Value =
         serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
-    let read = if value.get("scenario").is_some() {
-        serde_json::from_str::<Wrapped>(text).map(|w| w.scenario)
-    } else {
-        serde_json::from_str::<Scenario>(text)
-    };
-    read.map_err(|e| format!("not a vramfit scenario: {e}"))
+    let object = value
+        .get("scenario")
+        .unwrap_or(&value)
+        .as_object()
+        .ok_or("not a vramfit scenario: a scenario is a JSON object")?;
+    Scenario::from_json_object(object).map_err(|e| format!("not a vramfit scenario: {e}"))
 }
 
 #[component]
@@ -85,5 +79,30 @@ pub fn Share() -> impl IntoView {
                 <p class="field-error" role="alert">{move || import_error.get()}</p>
             </details>
         </section>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_scenario_is_read_bare_or_under_scenario_and_refused_by_name() {
+        let bare = read_scenario(r#"{"batch": 3, "model": "llama-3.1-8b"}"#).unwrap();
+        assert_eq!(
+            (bare.batch, bare.model.as_deref()),
+            (3, Some("llama-3.1-8b"))
+        );
+        let wrapped = read_scenario(r#"{"total_bytes": 1, "scenario": {"batch": 5}}"#).unwrap();
+        assert_eq!(wrapped.batch, 5);
+        for (text, says) in [
+            ("[1]", "a scenario is a JSON object"),
+            (r#"{"batchsize": 3}"#, "unknown field `batchsize`"),
+            (r#"{"batch": -3}"#, "batch: "),
+            ("{", "not JSON"),
+        ] {
+            let error = read_scenario(text).unwrap_err();
+            assert!(error.contains(says), "{text}: {error}");
+        }
     }
 }

@@ -20,12 +20,43 @@ impl Serialize for Scenario {
 impl<'de> Deserialize<'de> for Scenario {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Scenario, D::Error> {
         let object = serde_json::Map::<String, serde_json::Value>::deserialize(deserializer)?;
+        Scenario::from_json_object(&object).map_err(|e| match e {
+            JsonError::UnknownKey(key) => D::Error::unknown_field(&key, KEYS),
+            JsonError::Field(message) => D::Error::custom(message),
+        })
+    }
+}
+
+/// Why a JSON object is not a scenario.
+#[derive(Debug, PartialEq)]
+pub enum JsonError {
+    /// A key no field has.
+    UnknownKey(String),
+    /// `key: what is wrong with its value`.
+    Field(String),
+}
+
+impl std::fmt::Display for JsonError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            JsonError::UnknownKey(key) => write!(f, "unknown field `{key}`"),
+            JsonError::Field(message) => f.write_str(message),
+        }
+    }
+}
+
+impl Scenario {
+    /// The scenario an already parsed JSON object describes: what `Deserialize` reads, for a
+    /// caller that holds the parsed value (the page reads a pasted text once).
+    pub fn from_json_object(
+        object: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<Scenario, JsonError> {
         let mut scenario = Scenario::default();
-        for (key, value) in &object {
-            let field = field(key).ok_or_else(|| D::Error::unknown_field(key, KEYS))?;
+        for (key, value) in object {
+            let field = field(key).ok_or_else(|| JsonError::UnknownKey(key.clone()))?;
             field
                 .read_json(&mut scenario, value)
-                .map_err(|message| D::Error::custom(format!("{key}: {message}")))?;
+                .map_err(|message| JsonError::Field(format!("{key}: {message}")))?;
         }
         Ok(scenario)
     }

@@ -8,6 +8,7 @@
 mod codec;
 mod fields;
 mod json;
+pub use json::JsonError;
 mod resolve;
 
 pub(crate) use codec::MAX_COUNT;
