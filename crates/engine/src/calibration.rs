@@ -87,7 +87,7 @@ pub fn read_observed_peak(text: &str) -> Result<ObservedPeak, PeakError> {
     }
     if let Ok(value) = serde_json::from_str::<serde_json::Value>(trimmed) {
         if value.get("schema").and_then(|s| s.as_str()) == Some(MEASUREMENT_SCHEMA) {
-            return observed_in_measurement(trimmed);
+            return observed_in_measurement(&value);
         }
     }
     if let Ok(bytes) = parse_size(trimmed) {
@@ -129,11 +129,8 @@ pub fn read_observed_peak(text: &str) -> Result<ObservedPeak, PeakError> {
     })
 }
 
-/// Reads the measurement from its text rather than from the `Value` already parsed: serde's reader
-/// from a `Value` would cost the page a second copy of every measurement type's reader.
-fn observed_in_measurement(text: &str) -> Result<ObservedPeak, PeakError> {
-    let measurement: MeasuredPeaks =
-        serde_json::from_str(text).map_err(|e| PeakError::AlteredMeasurement(e.to_string()))?;
+fn observed_in_measurement(json: &serde_json::Value) -> Result<ObservedPeak, PeakError> {
+    let measurement = MeasuredPeaks::from_json(json).map_err(PeakError::AlteredMeasurement)?;
     let (bytes, gpu) = match measurement.fullest_gpu() {
         Some(g) => (
             g.peak_used_bytes,
@@ -335,6 +332,23 @@ mod tests {
         let json = r#"{"schema":"vramfit.measurement/1","peak_used_bytes":12345678901}"#;
         let message = read_observed_peak(json).unwrap_err().to_string();
         assert!(message.contains("incomplete or altered"), "{message}");
+        for (json, names) in [
+            (
+                r#""gpus":[],"peak_used_bytes":null"#,
+                "missing field `warnings`",
+            ),
+            (r#""gpus":{},"warnings":[]"#, "`gpus` is not a list"),
+            (r#""gpus":[{"index":-1}],"warnings":[]"#, "`index`"),
+            (
+                r#""gpus":[{"index":0,"peak_used_bytes":"9GB"}],"warnings":[]"#,
+                "`peak_used_bytes`",
+            ),
+            (r#""gpus":[],"warnings":[3]"#, "a warning is not text"),
+        ] {
+            let text = format!(r#"{{"schema":"vramfit.measurement/1",{json}}}"#);
+            let message = read_observed_peak(&text).unwrap_err().to_string();
+            assert!(message.contains(names), "{json}: {message}");
+        }
     }
 
     #[test]

@@ -11,6 +11,7 @@
 
 use crate::scenario::Scenario;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use crate::growth::Growth;
 
@@ -172,6 +173,7 @@ pub enum ActionDone {
 /// The part of a [`Measurement`] a comparison with an estimate reads: each GPU's peak, the
 /// overall peak and the warnings. Every other field is skipped, so a reader carries no code for
 /// samples, processes or exit codes, and documents with fields added later still read.
+/// `Deserialize` is for [`WorkloadMeasurement`]; the page reads peaks with [`Self::from_json`].
 #[derive(Deserialize, Debug, Clone, PartialEq)]
 pub struct MeasuredPeaks {
     pub gpus: Vec<GpuPeak>,
@@ -187,6 +189,38 @@ pub struct GpuPeak {
 }
 
 impl MeasuredPeaks {
+    /// Reads the peaks from a parsed measurement, walking the JSON rather than through derived
+    /// readers (which would put a reader per type into the page's wasm beside the `Value` one).
+    /// A missing or mistyped field is named; `null` or a missing peak is an unknown one.
+    pub fn from_json(json: &Value) -> Result<MeasuredPeaks, String> {
+        let gpus = list(json, "gpus")?
+            .iter()
+            .map(|gpu| {
+                let index = field(gpu, "index")?
+                    .as_u64()
+                    .and_then(|i| u32::try_from(i).ok())
+                    .ok_or("a GPU's `index` is not a whole number")?;
+                Ok(GpuPeak {
+                    index,
+                    peak_used_bytes: peak(gpu)?,
+                })
+            })
+            .collect::<Result<_, String>>()?;
+        let warnings = list(json, "warnings")?
+            .iter()
+            .map(|w| {
+                w.as_str()
+                    .map(str::to_string)
+                    .ok_or("a warning is not text")
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(MeasuredPeaks {
+            gpus,
+            peak_used_bytes: peak(json)?,
+            warnings,
+        })
+    }
+
     /// The GPU with the highest known peak: the one that runs out first, and the one a per-GPU
     /// estimate describes. `None` for a document that lists no GPU with a known peak.
     pub fn fullest_gpu(&self) -> Option<&GpuPeak> {
@@ -229,6 +263,29 @@ pub struct Workload {
 pub struct TorchPeaks {
     pub max_memory_allocated_bytes: Option<u64>,
     pub max_memory_reserved_bytes: Option<u64>,
+}
+
+fn field<'a>(object: &'a Value, key: &str) -> Result<&'a Value, String> {
+    object
+        .get(key)
+        .ok_or_else(|| format!("missing field `{key}`"))
+}
+
+fn list<'a>(object: &'a Value, key: &str) -> Result<&'a Vec<Value>, String> {
+    field(object, key)?
+        .as_array()
+        .ok_or_else(|| format!("`{key}` is not a list"))
+}
+
+/// `peak_used_bytes`: bytes, or unknown where `null` or absent.
+fn peak(object: &Value) -> Result<Option<u64>, String> {
+    match object.get("peak_used_bytes") {
+        None | Some(Value::Null) => Ok(None),
+        Some(n) => n
+            .as_u64()
+            .map(Some)
+            .ok_or_else(|| "`peak_used_bytes` is not a whole number of bytes".to_string()),
+    }
 }
 
 #[cfg(test)]
