@@ -4,6 +4,7 @@
 //! field's own setter, and a bad value shows its message inline while the last good scenario
 //! stays in effect.
 
+use crate::components::model_picker::model_picker;
 use crate::state::PageState;
 use leptos::prelude::*;
 use vramfit_engine::runtime::Runtime;
@@ -26,6 +27,9 @@ fn option_text(choice: &Choice, catalogue: bool) -> String {
         format!("{} — {}", choice.value, choice.help)
     }
 }
+
+/// The catalogue field that gets the searchable picker rather than a select.
+const PICKER_KEY: &str = "model";
 
 fn field_view(field: &'static Field) -> impl IntoView {
     let state = expect_context::<PageState>();
@@ -78,6 +82,9 @@ fn field_view(field: &'static Field) -> impl IntoView {
         }
         .into_any(),
         Control::Choices(choices) => select(choices, false),
+        Control::Catalogue(choices) if key == PICKER_KEY => {
+            model_picker(key, &title, field.label, &choices, &value, on_change).into_any()
+        }
         Control::Catalogue(choices) => select(choices, true),
     };
     view! {

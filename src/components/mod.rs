@@ -11,6 +11,7 @@ pub mod gguf_drop;
 pub mod gpu_card;
 pub mod gpu_now;
 pub mod measured;
+pub mod model_picker;
 pub mod paste_area;
 pub mod serving_panel;
 pub mod share;

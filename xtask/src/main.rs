@@ -225,6 +225,7 @@ fn test() -> Result<()> {
         &[
             "tests/e2e/page.test.mjs",
             "tests/e2e/layout.test.mjs",
+            "tests/e2e/picker.test.mjs",
             "tests/e2e/serve.test.mjs",
         ],
     )?;

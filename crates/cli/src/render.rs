@@ -5,7 +5,7 @@ use serde_json::{json, Map, Value};
 use vramfit_engine::accuracy::KindAccuracy;
 use vramfit_engine::estimate::Serving;
 use vramfit_engine::gpu_catalogue::GPUS;
-use vramfit_engine::model::PRESETS;
+use vramfit_engine::model::{params_label, PRESETS};
 use vramfit_engine::serving_plan::ServingPlan;
 use vramfit_engine::solver::Solution;
 use vramfit_engine::tables::Table;
@@ -236,10 +236,8 @@ pub fn models_table(search: &str) -> String {
                 p.id.to_string(),
                 p.name.to_string(),
                 a.family().to_string(),
-                format_params(a.param_count()),
-                a.active_param_count()
-                    .map(format_params)
-                    .unwrap_or_default(),
+                params_label(a.param_count()),
+                a.active_param_count().map(params_label).unwrap_or_default(),
                 p.checkpoint.0.to_string(),
                 a.layers.to_string(),
                 a.hidden.to_string(),
@@ -296,17 +294,6 @@ pub fn gpus_table() -> String {
         ],
         rows,
     )
-}
-
-/// A parameter count for reading: 8.03B, 1.10B, 135M.
-fn format_params(params: f64) -> String {
-    if params >= 1e12 {
-        format!("{:.2}T", params / 1e12)
-    } else if params >= 1e9 {
-        format!("{:.2}B", params / 1e9)
-    } else {
-        format!("{:.0}M", params / 1e6)
-    }
 }
 
 pub fn models(search: &str) -> Vec<Map<String, Value>> {

@@ -14,7 +14,7 @@ mod published;
 pub use count::{Block, Family, LayerCounts, Linear};
 pub use gguf::{read_gguf, BlockBytes, FileWeights, GgufError, GgufModel, GGUF_FIRST_READ_BYTES};
 pub use hf_config::{parse_hf_config, ConfigError, HfConfig};
-pub use params::{format_param_count, parse_param_count};
+pub use params::{format_param_count, params_label, parse_param_count};
 pub use parts::{Mla, Moe, Recurrent, Vision, Window};
 pub use presets::{nearest_preset, preset, Preset, CATALOGUE_PRESETS, PRESETS};
 pub use published::{parse_published, ActiveClaim, Counted, Published};

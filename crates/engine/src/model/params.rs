@@ -27,6 +27,17 @@ pub fn parse_param_count(text: &str) -> Result<f64, String> {
     Ok(params.round())
 }
 
+/// A parameter count as a list shows it, rounded: `30.53B`, `1.03T`, `135M`.
+pub fn params_label(params: f64) -> String {
+    if params >= 1e12 {
+        format!("{:.2}T", params / 1e12)
+    } else if params >= 1e9 {
+        format!("{:.2}B", params / 1e9)
+    } else {
+        format!("{:.0}M", params / 1e6)
+    }
+}
+
 /// Writes a parameter count compactly, exactly as [`parse_param_count`] will read it back.
 pub fn format_param_count(params: f64) -> String {
     for (scale, suffix) in [(1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")] {
@@ -44,6 +55,13 @@ pub fn format_param_count(params: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn labels_round_to_two_decimals_in_b_or_t_and_whole_m() {
+        assert_eq!(params_label(30.532e9), "30.53B");
+        assert_eq!(params_label(1.0265e12), "1.03T");
+        assert_eq!(params_label(135.4e6), "135M");
+    }
 
     #[test]
     fn param_counts_parse_like_people_write_them() {
