@@ -27,6 +27,20 @@ pub(crate) fn detect(text: &str) -> bool {
     )
 }
 
+/// A JSON value as an error message shows it: a scalar as written, in backticks, and a list or
+/// an object by its kind. (`Value`'s `Display` would link two more copies of serde_json's writer
+/// into the page's wasm.)
+pub fn shown_in_message(value: &Value) -> String {
+    match value {
+        Value::Null => "`null`".to_string(),
+        Value::Bool(b) => format!("`{b}`"),
+        Value::Number(n) => format!("`{n}`"),
+        Value::String(s) => format!("`\"{s}\"`"),
+        Value::Array(_) => "a list".to_string(),
+        Value::Object(_) => "an object".to_string(),
+    }
+}
+
 /// `text` read as JSON, or the syntax error that stopped it.
 pub(crate) fn read(text: &str) -> Result<Value, ParseError> {
     serde_json::from_str(text).map_err(|e| ParseError::InvalidJson {
@@ -150,9 +164,13 @@ impl<'a> Object<'a> {
     ) -> Result<Option<T>, String> {
         match self.map.get(key) {
             None | Some(Value::Null) => Ok(None),
-            Some(value) => read(value)
-                .map(Some)
-                .ok_or_else(|| format!("{}.{key} is `{value}`, not a value it takes", self.path)),
+            Some(value) => read(value).map(Some).ok_or_else(|| {
+                format!(
+                    "{}.{key} is {}, not a value it takes",
+                    self.path,
+                    shown_in_message(value)
+                )
+            }),
         }
     }
 

@@ -31,6 +31,7 @@ mod xml;
 
 use std::borrow::Cow;
 
+pub use json::shown_in_message;
 pub use snapshot::{Gpu, Memory, MigDevice, Process, Snapshot, SourceFormat, SCHEMA};
 
 /// The largest input [`parse`] accepts, in bytes. The biggest real outputs (`-q -x` on an 8-GPU

@@ -5,6 +5,7 @@
 use crate::gpu_catalogue::{self, GPUS};
 use crate::lora::LoraTargets;
 use crate::model::{self, CATALOGUE_PRESETS, PRESETS};
+use crate::smi::shown_in_message;
 use crate::units::{format_size_exact, parse_f64, parse_size, Bytes};
 use crate::wire::{Choice, Wire};
 use serde_json::Value as Json;
@@ -88,8 +89,12 @@ pub trait Codec: Sync {
 fn scalar_text(json: &Json) -> Result<Cow<'_, str>, String> {
     match json {
         Json::String(text) => Ok(Cow::Borrowed(text)),
-        Json::Number(_) | Json::Bool(_) => Ok(Cow::Owned(json.to_string())),
-        other => Err(format!("`{other}` is not a value this field takes")),
+        Json::Number(n) => Ok(Cow::Owned(n.to_string())),
+        Json::Bool(b) => Ok(Cow::Owned(b.to_string())),
+        other => Err(format!(
+            "{} is not a value this field takes",
+            shown_in_message(other)
+        )),
     }
 }
 
@@ -296,7 +301,7 @@ impl Codec for Size {
                 .as_u64()
                 .map(|bytes| Cow::Owned(format!("{bytes}B")))
                 .ok_or_else(|| format!("`{n}` is not a whole number of bytes")),
-            other => Err(format!("`{other}` is not a size")),
+            other => Err(format!("{} is not a size", shown_in_message(other))),
         }
     }
 }
@@ -556,9 +561,12 @@ impl Customs {
     }
 
     fn from_json(json: &Json) -> Result<Vec<CustomComponent>, String> {
-        let items = json
-            .as_array()
-            .ok_or_else(|| format!("`{json}` is not a list of {{name, bytes}}"))?;
+        let items = json.as_array().ok_or_else(|| {
+            format!(
+                "{} is not a list of {{name, bytes}}",
+                shown_in_message(json)
+            )
+        })?;
         if items.len() > MAX_CUSTOM {
             return Err(Customs::too_many());
         }
@@ -569,7 +577,10 @@ impl Customs {
                 let bytes = item.get("bytes").and_then(Json::as_u64);
                 match (name, bytes) {
                     (Some(name), Some(bytes)) => Customs::one(&format!("{name}:{bytes}B")),
-                    _ => Err(format!("`{item}` is not {{\"name\": …, \"bytes\": …}}")),
+                    _ => Err(format!(
+                        "{} is not {{\"name\": …, \"bytes\": …}}",
+                        shown_in_message(item)
+                    )),
                 }
             })
             .collect()

@@ -115,6 +115,21 @@ mod tests {
                 .to_string();
             assert!(error.starts_with(&format!("{key}: ")), "{json}: {error}");
         }
+        for (json, message) in [
+            (r#"{"vram": [24]}"#, "vram: a list is not a size"),
+            (r#"{"vram": true}"#, "vram: `true` is not a size"),
+            (
+                r#"{"batch": {}}"#,
+                "batch: an object is not a value this field takes",
+            ),
+            (
+                r#"{"custom": [7]}"#,
+                "custom: `7` is not {\"name\": …, \"bytes\": …}",
+            ),
+        ] {
+            let error = serde_json::from_str::<Scenario>(json).unwrap_err();
+            assert!(error.to_string().starts_with(message), "{json}: {error}");
+        }
         let partial: Scenario = serde_json::from_str(r#"{"batch": 8}"#).unwrap();
         assert_eq!(partial.batch, 8);
         assert_eq!(partial.seq, Scenario::default().seq);
