@@ -73,7 +73,8 @@ fn quantized(q: &Map<String, Value>, warnings: &mut Vec<String>) -> WeightFormat
                 }
             }
             Some(8) => format.weights = Some(Dtype::Int8),
-            bits => unsupported(format!("{method} with bits {bits:?}")),
+            Some(bits) => unsupported(format!("{method} with {bits}-bit weights")),
+            None => unsupported(format!("{method} without `bits`")),
         },
         "bitsandbytes" => {
             let flag = |k: &str| q.get(k).and_then(Value::as_bool) == Some(true);
@@ -98,7 +99,10 @@ fn quantized(q: &Map<String, Value>, warnings: &mut Vec<String>) -> WeightFormat
                         .to_string(),
                 );
             }
-            other => unsupported(format!("compressed-tensors weights {other:?}")),
+            Some((bits, kind)) => unsupported(format!(
+                "compressed-tensors weights of {bits}-bit type `{kind}`"
+            )),
+            None => unsupported("compressed-tensors without config_groups weights".to_string()),
         },
         other => unsupported(format!("quant_method `{other}`")),
     }
