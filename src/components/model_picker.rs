@@ -179,18 +179,21 @@ pub fn model_picker(
             set_open(&input, &list, true);
         }
     };
-    // A press on an entry picks it (and keeps the focus in the box); one on the box opens the list.
+    // A press on the box opens the list. One in the list keeps the focus in the box (so its
+    // scroll bar does not close it), and one on an entry picks it.
     let on_mousedown = move |ev: web_sys::MouseEvent| {
         let Some((input, list)) = ev.current_target().and_then(|w| parts(w.unchecked_ref())) else {
             return;
         };
-        let target = ev.target().and_then(|t| t.dyn_into::<Element>().ok());
-        match target.and_then(|t| t.closest("[role=option]").ok().flatten()) {
-            Some(entry) => {
-                ev.prevent_default();
-                choose(&input, &list, &entry);
-            }
-            None => set_open(&input, &list, true),
+        let Some(target) = ev.target().and_then(|t| t.dyn_into::<Element>().ok()) else {
+            return;
+        };
+        if !list.contains(Some(&target)) {
+            return set_open(&input, &list, true);
+        }
+        ev.prevent_default();
+        if let Some(entry) = target.closest("[role=option]").ok().flatten() {
+            choose(&input, &list, &entry);
         }
     };
     let on_focusout = move |ev: web_sys::FocusEvent| {
