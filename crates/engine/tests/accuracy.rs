@@ -10,7 +10,7 @@
 //!   regression fails here while an honest recalibration only has to move a number in this file.
 
 use std::collections::{BTreeMap, BTreeSet};
-use vramfit_engine::accuracy::{compare, summarize, Comparison, Summary};
+use vramfit_engine::accuracy::{compare, csv_fields as fields, summarize, Comparison, Summary};
 use vramfit_engine::estimate::QLORA_MEASURED_ABOVE_PCT;
 
 const MEASURED: &str = include_str!("../../../calibration/measured-public.csv");
@@ -58,25 +58,6 @@ const CATEGORY_MAX_PCT: &[(&str, f64, f64)] = &[
     ("qlora", 11.5, 20.5),          // 8.7, 17.6 (M208)
     ("qlora_multi", 15.0, 21.5),    // 12.2, 18.7 (M131)
 ];
-
-/// Splits one CSV line, honouring double quotes (no embedded newlines, as in both files).
-fn fields(line: &str) -> Vec<String> {
-    let mut out = vec![String::new()];
-    let mut quoted = false;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '"' if quoted && chars.peek() == Some(&'"') => {
-                chars.next();
-                out.last_mut().unwrap().push('"');
-            }
-            '"' => quoted = !quoted,
-            ',' if !quoted => out.push(String::new()),
-            _ => out.last_mut().unwrap().push(c),
-        }
-    }
-    out
-}
 
 /// `id → row` for a CSV file, checking the header names `id` first and ids are unique.
 fn rows(csv: &str) -> (Vec<String>, BTreeMap<String, Vec<String>>) {

@@ -88,7 +88,7 @@ pub struct Summary {
 pub const PEAK: &str = "peak";
 
 /// Splits one CSV line, honouring double quotes (RFC 4180, without embedded newlines).
-fn csv_fields(line: &str) -> Vec<String> {
+pub fn csv_fields(line: &str) -> Vec<String> {
     let mut fields = Vec::new();
     let mut field = String::new();
     let mut quoted = false;
