@@ -34,4 +34,44 @@ impl Optimizer {
             Optimizer::Adafactor => None,
         }
     }
+
+    /// Bytes per element of the temporary the update of torch's AdamW computes before it applies
+    /// itself: `exp_avg_sq_sqrt = torch._foreach_sqrt(device_exp_avg_sqs)` in the multi-tensor
+    /// step (`_multi_tensor_adam`), `denom = exp_avg_sq.sqrt().add_(eps)` in the per-parameter one
+    /// (torch/optim/adam.py, torch 2.11; transformers' old `AdamW`), both in the second moment's
+    /// dtype; every other operation updates in place. bitsandbytes' 8-bit kernels and Adafactor
+    /// update in place, and Lion and LAMB are not torch's, so they count none.
+    pub fn step_temporary_bytes_per_element(self) -> f64 {
+        match self {
+            Optimizer::Adamw => FP32_BYTES,
+            Optimizer::AdamwBf16 => HALF_BYTES,
+            _ => 0.0,
+        }
+    }
+}
+
+wire_enum! {
+    /// How PyTorch applies the optimizer's update: the `foreach` and `fused` arguments of
+    /// torch.optim.AdamW (torch/optim/optimizer.py `_default_to_fused_or_foreach`).
+    OptimizerStep {
+        Foreach = "foreach" => "multi-tensor, torch's default: a temporary sqrt(v) of every parameter",
+        Fused = "fused" => "one fused kernel (fused=True; transformers' default from torch 2.8): no temporary",
+        ForLoop = "for-loop" => "one parameter at a time (foreach=False; transformers' adamw_hf): the largest tensor's",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn torch_adamw_steps_through_one_copy_of_its_second_moment() {
+        for optimizer in [Optimizer::Adamw, Optimizer::AdamwBf16] {
+            let moments = optimizer.state_bytes_per_param().unwrap();
+            assert_eq!(optimizer.step_temporary_bytes_per_element(), moments / 2.0);
+        }
+        for in_place in [Optimizer::Adamw8bit, Optimizer::Sgd, Optimizer::Adafactor] {
+            assert_eq!(in_place.step_temporary_bytes_per_element(), 0.0);
+        }
+    }
 }

@@ -27,11 +27,12 @@ pub(super) fn detailed(
         overhead::push(s, stack);
         return (0.0, None);
     }
-    let trainable = training::push_state(s, r, stack, &split, notes);
+    let trained = training::push_state(s, r, stack, &split, notes);
     training::push_weight_copies(s, r, stack, &split);
     activations::push(s, r, stack, &split);
     parallel::push_all_to_all(s, r, stack);
     logits::push_training(s, r, stack, &split);
+    training::push_optimizer_step(s, stack, &split, trained);
     overhead::push(s, stack);
-    (trainable, None)
+    (trained.trainable, None)
 }

@@ -21,7 +21,10 @@ const TRANSIENT: &[&str] = &[
     "all_to_all",
     "vision_activations",
 ];
+/// Tensors allocated in the same sizes at every step, whose freed blocks the next step reuses
+/// exactly: the state, and the optimizer step's per-parameter temporaries.
 const PERSISTENT: &[&str] = &[
+    "optimizer_step",
     "weights",
     "quant_constants",
     "vision",

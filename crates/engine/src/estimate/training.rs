@@ -6,6 +6,7 @@ use super::stack::{explain, num, Stack};
 use super::weights::{linear_params, on_gpu};
 use crate::dtype::{Dtype, FP32_BYTES};
 use crate::model::{Architecture, Block, MatrixShape};
+use crate::optimizer::OptimizerStep;
 use crate::scenario::{Resolved, Scenario};
 use crate::sharding::Offload;
 use crate::units::Bytes;
@@ -59,14 +60,14 @@ fn optimizer_on_gpu(s: &Scenario) -> f64 {
     }
 }
 
-/// Pushes adapters, master weights, gradients and optimizer state; returns the trainable count.
+/// Pushes adapters, master weights, gradients and optimizer state; returns what is trained.
 pub(super) fn push_state(
     s: &Scenario,
     r: &Resolved,
     stack: &mut Stack,
     split: &Split,
     notes: &mut Vec<String>,
-) -> f64 {
+) -> TrainableState {
     let ex = stack.explain;
     let (matrices, routed_elements) = trainable_matrices(s, &r.arch);
     // A bare --params is the count to train in full fine-tuning; norms are part of it.
@@ -76,7 +77,12 @@ pub(super) fn push_state(
         let elements: f64 = matrices.iter().map(MatrixShape::elements).sum();
         (elements, routed_elements / elements.max(1.0))
     };
-    let state = TrainableState { trainable, routed };
+    let largest_tensor = matrices.iter().map(|m| m.rows * m.cols).fold(0.0, f64::max);
+    let state = TrainableState {
+        trainable,
+        routed,
+        largest_tensor,
+    };
     if s.mode.is_adapter() {
         // Adapters are parameters like any other: ZeRO-3/FSDP shard them with the rest, and tensor
         // or pipeline parallelism place them with the layer they adapt.
@@ -124,14 +130,16 @@ pub(super) fn push_state(
         ),
     );
     push_optimizer(s, r, stack, split, notes, state, &matrices);
-    trainable
+    state
 }
 
-/// The trainable parameters and the fraction of them in routed experts.
+/// The trainable parameters, the fraction of them in routed experts, and the elements of the
+/// largest trainable tensor.
 #[derive(Clone, Copy)]
-struct TrainableState {
-    trainable: f64,
+pub(super) struct TrainableState {
+    pub trainable: f64,
     routed: f64,
+    largest_tensor: f64,
 }
 
 impl TrainableState {
@@ -200,6 +208,55 @@ fn push_optimizer(
             }
         ));
     }
+}
+
+/// The tensors alive only while the forward and backward passes run; the optimizer step comes
+/// after them, when they are freed.
+const FREED_BEFORE_THE_STEP: &[&str] = &["activations", "weight_copies", "logits", "all_to_all"];
+
+/// What the optimizer step needs beyond the backward pass's peak. The step runs once the backward
+/// pass has freed the activations and logits, with the weights, every gradient and the optimizer
+/// state alive, plus the update's temporary `sqrt(v)`
+/// ([`Optimizer::step_temporary_bytes_per_element`]): for every parameter at once in torch's
+/// multi-tensor step, for one tensor at a time in the per-parameter loop, none in the fused kernel.
+/// The step is the peak when that temporary outgrows what the backward pass held besides the
+/// state (full fine-tuning with checkpointing or short sequences). Only the excess is pushed, so
+/// the stack's total is the larger of the two moments.
+///
+/// [`Optimizer::step_temporary_bytes_per_element`]: crate::optimizer::Optimizer::step_temporary_bytes_per_element
+pub(super) fn push_optimizer_step(
+    s: &Scenario,
+    stack: &mut Stack,
+    split: &Split,
+    state: TrainableState,
+) {
+    let per_element = s.optimizer.step_temporary_bytes_per_element() * optimizer_on_gpu(s);
+    let (temporary, elements) = match s.optimizer_step {
+        OptimizerStep::Foreach => (
+            state.per_gpu(split, per_element, split.optimizer),
+            state.trainable,
+        ),
+        OptimizerStep::ForLoop => (
+            state.largest_tensor * per_element / split.optimizer,
+            state.largest_tensor,
+        ),
+        OptimizerStep::Fused => (0.0, 0.0),
+    };
+    let freed = stack.sum(FREED_BEFORE_THE_STEP);
+    stack.push(
+        "optimizer_step",
+        "Optimizer step (beyond the backward peak)",
+        (temporary - freed).max(0.0),
+        explain!(
+            stack.explain,
+            "{} × {} B ({} step's sqrt(v)){} − {} freed activations and logits",
+            num(elements),
+            num(per_element),
+            s.optimizer_step,
+            split.share_note(split.optimizer),
+            num(freed)
+        ),
+    );
 }
 
 /// torch.autocast casts each fp32 weight to the 16-bit compute dtype where a matmul uses it, and

@@ -7,7 +7,7 @@ use super::codec::*;
 use crate::dtype::{Dtype, QuantScope};
 use crate::lora::LoraTargets;
 use crate::model::FileWeights;
-use crate::optimizer::Optimizer;
+use crate::optimizer::{Optimizer, OptimizerStep};
 use crate::runtime::{CacheType, GpuBackend, LogitRows, OffloadOutput, Runtime};
 use crate::sharding::{Offload, Sharding};
 use crate::units::{Bytes, Units, MIB};
@@ -600,6 +600,9 @@ scenario_fields! {
     optimizer: Optimizer = Optimizer::Adamw,
         "optimizer", pick::<Optimizer>(), Precision in Training,
         "Optimizer", "optimizer";
+    optimizer_step: OptimizerStep = OptimizerStep::Foreach,
+        "optimizer-step", pick::<OptimizerStep>(), MorePrecision in Training,
+        "Optimizer step", "how torch applies the update (AdamW's foreach or fused argument)";
     /// Unset means on for full fine-tuning of 16-bit weights in the detailed method (the 2+2+12
     /// bytes of mixed-precision training, Rajbhandari et al. 2020), off otherwise.
     master_weights: Option<bool> = None,
