@@ -3,6 +3,8 @@
 //! bitsandbytes' 4-bit matmul keeps its input, and `lora-dropout` keeps a mask and a dropped copy
 //! of each adapter's input.
 
+mod common;
+
 use vramfit_engine::{estimate, Scenario};
 
 const LAYERS: f64 = 32.0;
@@ -15,19 +17,15 @@ const LAYER_COPIES: f64 = LAYERS + 1.0;
 const E: f64 = 2.0;
 
 fn llama(pairs: &[(&str, &str)]) -> Scenario {
-    let mut s = Scenario::default();
-    for (k, v) in [
-        ("model", "llama-2-7b"),
-        ("batch", "2"),
-        ("seq", "1024"),
-        ("act-dtype", "bf16"),
-    ]
-    .iter()
-    .chain(pairs)
-    {
-        s.set(k, v).expect("valid scenario");
-    }
-    s
+    common::scenario(
+        &[
+            ("model", "llama-2-7b"),
+            ("batch", "2"),
+            ("seq", "1024"),
+            ("act-dtype", "bf16"),
+        ],
+        pairs,
+    )
 }
 
 fn activations(pairs: &[(&str, &str)]) -> f64 {

@@ -2,6 +2,8 @@
 //! pass has freed the activations and logits, for every parameter at once (foreach), for one
 //! tensor at a time (for-loop), or not at all (fused). Checked on Llama-3.1-8B's shape.
 
+mod common;
+
 use vramfit_engine::{estimate, Scenario};
 
 const PARAMS: f64 = 8.03e9;
@@ -10,21 +12,17 @@ const LARGEST_TENSOR: f64 = 128_256.0 * 4096.0;
 const FP32: f64 = 4.0;
 
 fn llama(pairs: &[(&str, &str)]) -> Scenario {
-    let mut s = Scenario::default();
-    for (k, v) in [
-        ("model", "llama-3.1-8b"),
-        ("mode", "full"),
-        ("optimizer", "adamw"),
-        ("checkpointing", "full"),
-        ("batch", "1"),
-        ("seq", "512"),
-    ]
-    .iter()
-    .chain(pairs)
-    {
-        s.set(k, v).expect("valid scenario");
-    }
-    s
+    common::scenario(
+        &[
+            ("model", "llama-3.1-8b"),
+            ("mode", "full"),
+            ("optimizer", "adamw"),
+            ("checkpointing", "full"),
+            ("batch", "1"),
+            ("seq", "512"),
+        ],
+        pairs,
+    )
 }
 
 fn step_bytes(s: &Scenario) -> f64 {

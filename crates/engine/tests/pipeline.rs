@@ -1,20 +1,19 @@
 //! Pipeline parallelism in the detailed method: the GPU that must fit is the fullest stage, with
 //! ⌈L/N⌉ whole layers and one embedding table, not an even 1/N of the weights.
 
-use vramfit_engine::{estimate, Scenario};
+mod common;
+
+use vramfit_engine::estimate;
 
 fn weights(pairs: &[(&str, &str)]) -> f64 {
-    let mut s = Scenario::default();
-    for (k, v) in [
-        ("model", "llama-2-70b"),
-        ("mode", "inference"),
-        ("weights", "bf16"),
-    ]
-    .iter()
-    .chain(pairs)
-    {
-        s.set(k, v).expect("valid scenario");
-    }
+    let s = common::scenario(
+        &[
+            ("model", "llama-2-70b"),
+            ("mode", "inference"),
+            ("weights", "bf16"),
+        ],
+        pairs,
+    );
     estimate(&s)
         .unwrap()
         .component("weights")

@@ -2,25 +2,23 @@
 //! shape: what dropout keeps for the backward pass (HF's defaults of 0.1 for both dropouts), and
 //! the 16-bit weight copies of autocast mixed precision.
 
+mod common;
+
 use vramfit_engine::model::preset;
 use vramfit_engine::{estimate, Scenario};
 
 fn bert(pairs: &[(&str, &str)]) -> Scenario {
-    let mut s = Scenario::default();
-    for (k, v) in [
-        ("model", "bert-large"),
-        ("head", "classifier"),
-        ("mode", "full"),
-        ("weights", "fp32"),
-        ("seq", "512"),
-        ("batch", "4"),
-    ]
-    .iter()
-    .chain(pairs)
-    {
-        s.set(k, v).expect("valid scenario");
-    }
-    s
+    common::scenario(
+        &[
+            ("model", "bert-large"),
+            ("head", "classifier"),
+            ("mode", "full"),
+            ("weights", "fp32"),
+            ("seq", "512"),
+            ("batch", "4"),
+        ],
+        pairs,
+    )
 }
 
 fn activations(s: &Scenario) -> f64 {
