@@ -219,10 +219,14 @@ fn halve_batch(c: &Scenario) -> Option<(String, Vec<(&'static str, String)>)> {
 }
 
 fn checkpoint(c: &Scenario) -> Option<(String, Vec<(&'static str, String)>)> {
-    (c.mode.is_training() && c.checkpointing != Checkpointing::Full).then(|| {
+    let every_layer = c.checkpointing == Checkpointing::Full && c.checkpoint_every == 1;
+    (c.mode.is_training() && !every_layer).then(|| {
         (
             "Turn on gradient checkpointing".to_string(),
-            vec![("checkpointing", "full".to_string())],
+            vec![
+                ("checkpointing", "full".to_string()),
+                ("checkpoint-every", "1".to_string()),
+            ],
         )
     })
 }

@@ -47,6 +47,8 @@ wire_enum! {
     Checkpointing {
         None = "none" => "keep every activation",
         Selective = "selective" => "recompute the attention scores",
+        /// torchtitan's op-level selective checkpointing (`selective_ac_option = "op"`).
+        Op = "op" => "keep attention and every other matmul's output (torchtitan)",
         Full = "full" => "keep each layer's input, recompute the rest",
     }
 }

@@ -1,14 +1,22 @@
 //! Training activations: what the forward pass saves for the backward pass under each
-//! checkpointing policy, plus the one layer the backward pass works on at a time.
+//! checkpointing policy, on every layer or every k-th, plus the one layer the backward pass works
+//! on at a time.
 
 use super::parallel::Split;
 use super::per_token::{
     adapter_bytes_per_token, dropout_bytes_per_token, eager_scores_bytes_per_token,
-    layer_bytes_per_token,
+    layer_bytes_per_token, op_checkpoint_bytes_per_token,
 };
 use super::stack::{explain, num, Stack};
 use crate::scenario::{Resolved, Scenario};
 use crate::workload::Checkpointing;
+
+/// How many of `layers` blocks the policy wraps when only every `every`-th is checkpointed:
+/// torchtitan counts the blocks from 1 and wraps those whose count is a multiple of k
+/// (`ptd_checkpoint_wrapper._count % ac_freq == 0`, parallelize_llama.py @9dec370), so ⌊L/k⌋.
+fn checkpointed_layers(layers: f64, every: u32) -> f64 {
+    (layers / f64::from(every.max(1))).floor()
+}
 
 pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split) {
     let ex = stack.explain;
@@ -20,46 +28,51 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split)
         + dropout_bytes_per_token(s, a)
         + adapter_bytes_per_token(s, r, e);
     let scores = eager_scores_bytes_per_token(s, a, e, f64::from(s.seq));
-    let one_layer = tokens * (per_layer + scores);
-    let (saved, saved_formula) = match s.checkpointing {
-        Checkpointing::None => (
-            layers * tokens * (per_layer + scores),
-            explain!(
-                ex,
-                "L × b·s × (layer {} B + scores {} B) = {} × {} × {}",
-                num(per_layer),
-                num(scores),
-                a.layers,
-                num(tokens),
-                num(per_layer + scores)
-            ),
+    let everything = per_layer + scores;
+    let (kept, kept_label) = match s.checkpointing {
+        Checkpointing::None => (everything, "layer + scores"),
+        Checkpointing::Selective => (per_layer, "layer, scores recomputed"),
+        Checkpointing::Op => (
+            op_checkpoint_bytes_per_token(s, a, e, scores),
+            "input, attention and every other matmul output",
         ),
-        Checkpointing::Selective => (
-            layers * tokens * per_layer,
-            explain!(
-                ex,
-                "L × b·s × layer {} B (scores recomputed) = {} × {} × {}",
-                num(per_layer),
-                a.layers,
-                num(tokens),
-                num(per_layer)
-            ),
-        ),
-        Checkpointing::Full => (
-            layers * tokens * f64::from(a.hidden) * e,
-            explain!(
-                ex,
-                "L × b·s × H × {} B (layer inputs only) = {} × {} × {}",
-                e,
-                a.layers,
-                num(tokens),
-                a.hidden
-            ),
-        ),
+        Checkpointing::Full => (f64::from(a.hidden) * e, "layer input only"),
+    };
+    let checkpointed = if s.checkpointing == Checkpointing::None {
+        0.0
+    } else {
+        checkpointed_layers(layers, s.checkpoint_every)
+    };
+    let plain = layers - checkpointed;
+    let saved = tokens * (checkpointed * kept + plain * everything);
+    let saved_formula = if plain == 0.0 || checkpointed == 0.0 {
+        explain!(
+            ex,
+            "L × b·s × {} B ({kept_label}) = {} × {} × {}",
+            num(kept),
+            a.layers,
+            num(tokens),
+            num(kept)
+        )
+    } else {
+        explain!(
+            ex,
+            "b·s × ({} of {} layers × {} B ({kept_label}) + {} × {} B (all kept)) = {} × ({} × {} + {} × {})",
+            num(checkpointed),
+            a.layers,
+            num(kept),
+            num(plain),
+            num(everything),
+            num(tokens),
+            num(checkpointed),
+            num(kept),
+            num(plain),
+            num(everything)
+        )
     };
     // The backward pass of one layer needs that layer's activations (recomputed, under
     // checkpointing) and their gradients at once.
-    let working = one_layer;
+    let working = tokens * everything;
     stack.push(
         "activations",
         "Activations",

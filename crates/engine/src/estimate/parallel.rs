@@ -4,6 +4,7 @@
 use super::stack::{explain, num, Stack};
 use crate::scenario::{Resolved, Scenario};
 use crate::sharding::Sharding;
+use crate::workload::Mode;
 
 /// How many ways each kind of state is split across the GPUs.
 pub(super) struct Split {
@@ -104,13 +105,51 @@ pub(super) fn weights_per_gpu(
     )
 }
 
-/// ZeRO-3/FSDP all-gathers one layer at a time and prefetches the next (Zhao et al. 2023, FSDP
-/// §3): two layers' linear weights, unsharded, in the parameters' format.
-pub(super) fn gathered_layers_bytes(s: &Scenario, r: &Resolved, split: &Split, linear: f64) -> f64 {
-    if s.sharding.is_fully_sharded() && split.weights > 1.0 {
-        2.0 * linear / f64::from(r.arch.layers) * r.param_dtype.bytes()
-    } else {
-        0.0
+/// What a fully sharded run holds unsharded beside its shards, in bytes per GPU.
+///
+/// ZeRO-3 and FSDP all-gather one layer at a time and prefetch the next (Zhao et al. 2023, FSDP
+/// §3): two layers' linear weights. FSDP's mixed precision (FSDP2's `MixedPrecisionPolicy`
+/// `param_dtype`, FSDP1's `MixedPrecision`) casts each shard to the compute dtype before the
+/// all-gather, so fp32 shards gather as 16-bit copies; ZeRO-3 gathers the parameters' format.
+/// FSDP also keeps its root unit (the embeddings and the LM head, outside the wrapped blocks)
+/// unsharded from its forward to the end of the backward: FSDP1's `_post_forward_reshard` frees
+/// no root parameters, and FSDP2's `_lazy_init` clears the root's `post_forward_mesh_info`.
+/// In the backward, FSDP2's `foreach_reduce` copies a layer's unsharded gradients (computed in
+/// the gathered format) into a reduce-scatter buffer of the whole layer in the reduce dtype,
+/// which is kept until the next layer's reduce-scatter: counted here in the gradients' format
+/// (torchtitan's default `mixed_precision_reduce = "float32"` with fp32 parameters).
+#[derive(Default)]
+pub(super) struct Gathered {
+    /// The current and the prefetched layer.
+    pub layers: f64,
+    /// FSDP's root unit: embedding tables and LM head.
+    pub root: f64,
+    /// One layer's unsharded gradients and its reduce-scatter buffer (full training).
+    pub reduce: f64,
+}
+
+impl Gathered {
+    pub fn new(s: &Scenario, r: &Resolved, split: &Split, linear: f64) -> Gathered {
+        if !s.sharding.is_fully_sharded() || split.weights <= 1.0 {
+            return Gathered::default();
+        }
+        let fsdp = s.sharding == Sharding::Fsdp;
+        let gathered_bytes = if fsdp {
+            r.param_dtype.bytes().min(r.act_dtype.bytes())
+        } else {
+            r.param_dtype.bytes()
+        };
+        let layer = linear / f64::from(r.arch.layers.max(1));
+        let tables = r.arch.embedding_params() * r.params / r.shape_params.max(1.0);
+        Gathered {
+            layers: 2.0 * layer * gathered_bytes,
+            root: if fsdp { tables * gathered_bytes } else { 0.0 },
+            reduce: if s.mode == Mode::Full {
+                layer * (gathered_bytes + r.grads.bytes())
+            } else {
+                0.0
+            },
+        }
     }
 }
 

@@ -3,7 +3,7 @@
 //! changes about which projection inputs autograd keeps.
 
 use crate::dtype::{BYTE, FP32_BYTES};
-use crate::model::{Architecture, Projection};
+use crate::model::{Architecture, Block, Projection};
 use crate::scenario::{Resolved, Scenario};
 use crate::workload::Attention;
 
@@ -33,6 +33,45 @@ pub(super) fn layer_bytes_per_token(a: &Architecture, e: f64) -> f64 {
         + attention * attention_share
         + recurrent_bytes_per_token(a, e)
         + mlp_bytes_per_token(a, e)
+}
+
+/// Bytes each token keeps per layer under torchtitan's op-level selective checkpointing
+/// (`selective_ac_option = "op"`: `_save_list` and `_custom_policy` in
+/// torchtitan/parallelisms/parallelize_llama.py @9dec370, torchtitan/distributed/
+/// activation_checkpoint.py today). The block's input stays, for the recompute to start from,
+/// and the recompute reuses the outputs of the ops in the save list instead of running them:
+/// the attention kernel's and every `aten.mm`'s except every second one, counted per block in
+/// forward order (Llama's q, k, v, o, gate, up, down: q, v, gate and down are kept). Flash/SDPA
+/// keeps its output and fp32 log-sum-exp per head; eager attention keeps its output and `scores`
+/// (today's list holds the math SDPA kernel, whose probabilities are its second output). Norms,
+/// RoPE, the activation and the products are recomputed. Routed experts run grouped matmuls, not
+/// `aten.mm`, and count as recomputed; where layers differ in kind, the alternation is counted
+/// over one layer holding every kind, in [`Architecture::each_linear`]'s order.
+pub(super) fn op_checkpoint_bytes_per_token(
+    s: &Scenario,
+    a: &Architecture,
+    e: f64,
+    scores: f64,
+) -> f64 {
+    let layers = f64::from(a.layers).max(1.0);
+    let attention_share = f64::from(a.attention_layers()) / layers;
+    let kernel = if s.attention == Attention::Flash {
+        (e * a.q_width() + FP32_BYTES * f64::from(a.heads)) * attention_share
+    } else {
+        e * a.q_width() * attention_share + scores
+    };
+    let mut position = 0u32;
+    let mut kept_matmul_outputs = 0.0;
+    a.each_linear(|linear| {
+        if linear.block == Block::RoutedExpert {
+            return;
+        }
+        position += 1;
+        if position % 2 == 1 {
+            kept_matmul_outputs += e * linear.shape.cols * linear.shape.count / layers;
+        }
+    });
+    e * f64::from(a.hidden) + kernel + kept_matmul_outputs
 }
 
 /// A recurrent mixer's share of [`layer_bytes_per_token`], averaged over the layers: its input

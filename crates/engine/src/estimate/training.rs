@@ -1,7 +1,7 @@
 //! Training state: what an optimizer step needs besides the weights and activations — LoRA
 //! adapters, fp32 master weights, gradients, optimizer state — and autocast's 16-bit weight copies.
 
-use super::parallel::{routed_fraction, Split};
+use super::parallel::{routed_fraction, Gathered, Split};
 use super::stack::{explain, num, Stack};
 use super::weights::{linear_params, on_gpu};
 use crate::dtype::{Dtype, FP32_BYTES};
@@ -116,17 +116,26 @@ pub(super) fn push_state(
             ),
         );
     }
+    let reduce = Gathered::new(s, r, split, linear_params(r)).reduce;
     stack.push(
         "gradients",
         "Gradients",
-        state.per_gpu(split, r.grads.bytes(), split.gradients),
+        state.per_gpu(split, r.grads.bytes(), split.gradients) + reduce,
         explain!(
             ex,
-            "{} × {} B ({}){}",
+            "{} × {} B ({}){}{}",
             num(trainable),
             r.grads.bytes(),
             r.grads,
-            split.share_note(split.gradients)
+            split.share_note(split.gradients),
+            if reduce > 0.0 {
+                format!(
+                    " + one layer's unsharded grads and reduce-scatter buffer {}",
+                    Bytes::from_f64(reduce).display(s.units)
+                )
+            } else {
+                String::new()
+            }
         ),
     );
     push_optimizer(s, r, stack, split, notes, state, &matrices);

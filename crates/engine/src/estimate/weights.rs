@@ -1,6 +1,6 @@
 //! The model's weights on each GPU, and the constants quantized formats keep beside them.
 
-use super::parallel::{gathered_layers_bytes, routed_fraction, weights_per_gpu, Split};
+use super::parallel::{routed_fraction, weights_per_gpu, Gathered, Split};
 use super::stack::{explain, num, Stack};
 use crate::dtype::QuantScope;
 use crate::dtype::{Dtype, BYTE, FP32_BYTES, HALF_BYTES, NIBBLE_BYTES};
@@ -62,7 +62,7 @@ pub(super) fn on_gpu(s: &Scenario) -> f64 {
 pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split) {
     let ex = stack.explain;
     let on_gpu = on_gpu(s);
-    let gathered = gathered_layers_bytes(s, r, split, linear_params(r));
+    let gathered = Gathered::new(s, r, split, linear_params(r));
     let vision = vision_params(r);
     let text = r.params - vision;
     let (weight_bytes, weight_formula) = text_weights(r, text, ex);
@@ -73,19 +73,27 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split)
     stack.push(
         "weights",
         "Model weights",
-        per_gpu * on_gpu + gathered,
+        per_gpu * on_gpu + gathered.layers + gathered.root,
         explain!(
             ex,
-            "{weight_formula}{split_note}{}{}",
+            "{weight_formula}{split_note}{}{}{}",
             if on_gpu == 0.0 {
                 " (offloaded to CPU)"
             } else {
                 ""
             },
-            if gathered > 0.0 {
+            if gathered.layers > 0.0 {
                 format!(
                     " + 2 gathered layers {}",
-                    Bytes::from_f64(gathered).display(s.units)
+                    Bytes::from_f64(gathered.layers).display(s.units)
+                )
+            } else {
+                String::new()
+            },
+            if gathered.root > 0.0 {
+                format!(
+                    " + the unsharded root (embeddings, head) {}",
+                    Bytes::from_f64(gathered.root).display(s.units)
                 )
             } else {
                 String::new()

@@ -637,6 +637,10 @@ scenario_fields! {
     checkpointing: Checkpointing = Checkpointing::None,
         "checkpointing", pick::<Checkpointing>(), Batch in Training,
         "Checkpointing", "activation checkpointing";
+    /// torchtitan's `selective_ac_option = k`: the policy wraps only every k-th block.
+    checkpoint_every: u32 = 1,
+        "checkpoint-every", Count, Batch in Training,
+        "Checkpoint every k-th layer", "only every k-th layer is checkpointed; the rest keep all";
     attention: Attention = Attention::Flash,
         "attention", pick::<Attention>(), Batch,
         "Attention", "attention kernel";

@@ -1,0 +1,115 @@
+//! What torchtitan-style training keeps, checked against the tensor arithmetic on Llama 3.1 8B's
+//! shape (32 layers, hidden 4096, 32 heads, 8 KV heads of 128, ffn 14336, vocabulary 128256,
+//! untied): op-level selective checkpointing, checkpointing every k-th layer, and FSDP's mixed
+//! precision (16-bit gathered copies, the unsharded root, the reduce-scatter buffer).
+
+use vramfit_engine::{estimate, Scenario};
+
+const LAYERS: f64 = 32.0;
+const HIDDEN: f64 = 4096.0;
+const KV_WIDTH: f64 = 8.0 * 128.0;
+const FFN: f64 = 14336.0;
+const HEADS: f64 = 32.0;
+const VOCAB: f64 = 128256.0;
+const BF16: f64 = 2.0;
+const FP32: f64 = 4.0;
+const TOKENS: f64 = 2.0 * 8192.0;
+/// q, k, v, o, gate, up and down of one layer.
+const LAYER_PARAMS: f64 = 2.0 * HIDDEN * HIDDEN + 2.0 * HIDDEN * KV_WIDTH + 3.0 * HIDDEN * FFN;
+
+/// torchtitan's Llama 3.1 8B run (benchmarks/llama3_h100_202412_torchtitan.md): fp32 shards,
+/// bf16 compute, batch 2 × 8192 tokens.
+fn titan(pairs: &[(&str, &str)]) -> Scenario {
+    let mut s = Scenario::default();
+    for (k, v) in [
+        ("model", "llama-3.1-8b"),
+        ("mode", "full"),
+        ("weights", "fp32"),
+        ("act-dtype", "bf16"),
+        ("master-weights", "false"),
+        ("batch", "2"),
+        ("seq", "8192"),
+        ("sharding", "fsdp"),
+        ("gpus", "8"),
+    ]
+    .iter()
+    .chain(pairs)
+    {
+        s.set(k, v).expect("valid scenario");
+    }
+    s
+}
+
+fn bytes(s: &Scenario, id: &str) -> f64 {
+    estimate(s).unwrap().bytes_of(id).as_f64()
+}
+
+fn activations(checkpointing: &str, every: &str) -> f64 {
+    bytes(
+        &titan(&[
+            ("checkpointing", checkpointing),
+            ("checkpoint-every", every),
+        ]),
+        "activations",
+    )
+}
+
+fn close(a: f64, b: f64) {
+    assert!((a - b).abs() <= 1e-9 * b.abs().max(1.0), "{a} vs {b}");
+}
+
+#[test]
+fn op_level_checkpointing_keeps_less_than_selective_and_more_than_full() {
+    let none = activations("none", "1");
+    let selective = activations("selective", "1");
+    let op = activations("op", "1");
+    let full = activations("full", "1");
+    assert!(none >= selective && selective > op && op > full);
+}
+
+#[test]
+fn op_level_checkpointing_keeps_the_input_attention_and_every_other_matmul_output() {
+    // Per token and layer: the input, q (1st matmul), v (3rd), gate (5th) and down (7th) in bf16,
+    // the flash kernel's bf16 output and its fp32 log-sum-exp per head; full keeps the input.
+    let op = BF16 * (HIDDEN + HIDDEN + KV_WIDTH + FFN + HIDDEN + HIDDEN) + FP32 * HEADS;
+    let extra = activations("op", "1") - activations("full", "1");
+    close(extra, LAYERS * TOKENS * (op - BF16 * HIDDEN));
+}
+
+#[test]
+fn checkpointing_every_kth_layer_wraps_the_floor_of_l_over_k_layers() {
+    let none = activations("none", "1");
+    let full = activations("full", "1");
+    // The working layer is the same in all three, so each layer moves the total by a 32nd.
+    let per_layer = (none - full) / LAYERS;
+    close(activations("full", "2"), full + 16.0 * per_layer);
+    close(activations("full", "3"), full + (LAYERS - 10.0) * per_layer);
+    close(activations("full", "33"), none);
+    close(activations("none", "4"), none);
+}
+
+#[test]
+fn fsdp_mixed_precision_gathers_16_bit_copies_and_keeps_the_root_unsharded() {
+    let shards = 8.03e9 * FP32 / 8.0;
+    let gathered = 2.0 * LAYER_PARAMS * BF16;
+    let root = 2.0 * VOCAB * HIDDEN * BF16;
+    let weights = bytes(&titan(&[]), "weights");
+    assert!(
+        (weights - (shards + gathered + root)).abs() < 0.01 * shards,
+        "{weights}"
+    );
+    // In fp32 compute the same layers and root are gathered at 4 bytes.
+    let fp32 = bytes(&titan(&[("act-dtype", "fp32")]), "weights");
+    close(fp32 - weights, gathered + root);
+    // ZeRO-3 gathers the parameters' own format and frees every layer after its forward.
+    let zero3 = bytes(&titan(&[("sharding", "zero3")]), "weights");
+    close(zero3 - weights, gathered - root);
+}
+
+#[test]
+fn fsdp_reduce_scatters_one_layer_of_gradients_in_the_gradient_format() {
+    let sharded = bytes(&titan(&[("sharding", "zero2")]), "gradients");
+    let fsdp = bytes(&titan(&[]), "gradients");
+    // The layer's bf16 unsharded gradients and its fp32 reduce-scatter buffer.
+    close(fsdp - sharded, LAYER_PARAMS * (BF16 + FP32));
+}
