@@ -18,10 +18,10 @@ const SCENARIOS: &str = include_str!("../../../calibration/scenarios.csv");
 
 /// The rows scenarios.csv leaves out on purpose, each with its written reason: three of the
 /// first sources, the session-7 rows (M238–M337) whose runs need a mechanism the engine does
-/// not model (activation offloading, torch.compile, context parallelism, float8, torchao NF4, the
-/// optimizer step's temporaries) or whose figure is a whole run's reserved pool over
-/// variable-length samples (ms-swift), and axolotl's MoE examples (M339–M346) that need Cut
-/// Cross-Entropy, the fused experts' NF4 dequantization or a family the parser lacks.
+/// not model (activation offloading, torch.compile, float8, torchao NF4, the optimizer step's
+/// temporaries) or whose figure is a whole run's reserved pool over variable-length samples
+/// (ms-swift), and axolotl's MoE examples (M339–M346) that need Cut Cross-Entropy, the fused
+/// experts' NF4 dequantization or a family the parser lacks.
 const EXPECTED_EXCLUSIONS: [&str; 108] = [
     "M073", "M074", "M084", "M238", "M239", "M240", "M241", "M242", "M243", "M245", "M246", "M247",
     "M248", "M249", "M250", "M251", "M252", "M254", "M255", "M257", "M258", "M259", "M260", "M261",
@@ -48,7 +48,7 @@ const INFERENCE_WORST_MAX_PCT: f64 = 10.0;
 const CATEGORY_MAX_PCT: &[(&str, f64, f64)] = &[
     // kind                  median  worst   today: median, worst (row)
     ("full", 5.0, 51.5),            // 1.6, 48.6 (M176, forward-backward only)
-    ("full_multi", 5.5, 6.5),       // 2.3, 3.2 (M256, torchtitan FSDP2 + op-level SAC)
+    ("full_multi", 6.0, 8.5),       // 3.2, 5.2 (M347, torchtitan FSDP2 + context parallel)
     ("inference", 1.5, 10.0),       // 0.7, 7.2 (M096)
     ("inference_int4", 10.0, 19.5), // 8.0, 16.7 (M103)
     ("inference_int4_multi", 17.5, 28.5), // 14.5, 25.7 (M069)

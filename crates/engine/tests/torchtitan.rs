@@ -113,3 +113,23 @@ fn fsdp_reduce_scatters_one_layer_of_gradients_in_the_gradient_format() {
     // The layer's bf16 unsharded gradients and its fp32 reduce-scatter buffer.
     close(fsdp - sharded, LAYER_PARAMS * (BF16 + FP32));
 }
+
+#[test]
+fn context_parallelism_keeps_seq_over_cp_tokens_of_activations_and_logits_per_gpu() {
+    let one = titan(&[("checkpointing", "full")]);
+    let split = titan(&[("checkpointing", "full"), ("seq", "16384"), ("cp", "2")]);
+    for id in ["activations", "logits", "weights", "gradients", "optimizer"] {
+        close(bytes(&split, id), bytes(&one, id));
+    }
+    let whole = titan(&[("checkpointing", "full"), ("seq", "16384")]);
+    close(bytes(&whole, "logits"), 2.0 * bytes(&split, "logits"));
+    assert!(bytes(&whole, "activations") > 1.9 * bytes(&split, "activations"));
+}
+
+#[test]
+fn context_parallelism_needs_cp_to_divide_the_gpus() {
+    let mut s = titan(&[]);
+    assert!(s.set("cp", "3").is_ok());
+    let errors = s.validate();
+    assert!(errors.iter().any(|e| e.field == "cp"), "{errors:?}");
+}

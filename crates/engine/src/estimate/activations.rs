@@ -22,12 +22,12 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split)
     let ex = stack.explain;
     let a = &r.arch;
     let e = r.act_dtype.bytes();
-    let tokens = f64::from(s.batch) * f64::from(s.seq);
+    let tokens = split.tokens(s);
     let layers = f64::from(a.layers);
     let per_layer = layer_bytes_per_token(a, e)
         + dropout_bytes_per_token(s, a)
         + adapter_bytes_per_token(s, r, e);
-    let scores = eager_scores_bytes_per_token(s, a, e, f64::from(s.seq));
+    let scores = eager_scores_bytes_per_token(s, a, e, split.sequence(s));
     let everything = per_layer + scores;
     let (kept, kept_label) = match s.checkpointing {
         Checkpointing::None => (everything, "layer + scores"),

@@ -21,10 +21,10 @@ pub(super) fn push_training(s: &Scenario, r: &Resolved, stack: &mut Stack, split
     let ex = stack.explain;
     let vocab = f64::from(r.arch.vocab);
     let e = r.act_dtype.bytes();
-    let tokens = f64::from(s.batch) * f64::from(s.seq);
+    let tokens = split.tokens(s);
     let elements = tokens * vocab;
     let (bytes, formula) = if s.chunked_loss {
-        let chunk = f64::from(s.batch) * LOSS_CHUNK_TOKENS.min(f64::from(s.seq)) * vocab;
+        let chunk = f64::from(s.batch) * LOSS_CHUNK_TOKENS.min(split.sequence(s)) * vocab;
         (
             elements * e + chunk * LOG_PROBS_AND_GRAD_BYTES,
             explain!(

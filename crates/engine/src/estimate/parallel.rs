@@ -15,6 +15,22 @@ pub(super) struct Split {
     pub model_parallel: f64,
     /// Routed experts, further: split N ways by expert parallelism, which splits nothing else.
     pub experts: f64,
+    /// Each training sequence: context parallelism gives every GPU seq/cp of its tokens, whose
+    /// activations and logits it keeps (torchtitan's `context_parallel` shards the inputs along
+    /// the sequence; ring attention passes the keys and values around, a block at a time).
+    pub context: f64,
+}
+
+impl Split {
+    /// The tokens of a training step whose activations one GPU keeps: b·s/cp.
+    pub fn tokens(&self, s: &Scenario) -> f64 {
+        f64::from(s.batch) * self.sequence(s)
+    }
+
+    /// The part of each sequence one GPU holds.
+    pub fn sequence(&self, s: &Scenario) -> f64 {
+        f64::from(s.seq) / self.context
+    }
 }
 
 impl Split {
@@ -27,6 +43,11 @@ impl Split {
             optimizer: by(s.sharding.shards_optimizer()),
             model_parallel: by(s.sharding.is_model_parallel()),
             experts: by(s.sharding == Sharding::Expert),
+            context: if s.mode.is_training() {
+                f64::from(s.cp.max(1))
+            } else {
+                1.0
+            },
         }
     }
 

@@ -686,6 +686,11 @@ scenario_fields! {
     gpus: u32 = 1,
         "gpus", Count, Budget,
         "GPUs", "GPUs the run is spread over";
+    /// Context parallelism (torchtitan's `context_parallel_degree`): ring attention over `cp`
+    /// GPUs that each hold a slice of every sequence.
+    cp: u32 = 1,
+        "cp", Count, Budget in Training,
+        "Context parallel", "GPUs sharing each sequence; each keeps seq/cp tokens (of gpus)";
     sharding: Sharding = Sharding::None,
         "sharding", pick::<Sharding>(), Budget,
         "Sharding", "how the run is split across GPUs";

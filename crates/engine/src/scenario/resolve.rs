@@ -384,6 +384,15 @@ impl Scenario {
                 "expert parallelism splits routed experts; this model has none",
             ));
         }
+        if self.mode.is_training() && self.gpus % self.cp.max(1) != 0 {
+            errors.push(FieldError::new(
+                "cp",
+                format!(
+                    "context parallelism splits each sequence over cp of the gpus; {} does not divide {}",
+                    self.cp, self.gpus
+                ),
+            ));
+        }
         if self.offload == Offload::All && !self.sharding.is_fully_sharded() {
             errors.push(FieldError::new(
                 "offload",
