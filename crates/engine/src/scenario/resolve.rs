@@ -384,7 +384,7 @@ impl Scenario {
                 "expert parallelism splits routed experts; this model has none",
             ));
         }
-        if self.mode.is_training() && self.gpus % self.cp.max(1) != 0 {
+        if self.mode.is_training() && !self.gpus.is_multiple_of(self.cp.max(1)) {
             errors.push(FieldError::new(
                 "cp",
                 format!(
