@@ -3,6 +3,8 @@
 //! untied): op-level selective checkpointing, checkpointing every k-th layer, and FSDP's mixed
 //! precision (16-bit gathered copies, the unsharded root, the reduce-scatter buffer).
 
+mod common;
+
 use vramfit_engine::{estimate, Scenario};
 
 const LAYERS: f64 = 32.0;
@@ -19,25 +21,20 @@ const LAYER_PARAMS: f64 = 2.0 * HIDDEN * HIDDEN + 2.0 * HIDDEN * KV_WIDTH + 3.0 
 
 /// torchtitan's Llama 3.1 8B run (benchmarks/llama3_h100_202412_torchtitan.md): fp32 shards,
 /// bf16 compute, batch 2 × 8192 tokens.
-fn titan(pairs: &[(&str, &str)]) -> Scenario {
-    let mut s = Scenario::default();
-    for (k, v) in [
-        ("model", "llama-3.1-8b"),
-        ("mode", "full"),
-        ("weights", "fp32"),
-        ("act-dtype", "bf16"),
-        ("master-weights", "false"),
-        ("batch", "2"),
-        ("seq", "8192"),
-        ("sharding", "fsdp"),
-        ("gpus", "8"),
-    ]
-    .iter()
-    .chain(pairs)
-    {
-        s.set(k, v).expect("valid scenario");
-    }
-    s
+const TITAN: &[(&str, &str)] = &[
+    ("model", "llama-3.1-8b"),
+    ("mode", "full"),
+    ("weights", "fp32"),
+    ("act-dtype", "bf16"),
+    ("master-weights", "false"),
+    ("batch", "2"),
+    ("seq", "8192"),
+    ("sharding", "fsdp"),
+    ("gpus", "8"),
+];
+
+fn titan(changes: &[(&str, &str)]) -> Scenario {
+    common::scenario(TITAN, changes)
 }
 
 fn bytes(s: &Scenario, id: &str) -> f64 {
@@ -128,8 +125,6 @@ fn context_parallelism_keeps_seq_over_cp_tokens_of_activations_and_logits_per_gp
 
 #[test]
 fn context_parallelism_needs_cp_to_divide_the_gpus() {
-    let mut s = titan(&[]);
-    assert!(s.set("cp", "3").is_ok());
-    let errors = s.validate();
+    let errors = titan(&[("cp", "3")]).validate();
     assert!(errors.iter().any(|e| e.field == "cp"), "{errors:?}");
 }
