@@ -90,17 +90,19 @@ impl Estimate {
         self.component(id).map(|c| c.bytes).unwrap_or(Bytes::ZERO)
     }
 
-    /// What `torch.cuda.max_memory_allocated()` would report: no context, no allocator slack.
+    /// What `torch.cuda.max_memory_allocated()` would report: no context, no allocator slack,
+    /// no paged optimizer state (CUDA managed memory, which PyTorch's allocator never sees).
     pub fn allocated_bytes(&self) -> Bytes {
-        self.total_bytes
-            .saturating_sub(self.bytes_of("cuda_context"))
+        self.reserved_bytes()
             .saturating_sub(self.bytes_of("fragmentation"))
     }
 
-    /// What `torch.cuda.max_memory_reserved()` would report: allocator slack but no context.
+    /// What `torch.cuda.max_memory_reserved()` would report: allocator slack but no context and
+    /// no paged optimizer state.
     pub fn reserved_bytes(&self) -> Bytes {
         self.total_bytes
             .saturating_sub(self.bytes_of("cuda_context"))
+            .saturating_sub(self.bytes_of("paged_optimizer"))
     }
 }
 

@@ -6,7 +6,7 @@ use super::stack::{explain, num, Stack};
 use super::weights::{linear_params, on_gpu};
 use crate::dtype::{Dtype, FP32_BYTES};
 use crate::model::{Architecture, Block, MatrixShape};
-use crate::optimizer::OptimizerStep;
+use crate::optimizer::{Optimizer, OptimizerStep};
 use crate::scenario::{Resolved, Scenario};
 use crate::sharding::Offload;
 use crate::units::Bytes;
@@ -190,13 +190,19 @@ fn push_optimizer(
         }
     };
     let on_gpu = optimizer_on_gpu(s);
+    let paged = paged_state_bytes(s, r, notes, trainable, matrices) * on_gpu;
     stack.push(
         "optimizer",
         "Optimizer states",
-        split.share(optimizer_bytes * on_gpu, split.optimizer, state.routed),
+        split.share(
+            optimizer_bytes * on_gpu - paged,
+            split.optimizer,
+            state.routed,
+        ),
         explain!(
             ex,
-            "{optimizer_formula}{}{}",
+            "{optimizer_formula}{}{}{}",
+            if paged > 0.0 { " − paged" } else { "" },
             split.share_note(split.optimizer),
             if on_gpu == 0.0 {
                 " (offloaded to CPU)"
@@ -205,6 +211,20 @@ fn push_optimizer(
             }
         ),
     );
+    if paged > 0.0 {
+        stack.push(
+            "paged_optimizer",
+            "Paged optimizer states (CUDA managed)",
+            split.share(paged, split.optimizer, state.routed),
+            explain!(
+                ex,
+                "moments of tensors ≥ {} values × {} B, outside PyTorch's allocator{}",
+                num(PAGED_MIN_VALUES),
+                s.optimizer.moment_bytes_per_param().unwrap_or(0.0),
+                split.share_note(split.optimizer)
+            ),
+        );
+    }
     if on_gpu == 0.0 && ex {
         notes.push(format!(
             "Offloaded to CPU RAM: {} of optimizer state{}.",
@@ -239,7 +259,10 @@ pub(super) fn push_optimizer_step(
     split: &Split,
     state: TrainableState,
 ) {
-    let per_element = s.optimizer.step_temporary_bytes_per_element() * optimizer_on_gpu(s);
+    // A paged optimizer is bitsandbytes', whose 32-bit and 8-bit kernels update in place.
+    let torch_step = if pages_state(s) { 0.0 } else { 1.0 };
+    let per_element =
+        s.optimizer.step_temporary_bytes_per_element() * optimizer_on_gpu(s) * torch_step;
     let (temporary, elements) = match s.optimizer_step {
         OptimizerStep::Foreach => (
             state.per_gpu(split, per_element, split.optimizer),
@@ -302,4 +325,57 @@ pub(super) fn push_weight_copies(s: &Scenario, r: &Resolved, stack: &mut Stack, 
             r.act_dtype
         ),
     );
+}
+
+/// Whether the scenario asks for a paged optimizer that bitsandbytes has (`PagedAdamW`,
+/// `PagedAdamW8bit`, `PagedLion`).
+fn pages_state(s: &Scenario) -> bool {
+    s.paged_optimizer
+        && matches!(
+            s.optimizer,
+            Optimizer::Adamw | Optimizer::Adamw8bit | Optimizer::Lion
+        )
+}
+
+/// bitsandbytes pages a state buffer only when its tensor has at least this many values
+/// (`Optimizer8bit.get_state_buffer`: `if not self.is_paged or p.numel() < 1e5`, bitsandbytes
+/// 0.45); smaller ones, and the 8-bit block scales, are ordinary PyTorch tensors.
+pub const PAGED_MIN_VALUES: f64 = 1e5;
+
+/// The optimizer state a bitsandbytes paged optimizer allocates with `cudaMallocManaged`
+/// (`functional.get_paged`): the moments of every trainable matrix of [`PAGED_MIN_VALUES`] or
+/// more. It sits on the GPU while it fits, so nvidia-smi counts it, but PyTorch's allocated and
+/// reserved peaks do not; under memory pressure the driver evicts its pages to host memory
+/// instead of failing. Optimizers bitsandbytes has no paged version of keep their state in
+/// PyTorch's allocator, and the note says so.
+fn paged_state_bytes(
+    s: &Scenario,
+    r: &Resolved,
+    notes: &mut Vec<String>,
+    trainable: f64,
+    matrices: &[MatrixShape],
+) -> f64 {
+    if !s.paged_optimizer {
+        return 0.0;
+    }
+    if !pages_state(s) {
+        notes.push(format!(
+            "paged-optimizer: bitsandbytes has no paged {}; its state is counted as PyTorch tensors.",
+            s.optimizer
+        ));
+        return 0.0;
+    }
+    let elements = |m: &MatrixShape| m.rows * m.cols;
+    let large: f64 = matrices
+        .iter()
+        .filter(|m| elements(m) >= PAGED_MIN_VALUES)
+        .map(MatrixShape::elements)
+        .sum();
+    let of_shape = if s.mode == Mode::Full {
+        r.shape_params
+    } else {
+        matrices.iter().map(MatrixShape::elements).sum()
+    };
+    let moments = s.optimizer.moment_bytes_per_param().unwrap_or(0.0);
+    trainable * (large / of_shape.max(1.0)).min(1.0) * moments
 }

@@ -603,6 +603,11 @@ scenario_fields! {
     optimizer_step: OptimizerStep = OptimizerStep::Foreach,
         "optimizer-step", pick::<OptimizerStep>(), MorePrecision in Training,
         "Optimizer step", "how torch applies the update (AdamW's foreach or fused argument)";
+    /// bitsandbytes' paged optimizers (`PagedAdamW`, `PagedAdamW8bit`, `PagedLion`) keep each
+    /// moment buffer of 1e5 values or more in CUDA managed memory, outside PyTorch's allocator.
+    paged_optimizer: bool = false,
+        "paged-optimizer", Flag, MorePrecision in Training,
+        "Paged optimizer", "bitsandbytes paged state (CUDA managed memory)";
     /// Unset means on for full fine-tuning of 16-bit weights in the detailed method (the 2+2+12
     /// bytes of mixed-precision training, Rajbhandari et al. 2020), off otherwise.
     master_weights: Option<bool> = None,
