@@ -35,6 +35,26 @@ wire_enum! {
     }
 }
 
+wire_enum! {
+    /// The library that runs QLoRA's frozen NF4 projections, which decides what each keeps for the
+    /// backward pass. bitsandbytes' `MatMul4Bit.forward` kept its input (`ctx.tensors = (A, B)`)
+    /// until 0.43.2 dropped it (commit 9e753741, "delete useless buffered activation": `(None,
+    /// B)`); torchao's `LinearNF4` (torchtune's QLoRA) saves only the NF4 weight and dequantizes it
+    /// again in backward (`ctx.save_for_backward(weight)`), and always double-quantizes its scalers.
+    Nf4Kernel {
+        Bnb = "bnb" => "bitsandbytes 0.43.2+: keeps only the packed weight",
+        BnbLegacy = "bnb-legacy" => "bitsandbytes up to 0.43.1: also keeps its input",
+        Torchao = "torchao" => "torchao NF4Tensor (torchtune): keeps only the weight",
+    }
+}
+
+impl Nf4Kernel {
+    /// Whether a frozen NF4 projection keeps its input for the backward pass.
+    pub fn keeps_input(self) -> bool {
+        self == Nf4Kernel::BnbLegacy
+    }
+}
+
 impl Dtype {
     /// Storage per element.
     pub fn bytes(self) -> f64 {

@@ -428,7 +428,8 @@ pub(crate) mod tests {
         ]);
         let steps = ladder(&s);
         assert!(steps.len() >= 3, "{steps:?}");
-        assert_eq!(steps.last().unwrap().verdict, Verdict::Fits);
+        // The ladder stops at the first step that runs, tight or not.
+        assert!(steps.last().unwrap().verdict.fits(), "{steps:?}");
         let mut applied = s.clone();
         for (k, v) in &steps.last().unwrap().changes {
             applied.set(k, v).unwrap();

@@ -1,7 +1,7 @@
 //! What LoRA and QLoRA keep for the backward pass, checked against the tensor arithmetic on
 //! Llama-2-7B's shape (hidden 4096, MLP 11008, 32 layers): a frozen bf16 projection keeps no input,
-//! bitsandbytes' 4-bit matmul keeps its input, and `lora-dropout` keeps a mask and a dropped copy
-//! of each adapter's input.
+//! bitsandbytes' 4-bit matmul kept its input before 0.43.2 (today's and torchao's keep none), and
+//! `lora-dropout` keeps a mask and a dropped copy of each adapter's input.
 
 mod common;
 
@@ -56,10 +56,29 @@ fn frozen_bf16_projections_keep_no_inputs_of_their_own() {
 }
 
 #[test]
-fn four_bit_projections_keep_their_inputs_as_full_fine_tuning_does() {
-    let qlora = activations(&[("mode", "qlora"), ("lora-targets", "q,v")]);
+fn old_bitsandbytes_4bit_projections_keep_their_inputs_as_full_fine_tuning_does() {
+    let qlora = activations(&[
+        ("mode", "qlora"),
+        ("lora-targets", "q,v"),
+        ("nf4-kernel", "bnb-legacy"),
+    ]);
     let lora = activations(&[("mode", "lora"), ("lora-targets", "q,v")]);
     assert_close(qlora - lora, LAYER_COPIES * TOKENS * E * (HIDDEN + FFN));
+}
+
+/// bitsandbytes 0.43.2+ and torchao's NF4 keep only the packed weight, so a QLoRA step keeps what
+/// a LoRA step on frozen bf16 weights keeps.
+#[test]
+fn current_nf4_kernels_keep_no_inputs_of_their_own() {
+    let lora = activations(&[("mode", "lora"), ("lora-targets", "q,v")]);
+    for kernel in ["bnb", "torchao"] {
+        let qlora = activations(&[
+            ("mode", "qlora"),
+            ("lora-targets", "q,v"),
+            ("nf4-kernel", kernel),
+        ]);
+        assert_close(qlora, lora);
+    }
 }
 
 #[test]
@@ -68,10 +87,17 @@ fn lora_dropout_keeps_a_mask_and_a_dropped_copy_per_adapter() {
         activations(&[
             ("mode", mode),
             ("lora-targets", "q,v"),
+            ("nf4-kernel", "bnb-legacy"),
             ("lora-dropout", "true"),
         ])
     };
-    let off = |mode| activations(&[("mode", mode), ("lora-targets", "q,v")]);
+    let off = |mode| {
+        activations(&[
+            ("mode", mode),
+            ("lora-targets", "q,v"),
+            ("nf4-kernel", "bnb-legacy"),
+        ])
+    };
     // q and v each keep a 1-byte mask and a bf16 copy of the hidden state.
     let per_adapter = LAYER_COPIES * TOKENS * HIDDEN * (1.0 + E);
     assert_close(on("qlora") - off("qlora"), 2.0 * per_adapter);

@@ -2,7 +2,7 @@
 //! runs): the layer's own tensors, eager attention's scores, dropout's masks, and what LoRA
 //! changes about which projection inputs autograd keeps.
 
-use crate::dtype::{BYTE, FP32_BYTES};
+use crate::dtype::{Dtype, BYTE, FP32_BYTES};
 use crate::model::{Architecture, Block, Projection};
 use crate::scenario::{Resolved, Scenario};
 use crate::workload::Attention;
@@ -186,9 +186,11 @@ impl LinearInput {
 /// Autograd keeps a matmul's input only to compute its weight's gradient (PyTorch's
 /// `derivatives.yaml`: `mm_mat2_backward` needs the input, and generated code saves it only when
 /// `should_compute_output` says that gradient is wanted), so a frozen 16-bit projection keeps
-/// none, while bitsandbytes' 4- and 8-bit matmuls keep their input whatever needs a gradient
-/// (`MatMul4Bit.forward`: `ctx.tensors = (A, B)`). An adapter keeps its own input: the
-/// projection's, or with `lora_dropout` a one-byte mask and the dropped copy for each adapter.
+/// none, nor does a frozen NF4 one under today's bitsandbytes or torchao (`Nf4Kernel`), while
+/// bitsandbytes' 8-bit matmul (`MatMul8bitLt`: `ctx.tensors = (CAt, subA, A)`), GPTQ-style int4
+/// and bitsandbytes' 4-bit matmul before 0.43.2 keep their input whatever needs a gradient. An
+/// adapter keeps its own input: the projection's, or with `lora_dropout` a one-byte mask and the
+/// dropped copy for each adapter.
 /// Nothing here is fitted; counting these tensors took LitGPT's q,v LoRA rows (dropout 0.05) from
 /// +11…−1% to −0.1…−4.9% of `max_memory_allocated`, and its QLoRA rows from −11…−16% to −3…−9%.
 pub(super) fn adapter_bytes_per_token(s: &Scenario, r: &Resolved, e: f64) -> f64 {
@@ -196,10 +198,11 @@ pub(super) fn adapter_bytes_per_token(s: &Scenario, r: &Resolved, e: f64) -> f64
         return 0.0;
     }
     let a = &r.arch;
-    let frozen_16bit = !r.weights.is_quantized();
+    let frozen_keeps_no_input =
+        !r.weights.is_quantized() || (r.weights == Dtype::Nf4 && !s.nf4_kernel.keeps_input());
     let targets = || s.lora_targets.iter().filter(|&t| a.projection(t).is_some());
     let bytes = |input: &LinearInput| input.bytes_per_token(a, e);
-    let released: f64 = if frozen_16bit {
+    let released: f64 = if frozen_keeps_no_input {
         LinearInput::ALL.iter().map(bytes).sum()
     } else {
         0.0
@@ -209,7 +212,7 @@ pub(super) fn adapter_bytes_per_token(s: &Scenario, r: &Resolved, e: f64) -> f64
             .filter_map(|t| a.projection(t))
             .map(|(fan_in, _)| fan_in * (BYTE + e))
             .sum()
-    } else if frozen_16bit {
+    } else if frozen_keeps_no_input {
         LinearInput::ALL
             .iter()
             .filter(|&&i| targets().any(|t| LinearInput::of(t) == Some(i)))

@@ -2,8 +2,8 @@
 
 use super::parallel::{routed_fraction, weights_per_gpu, Gathered, Split};
 use super::stack::{explain, num, Stack};
-use crate::dtype::QuantScope;
 use crate::dtype::{Dtype, BYTE, FP32_BYTES, HALF_BYTES, NIBBLE_BYTES};
+use crate::dtype::{Nf4Kernel, QuantScope};
 use crate::model::Block;
 use crate::scenario::{Resolved, Scenario};
 use crate::sharding::Offload;
@@ -261,7 +261,9 @@ fn quant_constants(s: &Scenario, r: &Resolved, linear: f64, ex: bool) -> (f64, S
                 num(BYTE)
             ),
         ),
-        Dtype::Nf4 if s.double_quant => {
+        // torchao's NF4Tensor always double-quantizes: int8 scalers per 64 weights and one
+        // 16-bit factor per 256 scalers, within 2 bytes per 16,384 weights of bitsandbytes'.
+        Dtype::Nf4 if s.double_quant || s.nf4_kernel == Nf4Kernel::Torchao => {
             let second_level = NF4_BLOCK * NF4_DOUBLE_QUANT_BLOCK;
             (
                 linear / NF4_BLOCK + linear / second_level * FP32_BYTES,

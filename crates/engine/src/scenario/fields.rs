@@ -4,7 +4,7 @@
 //! entry here plus the formula that reads it.
 
 use super::codec::*;
-use crate::dtype::{Dtype, QuantScope};
+use crate::dtype::{Dtype, Nf4Kernel, QuantScope};
 use crate::lora::LoraTargets;
 use crate::model::FileWeights;
 use crate::optimizer::{Optimizer, OptimizerStep};
@@ -664,6 +664,10 @@ scenario_fields! {
     double_quant: bool = false,
         "double-quant", Flag, MorePrecision,
         "NF4 double quantization", "QLoRA double quantization of the NF4 constants";
+    /// What runs QLoRA's frozen NF4 projections: it decides whether each keeps its input.
+    nf4_kernel: Nf4Kernel = Nf4Kernel::Bnb,
+        "nf4-kernel", pick::<Nf4Kernel>(), MorePrecision in Adapters,
+        "NF4 kernel", "library running the NF4 layers";
     /// Compute the loss over sequence chunks so the fp32 upcast of the whole logits tensor never exists.
     chunked_loss: bool = false,
         "chunked-loss", Flag, MorePrecision in Training,
