@@ -2,24 +2,23 @@
 //! bitsandbytes and torchao, and bitsandbytes' paged state, which nvidia-smi sees but PyTorch's
 //! allocated and reserved peaks do not.
 
-use vramfit_engine::{estimate, Estimate, Scenario};
+mod common;
+
+use vramfit_engine::{estimate, Estimate};
 
 fn llama(pairs: &[(&str, &str)]) -> Estimate {
-    let mut s = Scenario::default();
-    for (k, v) in [
-        ("model", "llama-2-7b"),
-        ("mode", "full"),
-        ("weights", "bf16"),
-        ("master-weights", "false"),
-        ("checkpointing", "full"),
-        ("batch", "2"),
-        ("seq", "1024"),
-    ]
-    .iter()
-    .chain(pairs)
-    {
-        s.set(k, v).expect("valid scenario");
-    }
+    let s = common::scenario(
+        &[
+            ("model", "llama-2-7b"),
+            ("mode", "full"),
+            ("weights", "bf16"),
+            ("master-weights", "false"),
+            ("checkpointing", "full"),
+            ("batch", "2"),
+            ("seq", "1024"),
+        ],
+        pairs,
+    );
     estimate(&s).expect("estimates")
 }
 
