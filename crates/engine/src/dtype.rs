@@ -42,9 +42,9 @@ wire_enum! {
     /// B)`); torchao's `LinearNF4` (torchtune's QLoRA) saves only the NF4 weight and dequantizes it
     /// again in backward (`ctx.save_for_backward(weight)`), and always double-quantizes its scalers.
     Nf4Kernel {
-        Bnb = "bnb" => "bitsandbytes 0.43.2+: keeps only the packed weight",
-        BnbLegacy = "bnb-legacy" => "bitsandbytes up to 0.43.1: also keeps its input",
-        Torchao = "torchao" => "torchao NF4Tensor (torchtune): keeps only the weight",
+        Bnb = "bnb" => "bnb 0.43.2+: keeps no input",
+        BnbLegacy = "bnb-legacy" => "bnb to 0.43.1: keeps its input",
+        Torchao = "torchao" => "torchao NF4: keeps no input",
     }
 }
 

@@ -8,9 +8,9 @@ wire_enum! {
     Optimizer {
         Adamw = "adamw" => "two fp32 moments per parameter",
         AdamwBf16 = "adamw-bf16" => "two bf16 moments (pure bf16 training)",
-        Adamw8bit = "adamw-8bit" => "bitsandbytes or torchao AdamW8bit, two 8-bit moments",
-        Adamw4bit = "adamw-4bit" => "torchao AdamW4bit, two 4-bit moments",
-        AdamwFp8 = "adamw-fp8" => "torchao AdamWFp8, two fp8 moments",
+        Adamw8bit = "adamw-8bit" => "bitsandbytes AdamW8bit, two 8-bit moments",
+        Adamw4bit = "adamw-4bit" => "torchao AdamW4bit",
+        AdamwFp8 = "adamw-fp8" => "torchao AdamWFp8",
         Adafactor = "adafactor" => "factored second moment, no first moment",
         Sgd = "sgd" => "no state",
         SgdMomentum = "sgd-momentum" => "one fp32 momentum buffer",

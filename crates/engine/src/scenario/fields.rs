@@ -607,7 +607,7 @@ scenario_fields! {
     /// moment buffer of 1e5 values or more in CUDA managed memory, outside PyTorch's allocator.
     paged_optimizer: bool = false,
         "paged-optimizer", Flag, MorePrecision in Training,
-        "Paged optimizer", "bitsandbytes paged state (CUDA managed memory)";
+        "Paged optimizer", "bnb paged state (CUDA managed)";
     /// Unset means on for full fine-tuning of 16-bit weights in the detailed method (the 2+2+12
     /// bytes of mixed-precision training, Rajbhandari et al. 2020), off otherwise.
     master_weights: Option<bool> = None,
@@ -667,7 +667,7 @@ scenario_fields! {
     /// What runs QLoRA's frozen NF4 projections: it decides whether each keeps its input.
     nf4_kernel: Nf4Kernel = Nf4Kernel::Bnb,
         "nf4-kernel", pick::<Nf4Kernel>(), MorePrecision in Adapters,
-        "NF4 kernel", "library running the NF4 layers";
+        "NF4 kernel", "what runs NF4 layers";
     /// Compute the loss over sequence chunks so the fp32 upcast of the whole logits tensor never exists.
     chunked_loss: bool = false,
         "chunked-loss", Flag, MorePrecision in Training,
