@@ -1,5 +1,5 @@
 //! What the GPU is asked to run: the mode, the formula that estimates it, activation
-//! checkpointing, the attention kernel and the head on top of the model.
+//! checkpointing, the attention kernel, the head on top of the model and float8 linears.
 
 use crate::dtype::Dtype;
 use crate::wire::wire_enum;
@@ -50,6 +50,27 @@ wire_enum! {
         /// torchtitan's op-level selective checkpointing (`selective_ac_option = "op"`).
         Op = "op" => "keep attention and every other matmul's output (torchtitan)",
         Full = "full" => "keep each layer's input, recompute the rest",
+    }
+}
+
+wire_enum! {
+    /// torchao's float8 training of the blocks' linear layers (`Float8Linear`, torchtitan's
+    /// float8 converter; every block linear, the LM head left in bf16), with dynamic tensorwise
+    /// scaling, torchtitan's default recipe. Today's `matmul_with_hp_or_float8_args` (torchao
+    /// since #2594) saves the bf16 input and the weight, as `nn.Linear` does, and casts in the
+    /// backward (earlier releases saved fp8 copies); under checkpointing none of it outlives the
+    /// layer, and torchtitan's op-level policy recomputes every `_scaled_mm`.
+    Float8 {
+        Off = "off" => "bf16",
+        Tensorwise = "tensorwise" => "fp8 matmuls, bf16 all-gather",
+        /// `enable_fsdp_float8_all_gather`: each shard is cast to fp8 before the all-gather.
+        Gather = "fp8-gather" => "fp8 matmuls and all-gather",
+    }
+}
+
+impl Float8 {
+    pub fn is_on(self) -> bool {
+        self != Float8::Off
     }
 }
 

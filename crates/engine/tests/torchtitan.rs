@@ -1,7 +1,8 @@
 //! What torchtitan-style training keeps, checked against the tensor arithmetic on Llama 3.1 8B's
 //! shape (32 layers, hidden 4096, 32 heads, 8 KV heads of 128, ffn 14336, vocabulary 128256,
 //! untied): op-level selective checkpointing, checkpointing every k-th layer, and FSDP's mixed
-//! precision (16-bit gathered copies, the unsharded root, the reduce-scatter buffer).
+//! precision (16-bit gathered copies, the unsharded root, the reduce-scatter buffer), context
+//! parallelism and torchao's float8 linears.
 
 mod common;
 
@@ -127,4 +128,49 @@ fn context_parallelism_keeps_seq_over_cp_tokens_of_activations_and_logits_per_gp
 fn context_parallelism_needs_cp_to_divide_the_gpus() {
     let errors = titan(&[("cp", "3")]).validate();
     assert!(errors.iter().any(|e| e.field == "cp"), "{errors:?}");
+}
+
+#[test]
+fn float8_linears_under_op_level_checkpointing_keep_no_matmul_output() {
+    // `_scaled_mm` is not in the op list: only the input and the flash kernel's output and
+    // log-sum-exp stay, well under what bf16 linears keep.
+    let bf16 = activations("op", "1");
+    let float8 = |checkpointing: &str| {
+        bytes(
+            &titan(&[("checkpointing", checkpointing), ("float8", "tensorwise")]),
+            "activations",
+        )
+    };
+    // Beyond full checkpointing's input: the attention output and fp32 log-sum-exp per head.
+    let kernel = BF16 * HIDDEN + FP32 * HEADS;
+    close(
+        float8("op") - activations("full", "1"),
+        LAYERS * TOKENS * kernel,
+    );
+    assert!(float8("op") < 0.5 * bf16);
+    // Under full checkpointing nothing a float8 linear saves outlives its layer.
+    close(float8("full"), activations("full", "1"));
+}
+
+#[test]
+fn float8_all_gather_gathers_the_block_linears_at_one_byte_a_parameter() {
+    let bf16_gather = bytes(&titan(&[("float8", "tensorwise")]), "weights");
+    let fp8_gather = bytes(&titan(&[("float8", "fp8-gather")]), "weights");
+    // Two gathered layers go from 2 bytes to 1; the root (embeddings, head) stays bf16.
+    close(bf16_gather - fp8_gather, 2.0 * LAYER_PARAMS * (BF16 - 1.0));
+    close(bf16_gather, bytes(&titan(&[]), "weights"));
+    // The gradients still come back in bf16 for the fp32 reduce-scatter.
+    close(
+        bytes(&titan(&[("float8", "fp8-gather")]), "gradients"),
+        bytes(&titan(&[]), "gradients"),
+    );
+}
+
+#[test]
+fn float8_needs_full_training_and_its_all_gather_needs_fsdp() {
+    let lora = titan(&[("mode", "lora"), ("float8", "tensorwise")]).validate();
+    assert!(lora.iter().any(|e| e.field == "float8"), "{lora:?}");
+    let zero3 = titan(&[("sharding", "zero3"), ("float8", "fp8-gather")]).validate();
+    assert!(zero3.iter().any(|e| e.field == "float8"), "{zero3:?}");
+    assert!(titan(&[("float8", "fp8-gather")]).validate().is_empty());
 }

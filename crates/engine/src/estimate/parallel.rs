@@ -2,9 +2,10 @@
 //! tensor parallelism, and a pipeline's fullest stage.
 
 use super::stack::{explain, num, Stack};
+use crate::dtype::BYTE;
 use crate::scenario::{Resolved, Scenario};
 use crate::sharding::Sharding;
-use crate::workload::Mode;
+use crate::workload::{Float8, Mode};
 
 /// How many ways each kind of state is split across the GPUs.
 pub(super) struct Split {
@@ -139,6 +140,12 @@ pub(super) fn weights_per_gpu(
 /// the gathered format) into a reduce-scatter buffer of the whole layer in the reduce dtype,
 /// which is kept until the next layer's reduce-scatter: counted here in the gradients' format
 /// (torchtitan's default `mixed_precision_reduce = "float32"` with fp32 parameters).
+/// With float8 training's `enable_fsdp_float8_all_gather` (torchao's
+/// `WeightWithDynamicFloat8CastTensor.fsdp_pre_all_gather`), each shard of a float8 linear is
+/// cast to fp8 before the all-gather, so the gathered copies of the block linears (routed experts
+/// aside: grouped matmuls, not `Float8Linear`) are 1 B/param; their gradients still come back in
+/// the compute dtype. `precompute_float8_dynamic_scale_for_fsdp` only computes one scalar per
+/// weight for that cast.
 #[derive(Default)]
 pub(super) struct Gathered {
     /// The current and the prefetched layer.
@@ -162,8 +169,15 @@ impl Gathered {
         };
         let layer = linear / f64::from(r.arch.layers.max(1));
         let tables = r.arch.embedding_params() * r.params / r.shape_params.max(1.0);
+        let gathered_layer = if s.mode == Mode::Full && s.float8 == Float8::Gather {
+            let routed = r.routed_params * r.params / r.shape_params.max(1.0);
+            let routed_share = (routed / linear.max(1.0)).min(1.0);
+            layer * ((1.0 - routed_share) * BYTE + routed_share * gathered_bytes)
+        } else {
+            layer * gathered_bytes
+        };
         Gathered {
-            layers: 2.0 * layer * gathered_bytes,
+            layers: 2.0 * gathered_layer,
             root: if fsdp { tables * gathered_bytes } else { 0.0 },
             reduce: if s.mode == Mode::Full {
                 layer * (gathered_bytes + r.grads.bytes())

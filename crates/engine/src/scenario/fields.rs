@@ -12,7 +12,7 @@ use crate::runtime::{CacheType, GpuBackend, LogitRows, OffloadOutput, Runtime};
 use crate::sharding::{Offload, Sharding};
 use crate::units::{Bytes, Units, MIB};
 use crate::wire::Choice;
-use crate::workload::{Attention, Checkpointing, Head, KvCache, Method, MlaCache, Mode};
+use crate::workload::{Attention, Checkpointing, Float8, Head, KvCache, Method, MlaCache, Mode};
 use serde_json::Value as Json;
 use vramfit_gguf::FileType;
 
@@ -608,6 +608,10 @@ scenario_fields! {
     paged_optimizer: bool = false,
         "paged-optimizer", Flag, MorePrecision in Training,
         "Paged optimizer", "bnb paged state (CUDA managed)";
+    /// torchao float8 training (torchtitan's `quantize.linear.float8` converter).
+    float8: Float8 = Float8::Off,
+        "float8", pick::<Float8>(), MorePrecision in Training,
+        "Float8", "torchao float8 linears";
     /// Unset means on for full fine-tuning of 16-bit weights in the detailed method (the 2+2+12
     /// bytes of mixed-precision training, Rajbhandari et al. 2020), off otherwise.
     master_weights: Option<bool> = None,

@@ -8,7 +8,7 @@ use crate::model::{self, Architecture, Block, Mla, Moe, Preset, Recurrent, Visio
 use crate::runtime::Runtime;
 use crate::sharding::{Offload, Sharding};
 use crate::units::{format_size_exact, Bytes};
-use crate::workload::{KvCache, Method, Mode};
+use crate::workload::{Float8, KvCache, Method, Mode};
 
 /// A scenario with every default filled in and every field known to be valid.
 #[derive(Clone, Debug, PartialEq)]
@@ -391,6 +391,21 @@ impl Scenario {
                     "context parallelism splits each sequence over cp of the gpus; {} does not divide {}",
                     self.cp, self.gpus
                 ),
+            ));
+        }
+        if self.float8.is_on() && self.mode.is_adapter() {
+            errors.push(FieldError::new(
+                "float8",
+                "float8 training (torchao Float8Linear) applies to full training",
+            ));
+        }
+        if self.mode == Mode::Full
+            && self.float8 == Float8::Gather
+            && self.sharding != Sharding::Fsdp
+        {
+            errors.push(FieldError::new(
+                "float8",
+                "fp8-gather is FSDP's float8 all-gather; set sharding fsdp",
             ));
         }
         if self.offload == Offload::All && !self.sharding.is_fully_sharded() {
