@@ -93,6 +93,9 @@ wire_enum! {
         Foreach = "foreach" => "multi-tensor, torch's default: a temporary sqrt(v) of every parameter",
         Fused = "fused" => "one fused kernel (fused=True; transformers' default from torch 2.8): no temporary",
         ForLoop = "for-loop" => "one parameter at a time (foreach=False; transformers' adamw_hf): the largest tensor's",
+        /// torchtune's `optimizer_in_bwd`: one optimizer per parameter, stepped in its
+        /// post-accumulate-grad hook, which then frees the gradient.
+        InBackward = "in-backward" => "in backward, one gradient at a time (torchtune optimizer_in_bwd)",
     }
 }
 

@@ -1,6 +1,6 @@
 //! Training activations: what the forward pass saves for the backward pass under each
-//! checkpointing policy, on every layer or every k-th, plus the one layer the backward pass works
-//! on at a time.
+//! checkpointing policy, on every layer or every k-th, where it is kept (the GPU, or CPU memory
+//! under activation offloading), plus the one layer the backward pass works on at a time.
 
 use super::parallel::Split;
 use super::per_token::{
@@ -24,7 +24,7 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split)
     let e = r.act_dtype.bytes();
     let tokens = split.tokens(s);
     let layers = f64::from(a.layers);
-    let per_layer = layer_bytes_per_token(a, e)
+    let per_layer = layer_bytes_per_token(a, e, s.compile)
         + dropout_bytes_per_token(s, a)
         + adapter_bytes_per_token(s, r, e);
     let scores = eager_scores_bytes_per_token(s, a, e, split.sequence(s));
@@ -70,13 +70,18 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split)
             num(everything)
         )
     };
+    let (on_gpu, saved_formula) = if s.offload_activations {
+        offloaded(saved, layers, saved_formula, ex)
+    } else {
+        (saved, saved_formula)
+    };
     // The backward pass of one layer needs that layer's activations (recomputed, under
     // checkpointing) and their gradients at once.
     let working = tokens * everything;
     stack.push(
         "activations",
         "Activations",
-        (saved + working) / split.model_parallel,
+        (on_gpu + working) / split.model_parallel,
         explain!(
             ex,
             "{saved_formula} + one layer in backward {}{}",
@@ -84,4 +89,26 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split)
             split.note(split.model_parallel)
         ),
     );
+}
+
+/// Activation offloading (torchtune's `OffloadActivations`, which TRL ported and axolotl's
+/// `activation_offloading` uses) is a `saved_tensors_hooks` pair: every tensor autograd saves in
+/// the forward pass, of at least `min_offload_size` = 1024 bytes and not a parameter, is copied to
+/// pinned CPU memory on a side stream, and brought back when the backward pass unpacks it. Under
+/// checkpointing the saved tensors are the checkpoints' inputs (`_NoopSaveInputs` saves them
+/// under the outer hooks). What stays on the GPU is one layer's share: in the forward pass the
+/// copies in flight (`max_fwd_stash_size` = 5 tensors stay alive until their copy is done, and
+/// until the backward pass starts), in the backward pass the tensors of the node being run,
+/// freed when the next node starts. The layer being recomputed and its gradients stay on the
+/// GPU, so offloading never goes below that working set.
+fn offloaded(saved: f64, layers: f64, formula: String, ex: bool) -> (f64, String) {
+    let one_layer = saved / layers.max(1.0);
+    (
+        one_layer,
+        explain!(
+            ex,
+            "one layer's {} of ({formula}) on the GPU, the rest offloaded to CPU",
+            num(one_layer)
+        ),
+    )
 }

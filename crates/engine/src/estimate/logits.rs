@@ -1,5 +1,6 @@
 //! The LM head's logits and the cross-entropy chain, which dominates activations for 128k-token
-//! vocabularies: 16-bit logits, their fp32 log-softmax and its gradient.
+//! vocabularies: 16-bit logits, their fp32 log-softmax and its gradient; chunked, compiled, or
+//! never built (Cut Cross-Entropy).
 
 use super::parallel::Split;
 use super::stack::{explain, num, Stack};
@@ -23,7 +24,37 @@ pub(super) fn push_training(s: &Scenario, r: &Resolved, stack: &mut Stack, split
     let e = r.act_dtype.bytes();
     let tokens = split.tokens(s);
     let elements = tokens * vocab;
-    let (bytes, formula) = if s.chunked_loss {
+    let (bytes, formula) = if s.cut_cross_entropy {
+        // Apple's Cut Cross-Entropy (apple/ml-cross-entropy, cut_cross_entropy/cce.py,
+        // `LinearCrossEntropyFunction`): the forward kernel computes each token's log-sum-exp
+        // from the hidden states and the classifier block by block, saves only that fp32 value
+        // per token, and the backward kernel recomputes the logit blocks it needs.
+        (
+            tokens * FP32_BYTES,
+            explain!(
+                ex,
+                "b·s × {} B (fp32 log-sum-exp; no logits kept)",
+                num(FP32_BYTES)
+            ),
+        )
+    } else if s.chunked_loss && s.compile {
+        // torchtune compiles the chunked loss's `compute_cross_entropy` (the fp32 upcast and
+        // the cross-entropy, torchtune/training/_compile.py `compile_loss`) in place; a whole
+        // loss module stays eager, as the recipes drop `compile_loss`'s result. The partitioner
+        // saves the 16-bit chunk and recomputes the upcast and log-softmax in one backward
+        // kernel, whose only output is the chunk's 16-bit gradient.
+        let chunk = f64::from(s.batch) * LOSS_CHUNK_TOKENS.min(split.sequence(s)) * vocab;
+        (
+            (elements + chunk) * e,
+            explain!(
+                ex,
+                "b·s·V × {} B + one {}-token chunk's gradient × {} B (compiled: no fp32 copy)",
+                e,
+                num(LOSS_CHUNK_TOKENS),
+                e
+            ),
+        )
+    } else if s.chunked_loss {
         let chunk = f64::from(s.batch) * LOSS_CHUNK_TOKENS.min(split.sequence(s)) * vocab;
         (
             elements * e + chunk * LOG_PROBS_AND_GRAD_BYTES,

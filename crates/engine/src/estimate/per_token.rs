@@ -19,12 +19,22 @@ use crate::workload::Attention;
 ///
 /// Dropout is counted apart: hidden-state masks in [`dropout_bytes_per_token`], attention
 /// dropout with the scores in [`eager_scores_bytes_per_token`].
-pub(super) fn layer_bytes_per_token(a: &Architecture, e: f64) -> f64 {
+///
+/// `compiled`: the layers run under torch.compile, whose partitioner
+/// (`min_cut_rematerialization_partition`, torch/_functorch/partitioners.py) saves the cheapest
+/// set of tensors the backward pass can start from and recomputes pointwise ops there. It never
+/// recomputes a matmul, a reduction whose output is 4× smaller than its input, or a tensor a
+/// backward matmul reads (`should_ban_recomputation`, `is_materialized_backwards`). So an RMSNorm
+/// keeps its 16-bit input and the fp32 reciprocal RMS per token instead of the fp32 upcast, and a
+/// gated MLP keeps gate, up and their product (the down projection's input) but not act(gate).
+/// LayerNorm is one op that saves its input either way; RoPE and flash attention keep the same
+/// q, k, v and output.
+pub(super) fn layer_bytes_per_token(a: &Architecture, e: f64, compiled: bool) -> f64 {
     let h = f64::from(a.hidden);
-    let norm = if a.gated {
-        h * (FP32_BYTES + e)
-    } else {
-        2.0 * h * e
+    let norm = match (a.gated, compiled) {
+        (true, false) => h * (FP32_BYTES + e),
+        (true, true) => 2.0 * h * e + FP32_BYTES,
+        (false, _) => 2.0 * h * e,
     };
     let attention = e * (2.0 * a.q_width() + 2.0 * a.kv_width()) + FP32_BYTES * f64::from(a.heads);
     let layers = f64::from(a.layers).max(1.0);
@@ -32,7 +42,7 @@ pub(super) fn layer_bytes_per_token(a: &Architecture, e: f64) -> f64 {
     2.0 * norm
         + attention * attention_share
         + recurrent_bytes_per_token(a, e)
-        + mlp_bytes_per_token(a, e)
+        + mlp_bytes_per_token(a, e, compiled)
 }
 
 /// Bytes each token keeps per layer under torchtitan's op-level selective checkpointing
@@ -92,9 +102,15 @@ fn recurrent_bytes_per_token(a: &Architecture, e: f64) -> f64 {
 /// each of the `per_token` experts a token is routed to and at `shared_ffn` for the shared
 /// experts, plus the router's fp32 logits over every expert and the token's `per_token` copies
 /// dispatched to the experts. Dropless routing, as transformers and Megatron's default have: no
-/// capacity-factor padding.
-fn mlp_bytes_per_token(a: &Architecture, e: f64) -> f64 {
-    let tensors = if a.gated { 4.0 } else { 2.0 };
+/// capacity-factor padding. Compiled, a gated MLP recomputes act(gate) (see
+/// [`layer_bytes_per_token`]); a plain MLP's activation output is the second projection's input,
+/// which stays saved.
+fn mlp_bytes_per_token(a: &Architecture, e: f64, compiled: bool) -> f64 {
+    let tensors = match (a.gated, compiled) {
+        (true, false) => 4.0,
+        (true, true) => 3.0,
+        (false, _) => 2.0,
+    };
     let dense = tensors * f64::from(a.ffn) * e;
     let layers = f64::from(a.layers).max(1.0);
     let mlp_layers = f64::from(a.mlp_layers());

@@ -117,27 +117,54 @@ pub(super) fn push_state(
         );
     }
     let reduce = Gathered::new(s, r, split, linear_params(r)).reduce;
-    stack.push(
-        "gradients",
-        "Gradients",
-        state.per_gpu(split, r.grads.bytes(), split.gradients) + reduce,
-        explain!(
-            ex,
-            "{} × {} B ({}){}{}",
-            num(trainable),
-            r.grads.bytes(),
-            r.grads,
-            split.share_note(split.gradients),
-            if reduce > 0.0 {
-                format!(
-                    " + one layer's unsharded grads and reduce-scatter buffer {}",
-                    Bytes::from_f64(reduce).display(s.units)
-                )
-            } else {
-                String::new()
-            }
-        ),
-    );
+    let reduce_note = || {
+        if reduce > 0.0 {
+            format!(
+                " + one layer's unsharded grads and reduce-scatter buffer {}",
+                Bytes::from_f64(reduce).display(s.units)
+            )
+        } else {
+            String::new()
+        }
+    };
+    if s.optimizer_step == OptimizerStep::InBackward {
+        // torchtune's `register_optim_in_bwd_hooks` (torchtune/training/memory.py) gives each
+        // parameter its own optimizer, steps it in a post-accumulate-grad hook and frees the
+        // gradient with `zero_grad()`, so gradients exist one tensor at a time. The largest is
+        // the embedding table's: an untied head's at the start of the backward pass, when the
+        // activations peak, a tied table's from the head's backward to the lookup's, since its
+        // hook fires only once both have accumulated.
+        let largest = state.largest_tensor;
+        stack.push(
+            "gradients",
+            "Gradients",
+            largest * r.grads.bytes() / split.gradients + reduce,
+            explain!(
+                ex,
+                "largest tensor {} × {} B ({}), stepped in backward{}{}",
+                num(largest),
+                r.grads.bytes(),
+                r.grads,
+                split.note(split.gradients),
+                reduce_note()
+            ),
+        );
+    } else {
+        stack.push(
+            "gradients",
+            "Gradients",
+            state.per_gpu(split, r.grads.bytes(), split.gradients) + reduce,
+            explain!(
+                ex,
+                "{} × {} B ({}){}{}",
+                num(trainable),
+                r.grads.bytes(),
+                r.grads,
+                split.share_note(split.gradients),
+                reduce_note()
+            ),
+        );
+    }
     push_optimizer(s, r, stack, split, notes, state, &matrices);
     state
 }
@@ -268,7 +295,7 @@ pub(super) fn push_optimizer_step(
             state.per_gpu(split, per_element, split.optimizer),
             state.trainable,
         ),
-        OptimizerStep::ForLoop => (
+        OptimizerStep::ForLoop | OptimizerStep::InBackward => (
             state.largest_tensor * per_element / split.optimizer,
             state.largest_tensor,
         ),

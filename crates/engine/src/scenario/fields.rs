@@ -650,6 +650,16 @@ scenario_fields! {
     checkpoint_every: u32 = 1,
         "checkpoint-every", Count, Batch in Training,
         "Checkpoint every k-th layer", "only every k-th layer is checkpointed; the rest keep all";
+    /// torch.compile on the layers (torchtune's `compile`): inductor's partitioner recomputes
+    /// pointwise ops in the backward pass instead of saving their outputs.
+    compile: bool = false,
+        "compile", Flag, Batch in Training,
+        "torch.compile", "true if the layers are torch.compile'd";
+    /// Saved activations copied to CPU memory (torchtune's `enable_activation_offloading`,
+    /// axolotl's `activation_offloading`).
+    offload_activations: bool = false,
+        "offload-activations", Flag, Batch in Training,
+        "Activations to CPU", "true if saved activations are offloaded to CPU";
     attention: Attention = Attention::Flash,
         "attention", pick::<Attention>(), Batch,
         "Attention", "attention kernel";
@@ -676,6 +686,11 @@ scenario_fields! {
     chunked_loss: bool = false,
         "chunked-loss", Flag, MorePrecision in Training,
         "Chunked loss", "true if the loss is computed over sequence chunks (no full fp32 logits)";
+    /// Apple's Cut Cross-Entropy (axolotl's `cut_cross_entropy`): the loss is computed from the
+    /// hidden states block by block, so no logits tensor exists.
+    cut_cross_entropy: bool = false,
+        "cut-cross-entropy", Flag, MorePrecision in Training,
+        "Cut cross-entropy", "true if the loss never builds the logits (CCE)";
     /// The model applies dropout to its hidden states in training (BERT, GPT-2 and OPT configs ship
     /// 0.1; Llama-family fine-tunes use 0). Each dropout keeps a one-byte mask per element.
     dropout: bool = false,
