@@ -18,23 +18,22 @@ const SCENARIOS: &str = include_str!("../../../calibration/scenarios.csv");
 
 /// The rows scenarios.csv leaves out on purpose, each with its written reason: three of the
 /// first sources, the session-7 rows (M239–M337) whose runs need a mechanism the engine does
-/// not model (torchtitan's compiled whole loss, float8, FSDP2 through accelerate, LoRA on fused
+/// not model (9dec370's aten.abs in the op list, FSDP2 through accelerate, LoRA on fused
 /// expert parameters) or whose figure is a whole run's reserved pool over variable-length samples
 /// (ms-swift), axolotl's MoE examples (M339–M346) that need the fused experts' NF4
 /// dequantization, Liger's kernels or a family the parser lacks, and torchao's
 /// quantized-inference rows (M425–M436 but M431), whose reserved peak keeps the on-GPU
 /// quantization's leftover blocks.
-const EXPECTED_EXCLUSIONS: [&str; 111] = [
-    "M073", "M074", "M084", "M239", "M240", "M241", "M242", "M243", "M250", "M254", "M255", "M257",
-    "M258", "M259", "M260", "M261", "M262", "M263", "M264", "M265", "M266", "M267", "M268", "M269",
-    "M270", "M271", "M272", "M273", "M274", "M275", "M276", "M277", "M278", "M279", "M280", "M281",
-    "M282", "M283", "M284", "M285", "M286", "M287", "M288", "M289", "M290", "M291", "M292", "M293",
-    "M294", "M295", "M296", "M297", "M298", "M299", "M300", "M301", "M302", "M303", "M304", "M305",
-    "M306", "M307", "M308", "M309", "M310", "M311", "M312", "M313", "M314", "M315", "M316", "M317",
-    "M318", "M319", "M320", "M321", "M322", "M323", "M324", "M325", "M326", "M327", "M328", "M329",
-    "M330", "M331", "M332", "M333", "M334", "M335", "M336", "M337", "M339", "M340", "M341", "M342",
-    "M343", "M344", "M345", "M346", "M425", "M426", "M427", "M428", "M429", "M430", "M432", "M433",
-    "M434", "M435", "M436",
+const EXPECTED_EXCLUSIONS: [&str; 103] = [
+    "M073", "M074", "M084", "M239", "M240", "M241", "M242", "M243", "M250", "M255", "M258", "M263",
+    "M264", "M267", "M268", "M269", "M270", "M271", "M272", "M273", "M274", "M275", "M276", "M277",
+    "M278", "M279", "M280", "M281", "M282", "M283", "M284", "M285", "M286", "M287", "M288", "M289",
+    "M290", "M291", "M292", "M293", "M294", "M295", "M296", "M297", "M298", "M299", "M300", "M301",
+    "M302", "M303", "M304", "M305", "M306", "M307", "M308", "M309", "M310", "M311", "M312", "M313",
+    "M314", "M315", "M316", "M317", "M318", "M319", "M320", "M321", "M322", "M323", "M324", "M325",
+    "M326", "M327", "M328", "M329", "M330", "M331", "M332", "M333", "M334", "M335", "M336", "M337",
+    "M339", "M340", "M341", "M342", "M343", "M344", "M345", "M346", "M425", "M426", "M427", "M428",
+    "M429", "M430", "M432", "M433", "M434", "M435", "M436",
 ];
 
 /// Today (5.0%) plus headroom; the brief's ceiling is 10%.
@@ -51,7 +50,7 @@ const INFERENCE_WORST_MAX_PCT: f64 = 10.0;
 const CATEGORY_MAX_PCT: &[(&str, f64, f64)] = &[
     // kind                  median  worst   today: median, worst (row)
     ("full", 5.0, 51.5),            // 2.2, 48.6 (M176, forward-backward only)
-    ("full_multi", 6.0, 8.5),       // 3.2, 5.2 (M347, torchtitan FSDP2 + context parallel)
+    ("full_multi", 7.5, 15.0),      // 4.6, 12.1 (M266, torchtitan compile + float8 on 64 H200)
     ("inference", 1.5, 10.0),       // 0.7, 7.2 (M096)
     ("inference_int4", 10.0, 19.5), // 8.0, 16.7 (M103)
     ("inference_int4_multi", 17.5, 28.5), // 14.5, 25.7 (M069)
