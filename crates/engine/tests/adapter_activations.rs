@@ -1,7 +1,8 @@
 //! What LoRA and QLoRA keep for the backward pass, checked against the tensor arithmetic on
 //! Llama-2-7B's shape (hidden 4096, MLP 11008, 32 layers): a frozen bf16 projection keeps no input,
 //! bitsandbytes' 4-bit matmul kept its input before 0.43.2 (today's and torchao's keep none), and
-//! `lora-dropout` keeps a mask and a dropped copy of each adapter's input.
+//! `lora-dropout` keeps a mask and a dropped copy of each adapter's input. The adapters are bf16
+//! (LitGPT's bf16-true) unless a test says fp32 (peft's).
 
 mod common;
 
@@ -23,6 +24,7 @@ fn llama(pairs: &[(&str, &str)]) -> Scenario {
             ("batch", "2"),
             ("seq", "1024"),
             ("act-dtype", "bf16"),
+            ("adapter-dtype", "bf16"),
         ],
         pairs,
     )
@@ -106,4 +108,23 @@ fn lora_dropout_keeps_a_mask_and_a_dropped_copy_per_adapter() {
         on("lora") - off("lora"),
         2.0 * per_adapter - LAYER_COPIES * TOKENS * E * HIDDEN,
     );
+}
+
+/// peft's fp32 adapters: its 16-bit `Linear` casts the input up to the adapters' dtype and
+/// autocast casts it back, so q and v each keep a bf16 copy of their own instead of sharing the
+/// norm's output; its bitsandbytes layers skip that cast under autocast, so QLoRA keeps the same.
+#[test]
+fn peft_fp32_adapters_on_bf16_weights_keep_a_recast_input_each() {
+    let adapters = |mode, dtype| {
+        activations(&[
+            ("mode", mode),
+            ("lora-targets", "q,v"),
+            ("adapter-dtype", dtype),
+        ])
+    };
+    assert_close(
+        adapters("lora", "fp32") - adapters("lora", "bf16"),
+        LAYER_COPIES * TOKENS * E * HIDDEN,
+    );
+    assert_close(adapters("qlora", "fp32"), adapters("qlora", "bf16"));
 }

@@ -129,9 +129,11 @@ fn optimizer_in_backward_keeps_only_the_largest_gradient() {
         component(&[], "optimizer")
     );
 
-    // LoRA: the largest adapter matrix, the down projection's r × FFN factor.
+    // LoRA: the largest adapter matrix, the down projection's r × FFN factor, in bf16 as
+    // torchtune builds its adapters.
     let lora = [
         ("mode", "lora"),
+        ("adapter-dtype", "bf16"),
         ("lora-rank", "64"),
         ("lora-targets", "q,v,gate,up,down"),
         ("optimizer-step", "in-backward"),

@@ -550,6 +550,9 @@ proptest! {
             base.set("offload", "optimizer").unwrap();
         }
         base.set("lora-dropout", "false").unwrap();
+        // The base's format is compared: peft's fp32 adapters over bf16 weights each keep a recast
+        // copy of their input, where its bitsandbytes layers share the projection's.
+        base.set("adapter-dtype", "bf16").unwrap();
         let estimate_at = |mode: &str, weights: &str| {
             estimate(&with(&with(&base, "mode", mode), "weights", weights)).unwrap()
         };

@@ -1,6 +1,6 @@
 //! Training details of the detailed method, checked against the tensor arithmetic on BERT-large's
 //! shape: what dropout keeps for the backward pass (HF's defaults of 0.1 for both dropouts), and
-//! the 16-bit weight copies of autocast mixed precision.
+//! the 16-bit weight copies of autocast mixed precision, and the formats of LoRA's adapters.
 
 mod common;
 
@@ -108,8 +108,16 @@ fn autocast_keeps_a_16_bit_copy_of_every_fp32_linear_weight() {
         ("mode", "lora"),
         ("checkpointing", "full"),
     ]);
+    // The fp32 adapters are trainable, so every layer's copies are cached.
+    let adapters = estimate(&lora)
+        .unwrap()
+        .component("adapters")
+        .unwrap()
+        .bytes
+        .as_f64();
     let copies = weight_copies(&lora).unwrap();
-    assert!((copies - linear * 2.0 / LAYERS).abs() < 1.0, "{copies}");
+    let expected = linear * 2.0 / LAYERS + adapters / 2.0;
+    assert!((copies - expected).abs() < 1.0, "{copies} vs {expected}");
 
     // No cast when the weights already are in the compute dtype, or nothing is cast at all.
     assert_eq!(weight_copies(&bert(&[])), None);
@@ -117,4 +125,46 @@ fn autocast_keeps_a_16_bit_copy_of_every_fp32_linear_weight() {
         weight_copies(&bert(&[("weights", "fp16"), ("act-dtype", "fp16")])),
         None
     );
+}
+
+/// peft keeps LoRA adapters in fp32 over a bf16 model (`autocast_adapter_dtype`, its default):
+/// fp32 adapters and gradients, and autocast's cached bf16 copy of each. LitGPT's bf16-true keeps
+/// adapters and gradients in bf16, with nothing to cast.
+#[test]
+fn peft_adapters_are_fp32_with_fp32_gradients_and_a_bf16_copy() {
+    let llama = |pairs: &[(&str, &str)]| {
+        common::scenario(
+            &[
+                ("model", "llama-2-7b"),
+                ("mode", "lora"),
+                ("lora-targets", "q,v"),
+                ("lora-rank", "8"),
+            ],
+            pairs,
+        )
+    };
+    let bytes =
+        |s: &Scenario, id: &str| estimate(s).unwrap().component(id).map(|c| c.bytes.as_f64());
+    // q and v are 4096 × 4096 in each of 32 layers: A (8 × 4096) and B (4096 × 8) each.
+    let trainable = 32.0 * 2.0 * 2.0 * 8.0 * 4096.0;
+    for mode in ["lora", "qlora"] {
+        let peft = llama(&[("mode", mode)]);
+        assert_eq!(bytes(&peft, "adapters"), Some(trainable * 4.0), "{mode}");
+        assert_eq!(bytes(&peft, "gradients"), Some(trainable * 4.0), "{mode}");
+        assert_eq!(
+            bytes(&peft, "weight_copies"),
+            Some(trainable * 2.0),
+            "{mode}"
+        );
+        assert_eq!(bytes(&peft, "master_weights"), None, "{mode}");
+
+        let litgpt = llama(&[("mode", mode), ("adapter-dtype", "bf16")]);
+        assert_eq!(bytes(&litgpt, "adapters"), Some(trainable * 2.0), "{mode}");
+        assert_eq!(bytes(&litgpt, "gradients"), Some(trainable * 2.0), "{mode}");
+        assert_eq!(bytes(&litgpt, "weight_copies"), None, "{mode}");
+    }
+    let (_, errors) = Scenario::from_pairs([("mode", "lora"), ("adapter-dtype", "nf4")]);
+    assert!(errors.is_empty());
+    let invalid = llama(&[("adapter-dtype", "nf4")]);
+    assert!(estimate(&invalid).is_err());
 }

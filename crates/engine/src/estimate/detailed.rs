@@ -28,7 +28,7 @@ pub(super) fn detailed(
         return (0.0, None);
     }
     let trained = training::push_state(s, r, stack, &split, notes);
-    training::push_weight_copies(s, r, stack, &split);
+    training::push_weight_copies(s, r, stack, &split, trained);
     activations::push(s, r, stack, &split);
     parallel::push_all_to_all(s, r, stack);
     logits::push_training(s, r, stack, &split);

@@ -212,6 +212,9 @@ impl LinearInput {
 /// and bitsandbytes' 4-bit matmul before 0.43.2 keep their input whatever needs a gradient. An
 /// adapter keeps its own input: the projection's, or with `lora_dropout` a one-byte mask and the
 /// dropped copy for each adapter.
+/// peft's 16-bit `Linear` casts the input to wider adapters' dtype (`_cast_input_dtype`,
+/// huggingface/peft@5d602fdb src/peft/tuners/lora/layer.py) and autocast casts it back, so each
+/// adapter keeps a copy of its own then too; its bitsandbytes layers skip that cast under autocast.
 /// Nothing here is fitted; counting these tensors took LitGPT's q,v LoRA rows (dropout 0.05) from
 /// +11…−1% to −0.1…−4.9% of `max_memory_allocated`, and its QLoRA rows from −11…−16% to −3…−9%.
 pub(super) fn adapter_bytes_per_token(s: &Scenario, r: &Resolved, e: f64) -> f64 {
@@ -228,10 +231,12 @@ pub(super) fn adapter_bytes_per_token(s: &Scenario, r: &Resolved, e: f64) -> f64
     } else {
         0.0
     };
-    let kept_by_adapters: f64 = if s.lora_dropout {
+    let recast = !r.weights.is_quantized() && r.trained_dtype.bytes() > e;
+    let kept_by_adapters: f64 = if s.lora_dropout || recast {
+        let mask = if s.lora_dropout { BYTE } else { 0.0 };
         targets()
             .filter_map(|t| a.projection(t))
-            .map(|(fan_in, _)| fan_in * (BYTE + e))
+            .map(|(fan_in, _)| fan_in * (mask + e))
             .sum()
     } else if frozen_keeps_no_input {
         LinearInput::ALL

@@ -89,20 +89,20 @@ pub(super) fn push_state(
         stack.push(
             "adapters",
             "LoRA adapters",
-            state.per_gpu(split, r.param_dtype.bytes(), split.weights),
+            state.per_gpu(split, r.trained_dtype.bytes(), split.weights),
             explain!(
                 ex,
                 "{} params (r={} on {}) × {} B ({}){}",
                 num(trainable),
                 s.lora_rank,
                 s.lora_targets.to_wire(),
-                r.param_dtype.bytes(),
-                r.param_dtype,
+                r.trained_dtype.bytes(),
+                r.trained_dtype,
                 split.share_note(split.weights)
             ),
         );
     }
-    if r.master_weights && r.param_dtype != Dtype::Fp32 {
+    if r.master_weights && r.trained_dtype != Dtype::Fp32 {
         stack.push(
             "master_weights",
             "fp32 master weights",
@@ -322,19 +322,39 @@ pub(super) fn push_optimizer_step(
 /// the matmul keeps that copy for its input's gradient; trainable weights' casts are also cached
 /// until the forward pass ends (`cache_enabled`, PyTorch's AMP docs). So when the forward pass
 /// ends, a copy of every linear weight is alive, except for frozen weights under checkpointing,
-/// which are cast again layer by layer.
-pub(super) fn push_weight_copies(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split) {
+/// which are cast again layer by layer. Adapters wider than the compute dtype (peft's fp32 ones)
+/// are trainable, so every layer's copies are cached.
+pub(super) fn push_weight_copies(
+    s: &Scenario,
+    r: &Resolved,
+    stack: &mut Stack,
+    split: &Split,
+    state: TrainableState,
+) {
     let e = r.act_dtype.bytes();
-    if r.weights != Dtype::Fp32 || e >= FP32_BYTES || s.sharding.is_fully_sharded() {
+    if e >= FP32_BYTES || s.sharding.is_fully_sharded() {
         return;
     }
     let linear = linear_params(r);
     let all_layers = s.mode == Mode::Full || s.checkpointing == Checkpointing::None;
-    let copied = if all_layers {
-        linear
-    } else {
-        linear / f64::from(r.arch.layers)
+    let copied = match (r.weights, all_layers) {
+        (Dtype::Fp32, true) => linear,
+        (Dtype::Fp32, false) => linear / f64::from(r.arch.layers),
+        _ => 0.0,
     };
+    let adapters = if s.mode.is_adapter() && r.trained_dtype.bytes() > e {
+        state.trainable
+    } else {
+        0.0
+    };
+    let adapter_copies = if adapters > 0.0 {
+        state.per_gpu(split, e, split.weights)
+    } else {
+        0.0
+    };
+    if copied + adapters == 0.0 {
+        return;
+    }
     stack.push(
         "weight_copies",
         "16-bit weight copies (autocast)",
@@ -342,12 +362,23 @@ pub(super) fn push_weight_copies(s: &Scenario, r: &Resolved, stack: &mut Stack, 
             copied * e * on_gpu(s),
             split.weights,
             routed_fraction(r) * r.params / linear.max(1.0),
-        ),
+        ) + adapter_copies,
         explain!(
             stack.explain,
-            "{} linear weights{} × {} B ({})",
-            num(copied),
-            if all_layers { "" } else { " of one layer" },
+            "{} × {} B ({})",
+            {
+                let base = format!(
+                    "{} linear weights{}",
+                    num(copied),
+                    if all_layers { "" } else { " of one layer" }
+                );
+                let adapted = format!("{} adapter weights", num(adapters));
+                match (copied > 0.0, adapters > 0.0) {
+                    (true, true) => format!("({base} + {adapted})"),
+                    (true, false) => base,
+                    _ => adapted,
+                }
+            },
             e,
             r.act_dtype
         ),

@@ -591,6 +591,11 @@ scenario_fields! {
     grads: Option<Dtype> = None,
         "grads", Optional { inner: pick::<Dtype>(), none: "auto" }, MorePrecision in Training,
         "Gradients", "gradient format (auto: that of the trained parameters)";
+    /// Unset: fp32 in the detailed method, as peft keeps adapters (`autocast_adapter_dtype`);
+    /// the lesson's formula and LitGPT/torchtune keep them in the weights' format.
+    adapter_dtype: Option<Dtype> = None,
+        "adapter-dtype", Optional { inner: pick::<Dtype>(), none: "auto" }, MorePrecision in Adapters,
+        "Adapters", "adapter format (auto: fp32, as peft; LitGPT: the weights')";
     act_dtype: Option<Dtype> = None,
         "act-dtype", Optional { inner: pick::<Dtype>(), none: "auto" }, MorePrecision,
         "Activations", "activation format (auto: the weights', or bf16 for quantized weights)";

@@ -29,8 +29,12 @@ pub struct Resolved {
     /// The linear layers a quantized `weights` covers.
     pub quantized: QuantScope,
     pub act_dtype: Dtype,
-    /// The format trainable parameters live in (adapters in QLoRA take the compute dtype).
+    /// The format the model's float parameters live in (a quantized model's take the compute
+    /// dtype): what full fine-tuning trains and what FSDP gathers.
     pub param_dtype: Dtype,
+    /// The format trained parameters live in: LoRA's adapters, or `param_dtype` in full
+    /// fine-tuning. Gradients default to it.
+    pub trained_dtype: Dtype,
     pub grads: Dtype,
     pub kv_dtype: Dtype,
     pub master_weights: bool,
@@ -55,6 +59,7 @@ struct Formats {
     weights: Dtype,
     act_dtype: Dtype,
     param_dtype: Dtype,
+    trained_dtype: Dtype,
     grads: Dtype,
     kv_dtype: Dtype,
 }
@@ -117,6 +122,7 @@ impl Scenario {
             quantized,
             act_dtype: formats.act_dtype,
             param_dtype: formats.param_dtype,
+            trained_dtype: formats.trained_dtype,
             grads: formats.grads,
             kv_dtype: formats.kv_dtype,
             master_weights,
@@ -246,7 +252,28 @@ impl Scenario {
             ));
         }
         let param_dtype = float_or(act_dtype);
-        let grads = self.grads.unwrap_or(param_dtype);
+        // peft upcasts fp16/bf16 adapters to fp32 (`autocast_adapter_dtype=True`, its default
+        // since v0.12: `cast_adapter_dtype` in huggingface/peft@5d602fdb
+        // src/peft/tuners/tuners_utils.py), and a quantized base's adapters are made in fp32.
+        let adapter_dtype = self
+            .adapter_dtype
+            .unwrap_or(if self.method == Method::Detailed {
+                Dtype::Fp32
+            } else {
+                param_dtype
+            });
+        if !adapter_dtype.is_float() {
+            errors.push(FieldError::new(
+                "adapter-dtype",
+                "adapters are stored as fp32, fp16 or bf16",
+            ));
+        }
+        let trained_dtype = if self.mode.is_adapter() {
+            adapter_dtype
+        } else {
+            param_dtype
+        };
+        let grads = self.grads.unwrap_or(trained_dtype);
         if !grads.is_float() {
             errors.push(FieldError::new(
                 "grads",
@@ -257,6 +284,7 @@ impl Scenario {
             weights,
             act_dtype,
             param_dtype,
+            trained_dtype,
             grads,
             kv_dtype: self.kv_dtype.unwrap_or(float_or(act_dtype)),
         }

@@ -172,6 +172,7 @@ fn modes_name_which_fields_apply_to_which_mode() {
         ("lora-dropout", false, false, true, true),
         ("optimizer", false, true, true, true),
         ("grads", false, true, true, true),
+        ("adapter-dtype", false, false, true, true),
         ("master-weights", false, true, true, true),
         ("grad-accum", false, true, true, true),
         ("checkpointing", false, true, true, true),
