@@ -127,7 +127,7 @@ pub(super) fn push_state(
             String::new()
         }
     };
-    if s.optimizer_step == OptimizerStep::InBackward {
+    let (grad_bytes, grad_formula) = if s.optimizer_step == OptimizerStep::InBackward {
         // torchtune's `register_optim_in_bwd_hooks` (torchtune/training/memory.py) gives each
         // parameter its own optimizer, steps it in a post-accumulate-grad hook and frees the
         // gradient with `zero_grad()`, so gradients exist one tensor at a time. The largest is
@@ -135,36 +135,36 @@ pub(super) fn push_state(
         // activations peak, a tied table's from the head's backward to the lookup's, since its
         // hook fires only once both have accumulated.
         let largest = state.largest_tensor;
-        stack.push(
-            "gradients",
-            "Gradients",
-            largest * r.grads.bytes() / split.gradients + reduce,
+        (
+            largest * r.grads.bytes() / split.gradients,
             explain!(
                 ex,
-                "largest tensor {} × {} B ({}), stepped in backward{}{}",
+                "largest tensor {} × {} B ({}), stepped in backward{}",
                 num(largest),
                 r.grads.bytes(),
                 r.grads,
-                split.note(split.gradients),
-                reduce_note()
+                split.note(split.gradients)
             ),
-        );
+        )
     } else {
-        stack.push(
-            "gradients",
-            "Gradients",
-            state.per_gpu(split, r.grads.bytes(), split.gradients) + reduce,
+        (
+            state.per_gpu(split, r.grads.bytes(), split.gradients),
             explain!(
                 ex,
-                "{} × {} B ({}){}{}",
+                "{} × {} B ({}){}",
                 num(trainable),
                 r.grads.bytes(),
                 r.grads,
-                split.share_note(split.gradients),
-                reduce_note()
+                split.share_note(split.gradients)
             ),
-        );
-    }
+        )
+    };
+    stack.push(
+        "gradients",
+        "Gradients",
+        grad_bytes + reduce,
+        explain!(ex, "{}{}", grad_formula, reduce_note()),
+    );
     push_optimizer(s, r, stack, split, notes, state, &matrices);
     state
 }
