@@ -48,6 +48,27 @@ wire_enum! {
     }
 }
 
+wire_enum! {
+    /// How int4 weights keep their scales and zero points, per `int4-group` weights. GPTQ and AWQ
+    /// checkpoints (AutoGPTQ's `QuantLinear`, AutoAWQ's `WQLinear`) store an fp16 `scales` value
+    /// and a 4-bit `qzeros` value packed in int32; torchao's `int4_weight_only` (tinygemm,
+    /// `TensorCoreTiledLayout`) keeps one bf16 scale and one bf16 zero in `scale_and_zero`.
+    Int4Layout {
+        Gptq = "gptq" => "GPTQ/AWQ: fp16 scale, 4-bit zero",
+        Tinygemm = "tinygemm" => "torchao: bf16 scale and zero",
+    }
+}
+
+impl Int4Layout {
+    /// Bytes of one group's scale and zero point.
+    pub fn group_bytes(self) -> f64 {
+        match self {
+            Int4Layout::Gptq => HALF_BYTES + NIBBLE_BYTES,
+            Int4Layout::Tinygemm => HALF_BYTES + HALF_BYTES,
+        }
+    }
+}
+
 impl Nf4Kernel {
     /// Whether a frozen NF4 projection keeps its input for the backward pass.
     pub fn keeps_input(self) -> bool {

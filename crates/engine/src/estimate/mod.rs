@@ -28,7 +28,7 @@ pub use serving::{
     NON_TORCH_SINGLE_GPU, NON_TORCH_TENSOR_PARALLEL, SAMPLER_BYTES_PER_LOGIT,
 };
 pub use stack::Component;
-pub use weights::{INT4_GROUP, INT4_GROUP_BYTES, NF4_BLOCK, NF4_DOUBLE_QUANT_BLOCK};
+pub use weights::{NF4_BLOCK, NF4_DOUBLE_QUANT_BLOCK};
 
 use crate::model::{Family, LayerCounts};
 use crate::runtime::Runtime;

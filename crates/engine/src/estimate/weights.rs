@@ -2,7 +2,7 @@
 
 use super::parallel::{routed_fraction, weights_per_gpu, Gathered, Split};
 use super::stack::{explain, num, Stack};
-use crate::dtype::{Dtype, BYTE, FP32_BYTES, HALF_BYTES, NIBBLE_BYTES};
+use crate::dtype::{Dtype, BYTE, FP32_BYTES};
 use crate::dtype::{Nf4Kernel, QuantScope};
 use crate::model::Block;
 use crate::scenario::{Resolved, Scenario};
@@ -14,9 +14,6 @@ use crate::units::Bytes;
 /// 256 of them (§3: 0.5 → 0.127 bits per parameter).
 pub const NF4_BLOCK: f64 = 64.0;
 pub const NF4_DOUBLE_QUANT_BLOCK: f64 = 256.0;
-/// GPTQ/AWQ-style int4 stores an fp16 scale and a packed 4-bit zero point per group of 128 weights.
-pub const INT4_GROUP: f64 = 128.0;
-pub const INT4_GROUP_BYTES: f64 = HALF_BYTES + NIBBLE_BYTES;
 /// Block-wise fp8 (DeepSeek-V3's and Qwen3's `weight_block_size: [128, 128]`) keeps one fp32
 /// `weight_scale_inv` per 128×128 block.
 pub const FP8_BLOCK: f64 = 128.0 * 128.0;
@@ -34,12 +31,26 @@ pub(super) fn linear_params(r: &Resolved) -> f64 {
     share(r, r.linear_params)
 }
 
-/// The parameters a quantized format covers: every linear layer but the router, or (for
-/// gpt-oss's MXFP4) the routed experts only.
-fn quantized_params(r: &Resolved) -> f64 {
+/// The parameters a quantized format covers: every linear layer but the router (and the LM head
+/// under `quant-head`), or (for gpt-oss's MXFP4) the routed experts only.
+fn quantized_params(s: &Scenario, r: &Resolved) -> f64 {
     match r.quantized {
-        QuantScope::AllLinear => share(r, r.linear_params - r.arch.params_in(&[Block::Router])),
+        QuantScope::AllLinear => share(
+            r,
+            r.linear_params - r.arch.params_in(&[Block::Router]) + head_params(s, r),
+        ),
         QuantScope::Experts => share(r, r.arch.params_in(&[Block::RoutedExpert])),
+    }
+}
+
+/// The LM head's parameters when `quant-head` quantizes it with the blocks. A tied head becomes
+/// a quantized copy beside the embedding, which stays in the compute dtype: `quantize_` swaps the
+/// output layer's weight for a new tensor and leaves the embedding's.
+fn head_params(s: &Scenario, r: &Resolved) -> f64 {
+    if s.quant_head && r.weights.is_quantized() && r.quantized == QuantScope::AllLinear {
+        f64::from(r.arch.vocab) * f64::from(r.arch.hidden)
+    } else {
+        0.0
     }
 }
 
@@ -65,7 +76,7 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split)
     let gathered = Gathered::new(s, r, split, linear_params(r));
     let vision = vision_params(r);
     let text = r.params - vision;
-    let (weight_bytes, weight_formula) = text_weights(r, text, ex);
+    let (weight_bytes, weight_formula) = text_weights(s, r, text, ex);
     // Routed experts are in every quantized scope, so they take the weight format's bytes.
     let routed_bytes = routed_fraction(r) * r.params * r.weights.bytes();
     let routed = routed_bytes / weight_bytes.max(1.0);
@@ -110,10 +121,15 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split)
 
 /// The language model's weights in bytes, with their formula: a quantized format on the linear
 /// layers it covers and the compute dtype for the rest, or one format throughout.
-fn text_weights(r: &Resolved, text: f64, ex: bool) -> (f64, String) {
+fn text_weights(s: &Scenario, r: &Resolved, text: f64, ex: bool) -> (f64, String) {
     if r.weights.is_quantized() {
-        let quantized = quantized_params(r);
-        let other = text - quantized;
+        let quantized = quantized_params(s, r);
+        let tied_copy = if r.arch.tied {
+            share(r, head_params(s, r))
+        } else {
+            0.0
+        };
+        let other = text - quantized + tied_copy;
         let compute = r.act_dtype.bytes();
         (
             quantized * r.weights.bytes() + other * compute,
@@ -148,7 +164,7 @@ fn push_quant_constants(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &S
     if !r.weights.is_quantized() {
         return;
     }
-    let quantized = quantized_params(r);
+    let quantized = quantized_params(s, r);
     let (constants, formula) = quant_constants(s, r, quantized, stack.explain);
     let routed = routed_fraction(r) * r.params / quantized.max(1.0);
     stack.push(
@@ -289,24 +305,35 @@ fn quant_constants(s: &Scenario, r: &Resolved, linear: f64, ex: bool) -> (f64, S
                 num(FP32_BYTES)
             ),
         ),
-        Dtype::Int4 => (
-            linear / INT4_GROUP * INT4_GROUP_BYTES,
-            explain!(
-                ex,
-                "{} / {group} groups × {bytes} B (fp16 scale + 4-bit zero)",
-                num(linear),
-                group = num(INT4_GROUP),
-                bytes = num(INT4_GROUP_BYTES)
-            ),
-        ),
-        // LLM.int8 keeps one fp32 scale per output row (Dettmers et al. 2022).
+        Dtype::Int4 => {
+            let group = f64::from(s.int4_group.max(1));
+            let bytes = s.int4_layout.group_bytes();
+            (
+                linear / group * bytes,
+                explain!(
+                    ex,
+                    "{} / {} groups × {} B ({} scale and zero)",
+                    num(linear),
+                    num(group),
+                    num(bytes),
+                    s.int4_layout
+                ),
+            )
+        }
+        // LLM.int8 keeps one fp32 scale per output row (Dettmers et al. 2022); a quantized LM
+        // head adds one per vocabulary entry.
         Dtype::Int8 => {
-            let rows: f64 = r
-                .arch
-                .block_linears()
-                .iter()
-                .map(|m| m.cols * m.count)
-                .sum();
+            let head_rows = if head_params(s, r) > 0.0 {
+                f64::from(r.arch.vocab)
+            } else {
+                0.0
+            };
+            let rows: f64 = head_rows
+                + r.arch
+                    .block_linears()
+                    .iter()
+                    .map(|m| m.cols * m.count)
+                    .sum::<f64>();
             (
                 rows * FP32_BYTES,
                 explain!(

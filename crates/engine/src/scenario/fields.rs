@@ -4,7 +4,7 @@
 //! entry here plus the formula that reads it.
 
 use super::codec::*;
-use crate::dtype::{Dtype, Nf4Kernel, QuantScope};
+use crate::dtype::{Dtype, Int4Layout, Nf4Kernel, QuantScope};
 use crate::lora::LoraTargets;
 use crate::model::FileWeights;
 use crate::optimizer::{Optimizer, OptimizerStep};
@@ -683,6 +683,19 @@ scenario_fields! {
     double_quant: bool = false,
         "double-quant", Flag, MorePrecision,
         "NF4 double quantization", "QLoRA double quantization of the NF4 constants";
+    /// How int4 weights keep their scales and zero points.
+    int4_layout: Int4Layout = Int4Layout::Gptq,
+        "int4-layout", pick::<Int4Layout>(), MorePrecision,
+        "Int4 layout", "int4 scale/zero format";
+    /// Weights per int4 scale: GPTQ's and torchao's default 128 (`group_size`).
+    int4_group: u32 = 128,
+        "int4-group", Count, MorePrecision,
+        "Int4 group", "int4 weights per scale";
+    /// The LM head quantized with the blocks: torchao's `quantize_` and Lightning Fabric's
+    /// bitsandbytes precision replace every `nn.Linear`, the output layer included.
+    quant_head: bool = false,
+        "quant-head", Flag, MorePrecision,
+        "Quantized head", "LM head quantized too";
     /// What runs QLoRA's frozen NF4 projections: it decides whether each keeps its input.
     nf4_kernel: Nf4Kernel = Nf4Kernel::Bnb,
         "nf4-kernel", pick::<Nf4Kernel>(), MorePrecision in Adapters,

@@ -64,6 +64,8 @@ pub struct HfConfig {
     pub weights: Option<Dtype>,
     pub quantized: Option<QuantScope>,
     pub double_quant: Option<bool>,
+    pub int4_group: Option<u32>,
+    pub quant_head: Option<bool>,
     /// Keys that change memory and that the estimate does not model, each named with what is
     /// counted instead.
     pub warnings: Vec<String>,
@@ -85,6 +87,9 @@ impl HfConfig {
             "double-quant",
             self.double_quant.unwrap_or(false).to_string(),
         ));
+        pairs.push(("int4-layout", "gptq".to_string()));
+        pairs.push(("int4-group", self.int4_group.unwrap_or(128).to_string()));
+        pairs.push(("quant-head", self.quant_head.unwrap_or(false).to_string()));
         if let Some(on) = self.dropout {
             pairs.push(("dropout", on.to_string()));
         }
@@ -145,6 +150,8 @@ pub fn parse_hf_config(text: &str) -> Result<HfConfig, ConfigError> {
         weights: format.weights,
         quantized: format.scope,
         double_quant: format.double_quant,
+        int4_group: format.int4_group,
+        quant_head: format.quant_head,
         warnings,
         defaults_used,
     })

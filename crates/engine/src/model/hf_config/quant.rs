@@ -11,6 +11,10 @@ pub(super) struct WeightFormat {
     pub weights: Option<Dtype>,
     pub scope: Option<QuantScope>,
     pub double_quant: Option<bool>,
+    /// GPTQ's and AWQ's `group_size`: weights per int4 scale.
+    pub int4_group: Option<u32>,
+    /// GPTQ's `lm_head`: the output layer quantized too.
+    pub quant_head: Option<bool>,
 }
 
 pub(super) fn weight_format(keys: &Keys, warnings: &mut Vec<String>) -> WeightFormat {
@@ -66,11 +70,14 @@ fn quantized(q: &Map<String, Value>, warnings: &mut Vec<String>) -> WeightFormat
         "gptq" | "awq" => match number(q, "bits") {
             Some(4) => {
                 format.weights = Some(Dtype::Int4);
-                if let Some(group) = number(q, "group_size").filter(|g| *g != 128) {
-                    warnings.push(format!(
-                        "quantization_config.group_size {group}: the scales are counted per 128 weights"
-                    ));
+                format.int4_group = number(q, "group_size").and_then(|g| u32::try_from(g).ok());
+                if format.int4_group.is_none() && q.contains_key("group_size") {
+                    warnings.push(
+                        "quantization_config.group_size: per-channel scales are counted per 128 weights"
+                            .to_string(),
+                    );
                 }
+                format.quant_head = q.get("lm_head").and_then(Value::as_bool);
             }
             Some(8) => format.weights = Some(Dtype::Int8),
             Some(bits) => unsupported(format!("{method} with {bits}-bit weights")),

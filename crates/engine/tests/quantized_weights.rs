@@ -1,0 +1,88 @@
+//! Quantized weights against the bytes a runtime reports for them: torchao's quantization README
+//! (pytorch/ao@92dd5f557, `torchao/quantization/README.md`) lists each quantized model's size,
+//! `get_model_size_in_bytes(model, ignore_embeddings=True) / 1e9` in `_models/llama/generate.py`:
+//! every parameter and buffer but the token embedding, after `quantize_` replaced every
+//! `nn.Linear`, the output layer included (`_is_linear`).
+
+mod common;
+
+use vramfit_engine::{estimate, units::GB};
+
+/// The weights and their scales less the token embedding, in GB: what torchao's column counts.
+fn model_size_gb(model: &str, pairs: &[(&str, &str)]) -> f64 {
+    let base = [
+        ("model", model),
+        ("mode", "inference"),
+        ("act-dtype", "bf16"),
+        ("batch", "1"),
+        ("seq", "106"),
+    ];
+    let e = estimate(&common::scenario(&base, pairs)).expect("estimates");
+    let (vocab, hidden) = match model {
+        "llama-2-7b" => (32_000.0, 4096.0),
+        _ => (128_256.0, 4096.0),
+    };
+    let embedding = vocab * hidden * 2.0;
+    (e.bytes_of("weights").as_f64() + e.bytes_of("quant_constants").as_f64() - embedding)
+        / GB as f64
+}
+
+fn within_one_percent(got: f64, published: f64) -> bool {
+    (got - published).abs() / published < 0.01
+}
+
+const TORCHAO_INT4_64: [(&str, &str); 4] = [
+    ("weights", "int4"),
+    ("int4-layout", "tinygemm"),
+    ("int4-group", "64"),
+    ("quant-head", "true"),
+];
+
+#[test]
+fn torchao_int4_keeps_a_bf16_scale_and_zero_per_group_of_64() {
+    // int4wo-64: Llama-2-7B 3.74 GB, Llama-3-8B and Llama-3.1-8B 4.22 GB.
+    for (model, published) in [("llama-2-7b", 3.74), ("llama-3.1-8b", 4.22)] {
+        let got = model_size_gb(model, &TORCHAO_INT4_64);
+        assert!(within_one_percent(got, published), "{model}: {got}");
+        // GPTQ's fp16 scale and 4-bit zero per 128 would miss it by more than 5%.
+        let gptq = model_size_gb(model, &[TORCHAO_INT4_64[0], TORCHAO_INT4_64[3]]);
+        assert!(
+            (gptq - published).abs() / published > 0.05,
+            "{model}: {gptq}"
+        );
+    }
+}
+
+#[test]
+fn torchao_quantizes_the_lm_head_with_the_blocks() {
+    // int8wo: Llama-2-7B 6.62 GB, Llama-3.1-8B 7.52 GB; float8wo: Llama-3.1-8B 7.51 GB.
+    for (model, weights, published) in [
+        ("llama-2-7b", "int8", 6.62),
+        ("llama-3.1-8b", "int8", 7.52),
+        ("llama-3.1-8b", "fp8", 7.51),
+    ] {
+        let head = model_size_gb(model, &[("weights", weights), ("quant-head", "true")]);
+        assert!(
+            within_one_percent(head, published),
+            "{model} {weights}: {head}"
+        );
+    }
+    // A bf16 head would add 0.5 GB to Llama-3.1-8B's 7.52.
+    let kept = model_size_gb("llama-3.1-8b", &[("weights", "int8")]);
+    assert!(kept - 7.52 > 0.4, "{kept}");
+}
+
+#[test]
+fn a_tied_head_quantized_is_a_copy_beside_the_embedding() {
+    let pairs = |head: &'static str| {
+        common::scenario(
+            &[("model", "llama-3.2-1b"), ("mode", "inference")],
+            &[("weights", "int8"), ("quant-head", head)],
+        )
+    };
+    let kept = estimate(&pairs("false")).expect("estimates");
+    let quantized = estimate(&pairs("true")).expect("estimates");
+    let head = 128_256.0 * 2048.0;
+    let added = quantized.bytes_of("weights").as_f64() - kept.bytes_of("weights").as_f64();
+    assert!((added - head).abs() < 1e-3 * head, "{added}");
+}
