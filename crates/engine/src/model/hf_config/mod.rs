@@ -322,6 +322,13 @@ mod tests {
             r#"{{{base},"quantization_config":{{"quant_method":"compressed-tensors","config_groups":{{"group_0":{{"weights":{{"num_bits":8,"type":"float","strategy":"channel"}}}}}},"ignore":["lm_head"]}}}}"#
         );
         assert_eq!(parse_hf_config(&fp8).unwrap().weights, Some(Dtype::Fp8));
+        let gptq = format!(
+            r#"{{{base},"quantization_config":{{"quant_method":"gptq","bits":4,"group_size":32,"lm_head":true}}}}"#
+        );
+        let pairs = parse_hf_config(&gptq).unwrap().pairs();
+        for pair in [("int4-group", "32"), ("quant-head", "true")] {
+            assert!(pairs.contains(&(pair.0, pair.1.to_string())), "{pairs:?}");
+        }
         let unknown = format!(r#"{{{base},"quantization_config":{{"quant_method":"hqq"}}}}"#);
         let parsed = parse_hf_config(&unknown).unwrap();
         assert_eq!(parsed.weights, None);
