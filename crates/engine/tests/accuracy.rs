@@ -54,7 +54,7 @@ const CATEGORY_MAX_PCT: &[(&str, f64, f64)] = &[
     ("inference", 1.5, 10.0),       // 0.7, 7.2 (M096)
     ("inference_int4", 10.0, 17.0), // 7.7, 13.8 (M060)
     ("inference_int4_multi", 17.5, 28.5), // 14.5, 25.7 (M069)
-    ("inference_int8", 9.5, 13.0),  // 6.6, 9.8 (M061)
+    ("inference_int8", 9.5, 12.5),  // 6.4, 9.5 (M061)
     ("inference_multi", 6.0, 8.0),  // 3.2, 5.1 (M067)
     // M251, torchtune's LoRA with everything on: its logits and the layer in backward are
     // alive at different times, which the stacked components add.

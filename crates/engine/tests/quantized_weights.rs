@@ -2,7 +2,8 @@
 //! (pytorch/ao@92dd5f557, `torchao/quantization/README.md`) lists each quantized model's size,
 //! `get_model_size_in_bytes(model, ignore_embeddings=True) / 1e9` in `_models/llama/generate.py`:
 //! every parameter and buffer but the token embedding, after `quantize_` replaced every
-//! `nn.Linear`, the output layer included (`_is_linear`).
+//! `nn.Linear`, the output layer included (`_is_linear`). And what an LLM.int8 linear allocates
+//! beside a 16-bit one while it runs.
 
 mod common;
 
@@ -85,4 +86,26 @@ fn a_tied_head_quantized_is_a_copy_beside_the_embedding() {
     let head = 128_256.0 * 2048.0;
     let added = quantized.bytes_of("weights").as_f64() - kept.bytes_of("weights").as_f64();
     assert!((added - head).abs() < 1e-3 * head, "{added}");
+}
+
+#[test]
+fn an_int8_linear_adds_its_quantized_input_and_int32_product() {
+    // Falcon-7B (M061): the widest product is the MLP's up-projection, 4544 → 18176.
+    let activations = |weights: &'static str| {
+        let s = common::scenario(
+            &[
+                ("model", "falcon-7b"),
+                ("mode", "inference"),
+                ("seq", "266"),
+            ],
+            &[("weights", weights), ("act-dtype", "fp16")],
+        );
+        estimate(&s)
+            .expect("estimates")
+            .bytes_of("activations")
+            .as_f64()
+    };
+    let added = activations("int8") - activations("fp16");
+    let per_token = 4544.0 + 4.0 + 18_176.0 * 4.0;
+    assert!((added - 266.0 * per_token).abs() < 1.0, "{added}");
 }

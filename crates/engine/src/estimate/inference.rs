@@ -5,7 +5,8 @@
 use super::parallel::Split;
 use super::per_token::{eager_scores_bytes_per_token, layer_bytes_per_token};
 use super::stack::{explain, num, Stack};
-use crate::dtype::{FP32_BYTES, HALF_BYTES, NIBBLE_BYTES};
+use crate::dtype::{Dtype, BYTE, FP32_BYTES, HALF_BYTES, NIBBLE_BYTES};
+use crate::model::Architecture;
 use crate::scenario::{Resolved, Scenario};
 use crate::sharding::Sharding;
 use crate::workload::{KvCache, MlaCache};
@@ -187,20 +188,43 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split)
     } else {
         0.0
     };
+    let int8_buffers = if r.weights == Dtype::Int8 {
+        tokens * int8_matmul_bytes_per_token(a)
+    } else {
+        0.0
+    };
     stack.push(
         "activations",
         "Activations (one layer's working set)",
-        (one_layer + dequantized) / split.model_parallel,
+        (one_layer + dequantized + int8_buffers) / split.model_parallel,
         explain!(
             ex,
-            "b·prompt × one layer's tensors = {} × {}{}",
+            "b·prompt × one layer's tensors = {} × {}{}{}",
             num(tokens),
             num(one_layer / tokens.max(1.0)),
             if dequantized > 0.0 {
                 format!(" + one layer's cache dequantized, {}", num(dequantized))
             } else {
                 String::new()
+            },
+            if int8_buffers > 0.0 {
+                format!(" + LLM.int8's buffers, {}", num(int8_buffers))
+            } else {
+                String::new()
             }
         ),
     );
+}
+
+/// What an LLM.int8 linear adds per token beyond a 16-bit one, at the linear where it is largest:
+/// its input quantized to int8 with an fp32 scale per row, and the int32 product before it is
+/// dequantized into the 16-bit output (bitsandbytes 0.43.1 `MatMul8bitLt.forward`, 4a6fb352:
+/// `F.double_quant(A)` → `CA`, `SCA`; `F.igemmlt` → `out32`; `F.mm_dequant`). Releases up to 0.44
+/// also keep a column-major `CAt` and a col32 `C32A` copy of the input (2 more bytes per input
+/// value); later ones do not, so this counts the bytes every release allocates.
+fn int8_matmul_bytes_per_token(a: &Architecture) -> f64 {
+    a.block_linears()
+        .iter()
+        .map(|m| m.rows * BYTE + FP32_BYTES + m.cols * FP32_BYTES)
+        .fold(0.0, f64::max)
 }
