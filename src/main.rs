@@ -5,6 +5,7 @@ mod app;
 mod browser;
 mod chart;
 mod components;
+mod html;
 mod layout;
 mod state;
 

@@ -8,18 +8,12 @@
 //! the DOM (which entries are hidden, which is `aria-selected`): a typed view with reactive
 //! attributes cost the page's wasm over 9 KB gzip, this about a third of that.
 
+use crate::html::escape;
 use leptos::prelude::*;
 use vramfit_engine::model::{params_label, preset};
 use vramfit_engine::wire::Choice;
 use wasm_bindgen::JsCast;
 use web_sys::{Element, HtmlInputElement};
-
-/// `text` safe inside HTML text and double-quoted attributes.
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('"', "&quot;")
-}
 
 /// What an entry says after its name: "30.53B total, 3.35B active · moe".
 fn detail(id: &str) -> String {
