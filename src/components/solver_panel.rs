@@ -2,10 +2,56 @@
 //! smallest GPU, and the fix-it ladder whose steps are buttons that apply them. A serving
 //! runtime (vLLM, SGLang) fills a preallocated pool instead of growing per sequence, so its
 //! questions are the serving panel's, and this panel steps aside.
+//!
+//! The answers are written as HTML, with one click handler for every ladder step (a typed view
+//! of them cost more wasm).
 
+use crate::html::escape;
 use crate::state::PageState;
 use leptos::prelude::*;
-use vramfit_engine::solver::solve;
+use vramfit_engine::solver::{solve, Solution};
+use vramfit_engine::Units;
+use wasm_bindgen::JsCast;
+use web_sys::Element;
+
+/// The answers and the ladder; each step's button names its position (`data-step`).
+fn markup(sol: &Solution, units: Units) -> String {
+    let none = |v: Option<u32>| v.map_or_else(|| "does not fit".to_string(), |n| n.to_string());
+    let effective = match (sol.micro_batch, sol.grad_accum) {
+        (Some(m), Some(a)) => format!("micro-batch {m} × accumulation {a}"),
+        _ => "—".to_string(),
+    };
+    let smallest = sol
+        .smallest_gpu
+        .as_deref()
+        .unwrap_or("none in the catalogue");
+    let mut html = format!(
+        "<dl class=\"solution\" data-testid=\"solution\">\
+         <dt>Largest micro-batch</dt><dd data-testid=\"max-batch\">{}<small> = (usable {} − fixed {}) ÷ {} per sample</small></dd>\
+         <dt>Longest sequence</dt><dd data-testid=\"max-seq\">{}</dd>\
+         <dt>Effective batch</dt><dd>{effective}</dd>\
+         <dt>Smallest GPU that fits</dt><dd data-testid=\"smallest-gpu\">{}</dd></dl>",
+        none(sol.max_batch),
+        sol.usable_bytes.display(units),
+        sol.fixed_bytes.display(units),
+        sol.per_sample_bytes.display(units),
+        none(sol.max_seq),
+        escape(smallest)
+    );
+    if !sol.ladder.is_empty() {
+        html += "<h3>Fix-it ladder</h3><ol class=\"ladder\" data-testid=\"ladder\">";
+        for (i, step) in sol.ladder.iter().enumerate() {
+            let verdict = step.verdict.as_str();
+            html += &format!(
+                "<li><button type=\"button\" data-step=\"{i}\">{}</button> → {} <span class=\"verdict verdict-{verdict}\">{verdict}</span></li>",
+                escape(&step.action),
+                step.total_bytes.display(units)
+            );
+        }
+        html += "</ol>";
+    }
+    html
+}
 
 #[component]
 pub fn SolverPanel() -> impl IntoView {
@@ -16,6 +62,28 @@ pub fn SolverPanel() -> impl IntoView {
         let t = target.get();
         state.scenario.with(|s| solve(s, Some(t)).ok())
     });
+    let answers = move || {
+        let units = state.units.get();
+        solution
+            .with(|sol| sol.as_ref().map(|sol| markup(sol, units)))
+            .unwrap_or_default()
+    };
+    let on_click = move |ev: web_sys::MouseEvent| {
+        let step = ev
+            .target()
+            .and_then(|t| t.dyn_into::<Element>().ok())
+            .and_then(|t| t.closest("[data-step]").ok().flatten())
+            .and_then(|b| b.get_attribute("data-step"))
+            .and_then(|i| i.parse::<usize>().ok());
+        let changes = solution.with_untracked(|sol| {
+            sol.as_ref()
+                .and_then(|sol| sol.ladder.get(step?))
+                .map(|step| step.changes.clone())
+        });
+        if let Some(changes) = changes {
+            state.apply(&changes);
+        }
+    };
     move || {
         (!pooled.get()).then(|| view! {
         <section class="panel solver" aria-label="Solver">
@@ -29,37 +97,7 @@ pub fn SolverPanel() -> impl IntoView {
                         }
                     }/>
             </div>
-            {move || solution.get().map(|sol| {
-                let units = state.units.get();
-                let none = |v: Option<u32>| v.map(|n| n.to_string()).unwrap_or_else(|| "does not fit".to_string());
-                view! {
-                    <dl class="solution" data-testid="solution">
-                        <dt>"Largest micro-batch"</dt><dd data-testid="max-batch">{none(sol.max_batch)}
-                            <small>" = (usable " {sol.usable_bytes.display(units)} " − fixed " {sol.fixed_bytes.display(units)} ") ÷ " {sol.per_sample_bytes.display(units)} " per sample"</small></dd>
-                        <dt>"Longest sequence"</dt><dd data-testid="max-seq">{none(sol.max_seq)}</dd>
-                        <dt>"Effective batch"</dt><dd>{match (sol.micro_batch, sol.grad_accum) {
-                            (Some(m), Some(a)) => format!("micro-batch {m} × accumulation {a}"),
-                            _ => "—".to_string(),
-                        }}</dd>
-                        <dt>"Smallest GPU that fits"</dt><dd data-testid="smallest-gpu">{sol.smallest_gpu.clone().unwrap_or_else(|| "none in the catalogue".to_string())}</dd>
-                    </dl>
-                    {(!sol.ladder.is_empty()).then(|| view! {
-                        <h3>"Fix-it ladder"</h3>
-                        <ol class="ladder" data-testid="ladder">
-                            {sol.ladder.into_iter().map(|step| {
-                                let changes = step.changes.clone();
-                                view! {
-                                    <li>
-                                        <button type="button" on:click=move |_| state.apply(&changes)>{step.action}</button>
-                                        " → " {step.total_bytes.display(units)} " "
-                                        <span class=format!("verdict verdict-{}", step.verdict.as_str())>{step.verdict.as_str()}</span>
-                                    </li>
-                                }
-                            }).collect_view()}
-                        </ol>
-                    })}
-                }
-            })}
+            <div inner_html=answers on:click=on_click></div>
         </section>
     })
     }
