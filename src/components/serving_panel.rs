@@ -6,6 +6,7 @@
 
 use crate::chart::{css_rgb, draw_concurrency, CURVE_COLOUR, HERE_COLOUR, USERS_COLOUR};
 use crate::components::chart_panel::fit_canvas;
+use crate::html::escape;
 use crate::state::PageState;
 use leptos::html::Canvas;
 use leptos::prelude::*;
@@ -16,6 +17,7 @@ use vramfit_engine::runtime::Runtime;
 use vramfit_engine::scenario::FIELDS;
 use vramfit_engine::serving_plan::{plan_serving, ServingPlan};
 use vramfit_engine::units::group_thousands;
+use vramfit_engine::Units;
 
 /// The most users the input takes; the engine compares them as a float, so this is only a
 /// sanity bound on what a person means.
@@ -31,16 +33,16 @@ fn runtime_name(runtime: Runtime) -> &'static str {
 }
 
 /// The concurrency, exact in data- attributes for the tests.
-fn concurrency(s: &Serving, text: String) -> impl IntoView {
-    view! {
-        <span data-testid="max-concurrency" data-value=s.max_concurrency.to_string()
-            data-context=s.context_tokens.to_string()>{text}</span>
-    }
+fn concurrency(s: &Serving, text: &str) -> String {
+    format!(
+        "<span data-testid=\"max-concurrency\" data-value=\"{}\" data-context=\"{}\">{text}</span>",
+        s.max_concurrency, s.context_tokens
+    )
 }
 
 /// The answer line: "vLLM starts: 29.03 concurrent requests of 16,384 tokens", or the
 /// runtime's own reason for refusing to start, verbatim.
-fn answer(s: &Serving) -> impl IntoView {
+fn answer(s: &Serving) -> String {
     let name = runtime_name(s.runtime);
     let tokens = group_thousands(u64::from(s.context_tokens));
     if s.starts {
@@ -55,50 +57,166 @@ fn answer(s: &Serving) -> impl IntoView {
                 s.max_concurrency
             )
         };
-        view! {
-            <p class="serving-answer" data-testid="serving-answer">
-                <strong>{format!("{name} starts: ")}</strong>{concurrency(s, text)}
-            </p>
-        }
-        .into_any()
+        format!(
+            "<p class=\"serving-answer\" data-testid=\"serving-answer\"><strong>{name} starts: </strong>{}</p>",
+            concurrency(s, &text)
+        )
     } else {
         let reason = s
             .reason
-            .clone()
-            .unwrap_or_else(|| format!("{name} does not say why."));
+            .as_deref()
+            .map_or_else(|| format!("{name} does not say why."), escape);
         let text = format!("{:.2} requests of {tokens} tokens fit", s.max_concurrency);
-        view! {
-            <div class="serving-refusal" role="alert" data-testid="serving-refusal">
-                <p><strong>{format!("{name} will not start")}</strong> " (" {concurrency(s, text)} ")"</p>
-                <p class="reason" data-testid="serving-reason">{reason}</p>
-            </div>
-        }
-        .into_any()
+        format!(
+            "<div class=\"serving-refusal\" role=\"alert\" data-testid=\"serving-refusal\">\
+             <p><strong>{name} will not start</strong> ({})</p>\
+             <p class=\"reason\" data-testid=\"serving-reason\">{reason}</p></div>",
+            concurrency(s, &text)
+        )
     }
 }
 
 /// The settings as applied, each default marked with where it came from.
-fn settings(s: &Serving) -> impl IntoView {
-    s.settings
-        .iter()
-        .map(|setting| {
-            let label = FIELDS
-                .iter()
-                .find(|f| f.key == setting.key)
-                .map_or(setting.key.as_str(), |f| f.label)
-                .to_string();
-            let from = match &setting.default_from {
-                Some(from) => format!("default: {from}"),
-                None => "as set".to_string(),
-            };
-            view! {
-                <li data-setting=setting.key.clone() class:default=setting.default_from.is_some()>
-                    {label} " = " <strong>{setting.value.clone()}</strong>
-                    <span class="setting-from"><code>{setting.key.clone()}</code> " · " {from}</span>
-                </li>
-            }
-        })
-        .collect_view()
+fn settings(s: &Serving) -> String {
+    let mut html = String::new();
+    for setting in &s.settings {
+        let label = FIELDS
+            .iter()
+            .find(|f| f.key == setting.key)
+            .map_or(setting.key.as_str(), |f| f.label);
+        let (class, from) = match &setting.default_from {
+            Some(from) => (" class=\"default\"", format!("default: {}", escape(from))),
+            None => ("", "as set".to_string()),
+        };
+        let key = escape(&setting.key);
+        html += &format!(
+            "<li data-setting=\"{key}\"{class}>{} = <strong>{}</strong>\
+             <span class=\"setting-from\"><code>{key}</code> · {from}</span></li>",
+            escape(label),
+            escape(&setting.value)
+        );
+    }
+    html
+}
+
+/// The answer, the pool's figures and the settings as applied.
+fn figures(s: &Serving, units: Units) -> String {
+    let (pool, tokens) = if s.runtime == Runtime::LlamaCpp {
+        ("KV cache, GPU and system RAM", "KV cells")
+    } else {
+        ("KV pool per GPU", "KV tokens")
+    };
+    let mut html = format!(
+        "{}<dl class=\"figures\"><dt>{pool}</dt>\
+         <dd data-testid=\"kv-pool\" data-bytes=\"{}\">{}</dd><dt>{tokens}</dt>\
+         <dd data-testid=\"kv-tokens\" data-tokens=\"{}\">{}</dd>",
+        answer(s),
+        s.kv_pool_bytes.0,
+        s.kv_pool_bytes.display(units),
+        s.kv_tokens,
+        group_thousands(s.kv_tokens)
+    );
+    if let Some(blocks) = s.kv_blocks {
+        html += &format!(
+            "<dt>KV blocks</dt><dd data-testid=\"kv-blocks\" data-blocks=\"{blocks}\">{}</dd>",
+            group_thousands(blocks)
+        );
+    }
+    if let Some(host) = s.host_bytes {
+        html += &format!(
+            "<dt>System RAM</dt><dd data-testid=\"host-bytes\" data-bytes=\"{}\">{}<ul class=\"host-parts\">",
+            host.0,
+            host.display(units)
+        );
+        for c in &s.host_components {
+            html += &format!(
+                "<li data-host-component=\"{}\" data-bytes=\"{}\">{} {}</li>",
+                escape(&c.id),
+                c.bytes.0,
+                escape(&c.label),
+                c.bytes.display(units)
+            );
+        }
+        html += "</ul></dd>";
+    }
+    html + &format!(
+        "</dl><h3>Settings as applied</h3><ul class=\"settings\" data-testid=\"serving-settings\">{}</ul>",
+        settings(s)
+    )
+}
+
+/// The plan's answers: for llama.cpp the best quant and the most GPU layers, for a pool the
+/// longest context, the smallest GPU and the fewest GPUs for `users` requests.
+fn answers(p: &ServingPlan, llama: bool, quant: &str, gpu_name: &str) -> String {
+    let n = p.users;
+    let context = group_thousands(u64::from(p.context_tokens));
+    let max_context = match p.max_context {
+        Some(tokens) => format!("{} tokens", group_thousands(u64::from(tokens))),
+        None => "none: they do not fit at any context".to_string(),
+    };
+    let smallest = match &p.smallest_gpu {
+        Some(id) => escape(gpu_catalogue::find(id).map_or(id, |g| g.name)),
+        None => "none in the catalogue".to_string(),
+    };
+    let gpu_name = escape(gpu_name);
+    let fewest = match p.fewest_gpus {
+        Some(1) => format!("1 × {gpu_name}"),
+        Some(count) => format!("{count} × {gpu_name}, tensor parallel"),
+        None => "more than 64".to_string(),
+    };
+    let number = |v: Option<u32>| v.map(|v| v.to_string()).unwrap_or_default();
+    let smallest_id = escape(p.smallest_gpu.as_deref().unwrap_or_default());
+    let fewest_count = number(p.fewest_gpus);
+    if llama {
+        let best = p
+            .best_quant
+            .as_deref()
+            .map_or_else(|| "none fits".to_string(), escape);
+        let layers = p
+            .max_gpu_layers
+            .map_or_else(|| "none: it does not fit".to_string(), |l| l.to_string());
+        return format!(
+            "<dl class=\"figures plan\" data-testid=\"serving-plan\" data-best-quant=\"{}\" \
+             data-max-gpu-layers=\"{}\" data-smallest-gpu=\"{smallest_id}\" data-fewest-gpus=\"{fewest_count}\">\
+             <dt>Best quant with every layer on the GPU</dt><dd data-testid=\"best-quant\">{best}</dd>\
+             <dt>Most GPU layers (-ngl) at {}</dt><dd data-testid=\"max-gpu-layers\">{layers}</dd>\
+             <dt>Smallest GPU for this configuration</dt><dd data-testid=\"smallest-gpu-serving\">{smallest}</dd>\
+             <dt>Fewest GPUs</dt><dd data-testid=\"fewest-gpus\">{fewest}</dd></dl>",
+            escape(p.best_quant.as_deref().unwrap_or_default()),
+            number(p.max_gpu_layers),
+            escape(quant)
+        );
+    }
+    let requests = if n == 1 { "request" } else { "requests" };
+    let users = group_thousands(u64::from(n));
+    format!(
+        "<dl class=\"figures plan\" data-testid=\"serving-plan\" data-users=\"{n}\" \
+         data-max-context=\"{}\" data-smallest-gpu=\"{smallest_id}\" data-fewest-gpus=\"{fewest_count}\">\
+         <dt>Longest context for {users} {requests}</dt><dd data-testid=\"max-context\">{max_context}</dd>\
+         <dt>Smallest GPU for {users} × {context} tokens</dt><dd data-testid=\"smallest-gpu-serving\">{smallest}</dd>\
+         <dt>Fewest GPUs for {users} × {context} tokens</dt><dd data-testid=\"fewest-gpus\">{fewest}</dd></dl>",
+        number(p.max_context)
+    )
+}
+
+/// The curve's legend: the curve, this scenario's context and the users line.
+fn legend(p: &ServingPlan) -> String {
+    let swatch = |colour: RGBColor| {
+        format!(
+            "<svg class=\"swatch\" width=\"16\" height=\"12\" aria-hidden=\"true\">\
+             <line x1=\"0\" y1=\"6\" x2=\"16\" y2=\"6\" stroke=\"{}\" stroke-width=\"3\"></line></svg>",
+            css_rgb(colour)
+        )
+    };
+    format!(
+        "<li>{}requests that fit at each context</li><li>{}this scenario: {} tokens</li><li>{}{} {}</li>",
+        swatch(CURVE_COLOUR),
+        swatch(HERE_COLOUR),
+        group_thousands(u64::from(p.context_tokens)),
+        swatch(USERS_COLOUR),
+        group_thousands(u64::from(p.users)),
+        if p.users == 1 { "user" } else { "users" }
+    )
 }
 
 #[component]
@@ -161,112 +279,23 @@ pub fn ServingPanel() -> impl IntoView {
     };
 
     let figures = move || {
-        serving.get().map(|s| {
-            let units = state.units.get();
-            let (pool, tokens) = if s.runtime == Runtime::LlamaCpp {
-                ("KV cache, GPU and system RAM", "KV cells")
-            } else {
-                ("KV pool per GPU", "KV tokens")
-            };
-            view! {
-                {answer(&s)}
-                <dl class="figures">
-                    <dt>{pool}</dt>
-                    <dd data-testid="kv-pool" data-bytes=s.kv_pool_bytes.0.to_string()>{s.kv_pool_bytes.display(units)}</dd>
-                    <dt>{tokens}</dt>
-                    <dd data-testid="kv-tokens" data-tokens=s.kv_tokens.to_string()>{group_thousands(s.kv_tokens)}</dd>
-                    {s.kv_blocks.map(|blocks| view! {
-                        <dt>"KV blocks"</dt>
-                        <dd data-testid="kv-blocks" data-blocks=blocks.to_string()>{group_thousands(blocks)}</dd>
-                    })}
-                    {s.host_bytes.map(|host| view! {
-                        <dt>"System RAM"</dt>
-                        <dd data-testid="host-bytes" data-bytes=host.0.to_string()>{host.display(units)}
-                            <ul class="host-parts">
-                                {s.host_components.iter().map(|c| view! {
-                                    <li data-host-component=c.id.clone() data-bytes=c.bytes.0.to_string()>
-                                        {c.label.clone()} " " {c.bytes.display(units)}
-                                    </li>
-                                }).collect_view()}
-                            </ul>
-                        </dd>
-                    })}
-                </dl>
-                <h3>"Settings as applied"</h3>
-                <ul class="settings" data-testid="serving-settings">{settings(&s)}</ul>
-            }
-        })
+        let units = state.units.get();
+        serving
+            .with(|s| s.as_ref().map(|s| figures(s, units)))
+            .unwrap_or_default()
     };
-
     let answers = move || {
-        plan.get().map(|p| {
-            let n = p.users;
-            let context = group_thousands(u64::from(p.context_tokens));
-            let max_context = match p.max_context {
-                Some(tokens) => format!("{} tokens", group_thousands(u64::from(tokens))),
-                None => "none: they do not fit at any context".to_string(),
-            };
-            let smallest = match &p.smallest_gpu {
-                Some(id) => gpu_catalogue::find(id).map_or(id.clone(), |g| g.name.to_string()),
-                None => "none in the catalogue".to_string(),
-            };
-            let fewest = match p.fewest_gpus {
-                Some(1) => format!("1 × {}", gpu_name.get()),
-                Some(count) => format!("{count} × {}, tensor parallel", gpu_name.get()),
-                None => "more than 64".to_string(),
-            };
-            let requests = if n == 1 { "request" } else { "requests" };
-            if llama.get() {
-                let quant = state.scenario.with(|s| s.get("quant"));
-                let best = p.best_quant.clone().unwrap_or_else(|| "none fits".to_string());
-                let layers = p.max_gpu_layers.map_or_else(|| "none: it does not fit".to_string(), |l| l.to_string());
-                return view! {
-                    <dl class="figures plan" data-testid="serving-plan"
-                        data-best-quant=p.best_quant.clone().unwrap_or_default()
-                        data-max-gpu-layers=p.max_gpu_layers.map(|l| l.to_string()).unwrap_or_default()
-                        data-smallest-gpu=p.smallest_gpu.clone().unwrap_or_default()
-                        data-fewest-gpus=p.fewest_gpus.map(|g| g.to_string()).unwrap_or_default()>
-                        <dt>"Best quant with every layer on the GPU"</dt>
-                        <dd data-testid="best-quant">{best}</dd>
-                        <dt>{format!("Most GPU layers (-ngl) at {quant}")}</dt>
-                        <dd data-testid="max-gpu-layers">{layers}</dd>
-                        <dt>"Smallest GPU for this configuration"</dt>
-                        <dd data-testid="smallest-gpu-serving">{smallest}</dd>
-                        <dt>"Fewest GPUs"</dt>
-                        <dd data-testid="fewest-gpus">{fewest}</dd>
-                    </dl>
-                }
-                .into_any();
-            }
-            view! {
-                <dl class="figures plan" data-testid="serving-plan" data-users=n.to_string()
-                    data-max-context=p.max_context.map(|t| t.to_string()).unwrap_or_default()
-                    data-smallest-gpu=p.smallest_gpu.clone().unwrap_or_default()
-                    data-fewest-gpus=p.fewest_gpus.map(|g| g.to_string()).unwrap_or_default()>
-                    <dt>{format!("Longest context for {} {requests}", group_thousands(u64::from(n)))}</dt>
-                    <dd data-testid="max-context">{max_context}</dd>
-                    <dt>{format!("Smallest GPU for {} × {context} tokens", group_thousands(u64::from(n)))}</dt>
-                    <dd data-testid="smallest-gpu-serving">{smallest}</dd>
-                    <dt>{format!("Fewest GPUs for {} × {context} tokens", group_thousands(u64::from(n)))}</dt>
-                    <dd data-testid="fewest-gpus">{fewest}</dd>
-                </dl>
-            }
-            .into_any()
-        })
+        let llama = llama.get();
+        let quant = if llama {
+            state.scenario.with(|s| s.get("quant"))
+        } else {
+            String::new()
+        };
+        let gpu_name = gpu_name.get();
+        plan.with(|p| p.as_ref().map(|p| answers(p, llama, &quant, &gpu_name)))
+            .unwrap_or_default()
     };
-
-    let legend = move || {
-        plan.get().map(|p| {
-            let swatch = |colour: RGBColor| {
-                view! { <svg class="swatch" width="16" height="12" aria-hidden="true"><line x1="0" y1="6" x2="16" y2="6" stroke=css_rgb(colour) stroke-width="3"/></svg> }
-            };
-            view! {
-                <li>{swatch(CURVE_COLOUR)} "requests that fit at each context"</li>
-                <li>{swatch(HERE_COLOUR)} {format!("this scenario: {} tokens", group_thousands(u64::from(p.context_tokens)))}</li>
-                <li>{swatch(USERS_COLOUR)} {format!("{} {}", group_thousands(u64::from(p.users)), if p.users == 1 { "user" } else { "users" })}</li>
-            }
-        })
-    };
+    let legend = move || plan.with(|p| p.as_ref().map(legend)).unwrap_or_default();
 
     move || {
         shown.get().then(|| {
@@ -280,7 +309,7 @@ pub fn ServingPanel() -> impl IntoView {
                     data-runtime=move || serving.with(|s| s.as_ref().map(|s| s.runtime.as_str()))
                     data-starts=move || serving.with(|s| s.as_ref().map(|s| s.starts.to_string()))>
                     <h2>{title}</h2>
-                    {figures}
+                    <div inner_html=figures></div>
                     {move || if llama.get() {
                         view! { <h3>"What fits"</h3> }.into_any()
                     } else {
@@ -296,13 +325,13 @@ pub fn ServingPanel() -> impl IntoView {
                             </div>
                         }.into_any()
                     }}
-                    {answers}
+                    <div inner_html=answers></div>
                     {move || (!llama.get()).then(|| view! {
                         <h3>"Concurrency vs context"</h3>
                         <canvas id="serving-curve" node_ref=canvas_ref role="img"
                             aria-label="Concurrent requests the KV pool holds at each context length, with this scenario's context marked"></canvas>
                         <p class="field-error">{move || draw_error.get()}</p>
-                        <ul class="legend">{legend}</ul>
+                        <ul class="legend" inner_html=legend></ul>
                     })}
                 </section>
             }
