@@ -2,13 +2,14 @@
 //! narrow screen it comes before the form and stays in view); then what the model was read as,
 //! the method, and the estimate's notes.
 
+use crate::html::escape;
 use crate::state::PageState;
 use leptos::prelude::*;
 use vramfit_engine::estimate::{LESSON_ACTIVATION_FACTOR, LESSON_OVERHEAD_BYTES};
 use vramfit_engine::units::GB;
 use vramfit_engine::wire::Wire;
 use vramfit_engine::workload::Method;
-use vramfit_engine::{Bytes, Estimate, Verdict};
+use vramfit_engine::{Bytes, Estimate, Units, Verdict};
 
 /// "46.70B parameters, 12.88B active per token · mixture of experts · 32 full-attention layers,
 /// 32 MoE": what the estimate read the model as.
@@ -34,46 +35,70 @@ fn model_line(e: &Estimate) -> String {
     format!("{line} · layers: {}", named.join(", "))
 }
 
+/// The answer: the total, the verdict and the headroom.
+fn answer(e: &Estimate, u: Units) -> String {
+    let verdict = e.verdict;
+    let headroom = Bytes(e.headroom_bytes.unsigned_abs()).display(u);
+    let headroom = if e.headroom_bytes >= 0 {
+        format!("{headroom} headroom")
+    } else {
+        format!("{headroom} over budget")
+    };
+    let word = match verdict {
+        Verdict::Fits => "Fits",
+        Verdict::Tight => "Tight",
+        Verdict::Oom => "Out of memory",
+    };
+    format!(
+        "<p class=\"total-line\"><span class=\"total\" data-testid=\"total\" data-bytes=\"{}\">{}</span> per GPU on {} × {}</p>\
+         <p class=\"verdict-line\"><span class=\"verdict verdict-{v}\" data-testid=\"verdict\" data-verdict=\"{v}\">{word}</span> \
+         {headroom} of {} usable ({} capacity)</p>",
+        e.total_bytes.0,
+        e.total_bytes.display(u),
+        e.gpus,
+        escape(&e.gpu_name),
+        e.usable_bytes.display(u),
+        e.capacity_bytes.display(u),
+        v = verdict.as_str()
+    )
+}
+
+/// What the model was read as, the method and the estimate's notes.
+fn notes(e: &Estimate) -> String {
+    let method_note = match e.method {
+        Method::Lesson => format!("Lesson method: chapter 62's formula exactly (weights + gradients + optimizer + {LESSON_ACTIVATION_FACTOR}·L·B·S·H·Ba + {} GB).", LESSON_OVERHEAD_BYTES / GB as f64),
+        Method::Detailed => "Detailed method: every tensor PyTorch keeps at the peak, plus CUDA context and allocator slack.".to_string(),
+    };
+    let mut html = format!(
+        "<p class=\"model-line\" data-testid=\"model-line\" data-params=\"{}\" data-active=\"{}\">{}</p>\
+         <p class=\"method-note\">{method_note}</p>",
+        e.params.round(),
+        e.active_params.map(|a| a.round().to_string()).unwrap_or_default(),
+        escape(&model_line(e))
+    );
+    for n in &e.notes {
+        html += &format!("<p class=\"note\">{}</p>", escape(n));
+    }
+    html
+}
+
 #[component]
 pub fn Summary() -> impl IntoView {
     let state = expect_context::<PageState>();
     let estimate = state.estimate;
-    let units = move || state.units.get();
-    view! {
-        {move || estimate.get().map(|e| {
-            let u = units();
-            let verdict = e.verdict;
-            let headroom = if e.headroom_bytes >= 0 {
-                format!("{} headroom", Bytes(e.headroom_bytes.unsigned_abs()).display(u))
-            } else {
-                format!("{} over budget", Bytes(e.headroom_bytes.unsigned_abs()).display(u))
-            };
-            let method_note = match e.method {
-                Method::Lesson => format!("Lesson method: chapter 62's formula exactly (weights + gradients + optimizer + {LESSON_ACTIVATION_FACTOR}·L·B·S·H·Ba + {} GB).", LESSON_OVERHEAD_BYTES / GB as f64),
-                Method::Detailed => "Detailed method: every tensor PyTorch keeps at the peak, plus CUDA context and allocator slack.".to_string(),
-            };
-            view! {
-                <div class="summary answer" aria-live="polite" data-testid="answer">
-                    <p class="total-line">
-                        <span class="total" data-testid="total" data-bytes=e.total_bytes.0.to_string()>{e.total_bytes.display(u)}</span>
-                        " per GPU on " {format!("{} × {}", e.gpus, e.gpu_name)}
-                    </p>
-                    <p class="verdict-line">
-                        <span class=format!("verdict verdict-{}", verdict.as_str()) data-testid="verdict" data-verdict=verdict.as_str()>
-                            {match verdict { Verdict::Fits => "Fits", Verdict::Tight => "Tight", Verdict::Oom => "Out of memory" }}
-                        </span>
-                        " " {headroom} " of " {e.usable_bytes.display(u)} " usable (" {e.capacity_bytes.display(u)} " capacity)"
-                    </p>
-                </div>
-                <div class="summary-notes">
-                    <p class="model-line" data-testid="model-line" data-params=format!("{}", e.params.round())
-                        data-active=e.active_params.map(|a| format!("{}", a.round())).unwrap_or_default()>
-                        {model_line(&e)}
-                    </p>
-                    <p class="method-note">{method_note}</p>
-                    {e.notes.iter().map(|n| view! { <p class="note">{n.clone()}</p> }).collect_view()}
-                </div>
-            }
-        })}
+    let answer = move || {
+        let u = state.units.get();
+        estimate
+            .with(|e| e.as_ref().map(|e| answer(e, u)))
+            .unwrap_or_default()
+    };
+    let notes = move || estimate.with(|e| e.as_ref().map(notes)).unwrap_or_default();
+    // Both stay in the page while the estimate changes, so the live region announces the new answer.
+    let shown = Memo::new(move |_| estimate.with(Option::is_some));
+    move || {
+        shown.get().then(|| view! {
+            <div class="summary answer" aria-live="polite" data-testid="answer" inner_html=answer></div>
+            <div class="summary-notes" inner_html=notes></div>
+        })
     }
 }
