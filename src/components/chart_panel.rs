@@ -3,12 +3,13 @@
 
 use crate::browser::{self, download};
 use crate::chart::{component_colour, css_rgb, draw, Bar, Theme, BUDGET_LINES};
+use crate::html::escape;
 use crate::state::PageState;
 use leptos::html::Canvas;
 use leptos::prelude::*;
 use plotters::style::RGBColor;
 use vramfit_engine::examples::{lesson_example, LESSON_ATTEMPTS};
-use vramfit_engine::{estimate, Bytes, Scenario, Units};
+use vramfit_engine::{estimate, Bytes, Estimate, Scenario, Units};
 use web_sys::HtmlCanvasElement;
 
 const MAX_BARS: usize = 4;
@@ -52,23 +53,39 @@ fn page_theme() -> Theme {
 }
 
 /// The legend's capacity, usable and tight entries, each with its value: the stack and the
-/// what-if curves draw the same three lines.
-pub fn budget_legend(values: [Bytes; 3], units: Units) -> impl IntoView {
-    values
-        .into_iter()
-        .zip(BUDGET_LINES)
-        .map(|(bytes, line)| {
-            let colour = line
-                .colour
-                .map_or_else(|| "currentColor".to_string(), css_rgb);
-            view! {
-                <li data-line=line.name>
-                    <svg class="swatch" width="16" height="12" aria-hidden="true"><line x1="0" y1="6" x2="16" y2="6" stroke=colour stroke-width="2"/></svg>
-                    {format!("{} {}", line.name, bytes.display(units))}
-                </li>
-            }
-        })
-        .collect_view()
+/// what-if curves draw the same three lines. HTML, for the legends' `inner_html`.
+pub fn budget_legend(values: [Bytes; 3], units: Units) -> String {
+    let mut html = String::new();
+    for (bytes, line) in values.into_iter().zip(BUDGET_LINES) {
+        let colour = line
+            .colour
+            .map_or_else(|| "currentColor".to_string(), css_rgb);
+        html += &format!(
+            "<li data-line=\"{name}\"><svg class=\"swatch\" width=\"16\" height=\"12\" aria-hidden=\"true\">\
+             <line x1=\"0\" y1=\"6\" x2=\"16\" y2=\"6\" stroke=\"{colour}\" stroke-width=\"2\"></line></svg>{name} {}</li>",
+            bytes.display(units),
+            name = line.name
+        );
+    }
+    html
+}
+
+/// The stack's legend: the budget lines, then a swatch per component.
+fn legend(e: &Estimate, units: Units) -> String {
+    let mut html = budget_legend(
+        [e.capacity_bytes, e.usable_bytes, e.tight_threshold_bytes],
+        units,
+    );
+    for c in &e.components {
+        // An SVG fill, not an inline style: the page's CSP forbids style attributes.
+        html += &format!(
+            "<li><svg class=\"swatch\" width=\"12\" height=\"12\" aria-hidden=\"true\">\
+             <rect width=\"12\" height=\"12\" rx=\"2\" fill=\"{}\"></rect></svg>{}</li>",
+            css_rgb(component_colour(&c.id)),
+            escape(&c.label)
+        );
+    }
+    html
 }
 
 #[component]
@@ -163,20 +180,10 @@ pub fn ChartPanel() -> impl IntoView {
             <canvas id="memory-chart" node_ref=canvas_ref role="img"
                 aria-label="Stacked bar of the memory components against the GPU's capacity, usable and tight lines"></canvas>
             <p class="field-error">{move || draw_error.get()}</p>
-            <ul class="legend">
-                {move || state.estimate.get().map(|e| {
-                    budget_legend([e.capacity_bytes, e.usable_bytes, e.tight_threshold_bytes], state.units.get())
-                })}
-                {move || state.estimate.get().map(|e| e.components.into_iter().map(|c| {
-                    // An SVG fill, not an inline style: the page's CSP forbids style attributes.
-                    view! {
-                        <li>
-                            <svg class="swatch" width="12" height="12" aria-hidden="true"><rect width="12" height="12" rx="2" fill=css_rgb(component_colour(&c.id))/></svg>
-                            {c.label}
-                        </li>
-                    }
-                }).collect_view())}
-            </ul>
+            <ul class="legend" inner_html=move || {
+                let units = state.units.get();
+                state.estimate.with(|e| e.as_ref().map(|e| legend(e, units))).unwrap_or_default()
+            }></ul>
             <div class="buttons">
                 <button type="button" on:click=add_current>"Add to compare"</button>
                 <button type="button" on:click=lesson data-testid="lesson-attempts">"Chapter 62's three attempts"</button>

@@ -61,13 +61,18 @@ pub fn CurvesPanel() -> impl IntoView {
             },
         );
     let training = Memo::new(move |_| state.scenario.with(|s| s.mode.is_training()));
-    let budget = move || {
-        curves.with(|c| {
+    let legend = move || {
+        let units = state.units.get();
+        let budget = curves.with(|c| {
             c.as_ref().map(|c| {
                 let b = &c.budget;
-                budget_legend([b.capacity, b.usable, b.tight_threshold], state.units.get())
+                budget_legend([b.capacity, b.usable, b.tight_threshold], units)
             })
-        })
+        });
+        budget.unwrap_or_default()
+            + &legend_dot(CURVE_COLOUR, "memory per GPU (hollow: out of memory)")
+            + &legend_dot(HERE_COLOUR, "this scenario")
+            + &legend_dot(CROSSING_COLOUR, "the most that fits")
     };
     // Rebuilt only when the mode switches between training and inference, which renames the curves.
     move || {
@@ -76,12 +81,7 @@ pub fn CurvesPanel() -> impl IntoView {
             view! {
                 <section class="panel curves" aria-label="What-if curves" data-testid="curves">
                     <h2>"What if"</h2>
-                    <ul class="legend">
-                        {budget}
-                        {legend_dot(CURVE_COLOUR, "memory per GPU (hollow: out of memory)")}
-                        {legend_dot(HERE_COLOUR, "this scenario")}
-                        {legend_dot(CROSSING_COLOUR, "the most that fits")}
-                    </ul>
+                    <ul class="legend" inner_html=legend></ul>
                     {curve(curves, words("batch", training), "batch", |c| &c.batch)}
                     {curve(curves, words("seq", training), "seq", |c| &c.seq)}
                 </section>
@@ -90,10 +90,12 @@ pub fn CurvesPanel() -> impl IntoView {
     }
 }
 
-fn legend_dot(colour: RGBColor, text: &'static str) -> impl IntoView {
-    view! {
-        <li><svg class="swatch" width="12" height="12" aria-hidden="true"><circle cx="6" cy="6" r="5" fill=css_rgb(colour)/></svg>{text}</li>
-    }
+fn legend_dot(colour: RGBColor, text: &str) -> String {
+    format!(
+        "<li><svg class=\"swatch\" width=\"12\" height=\"12\" aria-hidden=\"true\">\
+         <circle cx=\"6\" cy=\"6\" r=\"5\" fill=\"{}\"></circle></svg>{text}</li>",
+        css_rgb(colour)
+    )
 }
 
 /// One curve: its canvas, drawn from the engine's sweep, and the line that reads a point out.
