@@ -6,13 +6,11 @@
 //! The answers are written as HTML, with one click handler for every ladder step (a typed view
 //! of them cost more wasm).
 
-use crate::html::escape;
+use crate::html::{escape, target_attribute};
 use crate::state::PageState;
 use leptos::prelude::*;
 use vramfit_engine::solver::{solve, Solution};
 use vramfit_engine::Units;
-use wasm_bindgen::JsCast;
-use web_sys::Element;
 
 /// The answers and the ladder; each step's button names its position (`data-step`).
 fn markup(sol: &Solution, units: Units) -> String {
@@ -69,12 +67,7 @@ pub fn SolverPanel() -> impl IntoView {
             .unwrap_or_default()
     };
     let on_click = move |ev: web_sys::MouseEvent| {
-        let step = ev
-            .target()
-            .and_then(|t| t.dyn_into::<Element>().ok())
-            .and_then(|t| t.closest("[data-step]").ok().flatten())
-            .and_then(|b| b.get_attribute("data-step"))
-            .and_then(|i| i.parse::<usize>().ok());
+        let step = target_attribute(&ev, "data-step").and_then(|i| i.parse::<usize>().ok());
         let changes = solution.with_untracked(|sol| {
             sol.as_ref()
                 .and_then(|sol| sol.ladder.get(step?))

@@ -5,12 +5,10 @@
 //! (a reactive class per cell) cost the page's wasm several KB of gzip more.
 
 use crate::browser::copy_text;
-use crate::html::escape;
+use crate::html::{escape, target_attribute};
 use crate::state::PageState;
 use leptos::prelude::*;
 use vramfit_engine::tables::{all_tables, table_inputs, Table};
-use wasm_bindgen::JsCast;
-use web_sys::Element;
 
 /// The section's content: each table with its cells, the scenario's own (`current`) marked, and
 /// its copy buttons, which name their table by position and what they copy (`md` or `csv`).
@@ -60,17 +58,8 @@ pub fn TablesPanel() -> impl IntoView {
     let tables = Memo::new(move |_| inputs.with(all_tables));
     let current = Memo::new(move |_| state.scenario.with(|s| s.all_pairs()));
     let on_click = move |ev: web_sys::MouseEvent| {
-        let Some(button) = ev
-            .target()
-            .and_then(|t| t.dyn_into::<Element>().ok())
-            .and_then(|t| t.closest("[data-copy]").ok().flatten())
-        else {
-            return;
-        };
-        let index = button
-            .get_attribute("data-table")
-            .and_then(|i| i.parse::<usize>().ok());
-        let markdown = button.get_attribute("data-copy").as_deref() == Some("md");
+        let index = target_attribute(&ev, "data-table").and_then(|i| i.parse::<usize>().ok());
+        let markdown = target_attribute(&ev, "data-copy").as_deref() == Some("md");
         tables.with_untracked(|all| {
             if let Some(t) = index.and_then(|i| all.get(i)) {
                 copy_text(&if markdown {
