@@ -5,6 +5,7 @@
 //! estimate stays.
 
 use crate::browser;
+use crate::html::escape;
 use crate::state::PageState;
 use leptos::prelude::*;
 use vramfit_engine::model::{read_gguf, GgufError, GGUF_FIRST_READ_BYTES};
@@ -68,6 +69,36 @@ fn read_header(
     });
 }
 
+/// What the file gave, or why it gave nothing.
+fn reading(reading: &Reading) -> String {
+    match reading {
+        Reading::Started(name) => format!(
+            "<p class=\"note\" role=\"status\" data-testid=\"gguf-reading\">Reading the header of {}…</p>",
+            escape(name)
+        ),
+        Reading::Read { summary, warnings } => {
+            let items: String = warnings
+                .iter()
+                .map(|w| {
+                    format!(
+                        "<li class=\"warning\" data-testid=\"gguf-warning\">{}</li>",
+                        escape(w)
+                    )
+                })
+                .collect();
+            format!(
+                "<div role=\"status\" data-testid=\"gguf-read\"><p class=\"note\" data-testid=\"gguf-summary\">{}</p>\
+                 <ul class=\"config-warnings\">{items}</ul></div>",
+                escape(summary)
+            )
+        }
+        Reading::Failed(message) => format!(
+            "<p class=\"field-error\" role=\"alert\" data-testid=\"gguf-error\">{}</p>",
+            escape(message)
+        ),
+    }
+}
+
 #[component]
 pub fn GgufDrop() -> impl IntoView {
     let state = expect_context::<PageState>();
@@ -108,22 +139,7 @@ pub fn GgufDrop() -> impl IntoView {
                     open(input.files().and_then(|f| f.get(0)));
                     input.set_value("");
                 }/>
-            {move || shown.get().map(|reading| match reading {
-                Reading::Started(name) => view! {
-                    <p class="note" role="status" data-testid="gguf-reading">{format!("Reading the header of {name}…")}</p>
-                }.into_any(),
-                Reading::Read { summary, warnings } => view! {
-                    <div role="status" data-testid="gguf-read">
-                        <p class="note" data-testid="gguf-summary">{summary}</p>
-                        <ul class="config-warnings">
-                            {warnings.into_iter().map(|w| view! { <li class="warning" data-testid="gguf-warning">{w}</li> }).collect_view()}
-                        </ul>
-                    </div>
-                }.into_any(),
-                Reading::Failed(message) => view! {
-                    <p class="field-error" role="alert" data-testid="gguf-error">{message}</p>
-                }.into_any(),
-            })}
+            <div inner_html=move || shown.with(|r| r.as_ref().map(reading)).unwrap_or_default()></div>
         </details>
     }
 }
