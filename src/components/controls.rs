@@ -5,6 +5,7 @@
 //! stays in effect.
 
 use crate::components::model_picker::model_picker;
+use crate::html::escape;
 use crate::state::PageState;
 use leptos::prelude::*;
 use vramfit_engine::runtime::Runtime;
@@ -26,6 +27,26 @@ fn option_text(choice: &Choice, catalogue: bool) -> String {
     } else {
         format!("{} — {}", choice.value, choice.help)
     }
+}
+
+/// A select's options, as HTML: the list of GPUs alone is forty of them.
+fn options(choices: &[Choice], catalogue: bool, value: &str) -> String {
+    choices
+        .iter()
+        .map(|choice| {
+            format!(
+                "<option value=\"{}\"{} title=\"{}\">{}</option>",
+                escape(&choice.value),
+                if choice.value == value {
+                    " selected"
+                } else {
+                    ""
+                },
+                escape(&choice.help),
+                escape(&option_text(choice, catalogue))
+            )
+        })
+        .collect()
 }
 
 /// The catalogue field that gets the searchable picker rather than a select.
@@ -63,13 +84,8 @@ fn field_view(field: &'static Field) -> impl IntoView {
     let select = |choices: Vec<Choice>, catalogue: bool| {
         view! {
             <select id=id.clone() name=key title=title.clone() aria-describedby=error_id.clone()
-                on:change=move |ev| on_change(event_target_value(&ev))>
-                {choices.into_iter().map(|choice| {
-                    let selected = choice.value == value;
-                    let text = option_text(&choice, catalogue);
-                    view! { <option value=choice.value.to_string() selected=selected title=choice.help.to_string()>{text}</option> }
-                }).collect_view()}
-            </select>
+                inner_html=options(&choices, catalogue, &value)
+                on:change=move |ev| on_change(event_target_value(&ev))></select>
         }
         .into_any()
     };
@@ -226,7 +242,7 @@ fn ValidationErrors(errors: Memo<Vec<FieldError>>) -> impl IntoView {
     view! {
         <div class="validation" data-testid="validation" role="alert" class:hidden=move || errors.with(Vec::is_empty)>
             <p>"This combination can't be estimated; showing the last valid result:"</p>
-            <ul>{move || errors.get().into_iter().map(|e| view! { <li>{e.field} ": " {e.message}</li> }).collect_view()}</ul>
+            <ul inner_html=move || errors.with(|errors| errors.iter().map(|e| format!("<li>{}: {}</li>", escape(&e.field), escape(&e.message))).collect::<String>())></ul>
         </div>
     }
 }
