@@ -70,17 +70,23 @@ pub(super) fn push_state(
 ) -> TrainableState {
     let ex = stack.explain;
     let (matrices, routed_elements) = trainable_matrices(s, &r.arch);
-    // A bare --params is the count to train in full fine-tuning; norms are part of it.
-    let (trainable, routed) = if s.mode == Mode::Full {
-        (r.params, routed_elements / r.shape_params.max(1.0))
+    // What the shape trains: every parameter for full fine-tuning, else the matrices' elements.
+    let shape_elements = if s.mode == Mode::Full {
+        r.shape_params
     } else {
-        let elements: f64 = matrices.iter().map(MatrixShape::elements).sum();
-        (elements, routed_elements / elements.max(1.0))
+        matrices.iter().map(MatrixShape::elements).sum()
+    };
+    // A bare --params is the count to train in full fine-tuning; norms are part of it.
+    let trainable = if s.mode == Mode::Full {
+        r.params
+    } else {
+        shape_elements
     };
     let largest_tensor = matrices.iter().map(|m| m.rows * m.cols).fold(0.0, f64::max);
     let state = TrainableState {
         trainable,
-        routed,
+        shape_elements,
+        routed: routed_elements / shape_elements.max(1.0),
         largest_tensor,
     };
     if s.mode.is_adapter() {
@@ -169,16 +175,22 @@ pub(super) fn push_state(
     state
 }
 
-/// The trainable parameters, the fraction of them in routed experts, and the elements of the
-/// largest trainable tensor.
+/// The trainable parameters, the elements the shape trains (which a bare `--params` may scale),
+/// the fraction of them in routed experts, and the elements of the largest trainable tensor.
 #[derive(Clone, Copy)]
 pub(super) struct TrainableState {
     pub trainable: f64,
+    shape_elements: f64,
     routed: f64,
     largest_tensor: f64,
 }
 
 impl TrainableState {
+    /// The trainable parameters that `elements` of the shape's stand for.
+    fn share_of(self, elements: f64) -> f64 {
+        self.trainable * (elements / self.shape_elements.max(1.0)).min(1.0)
+    }
+
     /// Per GPU, at `bytes_per_param`, for a state split `ways` ways.
     fn per_gpu(self, split: &Split, bytes_per_param: f64, ways: f64) -> f64 {
         split.share(self.trainable * bytes_per_param, ways, self.routed)
@@ -217,7 +229,7 @@ fn push_optimizer(
         }
     };
     let on_gpu = optimizer_on_gpu(s);
-    let paged = paged_state_bytes(s, r, notes, trainable, matrices) * on_gpu;
+    let paged = paged_state_bytes(s, notes, state, matrices) * on_gpu;
     stack.push(
         "optimizer",
         "Optimizer states",
@@ -408,9 +420,8 @@ pub const PAGED_MIN_VALUES: f64 = 1e5;
 /// PyTorch's allocator, and the note says so.
 fn paged_state_bytes(
     s: &Scenario,
-    r: &Resolved,
     notes: &mut Vec<String>,
-    trainable: f64,
+    state: TrainableState,
     matrices: &[MatrixShape],
 ) -> f64 {
     if !s.paged_optimizer {
@@ -423,17 +434,11 @@ fn paged_state_bytes(
         ));
         return 0.0;
     }
-    let elements = |m: &MatrixShape| m.rows * m.cols;
     let large: f64 = matrices
         .iter()
-        .filter(|m| elements(m) >= PAGED_MIN_VALUES)
+        .filter(|m| m.rows * m.cols >= PAGED_MIN_VALUES)
         .map(MatrixShape::elements)
         .sum();
-    let of_shape = if s.mode == Mode::Full {
-        r.shape_params
-    } else {
-        matrices.iter().map(MatrixShape::elements).sum()
-    };
     let moments = s.optimizer.moment_bytes_per_param().unwrap_or(0.0);
-    trainable * (large / of_shape.max(1.0)).min(1.0) * moments
+    state.share_of(large) * moments
 }
