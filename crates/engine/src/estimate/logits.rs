@@ -24,6 +24,8 @@ pub(super) fn push_training(s: &Scenario, r: &Resolved, stack: &mut Stack, split
     let e = r.act_dtype.bytes();
     let tokens = split.tokens(s);
     let elements = tokens * vocab;
+    // One loss chunk's logits: the chunked loss's unit of work.
+    let chunk = f64::from(s.batch) * LOSS_CHUNK_TOKENS.min(split.sequence(s)) * vocab;
     let (bytes, formula) = if s.cut_cross_entropy {
         // Apple's Cut Cross-Entropy (apple/ml-cross-entropy, cut_cross_entropy/cce.py,
         // `LinearCrossEntropyFunction`): the forward kernel computes each token's log-sum-exp
@@ -43,7 +45,6 @@ pub(super) fn push_training(s: &Scenario, r: &Resolved, stack: &mut Stack, split
         // loss module stays eager, as the recipes drop `compile_loss`'s result. The partitioner
         // saves the 16-bit chunk and recomputes the upcast and log-softmax in one backward
         // kernel, whose only output is the chunk's 16-bit gradient.
-        let chunk = f64::from(s.batch) * LOSS_CHUNK_TOKENS.min(split.sequence(s)) * vocab;
         (
             (elements + chunk) * e,
             explain!(
@@ -55,7 +56,6 @@ pub(super) fn push_training(s: &Scenario, r: &Resolved, stack: &mut Stack, split
             ),
         )
     } else if s.chunked_loss {
-        let chunk = f64::from(s.batch) * LOSS_CHUNK_TOKENS.min(split.sequence(s)) * vocab;
         (
             elements * e + chunk * LOG_PROBS_AND_GRAD_BYTES,
             explain!(
