@@ -156,3 +156,15 @@ fn cut_cross_entropy_keeps_no_logits() {
     );
     assert!(cce * 1000.0 < component(&[("chunked-loss", "true")], "logits"));
 }
+
+#[test]
+fn a_compiled_run_says_its_whole_loss_is_counted_eager() {
+    let notes = |pairs: &[(&str, &str)]| estimate(&common::scenario(LLAMA, pairs)).unwrap().notes;
+    let says = |notes: Vec<String>| notes.iter().any(|n| n.contains("counted eager"));
+    assert!(says(notes(&[("compile", "true")])));
+    assert!(!says(notes(&[
+        ("compile", "true"),
+        ("chunked-loss", "true")
+    ])));
+    assert!(!says(notes(&[])));
+}

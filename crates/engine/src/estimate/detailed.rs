@@ -31,7 +31,7 @@ pub(super) fn detailed(
     training::push_weight_copies(s, r, stack, &split, trained);
     activations::push(s, r, stack, &split);
     parallel::push_all_to_all(s, r, stack);
-    logits::push_training(s, r, stack, &split);
+    logits::push_training(s, r, stack, &split, notes);
     training::push_optimizer_step(s, stack, &split, trained);
     overhead::push(s, stack);
     (trained.trainable, None)

@@ -15,9 +15,22 @@ pub const LOSS_CHUNK_TOKENS: f64 = 1024.0;
 pub const LOG_PROBS_AND_GRAD_BYTES: f64 = 2.0 * FP32_BYTES;
 
 /// Training: the logits and the loss's fp32 tensors, whole or one chunk at a time.
-pub(super) fn push_training(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split) {
+pub(super) fn push_training(
+    s: &Scenario,
+    r: &Resolved,
+    stack: &mut Stack,
+    split: &Split,
+    notes: &mut Vec<String>,
+) {
     if s.head != Head::Lm {
         return;
+    }
+    if s.compile && !s.chunked_loss && !s.cut_cross_entropy && stack.explain {
+        notes.push(
+            "compile: the whole-sequence loss is counted eager, as torchtune's and torchtitan's \
+             (December 2024) recipes run it; a compiled whole loss keeps less."
+                .to_string(),
+        );
     }
     let ex = stack.explain;
     let vocab = f64::from(r.arch.vocab);
