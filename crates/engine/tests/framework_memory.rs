@@ -168,3 +168,43 @@ fn a_compiled_run_says_its_whole_loss_is_counted_eager() {
     ])));
     assert!(!says(notes(&[])));
 }
+
+/// axolotl's `quantize_moe_experts`: bitsandbytes' parametrization dequantizes a layer's fused
+/// `gate_up_proj` [E, 2·I, H] and `down_proj` [E, H, I] whole, and the experts' matmuls keep it
+/// until that layer's backward. Qwen3-30B-A3B: 128 experts of I = 768 over H = 2048, bf16.
+#[test]
+fn fused_nf4_experts_dequantize_one_whole_layer() {
+    const QWEN3_MOE: &[(&str, &str)] = &[
+        ("model", "qwen3-30b-a3b"),
+        ("mode", "qlora"),
+        ("weights", "nf4"),
+        ("checkpointing", "full"),
+        ("batch", "1"),
+        ("seq", "2048"),
+        ("quantize-moe-experts", "true"),
+    ];
+    let dequantized = |pairs: &[(&str, &str)]| {
+        estimate(&common::scenario(QWEN3_MOE, pairs))
+            .unwrap()
+            .bytes_of("dequantized_experts")
+            .as_f64()
+    };
+    let one_layer = 128.0 * 3.0 * 768.0 * 2048.0 * E;
+    assert_close(dequantized(&[]), one_layer);
+    // Expert parallelism gives each GPU a quarter of every layer's experts to dequantize.
+    assert_close(
+        dequantized(&[("gpus", "4"), ("sharding", "expert")]),
+        one_layer / 4.0,
+    );
+    // Off, or without NF4 weights to dequantize, nothing is added; the latter says why.
+    assert_eq!(dequantized(&[("quantize-moe-experts", "false")]), 0.0);
+    let int8 = estimate(&common::scenario(QWEN3_MOE, &[("weights", "int8")])).unwrap();
+    assert_eq!(int8.bytes_of("dequantized_experts").as_f64(), 0.0);
+    assert!(
+        int8.notes
+            .iter()
+            .any(|n| n.starts_with("quantize-moe-experts not used")),
+        "{:?}",
+        int8.notes
+    );
+}

@@ -30,6 +30,7 @@ pub(super) fn detailed(
     let trained = training::push_state(s, r, stack, &split, notes);
     training::push_weight_copies(s, r, stack, &split, trained);
     activations::push(s, r, stack, &split);
+    weights::push_dequantized_experts(s, r, stack, &split, notes);
     parallel::push_all_to_all(s, r, stack);
     logits::push_training(s, r, stack, &split, notes);
     training::push_optimizer_step(s, stack, &split, trained);

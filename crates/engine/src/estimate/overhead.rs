@@ -22,9 +22,11 @@ const TRANSIENT: &[&str] = &[
     "vision_activations",
 ];
 /// Tensors allocated in the same sizes at every step, whose freed blocks the next step reuses
-/// exactly: the state, and the optimizer step's per-parameter temporaries.
+/// exactly: the state, the optimizer step's per-parameter temporaries, and a layer's dequantized
+/// experts.
 const PERSISTENT: &[&str] = &[
     "optimizer_step",
+    "dequantized_experts",
     "weights",
     "quant_constants",
     "vision",

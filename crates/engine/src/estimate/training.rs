@@ -280,7 +280,13 @@ fn push_optimizer(
 
 /// The tensors alive only while the forward and backward passes run; the optimizer step comes
 /// after them, when they are freed.
-const FREED_BEFORE_THE_STEP: &[&str] = &["activations", "weight_copies", "logits", "all_to_all"];
+const FREED_BEFORE_THE_STEP: &[&str] = &[
+    "activations",
+    "weight_copies",
+    "logits",
+    "all_to_all",
+    "dequantized_experts",
+];
 
 /// What the optimizer step needs beyond the backward pass's peak. The step runs once the backward
 /// pass has freed the activations and logits, with the weights, every gradient and the optimizer

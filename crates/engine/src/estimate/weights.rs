@@ -6,7 +6,7 @@ use crate::dtype::{Dtype, BYTE, FP32_BYTES};
 use crate::dtype::{Nf4Kernel, QuantScope};
 use crate::model::Block;
 use crate::scenario::{Resolved, Scenario};
-use crate::sharding::Offload;
+use crate::sharding::{Offload, Sharding};
 use crate::units::Bytes;
 
 /// bitsandbytes NF4 quantizes in blocks of 64 weights with one fp32 absmax each (Dettmers et al.
@@ -346,4 +346,58 @@ fn quant_constants(s: &Scenario, r: &Resolved, linear: f64, ex: bool) -> (f64, S
         }
         _ => (0.0, String::new()),
     }
+}
+
+/// One layer's routed experts, dequantized whole while that layer runs, under axolotl's
+/// `quantize_moe_experts` (docs/expert_quantization.qmd, PR #3439). transformers v5 stores a
+/// layer's experts as fused `gate_up_proj` [E, 2·I, H] and `down_proj` [E, H, I] parameters;
+/// axolotl quantizes them with bitsandbytes' `replace_parameter_4bit` (bitsandbytes
+/// nn/parametrize.py), whose parametrization returns `dequantize_4bit` of the whole tensor, cached
+/// between the experts module's forward pre-hook and forward hook. Each hit expert's matmul then
+/// saves a slice of that tensor for its input's gradient, which keeps the whole dequantized
+/// storage alive until the layer's backward pass (one layer at a time under checkpointing, whose
+/// recomputation dequantizes again). Same-sized blocks every layer, so the allocator reuses them.
+/// Expert parallelism gives each GPU its share of the experts, tensor parallelism its slice.
+pub(super) fn push_dequantized_experts(
+    s: &Scenario,
+    r: &Resolved,
+    stack: &mut Stack,
+    split: &Split,
+    notes: &mut Vec<String>,
+) {
+    if !s.quantize_moe_experts {
+        return;
+    }
+    let moe_layers = r.arch.moe_layers();
+    if moe_layers == 0.0 || r.weights != Dtype::Nf4 {
+        notes.push(format!(
+            "quantize-moe-experts not used: it dequantizes NF4 routed experts, and this model {}.",
+            if moe_layers == 0.0 {
+                "has none"
+            } else {
+                "keeps its weights in another format (axolotl's 8-bit parametrization is not modelled)"
+            }
+        ));
+        return;
+    }
+    let tensor_parallel = if s.sharding == Sharding::Tensor {
+        split.model_parallel
+    } else {
+        1.0
+    };
+    let one_layer = share(r, r.routed_params) / moe_layers;
+    let e = r.act_dtype.bytes();
+    stack.push(
+        "dequantized_experts",
+        "Dequantized experts (one layer)",
+        one_layer * e / split.experts / tensor_parallel,
+        explain!(
+            stack.explain,
+            "one MoE layer's routed experts {} × {} B ({}){}",
+            num(one_layer),
+            e,
+            r.act_dtype,
+            split.note(split.experts * tensor_parallel)
+        ),
+    );
 }

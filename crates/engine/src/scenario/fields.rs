@@ -700,6 +700,11 @@ scenario_fields! {
     nf4_kernel: Nf4Kernel = Nf4Kernel::Bnb,
         "nf4-kernel", pick::<Nf4Kernel>(), MorePrecision in Adapters,
         "NF4 kernel", "what runs NF4 layers";
+    /// axolotl's `quantize_moe_experts`: transformers v5 keeps a layer's routed experts as fused
+    /// 3-D tensors, which bitsandbytes quantizes through a parametrization, not `Linear4bit`.
+    quantize_moe_experts: bool = false,
+        "quantize-moe-experts", Flag, MorePrecision in Adapters,
+        "Fused NF4 experts", "true if fused expert tensors are NF4 by parametrization (axolotl quantize_moe_experts)";
     /// Compute the loss over sequence chunks so the fp32 upcast of the whole logits tensor never exists.
     chunked_loss: bool = false,
         "chunked-loss", Flag, MorePrecision in Training,
