@@ -208,3 +208,35 @@ fn fused_nf4_experts_dequantize_one_whole_layer() {
         int8.notes
     );
 }
+
+/// peft wraps `nn.Linear` modules by name; fused expert tensors are parameters, so under
+/// `quantize-moe-experts` "gate,up,down" reach the dense layers and shared experts only.
+#[test]
+fn fused_experts_take_no_linear_lora_targets() {
+    let run = |fused: &str| {
+        estimate(&common::scenario(
+            &[
+                ("model", "qwen3-30b-a3b"),
+                ("mode", "qlora"),
+                ("weights", "nf4"),
+                ("lora-rank", "8"),
+                ("lora-targets", "gate,up,down"),
+            ],
+            &[("quantize-moe-experts", fused)],
+        ))
+        .unwrap()
+    };
+    let trainable = |fused: &str| run(fused).trainable_params;
+    // Qwen3-30B-A3B has no dense MLP layer and no shared expert: 48 layers × 128 experts × 3
+    // projections of r·(H + I) = 8 × (2048 + 768) adapter weights each as nn.Linear, none fused.
+    assert_eq!(
+        trainable("false"),
+        48.0 * 128.0 * 3.0 * 8.0 * (2048.0 + 768.0)
+    );
+    assert_eq!(trainable("true"), 0.0);
+    let notes = run("true").notes;
+    assert!(
+        notes.iter().any(|n| n.contains("nothing is trained")),
+        "{notes:?}"
+    );
+}

@@ -15,7 +15,8 @@ use crate::workload::{Checkpointing, Mode};
 /// The matrices an optimizer updates: every weight for full fine-tuning, the low-rank A and B
 /// factors (r×in and out×r, Hu et al. 2021) of each targeted projection for LoRA. PEFT wraps
 /// every `nn.Linear` whose name matches a target, so a mixture of experts gets adapters on every
-/// expert's gate, up and down projections, and none on the router.
+/// expert's gate, up and down projections, and none on the router; under `quantize-moe-experts`
+/// the routed experts are fused 3-D parameters, not `nn.Linear`, so no target name reaches them.
 /// Also returns the trainable elements that lie in routed experts, which expert parallelism
 /// splits.
 fn trainable_matrices(s: &Scenario, a: &Architecture) -> (Vec<MatrixShape>, f64) {
@@ -28,9 +29,11 @@ fn trainable_matrices(s: &Scenario, a: &Architecture) -> (Vec<MatrixShape>, f64)
     let mut shapes = Vec::new();
     let mut routed = 0.0;
     a.each_linear(|linear| {
-        let targeted = linear
-            .projection
-            .is_some_and(|p| s.lora_targets.contains(p));
+        let fused_expert = s.quantize_moe_experts && linear.block == Block::RoutedExpert;
+        let targeted = !fused_expert
+            && linear
+                .projection
+                .is_some_and(|p| s.lora_targets.contains(p));
         if targeted {
             let m = linear.shape;
             shapes.push(MatrixShape {
@@ -89,6 +92,17 @@ pub(super) fn push_state(
         routed: routed_elements / shape_elements.max(1.0),
         largest_tensor,
     };
+    if s.mode.is_adapter() && trainable == 0.0 {
+        notes.push(format!(
+            "lora-targets {} name no nn.Linear in this model{}: nothing is trained.",
+            s.lora_targets.to_wire(),
+            if s.quantize_moe_experts {
+                " (under quantize-moe-experts the routed experts are fused tensors)"
+            } else {
+                ""
+            }
+        ));
+    }
     if s.mode.is_adapter() {
         // Adapters are parameters like any other: ZeRO-3/FSDP shard them with the rest, and tensor
         // or pipeline parallelism place them with the layer they adapt.
