@@ -143,3 +143,18 @@ fn settings_as_applied_list_every_setting_of_the_runtime() {
         }
     }
 }
+
+#[test]
+fn a_fused_qkv_projection_keeps_its_roped_q_and_k_beside_it() {
+    // llama-009: Phi-3-mini (one `attn_qkv`), 4096 cells, ubatch 256, no flash attention:
+    // 150.00 MiB logged, the scores and mask (132 MiB), 16uE (12 MiB) and the roped Q and K that
+    // cannot reuse the fused output's memory (4u(E + E_kv) = 6 MiB).
+    let q = "mode=inference&runtime=llama.cpp&model=phi-3-mini&ctx-size=4096&ubatch-size=256\
+             &flash-attn=false&logit-rows=ubatch";
+    assert!((gpu_mib(q, "compute_buffer") - 150.0).abs() < 0.01);
+    // The same shape typed by hand has three projections, and no roped copies.
+    let by_hand = "mode=inference&runtime=llama.cpp&layers=32&hidden=3072&heads=32&kv-heads=32\
+                   &head-dim=96&ffn=8192&vocab=32064&tied=false&gated=true&ctx-size=4096\
+                   &ubatch-size=256&flash-attn=false&logit-rows=ubatch";
+    assert!((gpu_mib(q, "compute_buffer") - gpu_mib(by_hand, "compute_buffer") - 6.0).abs() < 0.01);
+}

@@ -449,6 +449,8 @@ fn shape(
         !header.tensors.iter().any(|t| t.name == "output.weight"),
         has(".ffn_gate"),
     );
+    // The phi3 graph splits `attn_qkv`'s output into views (src/models/phi3.cpp).
+    arch.fused_qkv = architecture == "phi3" && has(".attn_qkv");
     arch.moe.experts = to_u32(experts);
     arch.moe.per_token = to_u32(int("expert_used_count").unwrap_or(0));
     arch.moe.expert_ffn = to_u32(if experts > 0 { expert_ffn } else { 0 });

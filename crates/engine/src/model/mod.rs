@@ -52,6 +52,9 @@ pub struct Architecture {
     /// Multi-token-prediction modules beside the layers (DeepSeek-V3's `num_nextn_predict_layers`):
     /// in the checkpoint, loaded only for MTP speculative decoding, not in the published count.
     pub mtp_layers: u32,
+    /// Queries, keys and values come from one fused projection whose output llama.cpp splits
+    /// into views (Phi-3's `qkv_proj`, GGUF `attn_qkv`), rather than three matrices.
+    pub fused_qkv: bool,
 }
 
 /// A dense transformer with full attention everywhere: every part absent.
@@ -112,6 +115,7 @@ pub const fn dense_shape(
         no_attention: 0,
         no_mlp: 0,
         mtp_layers: 0,
+        fused_qkv: false,
     }
 }
 

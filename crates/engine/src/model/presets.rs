@@ -137,6 +137,14 @@ const fn with_mtp(arch: Architecture, mtp_layers: u32) -> Architecture {
     Architecture { mtp_layers, ..arch }
 }
 
+/// Phi-3's fused `qkv_proj` (Phi3ForCausalLM, which Phi-4 also is).
+const fn fused_qkv(arch: Architecture) -> Architecture {
+    Architecture {
+        fused_qkv: true,
+        ..arch
+    }
+}
+
 const fn with_vision(
     arch: Architecture,
     layers: u32,
@@ -275,7 +283,7 @@ pub const PRESETS: &[Preset] = &[
     dense(
         "phi-3-mini",
         "Phi-3-mini-4k",
-        arch(32, 3072, 32, 32, 96, 8192, 32064, false, true),
+        fused_qkv(arch(32, 3072, 32, 32, 96, 8192, 32064, false, true)),
         3_821_079_552.0,
         "microsoft/Phi-3-mini-4k-instruct",
     ),
@@ -342,7 +350,7 @@ pub const PRESETS: &[Preset] = &[
     dense(
         "phi-4",
         "Phi-4",
-        arch(40, 5120, 40, 10, 128, 17920, 100352, false, true),
+        fused_qkv(arch(40, 5120, 40, 10, 128, 17920, 100352, false, true)),
         14_659_507_200.0,
         "microsoft/phi-4",
     ),

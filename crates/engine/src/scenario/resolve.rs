@@ -228,6 +228,7 @@ impl Scenario {
             no_attention: or_base(self.no_attention_layers, base.no_attention),
             no_mlp: or_base(self.no_mlp_layers, base.no_mlp),
             mtp_layers: or_base(self.mtp_layers, base.mtp_layers),
+            fused_qkv: from_preset && base.fused_qkv,
             ..*base
         }
     }

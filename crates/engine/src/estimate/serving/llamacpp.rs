@@ -21,7 +21,14 @@
 //!   - the output device's logits, `4·rows·(V + 2E)` (`rows` = `u`, or the slots for
 //!     llama-server since 2026: `logit-rows`);
 //!   - a layer's working set, `4u(2E + 3F) + 2·mask` with flash attention (the f16 mask is
-//!     `mask = cells·u` values), or `4·mask·(H + 1) + 16uE` without;
+//!     `mask = cells·u` values), or `4·mask·(H + 1) + 16uE` without, plus `4u(E_q + E_kv)`
+//!     for a fused QKV projection (Phi-3's `attn_qkv`): src/models/phi3.cpp (@a0b8c172) ropes
+//!     Q and K as views of the fused output, and ggml-alloc.c's `ggml_gallocr_allocate_node`
+//!     (@0450e2f9) runs an op in place on a view only when its source has that one view and
+//!     the view starts at offset 0, so the roped Q and K are new tensors allocated while the
+//!     fused output is alive; its freed block is too small for the scores allocated after it
+//!     (llama-009 is exact with it). Not added with flash attention, where no log of a fused
+//!     model has measured it;
 //!   - with flash attention, the mask's cast: its f32 copy from the host beside the f16 cast
 //!     and the token embeddings, `6·mask + 4uE` (what a long context peaks at);
 //!   - a CPU-resident weight that ggml-cuda copies to the GPU to run its matmul when the ubatch
@@ -30,7 +37,7 @@
 //!
 //!   Vulkan keeps both masks allocated under the logits and the layers (log-derived: llama-035
 //!   is exact with it, llama-036 within 5%). The host holds the inputs, `4·mask + 4uE`
-//!   (calibration/runtime-logs.csv; GPU median 4.1% over 10 logs).
+//!   (calibration/runtime-logs.csv; `cargo xtask accuracy` prints the GPU median).
 //! - Output buffer (`output_reserve`): `n_vocab × slots × 4` bytes in pinned host memory.
 
 use super::{Deployment, Serving, Settings};
@@ -418,7 +425,13 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
             (ffn + 2.0 * mask).max(FP32_BYTES * u * e + mask_copies)
         }
     } else {
-        FP32_BYTES * (f64::from(a.heads) * mask + mask + 4.0 * u * e)
+        // A fused QKV output keeps its roped Q and K beside it (the module's doc says why).
+        let roped_copies = if a.fused_qkv {
+            FP32_BYTES * u * f64::from(a.heads + a.kv_heads) * f64::from(a.head_dim)
+        } else {
+            0.0
+        };
+        FP32_BYTES * (f64::from(a.heads) * mask + mask + 4.0 * u * e) + roped_copies
     };
     // ggml-cuda runs a matmul of a CPU-resident weight on the GPU when the batch is large: the
     // weight is copied into the compute buffer beside the matmul's input and output.
@@ -507,6 +520,7 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
             match (s.flash_attn, vulkan) {
                 (true, false) => "4u(2E + 3F) + 2·mask, or 4uE + 6·mask at the mask's cast",
                 (true, true) => "4u(2E + 3F) + 6·mask",
+                (false, _) if a.fused_qkv => "4·mask·(H + 1) + 16uE + 4u(E_q + E_kv) (fused QKV)",
                 (false, _) => "4·mask·(H + 1) + 16uE",
             },
             if gpu_blocks < n && offloads_ops {

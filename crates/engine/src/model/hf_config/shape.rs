@@ -107,6 +107,8 @@ pub(super) fn architecture(
         no_attention: kinds.no_attention + nas.no_attention,
         no_mlp: kinds.no_mlp + nas.no_mlp,
         mtp_layers: keys.count(&["num_nextn_predict_layers"]).unwrap_or(0),
+        // transformers' Phi3Attention has one `qkv_proj`.
+        fused_qkv: keys.family() == "phi3",
         ..dense_shape(
             layers,
             hidden,
