@@ -303,6 +303,36 @@ fn quantized_weights(a: &Architecture, quant: vramfit_gguf::FileType) -> FileWei
     }
 }
 
+/// The blocks' bytes on the GPU and in system RAM: the blocks from `first_gpu_block` on are
+/// offloaded, less the routed experts of those below `n_cpu_moe`.
+struct Placement {
+    gpu: f64,
+    host: f64,
+    /// The largest tensor of a block left in system RAM.
+    largest_host: f64,
+}
+
+impl Placement {
+    fn of(blocks: &[BlockWeights], first_gpu_block: u32, n_cpu_moe: u32) -> Placement {
+        let mut placed = Placement {
+            gpu: 0.0,
+            host: 0.0,
+            largest_host: 0.0,
+        };
+        for (layer, b) in (0u32..).zip(blocks) {
+            if layer >= first_gpu_block {
+                let experts_here = if layer < n_cpu_moe { b.experts } else { 0.0 };
+                placed.gpu += b.bytes - experts_here;
+                placed.host += experts_here;
+            } else {
+                placed.host += b.bytes;
+                placed.largest_host = placed.largest_host.max(b.largest);
+            }
+        }
+        placed
+    }
+}
+
 pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack) -> Serving {
     let ex = stack.explain;
     let a = &r.arch;
@@ -315,8 +345,6 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
         OffloadOutput::Last => (ngl.min(n), ngl > n),
     };
     let first_gpu_block = n - gpu_blocks;
-    let on_gpu = |layer: u32| layer >= first_gpu_block;
-    let experts_on_cpu = |layer: u32| layer < s.n_cpu_moe;
 
     // Per-slot and total cells.
     let slots = s.parallel.max(1);
@@ -366,27 +394,17 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
         * FP32_BYTES
         * f64::from(slots);
 
-    let (mut gpu_model, mut host_model, mut gpu_kv, mut host_kv, mut gpu_state) =
-        (0.0, weights.token_embd, 0.0, 0.0, 0.0);
-    let mut largest_host = 0.0f64;
-    for (layer, b) in weights.blocks.iter().enumerate() {
-        let layer = layer as u32;
-        if on_gpu(layer) {
-            let experts_here = if experts_on_cpu(layer) {
-                b.experts
-            } else {
-                0.0
-            };
-            gpu_model += b.bytes - experts_here;
-            host_model += experts_here;
-            gpu_kv += layer_kv;
-            gpu_state += layer_state;
-        } else {
-            host_model += b.bytes;
-            host_kv += layer_kv;
-            largest_host = largest_host.max(b.largest);
-        }
-    }
+    let (gpu_kv, host_kv, gpu_state) = (
+        layer_kv * f64::from(gpu_blocks),
+        layer_kv * f64::from(first_gpu_block),
+        layer_state * f64::from(gpu_blocks),
+    );
+    let placed = Placement::of(&weights.blocks, first_gpu_block, s.n_cpu_moe);
+    let (mut gpu_model, mut host_model, largest_host) = (
+        placed.gpu,
+        weights.token_embd + placed.host,
+        placed.largest_host,
+    );
     if output_on_gpu {
         gpu_model += weights.output;
     } else {
