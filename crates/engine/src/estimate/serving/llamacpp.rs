@@ -18,8 +18,16 @@
 //! - Compute buffer: the high-water mark of ggml-alloc over the worst-case graph of
 //!   `u = min(n_ctx, n_ubatch)` tokens attending over every cell of a stream (`sched_reserve`),
 //!   the largest of
-//!   - the output device's logits, `4·rows·(V + 2E)` (`rows` = `u`, or the slots for
-//!     llama-server since 2026: `logit-rows`);
+//!   - the output device's logits beside the final norm, `4·rows·(V + E)` (`rows` = `u`, or
+//!     the slots for llama-server since 2026: `logit-rows`): ggml-alloc.c's
+//!     `ggml_gallocr_allocate_node` (ggml@8a7be58d, 2024, and ggml@d99724f2, 2026) runs
+//!     `rms_norm` and `mul` in place (`ggml_op_can_inplace`), so the output norm takes over the
+//!     last layer's output, whose `l_out` add already took over `ffn_down`'s block; only
+//!     `result_norm` (an output since `set_outputs`, still alive either way) sits under the
+//!     logits. Replaying the allocator over Llama-3-8B's graph gives 258.50 MiB at u 512, what
+//!     llama-044 logs, for the 2024 silu + mul FFN and the 2025 `swiglu` alike. ik_llama.cpp's
+//!     4u(V + 2E) (its issue #103) comes from its `ggml_fused_rms_norm`, which its
+//!     `ggml_op_can_inplace` does not list, so the norm cannot reuse `l_out`;
 //!   - a layer's working set, `4u(2E + 3F) + 2·mask` with flash attention (the f16 mask is
 //!     `mask = cells·u` values), or `4·mask·(H + 1) + 16uE` without, plus `4u(E_q + E_kv)`
 //!     for a fused QKV projection (Phi-3's `attn_qkv`): src/models/phi3.cpp (@a0b8c172) ropes
@@ -425,7 +433,7 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
         LogitRows::Slots => u.min(f64::from(slots).min(f64::from(LLAMA_SERVER_BATCH))),
         LogitRows::Ubatch => u,
     };
-    let logits = FP32_BYTES * logit_rows * (vocab + 2.0 * e);
+    let logits = FP32_BYTES * logit_rows * (vocab + e);
     // The KQ mask holds a stream's cells for each token of the ubatch: f32 as the host writes it,
     // and its f16 cast on the GPU with flash attention.
     let mask = f64::from(cells_per_stream) * u;
@@ -527,7 +535,7 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
         gpu_compute,
         explain!(
             ex,
-            "the peak of: logits 4·{}·(V + 2E){}; the layer {}; {}u = {}, mask cells = {} per stream",
+            "the peak of: logits 4·{}·(V + E){}; the layer {}; {}u = {}, mask cells = {} per stream",
             logit_rows,
             match (output_on_gpu, offloads_ops) {
                 (true, _) if vulkan => " + the masks Vulkan keeps",
