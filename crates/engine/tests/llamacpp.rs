@@ -109,6 +109,34 @@ fn flash_attention_peaks_at_the_mask_cast_for_long_contexts() {
 }
 
 #[test]
+fn the_mask_cast_sits_above_the_first_attention_layers_roped_q_and_a_hidden_wide_block() {
+    // Replaying ggml-alloc over Llama-3-8B's layer 0 with flash attention puts the f16 cast
+    // above the embeddings, the f32 mask, the attention norm's freed block and the roped Q:
+    // 4u(2E + E_q) = 24 MiB beside the masks at u 512, whatever the cell count.
+    let llama = |cells: u32| {
+        let q = format!(
+            "mode=inference&runtime=llama.cpp&model=llama-3.1-8b&quant=Q4_K_M&ctx-size={cells}\
+             &ubatch-size=512&logit-rows=ubatch&flash-attn=true"
+        );
+        gpu_mib(&q, "compute_buffer") - 6.0 * f64::from(cells) * 512.0 / MIB
+    };
+    assert!((llama(262_144) - 24.0).abs() < 0.01, "{}", llama(262_144));
+    assert!((llama(131_072) - 24.0).abs() < 0.01, "{}", llama(131_072));
+    // llama-042, Qwen3.5-9B at 262,144 cells: 808.02 MiB logged; its gated attention's fused
+    // Q+gate projection (16 MiB) is the part the engine has no input for.
+    let qwen35 = gpu_mib(
+        "mode=inference&runtime=llama.cpp&layers=32&hidden=4096&heads=16&kv-heads=4&head-dim=256\
+         &ffn=12288&vocab=248320&tied=false&gated=true&recurrent-layers=24\
+         &no-attention-layers=24&recurrent-heads=32&recurrent-head-dim=128&recurrent-state=128\
+         &recurrent-groups=16&recurrent-conv=4&quant=Q4_K_M&n-gpu-layers=33&ctx-size=262144\
+         &parallel=2&ubatch-size=512&flash-attn=true&cache-type-k=q8_0&cache-type-v=q8_0\
+         &logit-rows=ubatch&kv-unified=true",
+        "compute_buffer",
+    );
+    assert!((qwen35 - 808.02).abs() / 808.02 < 0.03, "{qwen35}");
+}
+
+#[test]
 fn vulkan_keeps_the_masks_under_the_logits() {
     // llama-035: Vulkan, Llama-3.1-8B, 16k cells, ubatch 1024: 613.01 MiB logged, the logits
     // (533 MiB) and both masks (96 MiB); CUDA reuses the masks' memory for the logits.

@@ -37,8 +37,24 @@
 //!     fused output is alive; its freed block is too small for the scores allocated after it
 //!     (llama-009 is exact with it). Not added with flash attention, where no log of a fused
 //!     model has measured it;
-//!   - with flash attention, the mask's cast: its f32 copy from the host beside the f16 cast
-//!     and the token embeddings, `6·mask + 4uE` (what a long context peaks at);
+//!   - with flash attention, the mask's cast, `6·mask + 4u(2E + E_q)` (what a long context
+//!     peaks at; `E_q` = heads × head_dim). ggml-alloc allocates the graph's inputs first, so
+//!     the token embeddings (4uE) and the f32 mask copied from the host (4·mask) lie below
+//!     everything computed. The f16 cast (2·mask) is made by `build_attn_inp_kv`
+//!     (src/llama-graph.cpp@434f71a5) but enters the graph only through the first attention
+//!     layer's `flash_attn_ext(q, k, v, mask)` (`src[3]`, ggml.c), which `build_attn` reaches
+//!     after expanding the roped Q and the K and V stores, so it is allocated above that
+//!     layer's earlier tensors: the roped Q (4u·E_q) and one hidden-wide block (4uE): in a
+//!     Llama layer 0 the attention norm's, freed under Q once Q, K and V are projected; in a
+//!     hybrid whose first attention layer follows recurrent ones (Qwen3.5), the residual, the
+//!     norm then reusing the embeddings' freed block. Replaying ggml-alloc.c's rules (as for
+//!     the logits) over Llama-3-8B's layer 0 and over a hybrid's first attention layer (the
+//!     recurrent layers before it not replayed: its residual taken as the first block above
+//!     the inputs) gives `4u(E + E_q)` above `6·mask + 4uE` at every cell count and shape tried.
+//!     Qwen3.5's gated attention (src/models/qwen35.cpp@1af4a799) also keeps its fused Q+gate
+//!     projection (8u·E_q) alive for the gate applied after attention; the engine has no input
+//!     for that gate (the replay with it gives 808.01 MiB where llama-042 logs 808.02; the
+//!     engine gives 792);
 //!   - a CPU-resident weight that ggml-cuda copies to the GPU to run its matmul when the ubatch
 //!     has 32 tokens or more (`offload_op`): the largest CPU block's weight with the matmul's
 //!     input and output, or an output layer left on the CPU with its logits.
@@ -446,9 +462,10 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
         if vulkan {
             ffn + mask_copies
         } else {
-            // The FFN with the f16 mask alive, or the cast itself: the f32 mask copied from the
-            // host beside its f16 cast and the token embeddings.
-            (ffn + 2.0 * mask).max(FP32_BYTES * u * e + mask_copies)
+            // The FFN with the f16 mask alive, or the cast itself, computed in the first
+            // attention layer (the module's doc says what sits below it).
+            let q_width = f64::from(a.heads) * f64::from(a.head_dim);
+            (ffn + 2.0 * mask).max(FP32_BYTES * u * (2.0 * e + q_width) + mask_copies)
         }
     } else {
         // A fused QKV output keeps its roped Q and K beside it (the module's doc says why).
@@ -544,7 +561,7 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
                 (false, false) => " (on the CPU)",
             },
             match (s.flash_attn, vulkan) {
-                (true, false) => "4u(2E + 3F) + 2·mask, or 4uE + 6·mask at the mask's cast",
+                (true, false) => "4u(2E + 3F) + 2·mask, or 4u(2E + E_q) + 6·mask at the mask's cast",
                 (true, true) => "4u(2E + 3F) + 6·mask",
                 (false, _) if a.fused_qkv => "4·mask·(H + 1) + 16uE + 4u(E_q + E_kv) (fused QKV)",
                 (false, _) => "4·mask·(H + 1) + 16uE",
