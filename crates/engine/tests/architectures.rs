@@ -201,3 +201,43 @@ fn cache_settings_that_cannot_hold_or_do_not_apply_are_named() {
     );
     assert!(notes("mode=inference&max-cache-len=8192").contains("only cache=static"));
 }
+
+/// A token-dropping router pads every expert's batch to `factor × k × tokens / experts`, so each
+/// routed copy of a token, its expert intermediates and the all-to-all buffers grow by the factor;
+/// the router's logits do not. Qwen3-30B-A3B: 8 of 128 experts of 768, hidden 2048, bf16, a gated
+/// MLP keeping 4 intermediates per expert token, in every one of its 48 layers.
+#[test]
+fn a_capacity_factor_pads_the_routed_tokens() {
+    let one = "model=qwen3-30b-a3b&mode=inference&weights=bf16&gpu=h100-80&batch=1&seq=1024";
+    let padded = format!("{one}&capacity-factor=1.25");
+    let extra_per_token = 0.25 * 8.0 * (4.0 * 2.0 * 768.0 + 2.0 * 2048.0);
+    assert_eq!(
+        bytes(&padded, "activations") - bytes(one, "activations"),
+        (1024.0 * extra_per_token) as u64
+    );
+    let ep = "&gpus=4&sharding=expert";
+    assert_eq!(
+        bytes(&format!("{padded}{ep}"), "all_to_all"),
+        bytes(&format!("{one}{ep}"), "all_to_all") * 5 / 4
+    );
+    // On a dense model the factor changes nothing, and the estimate says so.
+    let dense = "model=llama-3.1-8b&mode=inference&capacity-factor=1.25";
+    let estimate = vramfit_engine::estimate(&scenario(dense)).unwrap();
+    assert_eq!(
+        estimate.total_bytes,
+        vramfit_engine::estimate(&scenario("model=llama-3.1-8b&mode=inference"))
+            .unwrap()
+            .total_bytes
+    );
+    assert!(
+        estimate
+            .notes
+            .iter()
+            .any(|n| n.starts_with("capacity-factor not used")),
+        "{:?}",
+        estimate.notes
+    );
+    assert!(scenario("capacity-factor=2").validate().is_empty());
+    let mut s = Scenario::default();
+    assert!(s.set("capacity-factor", "0").is_err());
+}

@@ -24,7 +24,7 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split)
     let e = r.act_dtype.bytes();
     let tokens = split.tokens(s);
     let layers = f64::from(a.layers);
-    let per_layer = layer_bytes_per_token(a, e, s.compile)
+    let per_layer = layer_bytes_per_token(s, a, e, s.compile)
         + dropout_bytes_per_token(s, a)
         + adapter_bytes_per_token(s, r, e);
     let scores = eager_scores_bytes_per_token(s, a, e, split.sequence(s));

@@ -180,8 +180,8 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split)
     push_recurrent_state(s, r, stack, split);
     let keys = cached_tokens(s);
     // `compile` is a training setting (what the partitioner saves for the backward pass).
-    let one_layer =
-        tokens * (layer_bytes_per_token(a, e, false) + eager_scores_bytes_per_token(s, a, e, keys));
+    let one_layer = tokens
+        * (layer_bytes_per_token(s, a, e, false) + eager_scores_bytes_per_token(s, a, e, keys));
     // QuantizedCache hands attention each layer's whole cache dequantized.
     let dequantized = if s.cache == KvCache::Quantized {
         f64::from(s.batch) * keys * KV_TENSORS * a.kv_width() * r.kv_dtype.bytes()

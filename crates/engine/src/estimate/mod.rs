@@ -253,6 +253,9 @@ fn estimate_resolved(s: &Scenario, r: &Resolved) -> Estimate {
         ));
     }
     notes.extend(unused_cache_settings(s));
+    if s.capacity_factor.is_some() && !r.arch.moe.is_moe() {
+        notes.push("capacity-factor not used: the model has no routed experts.".to_string());
+    }
     let total = stack.total();
     let budget = Budget::new(s, r);
     Estimate {

@@ -204,7 +204,7 @@ pub(super) fn push_all_to_all(s: &Scenario, r: &Resolved, stack: &mut Stack) {
     const BUFFERS: f64 = 2.0;
     let e = r.act_dtype.bytes();
     let tokens = f64::from(s.batch) * super::inference::forward_tokens(s);
-    let k = f64::from(r.arch.moe.per_token);
+    let k = f64::from(r.arch.moe.per_token) * super::per_token::routed_copies_per_route(s);
     stack.push(
         "all_to_all",
         "Expert all-to-all buffers",
@@ -216,7 +216,7 @@ pub(super) fn push_all_to_all(s: &Scenario, r: &Resolved, stack: &mut Stack) {
             e,
             num(BUFFERS),
             num(tokens),
-            r.arch.moe.per_token,
+            num(k),
             r.arch.hidden,
             e
         ),

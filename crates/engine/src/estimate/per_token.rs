@@ -29,7 +29,7 @@ use crate::workload::Attention;
 /// gated MLP keeps gate, up and their product (the down projection's input) but not act(gate).
 /// LayerNorm is one op that saves its input either way; RoPE and flash attention keep the same
 /// q, k, v and output.
-pub(super) fn layer_bytes_per_token(a: &Architecture, e: f64, compiled: bool) -> f64 {
+pub(super) fn layer_bytes_per_token(s: &Scenario, a: &Architecture, e: f64, compiled: bool) -> f64 {
     let h = f64::from(a.hidden);
     let norm = match (a.gated, compiled) {
         (true, false) => h * (FP32_BYTES + e),
@@ -42,7 +42,13 @@ pub(super) fn layer_bytes_per_token(a: &Architecture, e: f64, compiled: bool) ->
     2.0 * norm
         + attention * attention_share
         + recurrent_bytes_per_token(a, e)
-        + mlp_bytes_per_token(a, e, compiled)
+        + mlp_bytes_per_token(a, e, compiled, routed_copies_per_route(s))
+}
+
+/// The tokens each expert receives per token routed to it: 1 routed dropless, the capacity
+/// factor under a token-dropping router, which pads every expert's batch to its capacity.
+pub(super) fn routed_copies_per_route(s: &Scenario) -> f64 {
+    s.capacity_factor.unwrap_or(1.0)
 }
 
 /// Bytes each token keeps per layer under torchtitan's op-level selective checkpointing
@@ -101,11 +107,11 @@ fn recurrent_bytes_per_token(a: &Architecture, e: f64) -> f64 {
 /// its intermediate tensors at `ffn`; a mixture-of-experts layer keeps them at `expert_ffn` for
 /// each of the `per_token` experts a token is routed to and at `shared_ffn` for the shared
 /// experts, plus the router's fp32 logits over every expert and the token's `per_token` copies
-/// dispatched to the experts. Dropless routing, as transformers and Megatron's default have: no
-/// capacity-factor padding. Compiled, a gated MLP recomputes act(gate) (see
+/// dispatched to the experts, each routed copy `capacity` times over when a token-dropping router
+/// pads the experts' batches (`capacity-factor`). Compiled, a gated MLP recomputes act(gate) (see
 /// [`layer_bytes_per_token`]); a plain MLP's activation output is the second projection's input,
 /// which stays saved.
-fn mlp_bytes_per_token(a: &Architecture, e: f64, compiled: bool) -> f64 {
+fn mlp_bytes_per_token(a: &Architecture, e: f64, compiled: bool, capacity: f64) -> f64 {
     let tensors = match (a.gated, compiled) {
         (true, false) => 4.0,
         (true, true) => 3.0,
@@ -119,7 +125,7 @@ fn mlp_bytes_per_token(a: &Architecture, e: f64, compiled: bool) -> f64 {
         return dense * mlp_layers / layers;
     }
     let m = &a.moe;
-    let k = f64::from(m.per_token);
+    let k = f64::from(m.per_token) * capacity;
     let routed = tensors * e * (k * f64::from(m.expert_ffn) + f64::from(m.shared_ffn))
         + FP32_BYTES * f64::from(m.experts)
         + k * e * f64::from(a.hidden);

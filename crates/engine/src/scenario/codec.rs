@@ -384,6 +384,30 @@ impl Codec for Fraction {
     }
 }
 
+/// A positive multiplier (`1.25`).
+pub struct Factor;
+
+impl Codec for Factor {
+    type Value = f64;
+
+    fn parse(&self, text: &str) -> Result<f64, String> {
+        let factor =
+            parse_f64(text.trim()).ok_or_else(|| format!("`{}` is not a number", text.trim()))?;
+        if !(factor > 0.0 && factor <= 64.0) {
+            return Err("must be above 0 and at most 64 (1.25 pads by a quarter)".to_string());
+        }
+        Ok(factor)
+    }
+
+    fn format(&self, value: &f64) -> String {
+        format!("{value}")
+    }
+
+    fn write_json(&self, value: &f64) -> Json {
+        Json::from(*value)
+    }
+}
+
 /// A llama.cpp file type by its `llama-quantize` name (`Q4_K_M`), in any letter case.
 pub struct GgufFileType;
 

@@ -422,6 +422,12 @@ scenario_fields! {
     dense_layers: Option<u32> = None,
         "dense-layers", Optional { inner: Whole, none: FROM_PRESET }, Experts,
         "Dense layers", "layers with a dense MLP instead of experts";
+    /// Token-dropping routers (GShard, Switch, DeepSpeed-MoE) pad every expert's batch to
+    /// `capacity = factor × k × tokens / experts`; dropless routing (transformers, Megatron-Core's
+    /// default, vLLM) sends exactly `k × tokens`.
+    capacity_factor: Option<f64> = None,
+        "capacity-factor", Optional { inner: Factor, none: "dropless" }, Experts,
+        "Capacity factor", "experts padded to factor × k·tokens/E (GShard, DeepSpeed-MoE; unset: dropless)";
     q_lora_rank: Option<u32> = None,
         "q-lora-rank", Optional { inner: Whole, none: FROM_PRESET }, Layers,
         "MLA query rank", "multi-head latent attention: the query's low rank (0: a full query)";
