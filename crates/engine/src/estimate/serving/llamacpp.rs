@@ -90,6 +90,10 @@ fn pad(cells: u32, to: u32) -> u32 {
 }
 
 /// One block's weights in the file, and of them the routed experts'.
+///
+/// Every tensor's byte count is a whole number (a row is whole blocks of its type, or the type
+/// falls back to one whose blocks divide it), so these sums are exact in any order: the file's
+/// blocks can be summed per layer class and per starting layer without changing a byte.
 #[derive(Clone, Copy, Default)]
 struct BlockWeights {
     bytes: f64,
@@ -104,6 +108,13 @@ impl BlockWeights {
         if routed_experts {
             self.experts += tensor_bytes;
         }
+    }
+
+    /// Another set of tensors in the same block.
+    fn merge(&mut self, other: &BlockWeights) {
+        self.bytes += other.bytes;
+        self.experts += other.experts;
+        self.largest = self.largest.max(other.largest);
     }
 }
 
@@ -147,31 +158,44 @@ fn gguf_role(block: Block, projection: Option<Projection>, index_in_block: usize
     }
 }
 
-/// Where the file's tensor bytes sit: `token_embd`, the output part, each block.
+/// Where the file's tensor bytes sit: `token_embd`, the output part, and the blocks placed.
 struct FileWeights {
-    blocks: Vec<BlockWeights>,
+    placed: Placement,
     token_embd: f64,
     output: f64,
 }
 
-/// The file's own tensor bytes when its header was read (`gguf-weights`), else each block in the
-/// file type by llama-quantize's rules, layer by layer.
-fn file_weights(s: &Scenario, a: &Architecture) -> FileWeights {
+/// The file's own tensor bytes when its header was read (`gguf-weights`), else the file
+/// llama-quantize would write for the architecture ([`QuantizedFile`]), with its blocks placed
+/// from `first_gpu_block` on and the routed experts below `n_cpu_moe` kept in system RAM.
+fn file_weights(
+    s: &Scenario,
+    a: &Architecture,
+    first_gpu_block: u32,
+    n_cpu_moe: u32,
+) -> FileWeights {
     match &s.gguf_weights {
         Some(file) => FileWeights {
-            blocks: file
-                .blocks
-                .iter()
-                .map(|b| BlockWeights {
+            placed: Placement::of(
+                file.blocks.iter().map(|b| BlockWeights {
                     bytes: b.bytes as f64,
                     experts: b.experts as f64,
                     largest: b.largest as f64,
-                })
-                .collect(),
+                }),
+                first_gpu_block,
+                n_cpu_moe,
+            ),
             token_embd: file.token_embd as f64,
             output: file.output as f64,
         },
-        None => quantized_weights(a, s.quant),
+        None => {
+            let file = QuantizedFile::new(a, s.quant);
+            FileWeights {
+                placed: Placement::of(file.blocks(), first_gpu_block, n_cpu_moe),
+                token_embd: file.token_embd,
+                output: file.output,
+            }
+        }
     }
 }
 
@@ -206,6 +230,18 @@ impl LayerClasses {
         };
         reached * 3 + residue
     }
+
+    /// Each class's last layer below `n`: a layer that stands for its class, in range for every
+    /// tensor whose layers reach the class at all (a tensor's layers run to the last one).
+    fn last_layers(&self, n: u32) -> [Option<u32>; LAYER_CLASSES] {
+        let mut last = [None; LAYER_CLASSES];
+        for layer in 0..n {
+            if let Some(slot) = last.get_mut(self.of(layer)) {
+                *slot = Some(layer);
+            }
+        }
+        last
+    }
 }
 
 const LAYER_CLASSES: usize = 18;
@@ -213,118 +249,165 @@ const LAYER_CLASSES: usize = 18;
 /// `Block`'s variants, for counting the tensors of each kind met so far.
 const BLOCK_KINDS: usize = Block::Recurrent as usize + 1;
 
-fn quantized_weights(a: &Architecture, quant: vramfit_gguf::FileType) -> FileWeights {
-    let n = a.layers.max(1);
-    let mut model = QuantModel::new("llama", n, a.heads, a.kv_heads.max(1), a.moe.experts);
-    // llama-quantize refuses the lowest-bit types without an importance matrix, so every
-    // published file of those types was made with one.
-    model.has_imatrix = true;
-    let mut blocks = vec![BlockWeights::default(); n as usize];
-    // What every layer from a given one on adds: the tensors typed alike in all their layers,
-    // summed once at their first layer and carried forward in one pass below.
-    let mut from_layer_on = vec![BlockWeights::default(); n as usize];
-    let classes = LayerClasses::new(n);
-    let class_of: Vec<u8> = (0..n).map(|layer| classes.of(layer) as u8).collect();
-    let mut seen_in_block = [0usize; BLOCK_KINDS];
-    let size =
-        |t: GgmlType, elements: f64| elements * t.block_bytes() as f64 / t.block_elements() as f64;
-    a.each_linear(|linear| {
-        let order = seen_in_block
-            .get_mut(linear.block as usize)
-            .map_or(0, |seen| {
-                *seen += 1;
-                *seen - 1
-            });
-        let role = gguf_role(linear.block, linear.projection, order);
-        let shape = linear.shape;
-        let experts = if linear.block == Block::RoutedExpert {
-            f64::from(a.moe.experts.max(1))
-        } else {
-            1.0
-        };
-        let layers_with = (shape.count / experts).round().max(1.0) as u32;
-        // Layers without this tensor come first: dense MLP layers precede the experts.
-        let first = n.saturating_sub(layers_with);
-        let elements = shape.rows * shape.cols * experts;
-        let dims = [shape.rows as u64, shape.cols as u64, experts as u64];
-        let tensor = NamedTensor::with_rules(
-            QuantTensor {
-                name: role.name,
-                dims: &dims,
-                source_type: GgmlType::BF16,
-            },
-            role.rules,
-        );
-        let bytes_at = |layer: u32| {
-            if linear.block == Block::Router {
-                elements * FP32_BYTES
+/// The tensors that every layer from `first` on holds: those typed alike in every layer summed
+/// once, and those whose type follows the layer summed per layer class.
+#[derive(Clone, Copy)]
+struct LayerStart {
+    first: u32,
+    alike: BlockWeights,
+    by_class: [BlockWeights; LAYER_CLASSES],
+}
+
+impl LayerStart {
+    fn new(first: u32) -> LayerStart {
+        LayerStart {
+            first,
+            alike: BlockWeights::default(),
+            by_class: [BlockWeights::default(); LAYER_CLASSES],
+        }
+    }
+}
+
+/// The file llama-quantize would write for an architecture, described by what each block holds
+/// rather than block by block: a tensor is typed once per layer class it reaches (once in all
+/// when its file type's rules do not read the layer), so an estimate costs a few quantizer calls
+/// per tensor, and [`QuantizedFile::blocks`] spells the blocks out in one pass.
+struct QuantizedFile {
+    layers: u32,
+    classes: LayerClasses,
+    /// Sorted by `first`; a model's layer kinds start at few distinct layers (dense MLP layers
+    /// before the experts, attention after recurrent ones), so this is short.
+    starts: Vec<LayerStart>,
+    /// Each block's norms, kept in f32: two per block.
+    norms: f64,
+    token_embd: f64,
+    output: f64,
+}
+
+impl QuantizedFile {
+    fn new(a: &Architecture, quant: vramfit_gguf::FileType) -> QuantizedFile {
+        let n = a.layers.max(1);
+        let mut model = QuantModel::new("llama", n, a.heads, a.kv_heads.max(1), a.moe.experts);
+        // llama-quantize refuses the lowest-bit types without an importance matrix, so every
+        // published file of those types was made with one.
+        model.has_imatrix = true;
+        let classes = LayerClasses::new(n);
+        let last_layers = classes.last_layers(n);
+        let mut starts: Vec<LayerStart> = Vec::new();
+        let mut seen_in_block = [0usize; BLOCK_KINDS];
+        a.each_linear(|linear| {
+            let order = seen_in_block
+                .get_mut(linear.block as usize)
+                .map_or(0, |seen| {
+                    *seen += 1;
+                    *seen - 1
+                });
+            let role = gguf_role(linear.block, linear.projection, order);
+            let shape = linear.shape;
+            let experts = if linear.block == Block::RoutedExpert {
+                f64::from(a.moe.experts.max(1))
             } else {
-                let t = tensor
-                    .in_block(layer)
-                    .type_at(quant, &model, layer, !a.tied)
-                    .unwrap_or(GgmlType::F16);
-                size(t, elements)
-            }
-        };
-        let is_expert = linear.block == Block::RoutedExpert;
-        if !tensor.reads_layer_in(quant) {
-            if let Some(b) = from_layer_on.get_mut(first as usize) {
-                b.add(bytes_at(first), is_expert);
-            }
-            return;
-        }
-        let mut bytes_in_class = [None; LAYER_CLASSES];
-        for layer in first..n {
-            let (Some(b), Some(known)) = (
-                blocks.get_mut(layer as usize),
-                class_of
-                    .get(layer as usize)
-                    .and_then(|&c| bytes_in_class.get_mut(usize::from(c))),
-            ) else {
-                continue;
+                1.0
             };
-            b.add(*known.get_or_insert_with(|| bytes_at(layer)), is_expert);
+            let layers_with = (shape.count / experts).round().max(1.0) as u32;
+            // Layers without this tensor come first: dense MLP layers precede the experts.
+            let first = n.saturating_sub(layers_with);
+            let elements = shape.rows * shape.cols * experts;
+            let dims = [shape.rows as u64, shape.cols as u64, experts as u64];
+            let tensor = NamedTensor::with_rules(
+                QuantTensor {
+                    name: role.name,
+                    dims: &dims,
+                    source_type: GgmlType::BF16,
+                },
+                role.rules,
+            );
+            let bytes_at = |layer: u32| {
+                if linear.block == Block::Router {
+                    elements * FP32_BYTES
+                } else {
+                    let t = tensor
+                        .in_block(layer)
+                        .type_at(quant, &model, layer, !a.tied)
+                        .unwrap_or(GgmlType::F16);
+                    size(t, elements)
+                }
+            };
+            let is_expert = linear.block == Block::RoutedExpert;
+            let start = match starts.iter().position(|start| start.first == first) {
+                Some(found) => &mut starts[found],
+                None => {
+                    let at = starts.partition_point(|start| start.first < first);
+                    starts.insert(at, LayerStart::new(first));
+                    &mut starts[at]
+                }
+            };
+            if !tensor.reads_layer_in(quant) {
+                start.alike.add(bytes_at(first), is_expert);
+                return;
+            }
+            for (class, last) in start.by_class.iter_mut().zip(last_layers) {
+                if let Some(layer) = last.filter(|&layer| layer >= first) {
+                    class.add(bytes_at(layer), is_expert);
+                }
+            }
+        });
+        let table = f64::from(a.vocab) * f64::from(a.hidden);
+        let embd_dims = [u64::from(a.hidden), u64::from(a.vocab)];
+        let typed = |table_role: Role| {
+            NamedTensor::with_rules(
+                QuantTensor {
+                    name: table_role.name,
+                    dims: &embd_dims,
+                    source_type: GgmlType::BF16,
+                },
+                table_role.rules,
+            )
+            .type_at(quant, &model, 0, !a.tied)
+            .unwrap_or(GgmlType::F16)
+        };
+        let token_embd = const { role("token_embd.weight") };
+        let output_type = typed(if a.tied {
+            token_embd
+        } else {
+            const { role("output.weight") }
+        });
+        QuantizedFile {
+            layers: n,
+            classes,
+            starts,
+            norms: 2.0 * f64::from(a.hidden) * FP32_BYTES,
+            token_embd: size(typed(token_embd), table),
+            // A tied table is duplicated for the output layer (TENSOR_DUPLICATED), in the output
+            // type.
+            output: size(output_type, table) + f64::from(a.hidden) * FP32_BYTES,
         }
-    });
-    let mut carried = BlockWeights::default();
-    for (b, starting) in blocks.iter_mut().zip(&from_layer_on) {
-        carried.bytes += starting.bytes;
-        carried.experts += starting.experts;
-        carried.largest = carried.largest.max(starting.largest);
-        b.bytes += carried.bytes;
-        b.experts += carried.experts;
-        b.largest = b.largest.max(carried.largest);
     }
-    // Norms stay f32: two per block.
-    for b in &mut blocks {
-        b.bytes += 2.0 * f64::from(a.hidden) * FP32_BYTES;
+
+    /// Each block's weights, first to last.
+    fn blocks(&self) -> impl Iterator<Item = BlockWeights> + '_ {
+        let mut held = LayerStart::new(0);
+        let mut starts = self.starts.iter().peekable();
+        (0..self.layers).map(move |layer| {
+            while let Some(start) = starts.next_if(|start| start.first <= layer) {
+                held.alike.merge(&start.alike);
+                for (class, more) in held.by_class.iter_mut().zip(&start.by_class) {
+                    class.merge(more);
+                }
+            }
+            let mut block = held.alike;
+            if let Some(typed_by_layer) = held.by_class.get(self.classes.of(layer)) {
+                block.merge(typed_by_layer);
+            }
+            block.bytes += self.norms;
+            block
+        })
     }
-    let table = f64::from(a.vocab) * f64::from(a.hidden);
-    let embd_dims = [u64::from(a.hidden), u64::from(a.vocab)];
-    let typed = |table_role: Role| {
-        NamedTensor::with_rules(
-            QuantTensor {
-                name: table_role.name,
-                dims: &embd_dims,
-                source_type: GgmlType::BF16,
-            },
-            table_role.rules,
-        )
-        .type_at(quant, &model, 0, !a.tied)
-        .unwrap_or(GgmlType::F16)
-    };
-    let token_embd = const { role("token_embd.weight") };
-    let output_type = typed(if a.tied {
-        token_embd
-    } else {
-        const { role("output.weight") }
-    });
-    FileWeights {
-        blocks,
-        token_embd: size(typed(token_embd), table),
-        // A tied table is duplicated for the output layer (TENSOR_DUPLICATED), in the output type.
-        output: size(output_type, table) + f64::from(a.hidden) * FP32_BYTES,
-    }
+}
+
+/// A tensor's bytes in a ggml type.
+fn size(t: GgmlType, elements: f64) -> f64 {
+    elements * t.block_bytes() as f64 / t.block_elements() as f64
 }
 
 /// The blocks' bytes on the GPU and in system RAM: the blocks from `first_gpu_block` on are
@@ -337,7 +420,11 @@ struct Placement {
 }
 
 impl Placement {
-    fn of(blocks: &[BlockWeights], first_gpu_block: u32, n_cpu_moe: u32) -> Placement {
+    fn of(
+        blocks: impl IntoIterator<Item = BlockWeights>,
+        first_gpu_block: u32,
+        n_cpu_moe: u32,
+    ) -> Placement {
         let mut placed = Placement {
             gpu: 0.0,
             host: 0.0,
@@ -362,13 +449,13 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
     let a = &r.arch;
     let n = a.layers;
     let gpus = s.gpus.max(1);
-    let weights = file_weights(s, a);
     let ngl = s.n_gpu_layers.unwrap_or(n + 1).min(n + 1);
     let (gpu_blocks, output_on_gpu) = match s.offload_output {
         OffloadOutput::First => (ngl.saturating_sub(1), ngl >= 1),
         OffloadOutput::Last => (ngl.min(n), ngl > n),
     };
     let first_gpu_block = n - gpu_blocks;
+    let weights = file_weights(s, a, first_gpu_block, s.n_cpu_moe);
 
     // Per-slot and total cells.
     let slots = s.parallel.max(1);
@@ -423,7 +510,7 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
         layer_kv * f64::from(first_gpu_block),
         layer_state * f64::from(gpu_blocks),
     );
-    let placed = Placement::of(&weights.blocks, first_gpu_block, s.n_cpu_moe);
+    let placed = &weights.placed;
     let (mut gpu_model, mut host_model, largest_host) = (
         placed.gpu,
         weights.token_embd + placed.host,
