@@ -72,6 +72,7 @@ use crate::model::{Architecture, Block, Projection};
 use crate::runtime::{GpuBackend, LogitRows, OffloadOutput, Runtime};
 use crate::scenario::{Resolved, Scenario};
 use crate::units::{Bytes, MIB};
+use std::ops::Range;
 use vramfit_gguf::quantize::{NameRules, NamedTensor, QuantModel, QuantTensor};
 use vramfit_gguf::GgmlType;
 
@@ -115,6 +116,16 @@ impl BlockWeights {
         self.bytes += other.bytes;
         self.experts += other.experts;
         self.largest = self.largest.max(other.largest);
+    }
+
+    /// Another set of tensors that each of `blocks` blocks holds.
+    fn merge_times(&mut self, other: &BlockWeights, blocks: u32) {
+        if blocks > 0 {
+            let blocks = f64::from(blocks);
+            self.bytes += other.bytes * blocks;
+            self.experts += other.experts * blocks;
+            self.largest = self.largest.max(other.largest);
+        }
     }
 }
 
@@ -175,23 +186,33 @@ fn file_weights(
     n_cpu_moe: u32,
 ) -> FileWeights {
     match &s.gguf_weights {
-        Some(file) => FileWeights {
-            placed: Placement::of(
-                file.blocks.iter().map(|b| BlockWeights {
-                    bytes: b.bytes as f64,
-                    experts: b.experts as f64,
-                    largest: b.largest as f64,
-                }),
-                first_gpu_block,
-                n_cpu_moe,
-            ),
-            token_embd: file.token_embd as f64,
-            output: file.output as f64,
-        },
+        Some(file) => {
+            let blocks = |layers: Range<u32>| {
+                let mut sum = BlockWeights::default();
+                let end = (layers.end as usize).min(file.blocks.len());
+                for b in file
+                    .blocks
+                    .get(layers.start as usize..end)
+                    .unwrap_or_default()
+                {
+                    sum.merge(&BlockWeights {
+                        bytes: b.bytes as f64,
+                        experts: b.experts as f64,
+                        largest: b.largest as f64,
+                    });
+                }
+                sum
+            };
+            FileWeights {
+                placed: Placement::of(blocks, first_gpu_block, n_cpu_moe),
+                token_embd: file.token_embd as f64,
+                output: file.output as f64,
+            }
+        }
         None => {
             let file = QuantizedFile::new(a, s.quant);
             FileWeights {
-                placed: Placement::of(file.blocks(), first_gpu_block, n_cpu_moe),
+                placed: Placement::of(|layers| file.blocks(layers), first_gpu_block, n_cpu_moe),
                 token_embd: file.token_embd,
                 output: file.output,
             }
@@ -201,43 +222,79 @@ fn file_weights(
 
 /// llama-quantize's rules read a layer only through these predicates (`use_more_bits`, the first
 /// n/16 and n/8, the last n/8, the first two or four), so layers of one class get one type per
-/// tensor. Which of the five thresholds (2, 4, n/16, n/8, 7n/8) a layer has reached is its class,
+/// tensor. Which of the five thresholds (2, 4, n/16, n/8, 7n/8) a layer has reached is its run,
 /// and between n/8 and 7n/8 also its residue `(i − n/8) mod 3`, the one place `use_more_bits`
-/// reads it: at most 6 × 3 classes.
+/// reads it: at most 6 × 3 classes, class `3 × run + residue`. n/8 and 7n/8 are thresholds, so a
+/// run lies wholly inside or outside them, and a class's layers in a range are counted without
+/// visiting them: an estimate costs the same at 48 layers as at 480.
 struct LayerClasses {
-    thresholds: [i64; 5],
-    eighth: i64,
-    last_eighth: i64,
+    /// Where each of the six runs begins, and the layer count where the last one ends (a run is
+    /// empty where two thresholds meet, or beyond the last layer).
+    bounds: [u32; 7],
+    eighth: u32,
+    last_eighth: u32,
 }
 
 impl LayerClasses {
     fn new(n: u32) -> LayerClasses {
-        let n = i64::from(n);
+        let eighth = n / 8;
+        // 7n/8 of a u32 fits a u32.
+        let last_eighth = u32::try_from(u64::from(n) * 7 / 8).unwrap_or(u32::MAX);
+        let mut thresholds = [2, 4, n / 16, eighth, last_eighth].map(|t| t.min(n));
+        thresholds.sort_unstable();
+        let [a, b, c, d, e] = thresholds;
         LayerClasses {
-            thresholds: [2, 4, n / 16, n / 8, 7 * n / 8],
-            eighth: n / 8,
-            last_eighth: 7 * n / 8,
+            bounds: [0, a, b, c, d, e, n],
+            eighth,
+            last_eighth,
         }
     }
 
-    fn of(&self, layer: u32) -> usize {
-        let i = i64::from(layer);
-        let reached = self.thresholds.iter().filter(|&&t| i >= t).count();
-        let residue = if i >= self.eighth && i < self.last_eighth {
-            (i - self.eighth).rem_euclid(3) as usize
-        } else {
-            0
-        };
-        reached * 3 + residue
+    /// Each run's layers and whether the residue splits it.
+    fn runs(&self) -> impl Iterator<Item = (Range<u32>, bool)> + '_ {
+        self.bounds.windows(2).map(|pair| {
+            let run = pair[0]..pair[1];
+            let middle = run.start >= self.eighth && run.start < self.last_eighth;
+            (run, middle)
+        })
     }
 
-    /// Each class's last layer below `n`: a layer that stands for its class, in range for every
-    /// tensor whose layers reach the class at all (a tensor's layers run to the last one).
-    fn last_layers(&self, n: u32) -> [Option<u32>; LAYER_CLASSES] {
+    /// How many layers of each class lie in `layers`.
+    fn count_in(&self, layers: &Range<u32>) -> [u32; LAYER_CLASSES] {
+        let mut counts = [0; LAYER_CLASSES];
+        // Layers from n/8 up to `end` whose residue is `residue`.
+        let up_to = |end: u32, residue: u32| (end - self.eighth + 2 - residue) / 3;
+        for ((run, middle), classes) in self.runs().zip(counts.chunks_exact_mut(3)) {
+            let (from, to) = (run.start.max(layers.start), run.end.min(layers.end));
+            if from >= to {
+                continue;
+            }
+            if middle {
+                for (residue, count) in (0..).zip(classes) {
+                    *count = up_to(to, residue) - up_to(from, residue);
+                }
+            } else if let Some(count) = classes.first_mut() {
+                *count = to - from;
+            }
+        }
+        counts
+    }
+
+    /// Each class's last layer: a layer that stands for its class, in range for every tensor
+    /// whose layers reach the class at all (a tensor's layers run to the last one).
+    fn last_layers(&self) -> [Option<u32>; LAYER_CLASSES] {
         let mut last = [None; LAYER_CLASSES];
-        for layer in 0..n {
-            if let Some(slot) = last.get_mut(self.of(layer)) {
-                *slot = Some(layer);
+        for ((run, middle), classes) in self.runs().zip(last.chunks_exact_mut(3)) {
+            let Some(final_layer) = run.end.checked_sub(1).filter(|&l| l >= run.start) else {
+                continue;
+            };
+            if middle {
+                for (residue, slot) in (0..).zip(classes) {
+                    let back = (final_layer - self.eighth + 3 - residue) % 3;
+                    *slot = final_layer.checked_sub(back).filter(|&l| l >= run.start);
+                }
+            } else if let Some(slot) = classes.first_mut() {
+                *slot = Some(final_layer);
             }
         }
         last
@@ -292,7 +349,7 @@ impl QuantizedFile {
         // published file of those types was made with one.
         model.has_imatrix = true;
         let classes = LayerClasses::new(n);
-        let last_layers = classes.last_layers(n);
+        let last_layers = classes.last_layers();
         let mut starts: Vec<LayerStart> = Vec::new();
         let mut seen_in_block = [0usize; BLOCK_KINDS];
         a.each_linear(|linear| {
@@ -384,24 +441,23 @@ impl QuantizedFile {
         }
     }
 
-    /// Each block's weights, first to last.
-    fn blocks(&self) -> impl Iterator<Item = BlockWeights> + '_ {
-        let mut held = LayerStart::new(0);
-        let mut starts = self.starts.iter().peekable();
-        (0..self.layers).map(move |layer| {
-            while let Some(start) = starts.next_if(|start| start.first <= layer) {
-                held.alike.merge(&start.alike);
-                for (class, more) in held.by_class.iter_mut().zip(&start.by_class) {
-                    class.merge(more);
-                }
+    /// The weights of the blocks in `layers`, summed.
+    fn blocks(&self, layers: Range<u32>) -> BlockWeights {
+        let end = layers.end.min(self.layers);
+        let mut sum = BlockWeights::default();
+        for start in &self.starts {
+            let held = layers.start.max(start.first)..end;
+            if held.is_empty() {
+                continue;
             }
-            let mut block = held.alike;
-            if let Some(typed_by_layer) = held.by_class.get(self.classes.of(layer)) {
-                block.merge(typed_by_layer);
+            sum.merge_times(&start.alike, held.end - held.start);
+            let counts = self.classes.count_in(&held);
+            for (typed_by_layer, count) in start.by_class.iter().zip(counts) {
+                sum.merge_times(typed_by_layer, count);
             }
-            block.bytes += self.norms;
-            block
-        })
+        }
+        sum.bytes += self.norms * f64::from(end.saturating_sub(layers.start));
+        sum
     }
 }
 
@@ -420,27 +476,20 @@ struct Placement {
 }
 
 impl Placement {
+    /// `blocks(range)`: the weights of the blocks in `range`, summed.
     fn of(
-        blocks: impl IntoIterator<Item = BlockWeights>,
+        blocks: impl Fn(Range<u32>) -> BlockWeights,
         first_gpu_block: u32,
         n_cpu_moe: u32,
     ) -> Placement {
-        let mut placed = Placement {
-            gpu: 0.0,
-            host: 0.0,
-            largest_host: 0.0,
-        };
-        for (layer, b) in (0u32..).zip(blocks) {
-            if layer >= first_gpu_block {
-                let experts_here = if layer < n_cpu_moe { b.experts } else { 0.0 };
-                placed.gpu += b.bytes - experts_here;
-                placed.host += experts_here;
-            } else {
-                placed.host += b.bytes;
-                placed.largest_host = placed.largest_host.max(b.largest);
-            }
+        let on_host = blocks(0..first_gpu_block);
+        let offloaded = blocks(first_gpu_block..u32::MAX);
+        let experts_kept = blocks(first_gpu_block..n_cpu_moe.max(first_gpu_block)).experts;
+        Placement {
+            gpu: offloaded.bytes - experts_kept,
+            host: on_host.bytes + experts_kept,
+            largest_host: on_host.largest,
         }
-        placed
     }
 }
 
@@ -740,6 +789,13 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
 mod tests {
     use super::*;
 
+    /// A layer's class, as `count_in` finds it for the layer alone.
+    fn class_of(classes: &LayerClasses, layer: u32) -> usize {
+        let counts = classes.count_in(&(layer..layer + 1));
+        assert_eq!(counts.iter().sum::<u32>(), 1, "layer {layer} in one class");
+        counts.iter().position(|&c| c == 1).unwrap_or(LAYER_CLASSES)
+    }
+
     #[test]
     fn layers_of_one_class_answer_every_predicate_alike() {
         let predicates = |i: u32, n: u32| {
@@ -758,10 +814,40 @@ mod tests {
             let classes = LayerClasses::new(n);
             let mut seen = [None; LAYER_CLASSES];
             for i in 0..n {
-                let class = classes.of(i);
+                let class = class_of(&classes, i);
                 assert!(class < LAYER_CLASSES, "{n} layers");
                 let first = *seen[class].get_or_insert(predicates(i, n));
                 assert_eq!(first, predicates(i, n), "layer {i} of {n}");
+            }
+        }
+    }
+
+    #[test]
+    fn classes_are_counted_and_found_without_visiting_layers_as_layer_by_layer() {
+        for n in (1..=130).chain([255, 256, 257, 1000]) {
+            let classes = LayerClasses::new(n);
+            let class: Vec<usize> = (0..n).map(|i| class_of(&classes, i)).collect();
+            let mut last = [None; LAYER_CLASSES];
+            for (i, &c) in (0..n).zip(&class) {
+                last[c] = Some(i);
+            }
+            assert_eq!(classes.last_layers(), last, "{n} layers");
+            let step = if n > 130 { 37 } else { 1 };
+            for from in (0..=n).step_by(step) {
+                for to in (from..=n + 2).step_by(step) {
+                    let mut counted = [0; LAYER_CLASSES];
+                    for &c in class
+                        .get(from as usize..(to.min(n)) as usize)
+                        .unwrap_or_default()
+                    {
+                        counted[c] += 1;
+                    }
+                    assert_eq!(
+                        classes.count_in(&(from..to)),
+                        counted,
+                        "{from}..{to} of {n}"
+                    );
+                }
             }
         }
     }
