@@ -635,7 +635,6 @@ fn mix(
     use GgmlType as T;
     let category = tensor.rules.category;
     let falcon = model.family == ArchFamily::Falcon;
-    let n_gqa = model.n_gqa();
     let n_expert = model.n_expert;
     let n_layer = i64::from(model.n_layer);
     let lowest_bits = matches!(
@@ -686,7 +685,7 @@ fn mix(
     if lowest_bits {
         let mut chosen = new_type;
         if category.is_attn_v_like() {
-            chosen = if n_gqa >= 4 || n_expert >= 4 {
+            chosen = if model.n_gqa() >= 4 || n_expert >= 4 {
                 T::Q4_K
             } else if iq2_s_or_m {
                 T::IQ3_S
@@ -714,6 +713,8 @@ fn mix(
     }
     match category {
         c if c.is_attn_v_like() => {
+            // A division, so found only for the tensors whose rules read it.
+            let n_gqa = model.n_gqa();
             let i = counters.attn_v_seen;
             let mut chosen = match file_type {
                 F::Q2_K if n_gqa >= 4 => T::Q4_K,
