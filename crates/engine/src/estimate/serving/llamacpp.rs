@@ -366,7 +366,9 @@ impl QuantizedFile {
             } else {
                 1.0
             };
-            let layers_with = (shape.count / experts).round().max(1.0) as u32;
+            // Rounded half up by adding a half and truncating: the same whole number as
+            // `f64::round` (at least one), without its libm call (one per tensor per estimate).
+            let layers_with = ((shape.count / experts + 0.5) as u32).max(1);
             // Layers without this tensor come first: dense MLP layers precede the experts.
             let first = n.saturating_sub(layers_with);
             let elements = shape.rows * shape.cols * experts;
