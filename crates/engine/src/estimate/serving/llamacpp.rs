@@ -93,8 +93,9 @@ fn pad(cells: u32, to: u32) -> u32 {
 /// One block's weights in the file, and of them the routed experts'.
 ///
 /// Every tensor's byte count is a whole number (a row is whole blocks of its type, or the type
-/// falls back to one whose blocks divide it), so these sums are exact in any order: the file's
-/// blocks can be summed per layer class and per starting layer without changing a byte.
+/// falls back to one whose blocks divide it) and a model's bytes stay far below 2^53, so these
+/// sums are exact in any order: the file's blocks can be summed per layer class, per starting
+/// layer and per range without changing a byte.
 #[derive(Clone, Copy, Default)]
 struct BlockWeights {
     bytes: f64,
@@ -327,13 +328,14 @@ impl LayerStart {
 
 /// The file llama-quantize would write for an architecture, described by what each block holds
 /// rather than block by block: a tensor is typed once per layer class it reaches (once in all
-/// when its file type's rules do not read the layer), so an estimate costs a few quantizer calls
-/// per tensor, and [`QuantizedFile::blocks`] spells the blocks out in one pass.
+/// when its file type's rules do not read the layer), and [`QuantizedFile::blocks`] sums a range
+/// of blocks from how many layers of each class it holds. An estimate costs a few quantizer
+/// calls per tensor, however many layers the model has.
 struct QuantizedFile {
     layers: u32,
     classes: LayerClasses,
-    /// Sorted by `first`; a model's layer kinds start at few distinct layers (dense MLP layers
-    /// before the experts, attention after recurrent ones), so this is short.
+    /// One per distinct first layer; a model's layer kinds start at few (dense MLP layers before
+    /// the experts, attention after recurrent ones), so this is short.
     starts: Vec<LayerStart>,
     /// Each block's norms, kept in f32: two per block.
     norms: f64,
@@ -396,9 +398,9 @@ impl QuantizedFile {
             let start = match starts.iter().position(|start| start.first == first) {
                 Some(found) => &mut starts[found],
                 None => {
-                    let at = starts.partition_point(|start| start.first < first);
-                    starts.insert(at, LayerStart::new(first));
-                    &mut starts[at]
+                    starts.push(LayerStart::new(first));
+                    let last = starts.len() - 1;
+                    &mut starts[last]
                 }
             };
             if !tensor.reads_layer_in(quant) {
