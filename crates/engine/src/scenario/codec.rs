@@ -360,43 +360,37 @@ impl Codec for Percent {
     }
 }
 
-/// A share above 0 and at most 1, as the runtimes' flags take it (`0.9`).
-pub struct Fraction;
-
-impl Codec for Fraction {
-    type Value = f64;
-
-    fn parse(&self, text: &str) -> Result<f64, String> {
-        let fraction =
-            parse_f64(text.trim()).ok_or_else(|| format!("`{}` is not a number", text.trim()))?;
-        if !(fraction > 0.0 && fraction <= 1.0) {
-            return Err("must be above 0 and at most 1 (0.9 is 90%)".to_string());
-        }
-        Ok(fraction)
-    }
-
-    fn format(&self, value: &f64) -> String {
-        format!("{value}")
-    }
-
-    fn write_json(&self, value: &f64) -> Json {
-        Json::from(*value)
-    }
+/// A number above 0 and at most `max`: a share as the runtimes' flags take it ([`FRACTION`]),
+/// or a multiplier ([`FACTOR`]).
+pub struct Positive {
+    max: f64,
+    /// An example that says what the number means, for the error message.
+    example: &'static str,
 }
 
-/// A positive multiplier (`1.25`).
-pub struct Factor;
+pub const FRACTION: Positive = Positive {
+    max: 1.0,
+    example: "0.9 is 90%",
+};
 
-impl Codec for Factor {
+pub const FACTOR: Positive = Positive {
+    max: 64.0,
+    example: "1.25 pads by a quarter",
+};
+
+impl Codec for Positive {
     type Value = f64;
 
     fn parse(&self, text: &str) -> Result<f64, String> {
-        let factor =
+        let value =
             parse_f64(text.trim()).ok_or_else(|| format!("`{}` is not a number", text.trim()))?;
-        if !(factor > 0.0 && factor <= 64.0) {
-            return Err("must be above 0 and at most 64 (1.25 pads by a quarter)".to_string());
+        if !(value > 0.0 && value <= self.max) {
+            return Err(format!(
+                "must be above 0 and at most {} ({})",
+                self.max, self.example
+            ));
         }
-        Ok(factor)
+        Ok(value)
     }
 
     fn format(&self, value: &f64) -> String {

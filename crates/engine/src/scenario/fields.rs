@@ -426,7 +426,7 @@ scenario_fields! {
     /// `capacity = factor × k × tokens / experts`; dropless routing (transformers, Megatron-Core's
     /// default, vLLM) sends exactly `k × tokens`.
     capacity_factor: Option<f64> = None,
-        "capacity-factor", Optional { inner: Factor, none: "dropless" }, Experts,
+        "capacity-factor", Optional { inner: FACTOR, none: "dropless" }, Experts,
         "Capacity factor", "experts padded to factor × k·tokens/E (GShard, DeepSpeed-MoE; unset: dropless)";
     q_lora_rank: Option<u32> = None,
         "q-lora-rank", Optional { inner: Whole, none: FROM_PRESET }, Layers,
@@ -523,7 +523,7 @@ scenario_fields! {
         "max-num-batched-tokens", Optional { inner: Count, none: "the runtime's default for this GPU" }, Serving,
         "Max batched tokens", "tokens one step processes (vLLM --max-num-batched-tokens, SGLang --chunked-prefill-size)";
     gpu_memory_utilization: f64 = 0.9,
-        "gpu-memory-utilization", Fraction, Vllm,
+        "gpu-memory-utilization", FRACTION, Vllm,
         "GPU memory utilization", "share of the GPU's CUDA total vLLM may take (--gpu-memory-utilization)";
     block_size: Option<u32> = None,
         "block-size", Optional { inner: Count, none: "16, or the MLA backend's" }, Vllm,
@@ -533,7 +533,7 @@ scenario_fields! {
         "enforce-eager", Flag, Vllm,
         "Enforce eager", "true to run without CUDA graphs (--enforce-eager)";
     mem_fraction_static: Option<f64> = None,
-        "mem-fraction-static", Optional { inner: Fraction, none: "SGLang's default for this GPU" }, Sglang,
+        "mem-fraction-static", Optional { inner: FRACTION, none: "SGLang's default for this GPU" }, Sglang,
         "Mem fraction static", "share of free memory for weights and the KV pool (--mem-fraction-static)";
     /// The GGUF file type llama.cpp loads; its per-tensor mix is llama-quantize's.
     quant: FileType = FileType::Q4_K_M,
