@@ -42,6 +42,15 @@ impl Sharding {
         matches!(self, Sharding::Zero3 | Sharding::Fsdp)
     }
 
+    /// Each GPU runs its own batch: the replicas and ZeRO/FSDP shardings, which tensor
+    /// parallelism can be put beside (`tp`).
+    pub fn is_data_parallel(self) -> bool {
+        matches!(
+            self,
+            Sharding::Ddp | Sharding::Zero1 | Sharding::Zero2 | Sharding::Zero3 | Sharding::Fsdp
+        )
+    }
+
     /// Model parallelism also splits activations and the KV cache; data parallelism does not.
     pub fn is_model_parallel(self) -> bool {
         matches!(self, Sharding::Tensor | Sharding::Pipeline)

@@ -142,10 +142,11 @@ pub fn solve(s: &Scenario, target_batch: Option<u32>) -> Result<Solution, Vec<Fi
         max_batch,
     } = batch_rule(s)?;
     let max_seq = max_seq(s);
+    // Context- and tensor-parallel groups share one batch; replicas and shards each run their own.
     let data_parallel = if s.sharding.is_model_parallel() {
         1
     } else {
-        s.gpus.max(1)
+        (s.gpus / (s.tp.max(1) * s.cp.max(1))).max(1)
     };
     let (micro_batch, grad_accum) = match (target_batch, max_batch) {
         (Some(target), Some(max)) if target > 0 => {

@@ -1,8 +1,8 @@
 //! What torchtitan-style training keeps, checked against the tensor arithmetic on Llama 3.1 8B's
 //! shape (32 layers, hidden 4096, 32 heads, 8 KV heads of 128, ffn 14336, vocabulary 128256,
 //! untied): op-level selective checkpointing, checkpointing every k-th layer, and FSDP's mixed
-//! precision (16-bit gathered copies, the unsharded root, the reduce-scatter buffer), context
-//! parallelism and torchao's float8 linears.
+//! precision (16-bit gathered copies, the unsharded root, the reduce-scatter buffer), hybrid
+//! sharding, 2-D (FSDP × tensor) parallelism, context parallelism and torchao's float8 linears.
 
 mod common;
 
@@ -128,6 +128,76 @@ fn context_parallelism_keeps_seq_over_cp_tokens_of_activations_and_logits_per_gp
 fn context_parallelism_needs_cp_to_divide_the_gpus() {
     let errors = titan(&[("cp", "3")]).validate();
     assert!(errors.iter().any(|e| e.field == "cp"), "{errors:?}");
+}
+
+#[test]
+fn hybrid_sharding_holds_what_fsdp_over_one_replica_group_holds() {
+    let hsdp = titan(&[("gpus", "32"), ("replicas", "4"), ("checkpointing", "full")]);
+    let fsdp = titan(&[("checkpointing", "full")]);
+    close(
+        estimate(&hsdp).unwrap().total_bytes.as_f64(),
+        estimate(&fsdp).unwrap().total_bytes.as_f64(),
+    );
+}
+
+#[test]
+fn two_d_parallelism_shards_state_over_every_gpu_and_gathers_the_tensor_slice_of_a_layer() {
+    // FSDP 4 × TP 2 on 8 GPUs: every parameter's fp32 shard is 1/8, each GPU gathers its half
+    // of a layer (and of the root) in bf16.
+    let two_d = titan(&[("tp", "2")]);
+    let shards = 8.03e9 * FP32 / 8.0;
+    let gathered = 2.0 * LAYER_PARAMS * BF16 / 2.0;
+    let root = 2.0 * VOCAB * HIDDEN * BF16 / 2.0;
+    let weights = bytes(&two_d, "weights");
+    assert!(
+        (weights - (shards + gathered + root)).abs() < 0.01 * shards,
+        "{weights}"
+    );
+    close(bytes(&two_d, "optimizer"), bytes(&titan(&[]), "optimizer"));
+    // Loss parallelism: each GPU keeps half the vocabulary's logits.
+    close(2.0 * bytes(&two_d, "logits"), bytes(&titan(&[]), "logits"));
+}
+
+#[test]
+fn tensor_parallelism_keeps_each_layers_two_gathered_inputs_whole() {
+    // Without checkpointing every layer keeps its attention and MLP inputs at the whole
+    // sequence (bf16, or float8 when float8 linears gather them), the rest of its activations
+    // halved; so do the layer in backward, and the LM head's input.
+    let activations = |changes: &[(&str, &str)]| bytes(&titan(changes), "activations");
+    let whole = activations(&[]);
+    for (float8, element) in [("off", BF16), ("tensorwise", 1.0)] {
+        let halved = activations(&[("float8", float8)]) / 2.0;
+        let split = activations(&[("float8", float8), ("tp", "2")]);
+        let gathered_tensors = 2.0 * (LAYERS + 1.0) + 1.0;
+        close(
+            split - halved,
+            gathered_tensors * TOKENS * HIDDEN * element / 2.0,
+        );
+        assert!(split < whole);
+    }
+}
+
+#[test]
+fn parallel_degrees_must_tile_the_gpus_and_fit_the_sharding() {
+    let field_errors = |changes: &[(&str, &str)]| -> Vec<String> {
+        titan(changes)
+            .validate()
+            .into_iter()
+            .map(|e| e.field.to_string())
+            .collect()
+    };
+    assert_eq!(field_errors(&[("tp", "3")]), ["tp"]);
+    assert_eq!(
+        field_errors(&[("tp", "2"), ("cp", "2"), ("replicas", "4")]),
+        ["replicas"]
+    );
+    assert_eq!(field_errors(&[("tp", "2"), ("sharding", "tensor")]), ["tp"]);
+    assert_eq!(field_errors(&[("tp", "2"), ("sharding", "none")]), ["tp"]);
+    assert_eq!(
+        field_errors(&[("replicas", "2"), ("sharding", "ddp")]),
+        ["replicas"]
+    );
+    assert!(field_errors(&[("tp", "2"), ("cp", "2"), ("replicas", "2")]).is_empty());
 }
 
 #[test]

@@ -8,6 +8,8 @@ use super::per_token::{
     layer_bytes_per_token, op_checkpoint_bytes_per_token,
 };
 use super::stack::{explain, num, Stack};
+use crate::dtype::BYTE;
+use crate::model::Architecture;
 use crate::scenario::{Resolved, Scenario};
 use crate::workload::Checkpointing;
 
@@ -28,10 +30,11 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split)
         + dropout_bytes_per_token(s, a)
         + adapter_bytes_per_token(s, r, e);
     let scores = eager_scores_bytes_per_token(s, a, e, split.sequence(s));
-    let everything = per_layer + scores;
+    let gathered = gathered_inputs_bytes_per_token(s, a, e, split.tensor);
+    let everything = per_layer + scores + gathered;
     let (kept, kept_label) = match s.checkpointing {
         Checkpointing::None => (everything, "layer + scores"),
-        Checkpointing::Selective => (per_layer, "layer, scores recomputed"),
+        Checkpointing::Selective => (per_layer + gathered, "layer, scores recomputed"),
         Checkpointing::Op => (
             op_checkpoint_bytes_per_token(s, a, e, scores),
             "input, attention and every other matmul output",
@@ -78,17 +81,51 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split)
     // The backward pass of one layer needs that layer's activations (recomputed, under
     // checkpointing) and their gradients at once.
     let working = tokens * everything;
+    // The LM head's input is gathered too (torchtitan's `output` is `ColwiseParallel` with
+    // `input_layouts=Shard(1)`).
+    let head_input = tokens * gathered / GATHERED_PER_LAYER;
+    let gathered_note = if gathered > 0.0 {
+        explain!(
+            ex,
+            " (with {} B/token per layer of all-gathered inputs, and the head's {})",
+            num(gathered),
+            num(head_input)
+        )
+    } else {
+        String::new()
+    };
     stack.push(
         "activations",
         "Activations",
-        (on_gpu + working) / split.model_parallel,
+        (on_gpu + working + head_input) / split.model_parallel,
         explain!(
             ex,
-            "{saved_formula} + one layer in backward {}{}",
+            "{saved_formula} + one layer in backward {}{gathered_note}{}",
             num(working),
             split.note(split.model_parallel)
         ),
     );
+}
+
+/// Column-parallel projections that read an all-gathered input in each layer: attention's and
+/// the MLP's.
+const GATHERED_PER_LAYER: f64 = 2.0;
+
+/// What tensor parallelism with sequence-parallel activations leaves unsplit, per token and
+/// layer, before the division by its degree `t`: torchtitan's plan (`parallelize_llama.py`
+/// `apply_tp`; torchtune and accelerate use the same DTensor styles) runs each norm
+/// `SequenceParallel`, then `PrepareModuleInput` redistributes its output from `Shard(1)` to
+/// `Replicate()` before the `ColwiseParallel` q/k/v and gate/up projections, which save that
+/// whole-sequence input for their weight gradients. Two hidden-wide tensors per layer stay whole
+/// where the rest keeps 1/t: 2·H·e·(t − 1) here is what the ÷ t later leaves at 2·H·e.
+/// Megatron-LM's sequence parallelism saves the sharded input and gathers it again in the backward
+/// pass (Korthikanti et al. 2022, §4.2.2), so it keeps this much less.
+/// Under float8 training torchtitan uses torchao's `PrepareFloat8ModuleInput` and
+/// `Float8ColwiseParallel` (torchao/float8/float8_tensor_parallel.py), which cast the input to
+/// float8 before the all-gather, and the float8 linears save that float8 copy: 1 B an element.
+fn gathered_inputs_bytes_per_token(s: &Scenario, a: &Architecture, e: f64, tensor: f64) -> f64 {
+    let element = if s.float8.is_on() { BYTE } else { e };
+    GATHERED_PER_LAYER * f64::from(a.hidden) * element * (tensor - 1.0).max(0.0)
 }
 
 /// Activation offloading (torchtune's `OffloadActivations`, which TRL ported and axolotl's

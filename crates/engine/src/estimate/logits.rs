@@ -96,8 +96,8 @@ pub(super) fn push_training(
     stack.push(
         "logits",
         "Logits & cross-entropy",
-        bytes / split.vocab(s),
-        formula,
+        bytes / split.vocab(),
+        formula + split.note(split.vocab()),
     );
 }
 

@@ -14,6 +14,11 @@ pub(super) struct Split {
     pub optimizer: f64,
     /// Activations and the KV cache: split only by tensor or pipeline parallelism.
     pub model_parallel: f64,
+    /// Tensor parallelism's degree: all the GPUs under `sharding=tensor`, `tp` beside a
+    /// data-parallel sharding (2-D parallelism), 1 otherwise.
+    pub tensor: f64,
+    /// The GPUs a ZeRO/FSDP group shards the data-parallel state over: gpus / (tp · replicas).
+    pub data_shards: f64,
     /// Routed experts, further: split N ways by expert parallelism, which splits nothing else.
     pub experts: f64,
     /// Each training sequence: context parallelism gives every GPU seq/cp of its tokens, whose
@@ -35,15 +40,40 @@ impl Split {
 }
 
 impl Split {
+    /// Model-parallel layouts split every state over all the GPUs. Beside a data-parallel
+    /// sharding, tensor parallelism splits every state `tp` ways and the sharding splits what it
+    /// shards further, over its group (torchtitan's FSDP mesh is `dp_shard × cp`, with
+    /// `dp_replicate` groups each holding a whole copy under HSDP).
     pub fn new(s: &Scenario) -> Split {
         let n = f64::from(s.gpus.max(1));
-        let by = |on: bool| if on { n } else { 1.0 };
+        let model_parallel = s.sharding.is_model_parallel();
+        let tensor = if s.sharding == Sharding::Tensor {
+            n
+        } else {
+            f64::from(s.tp.max(1))
+        };
+        let data_shards = if model_parallel {
+            1.0
+        } else {
+            (n / (tensor * f64::from(s.replicas.max(1)))).max(1.0)
+        };
+        let by = |on: bool| match (on, model_parallel) {
+            (true, true) => n,
+            (true, false) => tensor * data_shards,
+            (false, _) => tensor,
+        };
         Split {
             weights: by(s.sharding.shards_weights()),
             gradients: by(s.sharding.shards_gradients()),
             optimizer: by(s.sharding.shards_optimizer()),
-            model_parallel: by(s.sharding.is_model_parallel()),
-            experts: by(s.sharding == Sharding::Expert),
+            model_parallel: if model_parallel { n } else { tensor },
+            tensor,
+            data_shards,
+            experts: if s.sharding == Sharding::Expert {
+                n
+            } else {
+                1.0
+            },
             context: if s.mode.is_training() {
                 f64::from(s.cp.max(1))
             } else {
@@ -77,13 +107,9 @@ impl Split {
     }
 
     /// The vocabulary dimension of the logits is split only by tensor parallelism (Megatron's
-    /// vocab-parallel cross-entropy).
-    pub fn vocab(&self, s: &Scenario) -> f64 {
-        if s.sharding == Sharding::Tensor {
-            self.model_parallel
-        } else {
-            1.0
-        }
+    /// vocab-parallel cross-entropy, torchtitan's `loss_parallel`).
+    pub fn vocab(&self) -> f64 {
+        self.tensor
     }
 }
 
@@ -158,7 +184,7 @@ pub(super) struct Gathered {
 
 impl Gathered {
     pub fn new(s: &Scenario, r: &Resolved, split: &Split, linear: f64) -> Gathered {
-        if !s.sharding.is_fully_sharded() || split.weights <= 1.0 {
+        if !s.sharding.is_fully_sharded() || split.data_shards <= 1.0 {
             return Gathered::default();
         }
         let fsdp = s.sharding == Sharding::Fsdp;
@@ -167,8 +193,9 @@ impl Gathered {
         } else {
             r.param_dtype.bytes()
         };
-        let layer = linear / f64::from(r.arch.layers.max(1));
-        let tables = r.arch.embedding_params() * r.params / r.shape_params.max(1.0);
+        // Under 2-D parallelism each GPU gathers its tensor-parallel slice of every layer.
+        let layer = linear / f64::from(r.arch.layers.max(1)) / split.tensor;
+        let tables = r.arch.embedding_params() * r.params / r.shape_params.max(1.0) / split.tensor;
         let gathered_layer = if s.mode == Mode::Full && s.float8 == Float8::Gather {
             let routed = r.routed_params * r.params / r.shape_params.max(1.0);
             let routed_share = (routed / linear.max(1.0)).min(1.0);

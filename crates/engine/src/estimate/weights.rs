@@ -6,7 +6,7 @@ use crate::dtype::{Dtype, BYTE, FP32_BYTES};
 use crate::dtype::{Nf4Kernel, QuantScope};
 use crate::model::Block;
 use crate::scenario::{Resolved, Scenario};
-use crate::sharding::{Offload, Sharding};
+use crate::sharding::Offload;
 use crate::units::Bytes;
 
 /// bitsandbytes NF4 quantizes in blocks of 64 weights with one fp32 absmax each (Dettmers et al.
@@ -380,11 +380,7 @@ pub(super) fn push_dequantized_experts(
         ));
         return;
     }
-    let tensor_parallel = if s.sharding == Sharding::Tensor {
-        split.model_parallel
-    } else {
-        1.0
-    };
+    let tensor_parallel = split.tensor;
     let one_layer = share(r, r.routed_params) / moe_layers;
     let e = r.act_dtype.bytes();
     stack.push(

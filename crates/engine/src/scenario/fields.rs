@@ -751,6 +751,18 @@ scenario_fields! {
     sharding: Sharding = Sharding::None,
         "sharding", pick::<Sharding>(), Budget,
         "Sharding", "how the run is split across GPUs";
+    /// 2-D parallelism (torchtitan's `tensor_parallel_degree`, torchtune's `tensor_parallel_dim`):
+    /// every layer split over `tp` GPUs with sequence-parallel activations, and the data-parallel
+    /// `sharding` over the rest. `sharding=tensor` is tensor parallelism over all the GPUs.
+    tp: u32 = 1,
+        "tp", Count, Budget,
+        "Tensor parallel", "GPUs each layer is split over, with sequence-parallel activations (of gpus; sharding splits the rest)";
+    /// Hybrid sharding (FSDP's `HYBRID_SHARD`, torchtitan's `data_parallel_replicate_degree`,
+    /// DeepSpeed's MiCS): the sharded state is split within groups of gpus/replicas GPUs and
+    /// each group holds a whole copy.
+    replicas: u32 = 1,
+        "replicas", Count, Budget,
+        "Sharded replicas", "HSDP: groups that each hold a whole sharded copy (of gpus)";
     offload: Offload = Offload::None,
         "offload", pick::<Offload>(), Budget,
         "CPU offload", "what is moved to CPU memory";

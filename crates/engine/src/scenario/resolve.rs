@@ -332,6 +332,63 @@ impl Scenario {
         }
     }
 
+    /// Tensor, context and replica groups tile the GPUs: torchtitan's mesh is
+    /// `dp_replicate × dp_shard × cp × tp`, and each degree must divide the world.
+    fn check_parallel_layout(&self, errors: &mut Vec<FieldError>) {
+        let tp = self.tp.max(1);
+        let replicas = self.replicas.max(1);
+        let cp = if self.mode.is_training() {
+            self.cp.max(1)
+        } else {
+            1
+        };
+        if tp > 1 && !self.sharding.is_data_parallel() {
+            errors.push(FieldError::new(
+                "tp",
+                format!(
+                    "tp puts tensor parallelism beside a data-parallel sharding (ddp, zero1–3, fsdp); with {}, set tp=1{}",
+                    self.sharding,
+                    if self.sharding == Sharding::None {
+                        " or sharding=tensor for tensor parallelism alone"
+                    } else {
+                        ""
+                    }
+                ),
+            ));
+        }
+        if replicas > 1 && !(self.sharding.is_data_parallel() && self.sharding.shards_optimizer()) {
+            errors.push(FieldError::new(
+                "replicas",
+                format!(
+                    "replicas splits a ZeRO or FSDP sharding into groups that each hold a whole copy; {} shards no data-parallel state",
+                    self.sharding
+                ),
+            ));
+        }
+        let mut tiled = 1u32;
+        for (field, degree, what) in [
+            ("cp", cp, "context parallelism splits each sequence over cp"),
+            ("tp", tp, "tensor parallelism splits each layer over tp"),
+            (
+                "replicas",
+                replicas,
+                "hybrid sharding copies the state to replicas groups",
+            ),
+        ] {
+            tiled = tiled.saturating_mul(degree);
+            if degree > 1 && !self.gpus.is_multiple_of(tiled) {
+                errors.push(FieldError::new(
+                    field,
+                    format!(
+                        "{what} of the gpus, so cp × tp × replicas must divide them; {tiled} does not divide {}",
+                        self.gpus
+                    ),
+                ));
+                break;
+            }
+        }
+    }
+
     /// The prompt is part of the sequence, and a static cache must hold the whole sequence
     /// (transformers raises once `max_cache_len` is passed).
     fn check_cache(&self, errors: &mut Vec<FieldError>) {
@@ -413,15 +470,7 @@ impl Scenario {
                 "expert parallelism splits routed experts; this model has none",
             ));
         }
-        if self.mode.is_training() && !self.gpus.is_multiple_of(self.cp.max(1)) {
-            errors.push(FieldError::new(
-                "cp",
-                format!(
-                    "context parallelism splits each sequence over cp of the gpus; {} does not divide {}",
-                    self.cp, self.gpus
-                ),
-            ));
-        }
+        self.check_parallel_layout(errors);
         if self.float8.is_on() && self.mode.is_adapter() {
             errors.push(FieldError::new(
                 "float8",
