@@ -49,6 +49,22 @@ wire_enum! {
 }
 
 wire_enum! {
+    /// What runs int8 and fp8 linears in inference, which decides what each matmul allocates
+    /// beside its output. torchao's eager weight-only kernels (pytorch/ao@92dd5f557
+    /// dtypes/affine_quantized_tensor.py) multiply a dequantized copy of the weight:
+    /// `_linear_fp_act_int8_weight_impl` casts the int8 weight to the input's dtype, and
+    /// `_linear_fp_act_fp8_weight_impl` runs `F.linear(x, weight.dequantize())`, whose
+    /// `_dequantize_affine_no_dtype_check` casts to bf16 and then multiplies by the scale, two
+    /// copies at once. Its dynamic kernels quantize each input per row instead: int8 through
+    /// `_int_mm`'s int32 product, float8 through `_scaled_mm`, which writes the 16-bit output.
+    QuantKernel {
+        Auto = "auto" => "LLM.int8 for int8, fp8 matmuls for fp8",
+        WeightOnly = "torchao-wo" => "torchao weight-only: each weight dequantized per matmul",
+        Dynamic = "torchao-dq" => "torchao dynamic: each input quantized per row",
+    }
+}
+
+wire_enum! {
     /// How int4 weights keep their scales and zero points, per `int4-group` weights. GPTQ and AWQ
     /// checkpoints (AutoGPTQ's `QuantLinear`, AutoAWQ's `WQLinear`) store an fp16 `scales` value
     /// and a 4-bit `qzeros` value packed in int32; torchao's `int4_weight_only` (tinygemm,

@@ -2,8 +2,8 @@
 //! (pytorch/ao@92dd5f557, `torchao/quantization/README.md`) lists each quantized model's size,
 //! `get_model_size_in_bytes(model, ignore_embeddings=True) / 1e9` in `_models/llama/generate.py`:
 //! every parameter and buffer but the token embedding, after `quantize_` replaced every
-//! `nn.Linear`, the output layer included (`_is_linear`). And what an LLM.int8 linear allocates
-//! beside a 16-bit one while it runs.
+//! `nn.Linear`, the output layer included (`_is_linear`). And what an LLM.int8 linear, and
+//! torchao's weight-only and dynamic kernels, allocate beside a 16-bit one while they run.
 
 mod common;
 
@@ -108,4 +108,41 @@ fn an_int8_linear_adds_its_quantized_input_and_int32_product() {
     let added = activations("int8") - activations("fp16");
     let per_token = 4544.0 + 4.0 + 18_176.0 * 4.0;
     assert!((added - 266.0 * per_token).abs() < 1.0, "{added}");
+}
+
+#[test]
+fn torchao_weight_only_kernels_multiply_a_dequantized_copy_of_the_largest_weight() {
+    // Llama-3.1-8B with its head quantized too: the head (128256 × 4096) is the largest linear.
+    let run = |weights: &'static str, kernel: &'static str| {
+        let s = common::scenario(
+            &[
+                ("model", "llama-3.1-8b"),
+                ("mode", "inference"),
+                ("act-dtype", "bf16"),
+                ("quant-head", "true"),
+                ("seq", "208"),
+            ],
+            &[("weights", weights), ("quant-kernel", kernel)],
+        );
+        estimate(&s).expect("estimates")
+    };
+    let activations = |weights, kernel| run(weights, kernel).bytes_of("activations").as_f64();
+    let head_bf16 = 128_256.0 * 4096.0 * 2.0;
+    let fp8_plain = activations("fp8", "auto");
+    // int8: the weight cast to bf16; float8: cast to bf16, then multiplied by its scale.
+    let int8_copy = activations("int8", "torchao-wo") - fp8_plain;
+    assert!((int8_copy - head_bf16).abs() < 1.0, "{int8_copy}");
+    let fp8_copies = activations("fp8", "torchao-wo") - fp8_plain;
+    assert!((fp8_copies - 2.0 * head_bf16).abs() < 1.0, "{fp8_copies}");
+    // The dynamic kernels quantize the input instead: kilobytes per token, not a weight.
+    assert!(activations("fp8", "torchao-dq") - fp8_plain < 208.0 * 20_000.0);
+    // A kernel for a format it does not run is named, not applied.
+    let nf4 = run("nf4", "torchao-wo");
+    assert!(
+        nf4.notes
+            .iter()
+            .any(|n| n.starts_with("quant-kernel not used")),
+        "{:?}",
+        nf4.notes
+    );
 }

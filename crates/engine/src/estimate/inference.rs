@@ -5,7 +5,7 @@
 use super::parallel::Split;
 use super::per_token::{eager_scores_bytes_per_token, layer_bytes_per_token};
 use super::stack::{explain, num, Stack};
-use crate::dtype::{Dtype, BYTE, FP32_BYTES, HALF_BYTES, NIBBLE_BYTES};
+use crate::dtype::{Dtype, QuantKernel, BYTE, FP32_BYTES, HALF_BYTES, NIBBLE_BYTES};
 use crate::model::Architecture;
 use crate::scenario::{Resolved, Scenario};
 use crate::sharding::Sharding;
@@ -188,15 +188,11 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split)
     } else {
         0.0
     };
-    let int8_buffers = if r.weights == Dtype::Int8 {
-        tokens * int8_matmul_bytes_per_token(a)
-    } else {
-        0.0
-    };
+    let (kernel_bytes, kernel_label) = quantized_matmul_bytes(s, r, tokens);
     stack.push(
         "activations",
         "Activations (one layer's working set)",
-        (one_layer + dequantized + int8_buffers) / split.model_parallel,
+        (one_layer + dequantized + kernel_bytes) / split.model_parallel,
         explain!(
             ex,
             "b·prompt × one layer's tensors = {} × {}{}{}",
@@ -207,13 +203,58 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split)
             } else {
                 String::new()
             },
-            if int8_buffers > 0.0 {
-                format!(" + LLM.int8's buffers, {}", num(int8_buffers))
+            if kernel_bytes > 0.0 {
+                format!(" + {kernel_label}, {}", num(kernel_bytes))
             } else {
                 String::new()
             }
         ),
     );
+}
+
+/// What the int8 or fp8 matmul kernel ([`QuantKernel`]) allocates beside the largest quantized
+/// linear, and its label. LLM.int8 and torchao's int8 dynamic kernel share a shape: the input
+/// quantized per row and an int32 product.
+fn quantized_matmul_bytes(s: &Scenario, r: &Resolved, tokens: f64) -> (f64, &'static str) {
+    let a = &r.arch;
+    let largest_weight = || {
+        let head = if s.quant_head {
+            f64::from(a.vocab) * f64::from(a.hidden)
+        } else {
+            0.0
+        };
+        a.block_linears()
+            .iter()
+            .map(|m| m.rows * m.cols)
+            .fold(head, f64::max)
+    };
+    let e = r.act_dtype.bytes();
+    match (r.weights, s.quant_kernel) {
+        (Dtype::Int8, QuantKernel::Auto) => (
+            tokens * int8_matmul_bytes_per_token(a),
+            "LLM.int8's buffers",
+        ),
+        (Dtype::Int8, QuantKernel::Dynamic) => (
+            tokens * int8_matmul_bytes_per_token(a),
+            "the int8 input and int32 product",
+        ),
+        (Dtype::Int8, QuantKernel::WeightOnly) => {
+            (largest_weight() * e, "the largest weight dequantized")
+        }
+        (Dtype::Fp8, QuantKernel::WeightOnly) => (
+            2.0 * largest_weight() * e,
+            "the largest weight dequantized, twice",
+        ),
+        (Dtype::Fp8, QuantKernel::Dynamic) => (
+            tokens
+                * a.block_linears()
+                    .iter()
+                    .map(|m| m.rows * BYTE + FP32_BYTES)
+                    .fold(0.0, f64::max),
+            "the fp8 input and its scales",
+        ),
+        _ => (0.0, ""),
+    }
 }
 
 /// What an LLM.int8 linear adds per token beyond a 16-bit one, at the linear where it is largest:

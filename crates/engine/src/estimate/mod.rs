@@ -30,6 +30,7 @@ pub use serving::{
 pub use stack::Component;
 pub use weights::{NF4_BLOCK, NF4_DOUBLE_QUANT_BLOCK};
 
+use crate::dtype::{Dtype, QuantKernel};
 use crate::model::{Family, LayerCounts};
 use crate::runtime::Runtime;
 use crate::scenario::{FieldError, Resolved, Scenario};
@@ -255,6 +256,22 @@ fn estimate_resolved(s: &Scenario, r: &Resolved) -> Estimate {
     notes.extend(unused_cache_settings(s));
     if s.capacity_factor.is_some() && !r.arch.moe.is_moe() {
         notes.push("capacity-factor not used: the model has no routed experts.".to_string());
+    }
+    if s.quant_kernel != QuantKernel::Auto
+        && (s.mode.is_training()
+            || s.runtime != Runtime::Transformers
+            || !matches!(r.weights, Dtype::Int8 | Dtype::Fp8))
+    {
+        notes.push(format!(
+            "quant-kernel not used: it picks the matmul for int8 or fp8 weights in transformers' inference, and this run {}.",
+            if s.mode.is_training() {
+                "trains".to_string()
+            } else if s.runtime != Runtime::Transformers {
+                format!("runs on {}", s.runtime)
+            } else {
+                format!("keeps {} weights", r.weights)
+            }
+        ));
     }
     let total = stack.total();
     let budget = Budget::new(s, r);

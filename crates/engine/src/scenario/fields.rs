@@ -4,7 +4,7 @@
 //! entry here plus the formula that reads it.
 
 use super::codec::*;
-use crate::dtype::{Dtype, Int4Layout, Nf4Kernel, QuantScope};
+use crate::dtype::{Dtype, Int4Layout, Nf4Kernel, QuantKernel, QuantScope};
 use crate::lora::LoraTargets;
 use crate::model::FileWeights;
 use crate::optimizer::{Optimizer, OptimizerStep};
@@ -689,6 +689,11 @@ scenario_fields! {
     double_quant: bool = false,
         "double-quant", Flag, MorePrecision,
         "NF4 double quantization", "QLoRA double quantization of the NF4 constants";
+    /// What runs int8 and fp8 linears in inference (torchao's `int8_weight_only`,
+    /// `float8_weight_only` and their dynamic-activation kinds, as `TorchAoConfig` applies them).
+    quant_kernel: QuantKernel = QuantKernel::Auto,
+        "quant-kernel", pick::<QuantKernel>(), MorePrecision in Inference,
+        "Int8/fp8 kernel", "what runs int8 and fp8 linears";
     /// How int4 weights keep their scales and zero points.
     int4_layout: Int4Layout = Int4Layout::Gptq,
         "int4-layout", pick::<Int4Layout>(), MorePrecision,
