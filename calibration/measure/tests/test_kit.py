@@ -155,6 +155,7 @@ class Matrix(unittest.TestCase):
         self.assertEqual({r["attention"] for r in rows}, {"eager", "sdpa", "flash"})
         self.assertEqual({s.get("checkpointing") for s in scenarios if s["mode"] != "inference"}, {"none", "full"})
         self.assertIn("adamw-8bit", {s.get("optimizer") for s in scenarios})
+        self.assertTrue({2, 4} <= {s.get("checkpoint-every") for s in scenarios})
         configs = {r["config"] for r in rows}
         self.assertTrue({"qwen3-30b-a3b.json", "mixtral-8x7b-v0.1.json"} <= configs)
         self.assertTrue({"gemma-2-2b-it.json", "mistral-7b-v0.1.json"} <= configs)
@@ -225,6 +226,13 @@ class Steps(unittest.TestCase):
                 self.assertEqual(w["step"]["trainable_params"], w["model"]["params"])
         w = self.run_step("mistral-7b-v0.1.json", {"mode": "full", "weights": "fp32", "batch": 1, "seq": 32}, "eager")
         self.assertEqual(w["step"]["optimizer"], "torch.optim.adamw.AdamW")
+
+    def test_checkpointing_every_kth_layer_wraps_layers_k_2k_and_so_on(self):
+        # Four layers: every layer, then layers 2 and 4, then layer 3 alone (⌊4/3⌋), then none.
+        for every, wrapped in ((1, 4), (2, 2), (3, 1), (5, 0)):
+            with self.subTest(every):
+                w = self.run_step("llama-3.2-1b-instruct.json", {"mode": "full", "weights": "bf16", "master-weights": False, "optimizer": "adamw-bf16", "batch": 1, "seq": 16, "checkpointing": "full", "checkpoint-every": every})
+                self.assertEqual(w["model"]["checkpointed_layers"], wrapped)
 
     def test_lora_trains_only_the_adapters(self):
         w = self.run_step("gemma-3-1b-it.mlc-reserialized.json", {"mode": "lora", "weights": "bf16", "batch": 2, "seq": 40, "lora-targets": "all", "lora-rank": 4, "checkpointing": "full"})

@@ -99,7 +99,30 @@ def build(plan: Plan, device: torch.device, cache: Path):
         model.train()
         if s["checkpointing"] == "full":
             model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+            checkpoint_every_kth_layer(model, s.get("checkpoint-every", 1))
     return model
+
+
+def checkpointed_layers(model) -> int:
+    """The decoder layers that run under checkpointing in training."""
+    from transformers.modeling_layers import GradientCheckpointingLayer
+
+    return sum(
+        1 for m in model.modules() if isinstance(m, GradientCheckpointingLayer) and m.gradient_checkpointing
+    )
+
+
+def checkpoint_every_kth_layer(model, every: int) -> None:
+    """Leave checkpointing on for layers k, 2k, … only, counted from 1 as vramfit's `checkpoint-every`
+    and torchtitan count them (⌊L/k⌋ layers). transformers' own `every_n_layers` starts from the
+    first layer (⌈L/k⌉), so the kit sets each `GradientCheckpointingLayer`'s flag itself."""
+    if every <= 1:
+        return
+    from transformers.modeling_layers import GradientCheckpointingLayer
+
+    layers = [m for m in model.modules() if isinstance(m, GradientCheckpointingLayer)]
+    for count, layer in enumerate(layers, start=1):
+        layer.gradient_checkpointing = count % every == 0
 
 
 def lora_modules(targets: str) -> list[str]:

@@ -40,7 +40,7 @@ NEW_TOKENS = 32
 # How each key is spelled in a row's id.
 ID_KEYS = {
     "weights": "", "act-dtype": "act-", "master-weights": "master-", "optimizer": "", "batch": "b",
-    "prompt": "p", "seq": "s", "cache": "", "max-cache-len": "max", "checkpointing": "ckpt-",
+    "prompt": "p", "seq": "s", "cache": "", "max-cache-len": "max", "checkpointing": "ckpt-", "checkpoint-every": "every",
     "lora-targets": "", "lora-rank": "r", "lora-dropout": "dropout-", "double-quant": "dq-",
 }
 
@@ -129,6 +129,9 @@ def full_rows() -> list[dict]:
         for checkpointing in ("none", "full"):
             rows.append(line(model, train("full", 2, 1024, checkpointing, **FULL_RECIPES["bf16"]), attention="eager"))
         rows.append(line(model, train("full", 2, 1024, "none", weights="bf16", **{"master-weights": False}, optimizer="sgd")))
+        # Checkpointing only every k-th layer (vramfit's `checkpoint-every`), which no published run measures.
+        for every in (2, 4):
+            rows.append(line(model, train("full", 1, 4096, "full", **{"checkpoint-every": every}, **FULL_RECIPES["bf16"])))
     for model in (LLAMA32_1B, GEMMA3_1B, QWEN3_30B_A3B_L2, MIXTRAL_L1):
         for checkpointing in ("none", "full"):
             rows.append(line(model, train("full", 2, 1024, checkpointing, **FULL_RECIPES["bf16"])))

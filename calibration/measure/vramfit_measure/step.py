@@ -17,7 +17,7 @@ from pathlib import Path
 
 import torch
 
-from .build import DTYPES, build
+from .build import DTYPES, build, checkpointed_layers
 from .plan import Plan, act_dtype, trainable_dtype
 from .provenance import provenance
 
@@ -136,6 +136,7 @@ def run_step(plan: Plan, cache: Path) -> dict:
             "attn_implementation": plan.attn_implementation,
             "class": type(model).__name__,
             "params": sum(p.numel() for p in model.parameters()),
+            "checkpointed_layers": checkpointed_layers(model),
         },
         "step": ran,
         "device": device.type,
