@@ -103,10 +103,13 @@ def build(plan: Plan, device: torch.device, cache: Path):
     return model
 
 
-def checkpointed_layers(model) -> int:
-    """The decoder layers that run under checkpointing in training."""
-    from transformers.modeling_layers import GradientCheckpointingLayer
-
+def checkpointed_layers(model) -> int | None:
+    """The decoder layers that run under checkpointing in training; None where transformers predates
+    per-layer flags (`GradientCheckpointingLayer`)."""
+    try:
+        from transformers.modeling_layers import GradientCheckpointingLayer
+    except ImportError:
+        return None
     return sum(
         1 for m in model.modules() if isinstance(m, GradientCheckpointingLayer) and m.gradient_checkpointing
     )
