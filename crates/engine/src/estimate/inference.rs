@@ -6,7 +6,7 @@ use super::parallel::Split;
 use super::per_token::{eager_scores_bytes_per_token, layer_bytes_per_token};
 use super::stack::{explain, num, Stack};
 use crate::dtype::{Dtype, QuantKernel, BYTE, FP32_BYTES, HALF_BYTES, NIBBLE_BYTES};
-use crate::model::Architecture;
+use crate::model::{Architecture, MatrixShape};
 use crate::scenario::{Resolved, Scenario};
 use crate::sharding::Sharding;
 use crate::workload::{KvCache, MlaCache};
@@ -217,26 +217,24 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split)
 /// quantized per row and an int32 product.
 fn quantized_matmul_bytes(s: &Scenario, r: &Resolved, tokens: f64) -> (f64, &'static str) {
     let a = &r.arch;
+    let e = r.act_dtype.bytes();
+    // torchao's `quantize_` covers the LM head too under `quant-head`.
     let largest_weight = || {
         let head = if s.quant_head {
             f64::from(a.vocab) * f64::from(a.hidden)
         } else {
             0.0
         };
-        a.block_linears()
-            .iter()
-            .map(|m| m.rows * m.cols)
-            .fold(head, f64::max)
+        head.max(widest_linear(a, |m| m.rows * m.cols))
     };
-    let e = r.act_dtype.bytes();
     match (r.weights, s.quant_kernel) {
-        (Dtype::Int8, QuantKernel::Auto) => (
+        (Dtype::Int8, QuantKernel::Auto | QuantKernel::Dynamic) => (
             tokens * int8_matmul_bytes_per_token(a),
-            "LLM.int8's buffers",
-        ),
-        (Dtype::Int8, QuantKernel::Dynamic) => (
-            tokens * int8_matmul_bytes_per_token(a),
-            "the int8 input and int32 product",
+            if s.quant_kernel == QuantKernel::Auto {
+                "LLM.int8's buffers"
+            } else {
+                "the int8 input and int32 product"
+            },
         ),
         (Dtype::Int8, QuantKernel::WeightOnly) => {
             (largest_weight() * e, "the largest weight dequantized")
@@ -246,15 +244,16 @@ fn quantized_matmul_bytes(s: &Scenario, r: &Resolved, tokens: f64) -> (f64, &'st
             "the largest weight dequantized, twice",
         ),
         (Dtype::Fp8, QuantKernel::Dynamic) => (
-            tokens
-                * a.block_linears()
-                    .iter()
-                    .map(|m| m.rows * BYTE + FP32_BYTES)
-                    .fold(0.0, f64::max),
+            tokens * widest_linear(a, |m| m.rows * BYTE + FP32_BYTES),
             "the fp8 input and its scales",
         ),
         _ => (0.0, ""),
     }
+}
+
+/// The largest of `bytes` over the block linears.
+fn widest_linear(a: &Architecture, bytes: impl Fn(&MatrixShape) -> f64) -> f64 {
+    a.block_linears().iter().map(bytes).fold(0.0, f64::max)
 }
 
 /// What an LLM.int8 linear adds per token beyond a 16-bit one, at the linear where it is largest:
@@ -264,8 +263,5 @@ fn quantized_matmul_bytes(s: &Scenario, r: &Resolved, tokens: f64) -> (f64, &'st
 /// also keep a column-major `CAt` and a col32 `C32A` copy of the input (2 more bytes per input
 /// value); later ones do not, so this counts the bytes every release allocates.
 fn int8_matmul_bytes_per_token(a: &Architecture) -> f64 {
-    a.block_linears()
-        .iter()
-        .map(|m| m.rows * BYTE + FP32_BYTES + m.cols * FP32_BYTES)
-        .fold(0.0, f64::max)
+    widest_linear(a, |m| m.rows * BYTE + FP32_BYTES + m.cols * FP32_BYTES)
 }
