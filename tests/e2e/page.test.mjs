@@ -22,7 +22,7 @@ const SCENARIOS = [
   'model=gemma-2-9b&mode=inference&kv-dtype=fp8&seq=8192&vram=20GiB&reserved=1.5GiB',
   'model=tinyllama-1.1b&mode=full&weights=fp32&optimizer=adafactor&units=gib&custom=RSSM%20dynamics:500MiB',
   'params=135M&mode=full&optimizer=adamw-8bit&batch=16&seq=512&gpu=rtx-5080',
-  'model=llama-3.2-3b&mode=qlora&double-quant=true&chunked-loss=true&gpu=t4&margin=500MiB',
+  'model=llama-3.2-3b&mode=qlora&double-quant=true&loss=chunked&gpu=t4&margin=500MiB',
   'model=phi-3-mini&mode=full&sharding=fsdp&gpus=4&gpu=a100-40&grad-accum=8',
   'method=lesson&params=8B&layers=32&hidden=4096&mode=qlora&weights=nf4&checkpointing=full&gpu=t4',
   VLLM,

@@ -54,6 +54,38 @@ wire_enum! {
 }
 
 wire_enum! {
+    /// How the training loss turns the LM head's logits into cross-entropy.
+    Loss {
+        /// `F.cross_entropy` over the whole logits: their fp32 upcast and log-softmax, and in
+        /// the backward pass its fp32 gradient.
+        Whole = "whole" => "whole logits, their fp32 log-probs and gradient (F.cross_entropy)",
+        /// torchtune's chunked loss: the fp32 upcast exists one sequence chunk at a time.
+        Chunked = "chunked" => "over sequence chunks (no whole fp32 logits)",
+        /// Megatron-LM's vocab-parallel cross-entropy computes the fp32 softmax in place and
+        /// turns it into its own gradient.
+        InPlace = "in-place" => "fp32 softmax that becomes its own gradient (Megatron-LM)",
+        /// Apple's Cut Cross-Entropy (axolotl's `cut_cross_entropy`): the loss is computed from
+        /// the hidden states block by block, so no logits tensor exists.
+        Cce = "cce" => "never builds the logits (Cut Cross-Entropy)",
+    }
+}
+
+wire_enum! {
+    /// What tensor parallelism does with the activations it does not split by heads or the MLP's
+    /// width: the norms, dropouts and residual stream (Korthikanti et al. 2022, §4.2).
+    SequenceParallel {
+        /// DTensor's plan (torchtitan `apply_tp`, torchtune, Lightning): norms run
+        /// `SequenceParallel`, and q/k/v and gate/up save the all-gathered input they read.
+        Dtensor = "dtensor" => "norms split; the gathered inputs of q/k/v and gate/up kept whole (torchtitan, torchtune, Lightning)",
+        /// Megatron-LM's `--sequence-parallel`: the linears save their sequence-sharded input
+        /// and gather it again in the backward pass.
+        Megatron = "megatron" => "everything split; inputs gathered again in backward (Megatron-LM --sequence-parallel)",
+        /// Tensor parallelism alone (Megatron-LM without `--sequence-parallel`).
+        Off = "off" => "norms and dropouts whole on every tensor-parallel GPU (Megatron-LM without --sequence-parallel)",
+    }
+}
+
+wire_enum! {
     /// torchao's float8 training of the blocks' linear layers (`Float8Linear`, torchtitan's
     /// float8 converter; every block linear, the LM head left in bf16), with dynamic tensorwise
     /// scaling, torchtitan's default recipe. Today's `matmul_with_hp_or_float8_args` (torchao

@@ -79,9 +79,9 @@ fn compiling_a_layernorm_model_with_a_plain_mlp_saves_nothing() {
 #[test]
 fn a_compiled_chunked_loss_keeps_the_16_bit_logits_and_one_chunks_gradient() {
     let chunk = BATCH * 1024.0 * VOCAB;
-    let compiled = component(&[("chunked-loss", "true"), ("compile", "true")], "logits");
+    let compiled = component(&[("loss", "chunked"), ("compile", "true")], "logits");
     assert_close(compiled, (TOKENS * VOCAB + chunk) * E);
-    let eager = component(&[("chunked-loss", "true")], "logits");
+    let eager = component(&[("loss", "chunked")], "logits");
     assert_close(eager - compiled, chunk * (2.0 * FP32 - E));
 
     let whole = component(&[], "logits");
@@ -142,19 +142,28 @@ fn optimizer_in_backward_keeps_only_the_largest_gradient() {
 }
 
 /// Cut Cross-Entropy computes the loss from the hidden states block by block: no logits, no
-/// fp32 chain, one fp32 log-sum-exp per token, whatever `chunked-loss` says.
+/// fp32 chain, one fp32 log-sum-exp per token.
 #[test]
 fn cut_cross_entropy_keeps_no_logits() {
-    let cce = component(&[("cut-cross-entropy", "true")], "logits");
+    let cce = component(&[("loss", "cce")], "logits");
     assert_close(cce, TOKENS * FP32);
-    assert_eq!(
-        cce,
-        component(
-            &[("cut-cross-entropy", "true"), ("chunked-loss", "true")],
-            "logits"
-        )
+    assert!(cce * 1000.0 < component(&[("loss", "chunked")], "logits"));
+}
+
+/// Megatron-LM's vocab-parallel cross-entropy upcasts the logits once and turns that fp32
+/// softmax into its own gradient in place: one 16-bit and one fp32 copy of the logits, where
+/// `F.cross_entropy` keeps the fp32 log-probabilities and a separate fp32 gradient.
+#[test]
+fn an_in_place_loss_keeps_one_fp32_copy_of_the_logits() {
+    let logits = TOKENS * VOCAB;
+    assert_close(
+        component(&[("loss", "in-place")], "logits"),
+        logits * (E + FP32),
     );
-    assert!(cce * 1000.0 < component(&[("chunked-loss", "true")], "logits"));
+    assert_close(
+        component(&[("loss", "whole")], "logits"),
+        logits * (E + 2.0 * FP32),
+    );
 }
 
 #[test]
@@ -162,10 +171,7 @@ fn a_compiled_run_says_its_whole_loss_is_counted_eager() {
     let notes = |pairs: &[(&str, &str)]| estimate(&common::scenario(LLAMA, pairs)).unwrap().notes;
     let says = |notes: Vec<String>| notes.iter().any(|n| n.contains("counted eager"));
     assert!(says(notes(&[("compile", "true")])));
-    assert!(!says(notes(&[
-        ("compile", "true"),
-        ("chunked-loss", "true")
-    ])));
+    assert!(!says(notes(&[("compile", "true"), ("loss", "chunked")])));
     assert!(!says(notes(&[])));
 }
 

@@ -283,7 +283,10 @@ fn training_pairs() -> impl Strategy<Value = Pairs> {
                     ("optimizer", optimizer),
                     ("lora-rank", rank.to_string()),
                     ("lora-targets", targets),
-                    ("chunked-loss", chunked.to_string()),
+                    (
+                        "loss",
+                        if chunked { "chunked" } else { "whole" }.to_string(),
+                    ),
                     ("head", head.to_string()),
                     ("method", method),
                     ("dropout", dropout.to_string()),

@@ -2,7 +2,8 @@
 //! shape (32 layers, hidden 4096, 32 heads, 8 KV heads of 128, ffn 14336, vocabulary 128256,
 //! untied): op-level selective checkpointing, checkpointing every k-th layer, and FSDP's mixed
 //! precision (16-bit gathered copies, the unsharded root, the reduce-scatter buffer), hybrid
-//! sharding, 2-D (FSDP × tensor) parallelism, context parallelism and torchao's float8 linears.
+//! sharding, 2-D (FSDP × tensor) parallelism with each `sequence-parallel` style, context
+//! parallelism and torchao's float8 linears.
 
 mod common;
 
@@ -174,6 +175,37 @@ fn tensor_parallelism_keeps_each_layers_two_gathered_inputs_whole() {
             gathered_tensors * TOKENS * HIDDEN * element / 2.0,
         );
         assert!(split < whole);
+    }
+}
+
+#[test]
+fn megatron_sequence_parallelism_splits_every_activation_and_none_keeps_norms_whole() {
+    // Megatron-LM's sequence parallelism saves each linear's sharded input and gathers it again
+    // in backward: activations are exactly halved over two GPUs. Without sequence parallelism
+    // both norms' saved tensors (RMSNorm: the fp32 upcast input and the bf16 output) stay whole
+    // in every layer, the layer in backward and, as the head's input, the final norm's output;
+    // a fully checkpointed layer keeps its input whole.
+    let activations = |changes: &[(&str, &str)]| bytes(&titan(changes), "activations");
+    for checkpointing in ["none", "full"] {
+        let halved = activations(&[("checkpointing", checkpointing)]) / 2.0;
+        let megatron = activations(&[
+            ("checkpointing", checkpointing),
+            ("tp", "2"),
+            ("sequence-parallel", "megatron"),
+        ]);
+        close(megatron, halved);
+        let off = activations(&[
+            ("checkpointing", checkpointing),
+            ("tp", "2"),
+            ("sequence-parallel", "off"),
+        ]);
+        let norms = 2.0 * HIDDEN * (FP32 + BF16);
+        let whole_per_token = if checkpointing == "none" {
+            (LAYERS + 1.0) * norms + HIDDEN * BF16
+        } else {
+            LAYERS * HIDDEN * BF16 + norms + HIDDEN * BF16
+        };
+        close(off - halved, whole_per_token * TOKENS / 2.0);
     }
 }
 

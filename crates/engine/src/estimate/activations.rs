@@ -5,13 +5,13 @@
 use super::parallel::Split;
 use super::per_token::{
     adapter_bytes_per_token, dropout_bytes_per_token, eager_scores_bytes_per_token,
-    layer_bytes_per_token, op_checkpoint_bytes_per_token,
+    layer_bytes_per_token, norms_bytes_per_token, op_checkpoint_bytes_per_token,
 };
 use super::stack::{explain, num, Stack};
 use crate::dtype::BYTE;
 use crate::model::Architecture;
 use crate::scenario::{Resolved, Scenario};
-use crate::workload::Checkpointing;
+use crate::workload::{Checkpointing, SequenceParallel};
 
 /// How many of `layers` blocks the policy wraps when only every `every`-th is checkpointed:
 /// torchtitan counts the blocks from 1 and wraps those whose count is a multiple of k
@@ -30,16 +30,16 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split)
         + dropout_bytes_per_token(s, a)
         + adapter_bytes_per_token(s, r, e);
     let scores = eager_scores_bytes_per_token(s, a, e, split.sequence(s));
-    let gathered = gathered_inputs_bytes_per_token(s, a, e, split.tensor);
-    let everything = per_layer + scores + gathered;
+    let whole = Unsplit::new(s, a, e, split.tensor);
+    let everything = per_layer + scores + whole.layer;
     let (kept, kept_label) = match s.checkpointing {
         Checkpointing::None => (everything, "layer + scores"),
-        Checkpointing::Selective => (per_layer + gathered, "layer, scores recomputed"),
+        Checkpointing::Selective => (per_layer + whole.layer, "layer, scores recomputed"),
         Checkpointing::Op => (
-            op_checkpoint_bytes_per_token(s, a, e, scores),
+            op_checkpoint_bytes_per_token(s, a, e, scores) + whole.input,
             "input, attention and every other matmul output",
         ),
-        Checkpointing::Full => (f64::from(a.hidden) * e, "layer input only"),
+        Checkpointing::Full => (f64::from(a.hidden) * e + whole.input, "layer input only"),
     };
     let checkpointed = if s.checkpointing == Checkpointing::None {
         0.0
@@ -81,14 +81,13 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split)
     // The backward pass of one layer needs that layer's activations (recomputed, under
     // checkpointing) and their gradients at once.
     let working = tokens * everything;
-    // The LM head's input is gathered too (torchtitan's `output` is `ColwiseParallel` with
-    // `input_layouts=Shard(1)`).
-    let head_input = tokens * gathered / GATHERED_PER_LAYER;
-    let gathered_note = if gathered > 0.0 {
+    let head_input = tokens * whole.head_input;
+    let whole_note = if whole.layer > 0.0 {
         explain!(
             ex,
-            " (with {} B/token per layer of all-gathered inputs, and the head's {})",
-            num(gathered),
+            " (with {} B/token per layer {}, and the head's input {})",
+            num(whole.layer),
+            whole.what,
             num(head_input)
         )
     } else {
@@ -100,32 +99,71 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split)
         (on_gpu + working + head_input) / split.model_parallel,
         explain!(
             ex,
-            "{saved_formula} + one layer in backward {}{gathered_note}{}",
+            "{saved_formula} + one layer in backward {}{whole_note}{}",
             num(working),
             split.note(split.model_parallel)
         ),
     );
 }
 
-/// Column-parallel projections that read an all-gathered input in each layer: attention's and
-/// the MLP's.
-const GATHERED_PER_LAYER: f64 = 2.0;
+/// What tensor parallelism over `t` GPUs leaves whole, per token, as the excess over the 1/t
+/// share the later division by `t` gives it, so that the division leaves it whole.
+struct Unsplit {
+    /// Per layer, kept with the layer's activations.
+    layer: f64,
+    /// Per layer, the layer input a checkpointed layer keeps.
+    input: f64,
+    /// The LM head's input.
+    head_input: f64,
+    what: &'static str,
+}
 
-/// What tensor parallelism with sequence-parallel activations leaves unsplit, per token and
-/// layer, before the division by its degree `t`: torchtitan's plan (`parallelize_llama.py`
-/// `apply_tp`; torchtune and accelerate use the same DTensor styles) runs each norm
-/// `SequenceParallel`, then `PrepareModuleInput` redistributes its output from `Shard(1)` to
-/// `Replicate()` before the `ColwiseParallel` q/k/v and gate/up projections, which save that
-/// whole-sequence input for their weight gradients. Two hidden-wide tensors per layer stay whole
-/// where the rest keeps 1/t: 2·H·e·(t − 1) here is what the ÷ t later leaves at 2·H·e.
-/// Megatron-LM's sequence parallelism saves the sharded input and gathers it again in the backward
-/// pass (Korthikanti et al. 2022, §4.2.2), so it keeps this much less.
-/// Under float8 training torchtitan uses torchao's `PrepareFloat8ModuleInput` and
-/// `Float8ColwiseParallel` (torchao/float8/float8_tensor_parallel.py), which cast the input to
-/// float8 before the all-gather, and the float8 linears save that float8 copy: 1 B an element.
-fn gathered_inputs_bytes_per_token(s: &Scenario, a: &Architecture, e: f64, tensor: f64) -> f64 {
-    let element = if s.float8.is_on() { BYTE } else { e };
-    GATHERED_PER_LAYER * f64::from(a.hidden) * element * (tensor - 1.0).max(0.0)
+impl Unsplit {
+    /// - `dtensor`: torchtitan's plan (`parallelize_llama.py` `apply_tp`; torchtune and
+    ///   accelerate use the same DTensor styles) runs each norm `SequenceParallel`, then
+    ///   `PrepareModuleInput` redistributes its output from `Shard(1)` to `Replicate()` before the
+    ///   `ColwiseParallel` q/k/v and gate/up projections, which save that whole-sequence input for
+    ///   their weight gradients: two hidden-wide tensors per layer. The LM head's input is
+    ///   gathered too (`output` is `ColwiseParallel` with `input_layouts=Shard(1)`). Under float8
+    ///   training torchtitan uses torchao's `PrepareFloat8ModuleInput` and
+    ///   `Float8ColwiseParallel` (torchao/float8/float8_tensor_parallel.py), which cast the input
+    ///   to float8 before the all-gather, and the float8 linears save that copy: 1 B an element.
+    /// - `megatron`: Megatron-LM's column-parallel linears save the sequence-sharded input and
+    ///   gather it again in the backward pass (`LinearWithGradAccumulationAndAsyncCommunication`,
+    ///   megatron/core/tensor_parallel/layers.py; Korthikanti et al. 2022, §4.2.2): nothing whole.
+    /// - `off`: without sequence parallelism each GPU runs the norms, dropouts and residual adds on
+    ///   the whole sequence (Korthikanti et al. 2022, §4.2.1: the 10·sbh of 34·sbh that tensor
+    ///   parallelism alone does not split): both norms' saved tensors, the dropout masks, and a
+    ///   checkpointed layer's input.
+    fn new(s: &Scenario, a: &Architecture, e: f64, tensor: f64) -> Unsplit {
+        let extra = (tensor - 1.0).max(0.0);
+        let h = f64::from(a.hidden);
+        match s.sequence_parallel {
+            SequenceParallel::Dtensor => {
+                let element = if s.float8.is_on() { BYTE } else { e };
+                const GATHERED_PER_LAYER: f64 = 2.0;
+                Unsplit {
+                    layer: GATHERED_PER_LAYER * h * element * extra,
+                    input: 0.0,
+                    head_input: h * element * extra,
+                    what: "of all-gathered inputs",
+                }
+            }
+            SequenceParallel::Megatron => Unsplit {
+                layer: 0.0,
+                input: 0.0,
+                head_input: 0.0,
+                what: "",
+            },
+            SequenceParallel::Off => Unsplit {
+                layer: (norms_bytes_per_token(a, e, s.compile) + dropout_bytes_per_token(s, a))
+                    * extra,
+                input: h * e * extra,
+                head_input: h * e * extra,
+                what: "of norms and dropouts whole on each tensor-parallel GPU",
+            },
+        }
+    }
 }
 
 /// Activation offloading (torchtune's `OffloadActivations`, which TRL ported and axolotl's

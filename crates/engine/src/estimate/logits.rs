@@ -1,12 +1,12 @@
 //! The LM head's logits and the cross-entropy chain, which dominates activations for 128k-token
-//! vocabularies: 16-bit logits, their fp32 log-softmax and its gradient; chunked, compiled, or
-//! never built (Cut Cross-Entropy).
+//! vocabularies: 16-bit logits, their fp32 log-softmax and its gradient; chunked, compiled, in
+//! place (Megatron-LM), or never built (Cut Cross-Entropy).
 
 use super::parallel::Split;
 use super::stack::{explain, num, Stack};
 use crate::dtype::FP32_BYTES;
 use crate::scenario::{Resolved, Scenario};
-use crate::workload::Head;
+use crate::workload::{Head, Loss};
 
 /// The chunk of tokens a chunked cross-entropy keeps in fp32 at once.
 pub const LOSS_CHUNK_TOKENS: f64 = 1024.0;
@@ -25,7 +25,7 @@ pub(super) fn push_training(
     if s.head != Head::Lm {
         return;
     }
-    if s.compile && !s.chunked_loss && !s.cut_cross_entropy && stack.explain {
+    if s.compile && s.loss == Loss::Whole && stack.explain {
         notes.push(
             "compile: the whole-sequence loss is counted eager, as torchtune's and torchtitan's \
              (December 2024) recipes run it; a compiled whole loss keeps less."
@@ -39,7 +39,7 @@ pub(super) fn push_training(
     let elements = tokens * vocab;
     // One loss chunk's logits: the chunked loss's unit of work.
     let chunk = f64::from(s.batch) * LOSS_CHUNK_TOKENS.min(split.sequence(s)) * vocab;
-    let (bytes, formula) = if s.cut_cross_entropy {
+    let (bytes, formula) = if s.loss == Loss::Cce {
         // Apple's Cut Cross-Entropy (apple/ml-cross-entropy, cut_cross_entropy/cce.py,
         // `LinearCrossEntropyFunction`): the forward kernel computes each token's log-sum-exp
         // from the hidden states and the classifier block by block, saves only that fp32 value
@@ -52,7 +52,7 @@ pub(super) fn push_training(
                 num(FP32_BYTES)
             ),
         )
-    } else if s.chunked_loss && s.compile {
+    } else if s.loss == Loss::Chunked && s.compile {
         // torchtune compiles the chunked loss's `compute_cross_entropy` (the fp32 upcast and
         // the cross-entropy, torchtune/training/_compile.py `compile_loss`) in place; a whole
         // loss module stays eager, as the recipes drop `compile_loss`'s result. The partitioner
@@ -68,7 +68,7 @@ pub(super) fn push_training(
                 e
             ),
         )
-    } else if s.chunked_loss {
+    } else if s.loss == Loss::Chunked {
         (
             elements * e + chunk * LOG_PROBS_AND_GRAD_BYTES,
             explain!(
@@ -77,6 +77,25 @@ pub(super) fn push_training(
                 e,
                 num(LOSS_CHUNK_TOKENS),
                 num(LOG_PROBS_AND_GRAD_BYTES)
+            ),
+        )
+    } else if s.loss == Loss::InPlace {
+        // Megatron-LM's `_VocabParallelCrossEntropy` (megatron/core/tensor_parallel/
+        // cross_entropy.py): the forward upcasts the logits to fp32 and runs the max subtraction,
+        // `exp` and division in place on that copy, saves it as the softmax, and the backward
+        // subtracts the one-hot target and scales it in place, returning it as the gradient,
+        // which autograd casts back to the logits' dtype. At either peak one 16-bit and one fp32
+        // tensor of the logits' size exist.
+        (
+            elements * (e + FP32_BYTES),
+            explain!(
+                ex,
+                "b·s·V × ({} B logits + {} B fp32 softmax, in place its own grad) = {} × {} × {}",
+                e,
+                num(FP32_BYTES),
+                num(tokens),
+                r.arch.vocab,
+                e + FP32_BYTES
             ),
         )
     } else {

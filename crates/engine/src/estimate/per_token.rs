@@ -30,19 +30,27 @@ use crate::workload::Attention;
 /// LayerNorm is one op that saves its input either way; RoPE and flash attention keep the same
 /// q, k, v and output.
 pub(super) fn layer_bytes_per_token(s: &Scenario, a: &Architecture, e: f64, compiled: bool) -> f64 {
+    let attention = e * (2.0 * a.q_width() + 2.0 * a.kv_width()) + FP32_BYTES * f64::from(a.heads);
+    let layers = f64::from(a.layers).max(1.0);
+    let attention_share = f64::from(a.attention_layers()) / layers;
+    norms_bytes_per_token(a, e, compiled)
+        + attention * attention_share
+        + recurrent_bytes_per_token(a, e)
+        + mlp_bytes_per_token(a, e, compiled, routed_copies_per_route(s))
+}
+
+/// The two norms' share of [`layer_bytes_per_token`] (see there): RMSNorm's fp32 upcast input
+/// and its output, compiled its 16-bit input, output and fp32 reciprocal RMS; LayerNorm's input
+/// and output.
+pub(super) fn norms_bytes_per_token(a: &Architecture, e: f64, compiled: bool) -> f64 {
+    const NORMS_PER_LAYER: f64 = 2.0;
     let h = f64::from(a.hidden);
     let norm = match (a.gated, compiled) {
         (true, false) => h * (FP32_BYTES + e),
         (true, true) => 2.0 * h * e + FP32_BYTES,
         (false, _) => 2.0 * h * e,
     };
-    let attention = e * (2.0 * a.q_width() + 2.0 * a.kv_width()) + FP32_BYTES * f64::from(a.heads);
-    let layers = f64::from(a.layers).max(1.0);
-    let attention_share = f64::from(a.attention_layers()) / layers;
-    2.0 * norm
-        + attention * attention_share
-        + recurrent_bytes_per_token(a, e)
-        + mlp_bytes_per_token(a, e, compiled, routed_copies_per_route(s))
+    NORMS_PER_LAYER * norm
 }
 
 /// The tokens each expert receives per token routed to it: 1 routed dropless, the capacity

@@ -12,7 +12,9 @@ use crate::runtime::{CacheType, GpuBackend, LogitRows, OffloadOutput, Runtime};
 use crate::sharding::{Offload, Sharding};
 use crate::units::{Bytes, Units, MIB};
 use crate::wire::Choice;
-use crate::workload::{Attention, Checkpointing, Float8, Head, KvCache, Method, MlaCache, Mode};
+use crate::workload::{
+    Attention, Checkpointing, Float8, Head, KvCache, Loss, Method, MlaCache, Mode, SequenceParallel,
+};
 use serde_json::Value as Json;
 use vramfit_gguf::FileType;
 
@@ -716,15 +718,9 @@ scenario_fields! {
     quantize_moe_experts: bool = false,
         "quantize-moe-experts", Flag, MorePrecision in Adapters,
         "Fused NF4 experts", "true if fused expert tensors are NF4 by parametrization (axolotl quantize_moe_experts)";
-    /// Compute the loss over sequence chunks so the fp32 upcast of the whole logits tensor never exists.
-    chunked_loss: bool = false,
-        "chunked-loss", Flag, MorePrecision in Training,
-        "Chunked loss", "true if the loss is computed over sequence chunks (no full fp32 logits)";
-    /// Apple's Cut Cross-Entropy (axolotl's `cut_cross_entropy`): the loss is computed from the
-    /// hidden states block by block, so no logits tensor exists.
-    cut_cross_entropy: bool = false,
-        "cut-cross-entropy", Flag, MorePrecision in Training,
-        "Cut cross-entropy", "true if the loss never builds the logits (CCE)";
+    loss: Loss = Loss::Whole,
+        "loss", pick::<Loss>(), MorePrecision in Training,
+        "Loss", "how the cross-entropy is computed from the logits";
     /// The model applies dropout to its hidden states in training (BERT, GPT-2 and OPT configs ship
     /// 0.1; Llama-family fine-tunes use 0). Each dropout keeps a one-byte mask per element.
     dropout: bool = false,
@@ -761,7 +757,12 @@ scenario_fields! {
     /// `sharding` over the rest. `sharding=tensor` is tensor parallelism over all the GPUs.
     tp: u32 = 1,
         "tp", Count, Budget,
-        "Tensor parallel", "GPUs each layer is split over, with sequence-parallel activations (of gpus; sharding splits the rest)";
+        "Tensor parallel", "GPUs each layer is split over (of gpus; sharding splits the rest)";
+    /// How tensor parallelism (`tp`, or `sharding=tensor`) splits the activations it does not
+    /// split by heads or the MLP's width.
+    sequence_parallel: SequenceParallel = SequenceParallel::Dtensor,
+        "sequence-parallel", pick::<SequenceParallel>(), Budget in Training,
+        "Sequence parallel", "how tensor parallelism splits norms and dropouts";
     /// Hybrid sharding (FSDP's `HYBRID_SHARD`, torchtitan's `data_parallel_replicate_degree`,
     /// DeepSpeed's MiCS): the sharded state is split within groups of gpus/replicas GPUs and
     /// each group holds a whole copy.

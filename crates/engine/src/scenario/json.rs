@@ -39,7 +39,10 @@ pub enum JsonError {
 impl std::fmt::Display for JsonError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            JsonError::UnknownKey(key) => write!(f, "unknown field `{key}`"),
+            JsonError::UnknownKey(key) => match super::replaced_by(key) {
+                Some(now) => write!(f, "unknown field `{key}`; {now} replaced it"),
+                None => write!(f, "unknown field `{key}`"),
+            },
             JsonError::Field(message) => f.write_str(message),
         }
     }

@@ -48,11 +48,34 @@ pub fn field(key: &str) -> Option<&'static Field> {
     FIELDS.iter().find(|f| f.key == key)
 }
 
+/// Keys an older release had, with the setting that replaced each, so an old link or export is
+/// refused with the fix rather than silently read another way.
+const REPLACED_KEYS: &[(&str, &str)] = &[
+    ("chunked-loss", "loss=chunked"),
+    ("cut-cross-entropy", "loss=cce"),
+];
+
+/// The setting that replaced `key`, if an older release had it.
+fn replaced_by(key: &str) -> Option<&'static str> {
+    REPLACED_KEYS
+        .iter()
+        .find(|(old, _)| *old == key)
+        .map(|(_, now)| *now)
+}
+
+/// Why `key` is not a field, naming what replaced it where something did.
+fn unknown_key_message(key: &str) -> String {
+    match replaced_by(key) {
+        Some(now) => format!("unknown parameter; {now} replaced it"),
+        None => "unknown parameter".to_string(),
+    }
+}
+
 impl Scenario {
     /// Sets one field from its wire form. `custom` appends; every other key replaces.
     /// On error the scenario is unchanged, so the last good value stays.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), FieldError> {
-        let field = field(key).ok_or_else(|| FieldError::new(key, "unknown parameter"))?;
+        let field = field(key).ok_or_else(|| FieldError::new(key, unknown_key_message(key)))?;
         field
             .set(self, value)
             .map_err(|message| FieldError::new(key, message))
@@ -61,7 +84,7 @@ impl Scenario {
     /// Replaces one field's whole value from a form's text (`custom` takes `name:size; name:size`,
     /// and an empty text clears it). On error nothing changes.
     pub fn edit(&mut self, key: &str, text: &str) -> Result<(), FieldError> {
-        let field = field(key).ok_or_else(|| FieldError::new(key, "unknown parameter"))?;
+        let field = field(key).ok_or_else(|| FieldError::new(key, unknown_key_message(key)))?;
         field
             .edit(self, text)
             .map_err(|message| FieldError::new(key, message))

@@ -62,6 +62,17 @@ fn bad_values_name_the_field_and_keep_the_last_good_value() {
 }
 
 #[test]
+fn a_replaced_key_is_refused_naming_its_replacement() {
+    let mut s = Scenario::default();
+    let e = s.set("chunked-loss", "true").unwrap_err();
+    assert!(e.message.contains("loss=chunked"), "{e}");
+    let json = serde_json::json!({"cut-cross-entropy": true});
+    let e = Scenario::from_json_object(json.as_object().unwrap()).unwrap_err();
+    assert!(e.to_string().contains("loss=cce"), "{e}");
+    assert_eq!(s, Scenario::default());
+}
+
+#[test]
 fn validate_lists_every_problem() {
     let mut s = Scenario {
         mode: Mode::Qlora,
@@ -177,8 +188,8 @@ fn modes_name_which_fields_apply_to_which_mode() {
         ("grad-accum", false, true, true, true),
         ("checkpointing", false, true, true, true),
         ("dropout", false, true, true, true),
-        ("chunked-loss", false, true, true, true),
-        ("cut-cross-entropy", false, true, true, true),
+        ("loss", false, true, true, true),
+        ("sequence-parallel", false, true, true, true),
         ("compile", false, true, true, true),
         ("offload-activations", false, true, true, true),
         ("runtime", true, false, false, false),
