@@ -38,11 +38,13 @@ pub fn params_label(params: f64) -> String {
     }
 }
 
-/// Writes a parameter count compactly, exactly as [`parse_param_count`] will read it back.
+/// Writes a parameter count compactly, exactly as [`parse_param_count`] will read it back: in
+/// the unit of its magnitude with at most three decimals (`8B`, `1.1B`, `135M`), else as the
+/// whole number (`6750150656`, not `6750150.656K`).
 pub fn format_param_count(params: f64) -> String {
     for (scale, suffix) in [(1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")] {
         let scaled = params / scale;
-        if scaled >= 1.0
+        if (1.0..1000.0).contains(&scaled)
             && (scaled * 1000.0).fract() == 0.0
             && (scaled * 1000.0).round() / 1000.0 * scale == params
         {
@@ -72,6 +74,14 @@ mod tests {
         for bad in ["", "B", "-3B", "NaNB", "1e30", "eight"] {
             assert!(parse_param_count(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn param_counts_format_in_their_magnitudes_unit_or_whole() {
+        assert_eq!(format_param_count(8e9), "8B");
+        assert_eq!(format_param_count(1.1e9), "1.1B");
+        assert_eq!(format_param_count(500e3), "500K");
+        assert_eq!(format_param_count(6_750_150_656.0), "6750150656");
     }
 
     #[test]
