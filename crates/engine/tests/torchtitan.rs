@@ -207,6 +207,19 @@ fn megatron_sequence_parallelism_splits_every_activation_and_none_keeps_norms_wh
         };
         close(off - halved, whole_per_token * TOKENS / 2.0);
     }
+    // Without tensor parallelism the style changes nothing, and the estimate says so.
+    let alone = titan(&[("sequence-parallel", "off")]);
+    assert_eq!(
+        bytes(&alone, "activations"),
+        bytes(&titan(&[]), "activations")
+    );
+    let notes = estimate(&alone).unwrap().notes;
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("sequence-parallel=off not used")),
+        "{notes:?}"
+    );
 }
 
 #[test]

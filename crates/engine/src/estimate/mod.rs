@@ -35,7 +35,7 @@ use crate::model::{Family, LayerCounts};
 use crate::runtime::Runtime;
 use crate::scenario::{FieldError, Resolved, Scenario};
 use crate::units::Bytes;
-use crate::workload::{KvCache, Method, Mode};
+use crate::workload::{KvCache, Method, Mode, SequenceParallel};
 use serde::{Deserialize, Serialize};
 use stack::{explain, Stack};
 
@@ -254,6 +254,15 @@ fn estimate_resolved(s: &Scenario, r: &Resolved) -> Estimate {
         ));
     }
     notes.extend(unused_cache_settings(s));
+    if s.sequence_parallel != SequenceParallel::Dtensor
+        && s.mode.is_training()
+        && parallel::Split::new(s).tensor <= 1.0
+    {
+        notes.push(format!(
+            "sequence-parallel={} not used: no tensor parallelism (tp=1 and sharding={}).",
+            s.sequence_parallel, s.sharding
+        ));
+    }
     if s.capacity_factor.is_some() && !r.arch.moe.is_moe() {
         notes.push("capacity-factor not used: the model has no routed experts.".to_string());
     }
