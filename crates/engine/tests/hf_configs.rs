@@ -125,6 +125,14 @@ fn configs_name_what_is_not_modeled_and_nothing_else() {
     let llama = read("llama-3.1-8b.json");
     assert!(llama.warnings.is_empty(), "{:?}", llama.warnings);
     assert!(llama.defaults_used.is_empty(), "{:?}", llama.defaults_used);
+    let next = read("qwen3-next-80b-a3b-thinking.json");
+    assert!(
+        next.warnings
+            .iter()
+            .any(|w| w.starts_with("attn_output_gate:")),
+        "{:?}",
+        next.warnings
+    );
 }
 
 #[test]
