@@ -753,8 +753,8 @@ scenario_fields! {
         "sharding", pick::<Sharding>(), Budget,
         "Sharding", "how the run is split across GPUs";
     /// 2-D parallelism (torchtitan's `tensor_parallel_degree`, torchtune's `tensor_parallel_dim`):
-    /// every layer split over `tp` GPUs with sequence-parallel activations, and the data-parallel
-    /// `sharding` over the rest. `sharding=tensor` is tensor parallelism over all the GPUs.
+    /// every layer split over `tp` GPUs, its activations as `sequence-parallel` says, and the
+    /// data-parallel `sharding` over the rest. `sharding=tensor` is tensor parallelism over all the GPUs.
     tp: u32 = 1,
         "tp", Count, Budget,
         "Tensor parallel", "GPUs each layer is split over (of gpus; sharding splits the rest)";
