@@ -39,78 +39,84 @@ pub(super) fn push_training(
     let elements = tokens * vocab;
     // One loss chunk's logits: the chunked loss's unit of work.
     let chunk = f64::from(s.batch) * LOSS_CHUNK_TOKENS.min(split.sequence(s)) * vocab;
-    let (bytes, formula) = if s.loss == Loss::Cce {
-        // Apple's Cut Cross-Entropy (apple/ml-cross-entropy, cut_cross_entropy/cce.py,
-        // `LinearCrossEntropyFunction`): the forward kernel computes each token's log-sum-exp
-        // from the hidden states and the classifier block by block, saves only that fp32 value
-        // per token, and the backward kernel recomputes the logit blocks it needs.
-        (
-            tokens * FP32_BYTES,
-            explain!(
-                ex,
-                "b·s × {} B (fp32 log-sum-exp; no logits kept)",
-                num(FP32_BYTES)
-            ),
-        )
-    } else if s.loss == Loss::Chunked && s.compile {
-        // torchtune compiles the chunked loss's `compute_cross_entropy` (the fp32 upcast and
-        // the cross-entropy, torchtune/training/_compile.py `compile_loss`) in place; a whole
-        // loss module stays eager, as the recipes drop `compile_loss`'s result. The partitioner
-        // saves the 16-bit chunk and recomputes the upcast and log-softmax in one backward
-        // kernel, whose only output is the chunk's 16-bit gradient.
-        (
-            (elements + chunk) * e,
-            explain!(
-                ex,
-                "b·s·V × {} B + one {}-token chunk's gradient × {} B (compiled: no fp32 copy)",
-                e,
-                num(LOSS_CHUNK_TOKENS),
-                e
-            ),
-        )
-    } else if s.loss == Loss::Chunked {
-        (
-            elements * e + chunk * LOG_PROBS_AND_GRAD_BYTES,
-            explain!(
-                ex,
-                "b·s·V × {} B + one {}-token chunk × {} B (fp32 log-probs + grad)",
-                e,
-                num(LOSS_CHUNK_TOKENS),
-                num(LOG_PROBS_AND_GRAD_BYTES)
-            ),
-        )
-    } else if s.loss == Loss::InPlace {
-        // Megatron-LM's `_VocabParallelCrossEntropy` (megatron/core/tensor_parallel/
-        // cross_entropy.py): the forward upcasts the logits to fp32 and runs the max subtraction,
-        // `exp` and division in place on that copy, saves it as the softmax, and the backward
-        // subtracts the one-hot target and scales it in place, returning it as the gradient,
-        // which autograd casts back to the logits' dtype. At either peak one 16-bit and one fp32
-        // tensor of the logits' size exist.
-        (
-            elements * (e + FP32_BYTES),
-            explain!(
-                ex,
-                "b·s·V × ({} B logits + {} B fp32 softmax, in place its own grad) = {} × {} × {}",
-                e,
-                num(FP32_BYTES),
-                num(tokens),
-                r.arch.vocab,
-                e + FP32_BYTES
-            ),
-        )
-    } else {
-        (
-            elements * (e + LOG_PROBS_AND_GRAD_BYTES),
-            explain!(
-                ex,
-                "b·s·V × ({} B logits + {fp32} B fp32 log-probs + {fp32} B their grad) = {} × {} × {}",
-                e,
-                num(tokens),
-                r.arch.vocab,
-                e + LOG_PROBS_AND_GRAD_BYTES,
-                fp32 = num(FP32_BYTES)
-            ),
-        )
+    let (bytes, formula) = match (s.loss, s.compile) {
+        (Loss::Cce, _) => {
+            // Apple's Cut Cross-Entropy (apple/ml-cross-entropy, cut_cross_entropy/cce.py,
+            // `LinearCrossEntropyFunction`): the forward kernel computes each token's log-sum-exp
+            // from the hidden states and the classifier block by block, saves only that fp32 value
+            // per token, and the backward kernel recomputes the logit blocks it needs.
+            (
+                tokens * FP32_BYTES,
+                explain!(
+                    ex,
+                    "b·s × {} B (fp32 log-sum-exp; no logits kept)",
+                    num(FP32_BYTES)
+                ),
+            )
+        }
+        (Loss::Chunked, true) => {
+            // torchtune compiles the chunked loss's `compute_cross_entropy` (the fp32 upcast and
+            // the cross-entropy, torchtune/training/_compile.py `compile_loss`) in place; a whole
+            // loss module stays eager, as the recipes drop `compile_loss`'s result. The partitioner
+            // saves the 16-bit chunk and recomputes the upcast and log-softmax in one backward
+            // kernel, whose only output is the chunk's 16-bit gradient.
+            (
+                (elements + chunk) * e,
+                explain!(
+                    ex,
+                    "b·s·V × {} B + one {}-token chunk's gradient × {} B (compiled: no fp32 copy)",
+                    e,
+                    num(LOSS_CHUNK_TOKENS),
+                    e
+                ),
+            )
+        }
+        (Loss::Chunked, false) => {
+            (
+                elements * e + chunk * LOG_PROBS_AND_GRAD_BYTES,
+                explain!(
+                    ex,
+                    "b·s·V × {} B + one {}-token chunk × {} B (fp32 log-probs + grad)",
+                    e,
+                    num(LOSS_CHUNK_TOKENS),
+                    num(LOG_PROBS_AND_GRAD_BYTES)
+                ),
+            )
+        }
+        (Loss::InPlace, _) => {
+            // Megatron-LM's `_VocabParallelCrossEntropy` (megatron/core/tensor_parallel/
+            // cross_entropy.py): the forward upcasts the logits to fp32 and runs the max subtraction,
+            // `exp` and division in place on that copy, saves it as the softmax, and the backward
+            // subtracts the one-hot target and scales it in place, returning it as the gradient,
+            // which autograd casts back to the logits' dtype. At either peak one 16-bit and one fp32
+            // tensor of the logits' size exist.
+            (
+                elements * (e + FP32_BYTES),
+                explain!(
+                    ex,
+                    "b·s·V × ({} B logits + {} B fp32 softmax, in place its own grad) = {} × {} × {}",
+                    e,
+                    num(FP32_BYTES),
+                    num(tokens),
+                    r.arch.vocab,
+                    e + FP32_BYTES
+                ),
+            )
+        }
+        (Loss::Whole, _) => {
+            (
+                elements * (e + LOG_PROBS_AND_GRAD_BYTES),
+                explain!(
+                    ex,
+                    "b·s·V × ({} B logits + {fp32} B fp32 log-probs + {fp32} B their grad) = {} × {} × {}",
+                    e,
+                    num(tokens),
+                    r.arch.vocab,
+                    e + LOG_PROBS_AND_GRAD_BYTES,
+                    fp32 = num(FP32_BYTES)
+                ),
+            )
+        }
     };
     stack.push(
         "logits",
