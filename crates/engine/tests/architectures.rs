@@ -97,6 +97,36 @@ fn recurrent_layers_keep_a_fixed_state_per_sequence() {
 }
 
 #[test]
+fn an_attention_output_gate_doubles_q_proj_and_keeps_the_gate_for_backward() {
+    // Qwen3-Next: 12 of 48 layers attend, 16 heads × 256. `Qwen3NextAttention`'s q_proj is
+    // hidden × 2·heads·head_dim; `attn_output * torch.sigmoid(gate)` keeps the sigmoid's output
+    // and the gated output o_proj reads, two query-wide tensors per token and attention layer.
+    let (attention_layers, hidden, q_width) = (12u64, 2048u64, 16u64 * 256);
+    let train = "model=qwen3-next-80b-a3b&mode=full&weights=bf16&act-dtype=bf16&batch=1&seq=1000\
+        &checkpointing=none&attention=flash&gpu=b200";
+    let ungated = format!("{train}&attention-gate=false");
+    assert_eq!(
+        bytes(train, "weights") - bytes(&ungated, "weights"),
+        attention_layers * hidden * q_width * 2,
+        "the gate's half of q_proj, in bf16"
+    );
+    // Kept by each of the 12 attention layers, and by the one layer in backward (an average
+    // layer: a quarter of an attention layer's).
+    let per_attention_layer = 2 * q_width * 2;
+    assert_eq!(
+        bytes(train, "activations") - bytes(&ungated, "activations"),
+        1000 * (attention_layers * per_attention_layer + per_attention_layer / 4),
+        "sigmoid(gate) and the gated output, bf16, per token and attention layer"
+    );
+    let serve = "model=qwen3-next-80b-a3b&mode=inference&batch=1&seq=1000&gpu=b200";
+    assert_eq!(
+        bytes(serve, "kv_cache"),
+        bytes(&format!("{serve}&attention-gate=false"), "kv_cache"),
+        "the gate is not cached"
+    );
+}
+
+#[test]
 fn expert_parallelism_splits_the_routed_experts_only() {
     let one = "model=qwen3-30b-a3b&mode=inference&weights=bf16&gpu=h100-80&batch=1&seq=1024";
     let arch = preset("qwen3-30b-a3b").unwrap().arch;

@@ -126,13 +126,8 @@ fn configs_name_what_is_not_modeled_and_nothing_else() {
     assert!(llama.warnings.is_empty(), "{:?}", llama.warnings);
     assert!(llama.defaults_used.is_empty(), "{:?}", llama.defaults_used);
     let next = read("qwen3-next-80b-a3b-thinking.json");
-    assert!(
-        next.warnings
-            .iter()
-            .any(|w| w.starts_with("attn_output_gate:")),
-        "{:?}",
-        next.warnings
-    );
+    assert!(next.arch.attention_gate);
+    assert!(next.warnings.is_empty(), "{:?}", next.warnings);
 }
 
 #[test]
@@ -175,4 +170,125 @@ fn presets_are_the_shape_of_their_published_config() {
         text_only,
         read("gemma-3-4b-it.abridged-no-vision.json").arch
     );
+}
+
+/// Qwen3.5 (and Qwen3.6, the same classes): hybrid gated DeltaNet / gated attention with a vision
+/// tower merging 2 × 2 patches and one MTP module. Each checkpoint's shape is the published 0.8B
+/// config with its card's sizes; its count with the MTP module is checked against the
+/// checkpoint's safetensors tensors (fixtures/qwen3.5/SOURCES.md).
+#[test]
+fn qwen3_5_configs_count_their_checkpoints_tensors() {
+    let path = format!(
+        "{}/tests/fixtures/qwen3.5/qwen3.5-0.8b.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(path).unwrap();
+    let small = parse_hf_config(&text).unwrap();
+    assert!(small.warnings.is_empty(), "{:?}", small.warnings);
+    assert!(small.defaults_used.is_empty(), "{:?}", small.defaults_used);
+    let a = small.arch;
+    assert_eq!((a.layers, a.recurrent.layers, a.no_attention), (24, 18, 18));
+    assert_eq!((a.recurrent.heads, a.recurrent.groups), (16, 16));
+    assert!(a.attention_gate && a.tied);
+    assert_eq!((a.mtp_layers, a.vision.layers, a.vision.merge), (1, 12, 2));
+
+    let card = |text_sizes: &[(&str, u64)], experts: Option<(u64, u64, u64)>| {
+        let mut config: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let t = config["text_config"].as_object_mut().unwrap();
+        for (key, value) in text_sizes {
+            t.insert(key.to_string(), (*value).into());
+        }
+        let layers = t["num_hidden_layers"].as_u64().unwrap();
+        let kinds: Vec<&str> = (1..=layers)
+            .map(|i| {
+                if i % 4 == 0 {
+                    "full_attention"
+                } else {
+                    "linear_attention"
+                }
+            })
+            .collect();
+        t.insert("layer_types".into(), kinds.into());
+        t.insert("tie_word_embeddings".into(), false.into());
+        if let Some((count, per_token, width)) = experts {
+            t.insert("model_type".into(), "qwen3_5_moe_text".into());
+            t.remove("intermediate_size");
+            t.insert("num_experts".into(), count.into());
+            t.insert("num_experts_per_tok".into(), per_token.into());
+            t.insert("moe_intermediate_size".into(), width.into());
+            t.insert("shared_expert_intermediate_size".into(), width.into());
+        }
+        let hidden = t["hidden_size"].clone();
+        config["tie_word_embeddings"] = false.into();
+        let v = config["vision_config"].as_object_mut().unwrap();
+        for (key, value) in [
+            ("depth", 27),
+            ("hidden_size", 1152),
+            ("intermediate_size", 4304),
+        ] {
+            v.insert(key.into(), value.into());
+        }
+        v.insert("out_hidden_size".into(), hidden);
+        let read = parse_hf_config(&config.to_string()).unwrap();
+        assert!(read.warnings.is_empty(), "{:?}", read.warnings);
+        read.arch.param_count() + read.arch.mtp_params()
+    };
+    let shape = |hidden, layers, heads, kv, value_heads| {
+        vec![
+            ("hidden_size", hidden),
+            ("num_hidden_layers", layers),
+            ("num_attention_heads", heads),
+            ("num_key_value_heads", kv),
+            ("linear_num_value_heads", value_heads),
+        ]
+    };
+    let dense = |hidden, layers, heads, kv, value_heads, ffn| {
+        let mut sizes = shape(hidden, layers, heads, kv, value_heads);
+        sizes.push(("intermediate_size", ffn));
+        card(&sizes, None)
+    };
+    let checkpoints = [
+        (
+            "9B",
+            dense(4096, 32, 16, 4, 32, 12288),
+            9_653_104_368.0,
+            None,
+        ),
+        (
+            "27B",
+            dense(5120, 64, 24, 4, 48, 17408),
+            27_781_427_952.0,
+            None,
+        ),
+        (
+            "35B-A3B",
+            card(&shape(2048, 40, 16, 2, 32), Some((256, 8, 512))),
+            35_951_822_704.0,
+            Some("qwen3.5-35b-a3b"),
+        ),
+        (
+            "122B-A10B",
+            card(&shape(3072, 48, 32, 2, 64), Some((256, 8, 1024))),
+            125_086_497_008.0,
+            Some("qwen3.5-122b-a10b"),
+        ),
+        (
+            "397B-A17B",
+            card(&shape(4096, 60, 32, 2, 64), Some((512, 10, 1024))),
+            403_397_928_944.0,
+            Some("qwen3.5-397b-a17b"),
+        ),
+    ];
+    for (name, counted, tensors, preset_id) in checkpoints {
+        if let Some(id) = preset_id {
+            let p = vramfit_engine::model::preset(id).unwrap();
+            assert_eq!(p.arch.param_count() + p.arch.mtp_params(), counted, "{id}");
+        }
+        // What is left out: the q/k norms, the DeltaNet's b/a projections beyond one, the
+        // shared-expert gate, the vision tower's temporal patch and position table.
+        assert!(
+            relative(counted, tensors) < 0.001,
+            "Qwen3.5-{name}: {counted} vs {tensors}"
+        );
+    }
 }

@@ -13,7 +13,10 @@ use crate::workload::Attention;
 /// - each of the two norms saves its fp32 upcast input and its output (RMSNorm as HF and LitGPT
 ///   write it) or its input and output (LayerNorm);
 /// - attention saves q, k, v after RoPE (k and v at the KV width, so GQA shrinks them) and its
-///   output, plus flash attention's fp32 log-sum-exp per head;
+///   output, plus flash attention's fp32 log-sum-exp per head; an output gate (Qwen3-Next,
+///   Qwen3.5: `attn_output * torch.sigmoid(gate)`) adds two query-wide tensors, the sigmoid's
+///   output the product's backward reads and the gated output o_proj reads (compiled: the
+///   gate's logits, from which the sigmoid is recomputed, and the gated output);
 /// - a gated MLP saves gate, up, act(gate) and their product; a plain MLP fc1's output and the
 ///   activation's output.
 ///
@@ -30,7 +33,9 @@ use crate::workload::Attention;
 /// LayerNorm is one op that saves its input either way; RoPE and flash attention keep the same
 /// q, k, v and output.
 pub(super) fn layer_bytes_per_token(s: &Scenario, a: &Architecture, e: f64, compiled: bool) -> f64 {
-    let attention = e * (2.0 * a.q_width() + 2.0 * a.kv_width()) + FP32_BYTES * f64::from(a.heads);
+    let gate = if a.attention_gate { 2.0 } else { 0.0 };
+    let attention =
+        e * ((2.0 + gate) * a.q_width() + 2.0 * a.kv_width()) + FP32_BYTES * f64::from(a.heads);
     let layers = f64::from(a.layers).max(1.0);
     let attention_share = f64::from(a.attention_layers()) / layers;
     norms_bytes_per_token(a, e, compiled)

@@ -36,6 +36,16 @@ impl Architecture {
         f64::from(self.heads) * f64::from(self.head_dim)
     }
 
+    /// q_proj's output width: the queries, and under an attention output gate the gate's logits
+    /// beside them.
+    pub fn q_proj_width(&self) -> f64 {
+        if self.attention_gate {
+            2.0 * self.q_width()
+        } else {
+            self.q_width()
+        }
+    }
+
     /// The width of the keys attention computes with: every head's under MLA (the latent is
     /// expanded per head), the KV heads' otherwise.
     pub fn kv_width(&self) -> f64 {
@@ -73,7 +83,7 @@ impl Architecture {
         let h = f64::from(self.hidden);
         let ffn = f64::from(self.ffn);
         match projection {
-            Projection::Q => Some((h, self.q_width())),
+            Projection::Q => Some((h, self.q_proj_width())),
             Projection::K | Projection::V => Some((h, self.kv_width())),
             Projection::O => Some((self.q_width(), h)),
             Projection::Gate if !self.gated => None,
@@ -113,11 +123,17 @@ impl Architecture {
                     Some(Projection::Q),
                     attention,
                     q_rank,
-                    self.q_width(),
+                    self.q_proj_width(),
                     layers,
                 );
             } else {
-                linear(Some(Projection::Q), attention, h, self.q_width(), layers);
+                linear(
+                    Some(Projection::Q),
+                    attention,
+                    h,
+                    self.q_proj_width(),
+                    layers,
+                );
             }
             let nope = f64::from(self.head_dim.saturating_sub(m.rope_dim));
             let v = f64::from(m.v_head_dim);
@@ -271,7 +287,7 @@ impl Architecture {
 
     /// The shape as scenario `key=value` pairs, so a pasted config.json fills the same fields a
     /// person would type; every one is written, so nothing comes from a previous preset.
-    pub fn pairs(&self) -> [(&'static str, String); 34] {
+    pub fn pairs(&self) -> [(&'static str, String); 36] {
         let value = |n: u32| n.to_string();
         [
             ("layers", value(self.layers)),
@@ -299,6 +315,7 @@ impl Architecture {
             ("vision-ffn", value(self.vision.ffn)),
             ("vision-patch", value(self.vision.patch)),
             ("vision-image", value(self.vision.image)),
+            ("vision-merge", value(self.vision.merge)),
             ("recurrent-layers", value(self.recurrent.layers)),
             ("recurrent-heads", value(self.recurrent.heads)),
             ("recurrent-head-dim", value(self.recurrent.head_dim)),
@@ -308,6 +325,7 @@ impl Architecture {
             ("no-attention-layers", value(self.no_attention)),
             ("no-mlp-layers", value(self.no_mlp)),
             ("mtp-layers", value(self.mtp_layers)),
+            ("attention-gate", self.attention_gate.to_string()),
         ]
     }
 

@@ -451,6 +451,8 @@ fn shape(
     );
     // The phi3 graph splits `attn_qkv`'s output into views (src/models/phi3.cpp).
     arch.fused_qkv = architecture == "phi3" && has(".attn_qkv");
+    // Their `attn_q` holds each head's query and output gate (src/models/qwen35.cpp).
+    arch.attention_gate = matches!(architecture, "qwen3next" | "qwen35" | "qwen35moe");
     arch.moe.experts = to_u32(experts);
     arch.moe.per_token = to_u32(int("expert_used_count").unwrap_or(0));
     arch.moe.expert_ffn = to_u32(if experts > 0 { expert_ffn } else { 0 });
@@ -672,6 +674,7 @@ mod tests {
         assert_eq!(model.weights.blocks[1].experts, experts);
         assert_eq!(model.weights.blocks[0].bytes, experts + 256 * 8 * 4);
         assert!(!a.tied);
+        assert!(a.attention_gate, "qwen3next's attn_q holds the output gate");
     }
 
     #[test]

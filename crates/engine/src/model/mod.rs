@@ -55,6 +55,11 @@ pub struct Architecture {
     /// Queries, keys and values come from one fused projection whose output llama.cpp splits
     /// into views (Phi-3's `qkv_proj`, GGUF `attn_qkv`), rather than three matrices.
     pub fused_qkv: bool,
+    /// Each attention layer gates its output per channel with a sigmoid whose logits q_proj
+    /// computes beside the queries, so q_proj is twice the query width (transformers'
+    /// `Qwen3NextAttention`, which Qwen3.5 reuses: `attn_output * torch.sigmoid(gate)` before
+    /// o_proj).
+    pub attention_gate: bool,
 }
 
 /// A dense transformer with full attention everywhere: every part absent.
@@ -103,6 +108,7 @@ pub const fn dense_shape(
             ffn: 0,
             patch: 0,
             image: 0,
+            merge: 0,
         },
         recurrent: Recurrent {
             layers: 0,
@@ -116,6 +122,7 @@ pub const fn dense_shape(
         no_mlp: 0,
         mtp_layers: 0,
         fused_qkv: false,
+        attention_gate: false,
     }
 }
 

@@ -5,9 +5,10 @@
 use serde::{Deserialize, Serialize};
 
 /// A vision tower (`vision_config`): a ViT of `layers` blocks of width `hidden` with a plain MLP
-/// of `ffn`, a patch embedding and a projector to the text model's width. All zero for a
-/// text-only model. Family-specific adapters (Llama 4's pixel-shuffle MLP, Qwen2.5-VL's merger
-/// MLP) are left out: under 0.1% of those models.
+/// of `ffn`, a patch embedding and a projector to the text model's width: one matrix, or, where
+/// `merge` patches a side are merged into one token, the Qwen-VL merger MLP. All zero for a
+/// text-only model. Llama 4's pixel-shuffle MLP, Qwen's temporal patch and position table are
+/// left out: under 0.1% of those models.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Vision {
     pub layers: u32,
@@ -18,6 +19,9 @@ pub struct Vision {
     /// The square image's side in pixels the tower takes (`image_size`): (image / patch)² patch
     /// tokens per image (per tile, for tiling models).
     pub image: u32,
+    /// Patches a side that the projector merges into one token (Qwen2.5-VL's, Qwen3-VL's and
+    /// Qwen3.5's `spatial_merge_size`); 0 or 1 for a plain projection.
+    pub merge: u32,
 }
 
 /// A mixture of experts: which layers route, to how many experts, of what width. All zero for a
@@ -84,7 +88,10 @@ impl Vision {
     }
 
     /// Each block's four attention projections, its two MLP matrices and two LayerNorms with
-    /// biases, the patch embedding, and a projector from the tower's width to `text_hidden`.
+    /// biases, the patch embedding, and the projector to `text_hidden`: one matrix, or under
+    /// `merge` the merger, whose two linears read the `merge²` patches concatenated
+    /// (transformers' `Qwen3VLVisionPatchMerger`: `linear_fc1` merged → merged, `linear_fc2`
+    /// merged → `out_hidden_size`, the text width).
     pub fn param_count(&self, text_hidden: u32) -> f64 {
         if self.layers == 0 {
             return 0.0;
@@ -92,9 +99,14 @@ impl Vision {
         let h = f64::from(self.hidden);
         let block = 4.0 * h * h + 2.0 * h * f64::from(self.ffn) + 4.0 * h;
         let patch = f64::from(self.patch);
-        f64::from(self.layers) * block
-            + IMAGE_CHANNELS * patch * patch * h
-            + h * f64::from(text_hidden)
+        let text = f64::from(text_hidden);
+        let projector = if self.merge > 1 {
+            let merged = f64::from(self.merge * self.merge) * h;
+            merged * merged + merged * text
+        } else {
+            h * text
+        };
+        f64::from(self.layers) * block + IMAGE_CHANNELS * patch * patch * h + projector
     }
 }
 

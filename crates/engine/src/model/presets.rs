@@ -145,6 +145,79 @@ const fn fused_qkv(arch: Architecture) -> Architecture {
     }
 }
 
+/// Qwen3-Next's and Qwen3.5's gated attention output (q_proj twice the query width).
+const fn attention_gate(arch: Architecture) -> Architecture {
+    Architecture {
+        attention_gate: true,
+        ..arch
+    }
+}
+
+/// A vision tower whose projector merges `merge` × `merge` patches into one token (Qwen-VL's
+/// `spatial_merge_size`).
+const fn with_merger(arch: Architecture, merge: u32) -> Architecture {
+    Architecture {
+        vision: Vision {
+            merge,
+            ..arch.vision
+        },
+        ..arch
+    }
+}
+
+/// Qwen3.5's mixture-of-experts shape (`Qwen3_5MoeTextConfig`): every fourth of `layers` is
+/// gated attention, the rest gated DeltaNet with 16 key heads and `value_heads` value heads of
+/// 128 (state 128, convolution 4), each layer `experts` routed experts of `expert_ffn` (8 or 10
+/// per token) and one shared expert of the same width; one MTP module; a 27-block vision tower
+/// of width 1152 merging 2 × 2 patches.
+#[allow(clippy::too_many_arguments)]
+const fn qwen3_5_moe(
+    layers: u32,
+    hidden: u32,
+    heads: u32,
+    value_heads: u32,
+    experts_count: u32,
+    per_token: u32,
+    expert_ffn: u32,
+) -> Architecture {
+    let recurrent_layers = layers - layers / 4;
+    with_mtp(
+        with_merger(
+            with_vision(
+                hybrid(
+                    experts(
+                        attention_gate(arch(
+                            layers, hidden, heads, 2, 256, expert_ffn, 248320, false, true,
+                        )),
+                        experts_count,
+                        per_token,
+                        expert_ffn,
+                        expert_ffn,
+                        0,
+                    ),
+                    Recurrent {
+                        layers: recurrent_layers,
+                        heads: value_heads,
+                        head_dim: 128,
+                        state: 128,
+                        groups: 16,
+                        conv: 4,
+                    },
+                    recurrent_layers,
+                    0,
+                ),
+                27,
+                1152,
+                4304,
+                16,
+                0,
+            ),
+            2,
+        ),
+        1,
+    )
+}
+
 const fn with_vision(
     arch: Architecture,
     layers: u32,
@@ -160,13 +233,14 @@ const fn with_vision(
             ffn,
             patch,
             image,
+            merge: 0,
         },
         ..arch
     }
 }
 
 /// How many of [`PRESETS`] are the catalogue proper; the rest exist for the calibration set.
-pub const CATALOGUE_PRESETS: usize = 52;
+pub const CATALOGUE_PRESETS: usize = 55;
 
 /// Presets, with each number taken from the model's config.json on the Hugging Face Hub.
 /// The last group are the models in the public calibration set, so its rows can name them.
@@ -738,7 +812,7 @@ pub const PRESETS: &[Preset] = &[
         name: "Qwen3-Next-80B-A3B",
         arch: hybrid(
             experts(
-                arch(48, 2048, 16, 2, 256, 5120, 151936, false, true),
+                attention_gate(arch(48, 2048, 16, 2, 256, 5120, 151936, false, true)),
                 512,
                 10,
                 512,
@@ -760,6 +834,38 @@ pub const PRESETS: &[Preset] = &[
         published_active: None,
         active_without_embedding: false,
         config: "Qwen/Qwen3-Next-80B-A3B-Thinking",
+        checkpoint: BF16_CHECKPOINT,
+    },
+    // Qwen3.5's mixtures of experts (Qwen3.6-35B-A3B has the 35B's shape). The cards' active
+    // counts ("3B", "10B", "17B activated") are size labels.
+    Preset {
+        id: "qwen3.5-35b-a3b",
+        name: "Qwen3.5-35B-A3B",
+        arch: qwen3_5_moe(40, 2048, 16, 32, 256, 8, 512),
+        published_params: 35e9,
+        published_active: None,
+        active_without_embedding: false,
+        config: "Qwen/Qwen3.5-35B-A3B",
+        checkpoint: BF16_CHECKPOINT,
+    },
+    Preset {
+        id: "qwen3.5-122b-a10b",
+        name: "Qwen3.5-122B-A10B",
+        arch: qwen3_5_moe(48, 3072, 32, 64, 256, 8, 1024),
+        published_params: 122e9,
+        published_active: None,
+        active_without_embedding: false,
+        config: "Qwen/Qwen3.5-122B-A10B",
+        checkpoint: BF16_CHECKPOINT,
+    },
+    Preset {
+        id: "qwen3.5-397b-a17b",
+        name: "Qwen3.5-397B-A17B",
+        arch: qwen3_5_moe(60, 4096, 32, 64, 512, 10, 1024),
+        published_params: 397e9,
+        published_active: None,
+        active_without_embedding: false,
+        config: "Qwen/Qwen3.5-397B-A17B",
         checkpoint: BF16_CHECKPOINT,
     },
     // 52 single-purpose blocks: 23 Mamba-2, 23 mixture-of-experts (128 experts, 6 per token,

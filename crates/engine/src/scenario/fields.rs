@@ -442,6 +442,11 @@ scenario_fields! {
     v_head_dim: Option<u32> = None,
         "v-head-dim", Optional { inner: Whole, none: FROM_PRESET }, Layers,
         "MLA value dim", "multi-head latent attention: each head's value width";
+    /// Qwen3-Next's and Qwen3.5's gated attention: q_proj also computes a sigmoid gate on every
+    /// attention output channel.
+    attention_gate: Option<bool> = None,
+        "attention-gate", Optional { inner: Flag, none: FROM_PRESET }, Layers,
+        "Attention output gate", "true if q_proj also computes a sigmoid gate on each attention output (Qwen3-Next, Qwen3.5: q_proj twice as wide)";
     sliding_window: Option<u32> = None,
         "sliding-window", Optional { inner: Whole, none: FROM_PRESET }, Layers,
         "Sliding window", "tokens a sliding-window layer attends to and caches (0: none)";
@@ -463,6 +468,9 @@ scenario_fields! {
     vision_image: Option<u32> = None,
         "vision-image", Optional { inner: Whole, none: FROM_PRESET }, Layers,
         "Vision image size", "image side in pixels the vision tower takes (image_size)";
+    vision_merge: Option<u32> = None,
+        "vision-merge", Optional { inner: Whole, none: FROM_PRESET }, Layers,
+        "Vision patch merge", "patches a side the projector merges into one token (spatial_merge_size; 0: a plain projection)";
     recurrent_layers: Option<u32> = None,
         "recurrent-layers", Optional { inner: Whole, none: FROM_PRESET }, Layers,
         "Recurrent layers", "Mamba or linear-attention layers (fixed state, no KV cache)";

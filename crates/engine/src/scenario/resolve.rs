@@ -216,6 +216,7 @@ impl Scenario {
                 ffn: or_base(self.vision_ffn, base.vision.ffn),
                 patch: or_base(self.vision_patch, base.vision.patch),
                 image: or_base(self.vision_image, base.vision.image),
+                merge: or_base(self.vision_merge, base.vision.merge),
             },
             recurrent: Recurrent {
                 layers: or_base(self.recurrent_layers, base.recurrent.layers),
@@ -229,6 +230,9 @@ impl Scenario {
             no_mlp: or_base(self.no_mlp_layers, base.no_mlp),
             mtp_layers: or_base(self.mtp_layers, base.mtp_layers),
             fused_qkv: from_preset && base.fused_qkv,
+            attention_gate: self
+                .attention_gate
+                .unwrap_or(from_preset && base.attention_gate),
             ..*base
         }
     }

@@ -51,10 +51,9 @@
 //!     the logits) over Llama-3-8B's layer 0 and over a hybrid's first attention layer (the
 //!     recurrent layers before it not replayed: its residual taken as the first block above
 //!     the inputs) gives `4u(E + E_q)` above `6·mask + 4uE` at every cell count and shape tried.
-//!     Qwen3.5's gated attention (src/models/qwen35.cpp@1af4a799) also keeps its fused Q+gate
-//!     projection (8u·E_q) alive for the gate applied after attention; the engine has no input
-//!     for that gate (the replay with it gives 808.01 MiB where llama-042 logs 808.02; the
-//!     engine gives 792);
+//!     Under an attention output gate (Qwen3.5, src/models/qwen35.cpp@1af4a799) the fused
+//!     Q+gate projection (8u·E_q) stays alive too, for the gate applied after attention (the
+//!     replay with it gives 808.01 MiB where llama-042 logs 808.02);
 //!   - a CPU-resident weight that ggml-cuda copies to the GPU to run its matmul when the ubatch
 //!     has 32 tokens or more (`offload_op`): the largest CPU block's weight with the matmul's
 //!     input and output, or an output layer left on the CPU with its logits.
@@ -604,8 +603,13 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
         } else {
             // The FFN with the f16 mask alive, or the cast itself, computed in the first
             // attention layer (the module's doc says what sits below it).
-            let q_width = f64::from(a.heads) * f64::from(a.head_dim);
-            (ffn + 2.0 * mask).max(FP32_BYTES * u * (2.0 * e + q_width) + mask_copies)
+            let q_width = a.q_width();
+            let q_and_gate = if a.attention_gate {
+                FP32_BYTES * u * a.q_proj_width()
+            } else {
+                0.0
+            };
+            (ffn + 2.0 * mask).max(FP32_BYTES * u * (2.0 * e + q_width) + q_and_gate + mask_copies)
         }
     } else {
         // A fused QKV output keeps its roped Q and K beside it (the module's doc says why).
@@ -701,6 +705,9 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
                 (false, false) => " (on the CPU)",
             },
             match (s.flash_attn, vulkan) {
+                (true, false) if a.attention_gate => {
+                    "4u(2E + 3F) + 2·mask, or 4u(2E + E_q) + 8u·E_q (Q + gate) + 6·mask at the mask's cast"
+                }
                 (true, false) => "4u(2E + 3F) + 2·mask, or 4u(2E + E_q) + 6·mask at the mask's cast",
                 (true, true) => "4u(2E + 3F) + 6·mask",
                 (false, _) if a.fused_qkv => "4·mask·(H + 1) + 16uE + 4u(E_q + E_kv) (fused QKV)",

@@ -18,7 +18,9 @@ use serde_json::{Map, Value};
 /// - `num_experts_per_tok` for each mixture-of-experts family: Mixtral 2, Qwen3-MoE 8
 ///   (`qwen3_moe`@008e5743), DeepSeek-V3 8, gpt-oss 4, Llama 4 1, Qwen3-Next 10, NemotronH 2,
 ///   granite hybrid 2;
-/// - `qwen3_next`: `Qwen3NextConfig`'s linear-attention sizes (transformers@008e5743).
+/// - `qwen3_next`: `Qwen3NextConfig`'s linear-attention sizes (transformers@008e5743);
+/// - `qwen3_5`, `qwen3_5_moe`: `Qwen3_5TextConfig`'s and `Qwen3_5MoeTextConfig`'s sizes
+///   (transformers@008e5743, the classes Qwen3.6 checkpoints load too).
 const FAMILY_DEFAULTS: &[(&str, &[(&str, u32)])] = &[
     (
         "gemma3_text",
@@ -117,7 +119,51 @@ const FAMILY_DEFAULTS: &[(&str, &[(&str, u32)])] = &[
             ("num_experts_per_tok", 10),
         ],
     ),
+    (
+        "qwen3_5",
+        &[
+            ("vocab_size", 248_320),
+            ("hidden_size", 4096),
+            ("intermediate_size", 12288),
+            ("num_hidden_layers", 32),
+            ("num_attention_heads", 16),
+            ("num_key_value_heads", 4),
+            ("head_dim", 256),
+            ("linear_conv_kernel_dim", 4),
+            ("linear_key_head_dim", 128),
+            ("linear_value_head_dim", 128),
+            ("linear_num_key_heads", 16),
+            ("linear_num_value_heads", 32),
+            ("full_attention_interval", 4),
+        ],
+    ),
+    (
+        "qwen3_5_moe",
+        &[
+            ("vocab_size", 248_320),
+            ("hidden_size", 2048),
+            ("num_hidden_layers", 40),
+            ("num_attention_heads", 16),
+            ("num_key_value_heads", 2),
+            ("head_dim", 256),
+            ("linear_conv_kernel_dim", 4),
+            ("linear_key_head_dim", 128),
+            ("linear_value_head_dim", 128),
+            ("linear_num_key_heads", 16),
+            ("linear_num_value_heads", 32),
+            ("full_attention_interval", 4),
+            ("moe_intermediate_size", 512),
+            ("shared_expert_intermediate_size", 512),
+            ("num_experts_per_tok", 8),
+            ("num_experts", 256),
+        ],
+    ),
 ];
+
+/// Families whose linear-attention layers are gated DeltaNet and whose attention gates its
+/// output (transformers' `Qwen3NextGatedDeltaNet` and `Qwen3NextAttention`, which Qwen3.5
+/// subclasses).
+pub(super) const GATED_DELTA_NET_FAMILIES: &[&str] = &["qwen3_next", "qwen3_5", "qwen3_5_moe"];
 
 /// The nested text config's model type names the family for a multimodal wrapper.
 fn family(model_type: &str) -> &str {
@@ -125,6 +171,8 @@ fn family(model_type: &str) -> &str {
         "gemma3" => "gemma3_text",
         "llama4" => "llama4_text",
         "deepseek_v2" => "deepseek_v3",
+        "qwen3_5_text" => "qwen3_5",
+        "qwen3_5_moe_text" => "qwen3_5_moe",
         other => other,
     }
 }
@@ -180,12 +228,13 @@ impl<'a> Keys<'a> {
     }
 
     /// A whole number from 0 that fits a shape field, under the first key present; else the
-    /// family's default for the first key (recorded), else `None`. A present `null` is `None`
-    /// and takes no default: `"sliding_window": null` turns the window off.
+    /// family's default under the first of `keys` it has one for (recorded), else `None`. A
+    /// present `null` is `None` and takes no default: `"sliding_window": null` turns the window
+    /// off.
     pub fn count(&self, keys: &[&str]) -> Option<u32> {
         match self.value(keys) {
             Some(v) => whole(v),
-            None => self.default(keys[0]),
+            None => keys.iter().find_map(|key| self.default(key)),
         }
     }
 

@@ -2,7 +2,7 @@
 //! attention or without an MLP. Read from an explicit per-layer list where the config has one,
 //! else from the family's rule in transformers.
 
-use super::keys::Keys;
+use super::keys::{Keys, GATED_DELTA_NET_FAMILIES};
 use serde_json::Value;
 
 /// The per-layer kinds, counted.
@@ -70,7 +70,7 @@ pub(super) fn layer_kinds(
                 (0, &[])
             }
         }
-        "qwen3_next" => {
+        family if GATED_DELTA_NET_FAMILIES.contains(&family) => {
             let interval = keys.positive(&["full_attention_interval"]).unwrap_or(4);
             let linear = layers - layers / interval;
             kinds.recurrent = linear;

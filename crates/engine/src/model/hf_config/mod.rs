@@ -165,17 +165,6 @@ fn unmodeled(keys: &Keys, warnings: &mut Vec<String>) {
             layers.len()
         ));
     }
-    // transformers' Qwen3-Next and Qwen3.5 attention gates its output unconditionally
-    // (`Qwen3_5Attention`: q_proj is 2 × heads × head_dim wide, `attn_output * sigmoid(gate)`
-    // before o_proj); `attn_output_gate` only records it.
-    if keys.family() == "qwen3_next" || keys.flag(&["attn_output_gate"]) == Some(true) {
-        warnings.push(
-            "attn_output_gate: the full-attention layers' output gate is not counted: q_proj's \
-             second heads × head_dim outputs, and in training the gate's sigmoid and the gated \
-             output o_proj keeps (two query-wide tensors per token and attention layer)"
-                .to_string(),
-        );
-    }
     for (key, what) in [
         ("audio_config", "the audio tower is not counted"),
         (

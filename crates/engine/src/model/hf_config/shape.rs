@@ -2,7 +2,7 @@
 //! attention, the layer kinds, the recurrent mixers, the vision tower and Nemotron-NAS's
 //! per-layer blocks.
 
-use super::keys::{whole, Keys};
+use super::keys::{whole, Keys, GATED_DELTA_NET_FAMILIES};
 use super::layers::{layer_kinds, LayerKinds};
 use super::ConfigError;
 use crate::model::{dense_shape, Architecture, Mla, Moe, Recurrent, Vision, Window};
@@ -106,9 +106,16 @@ pub(super) fn architecture(
         recurrent: recurrent(keys, hidden, kinds.recurrent),
         no_attention: kinds.no_attention + nas.no_attention,
         no_mlp: kinds.no_mlp + nas.no_mlp,
-        mtp_layers: keys.count(&["num_nextn_predict_layers"]).unwrap_or(0),
+        // DeepSeek-V3's name, and Qwen3.5's (which transformers leaves unread).
+        mtp_layers: keys
+            .count(&["num_nextn_predict_layers", "mtp_num_hidden_layers"])
+            .unwrap_or(0),
         // transformers' Phi3Attention has one `qkv_proj`.
         fused_qkv: keys.family() == "phi3",
+        // Qwen3-Next's attention gates unconditionally; `attn_output_gate` only records it, and
+        // other implementations (MAX's Qwen3.5) read it.
+        attention_gate: GATED_DELTA_NET_FAMILIES.contains(&keys.family())
+            || keys.flag(&["attn_output_gate"]) == Some(true),
         ..dense_shape(
             layers,
             hidden,
@@ -196,12 +203,13 @@ fn dense_layers(keys: &Keys, layers: u32) -> u32 {
     (layers - layers / step + only_mlp).min(layers)
 }
 
-/// Mamba-2 (NemotronH, granite-4.0-h) or gated DeltaNet (Qwen3-Next) mixers in `layers` layers.
+/// Mamba-2 (NemotronH, granite-4.0-h) or gated DeltaNet (Qwen3-Next, Qwen3.5) mixers in
+/// `layers` layers.
 fn recurrent(keys: &Keys, hidden: u32, layers: u32) -> Recurrent {
     if layers == 0 {
         return Recurrent::default();
     }
-    if keys.family() == "qwen3_next" {
+    if GATED_DELTA_NET_FAMILIES.contains(&keys.family()) {
         return Recurrent {
             layers,
             heads: keys.count(&["linear_num_value_heads"]).unwrap_or(0),
@@ -245,7 +253,20 @@ fn vision(keys: &Keys, warnings: &mut Vec<String>) -> Vision {
         ffn: size(&["intermediate_size"]).unwrap_or(0),
         patch: size(&["patch_size"]).unwrap_or(0),
         image: size(&["image_size"]).unwrap_or(0),
+        merge: size(&["spatial_merge_size"]).unwrap_or(0),
     };
+    // Qwen3-VL adds a merger per listed layer (`deepstack_merger_list`), each the size of the
+    // main one; Qwen3.5 lists none.
+    let deepstack = v
+        .get("deepstack_visual_indexes")
+        .and_then(serde_json::Value::as_array)
+        .map_or(0, Vec::len);
+    if deepstack > 0 {
+        warnings.push(format!(
+            "deepstack_visual_indexes: the {deepstack} deepstack mergers of the vision tower are \
+             not counted"
+        ));
+    }
     if [tower.layers, tower.hidden, tower.ffn].contains(&0) {
         warnings.push(
             "vision_config: no num_hidden_layers, hidden_size or intermediate_size; the vision \
