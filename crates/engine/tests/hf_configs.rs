@@ -191,6 +191,21 @@ fn qwen3_5_configs_count_their_checkpoints_tensors() {
     assert_eq!((a.recurrent.heads, a.recurrent.groups), (16, 16));
     assert!(a.attention_gate && a.tied);
     assert_eq!((a.mtp_layers, a.vision.layers, a.vision.merge), (1, 12, 2));
+    // A bare model type is Qwen3_5MoeTextConfig's defaults, each one listed.
+    let bare = parse_hf_config(r#"{"model_type": "qwen3_5_moe_text"}"#).unwrap();
+    let b = bare.arch;
+    assert_eq!((b.layers, b.hidden, b.recurrent.layers), (40, 2048, 30));
+    assert_eq!(
+        (b.recurrent.heads, b.recurrent.groups, b.recurrent.conv),
+        (32, 16, 4)
+    );
+    assert_eq!(
+        (b.moe.experts, b.moe.per_token, b.moe.expert_ffn),
+        (256, 8, 512)
+    );
+    assert!(bare
+        .defaults_used
+        .contains(&"num_experts = 256".to_string()));
 
     let card = |text_sizes: &[(&str, u64)], experts: Option<(u64, u64, u64)>| {
         let mut config: serde_json::Value = serde_json::from_str(&text).unwrap();

@@ -107,18 +107,7 @@ const FAMILY_DEFAULTS: &[(&str, &[(&str, u32)])] = &[
             ("num_experts_per_tok", 2),
         ],
     ),
-    (
-        "qwen3_next",
-        &[
-            ("linear_conv_kernel_dim", 4),
-            ("linear_key_head_dim", 128),
-            ("linear_value_head_dim", 128),
-            ("linear_num_key_heads", 16),
-            ("linear_num_value_heads", 32),
-            ("full_attention_interval", 4),
-            ("num_experts_per_tok", 10),
-        ],
-    ),
+    ("qwen3_next", &[("num_experts_per_tok", 10)]),
     (
         "qwen3_5",
         &[
@@ -129,12 +118,6 @@ const FAMILY_DEFAULTS: &[(&str, &[(&str, u32)])] = &[
             ("num_attention_heads", 16),
             ("num_key_value_heads", 4),
             ("head_dim", 256),
-            ("linear_conv_kernel_dim", 4),
-            ("linear_key_head_dim", 128),
-            ("linear_value_head_dim", 128),
-            ("linear_num_key_heads", 16),
-            ("linear_num_value_heads", 32),
-            ("full_attention_interval", 4),
         ],
     ),
     (
@@ -146,12 +129,6 @@ const FAMILY_DEFAULTS: &[(&str, &[(&str, u32)])] = &[
             ("num_attention_heads", 16),
             ("num_key_value_heads", 2),
             ("head_dim", 256),
-            ("linear_conv_kernel_dim", 4),
-            ("linear_key_head_dim", 128),
-            ("linear_value_head_dim", 128),
-            ("linear_num_key_heads", 16),
-            ("linear_num_value_heads", 32),
-            ("full_attention_interval", 4),
             ("moe_intermediate_size", 512),
             ("shared_expert_intermediate_size", 512),
             ("num_experts_per_tok", 8),
@@ -164,6 +141,17 @@ const FAMILY_DEFAULTS: &[(&str, &[(&str, u32)])] = &[
 /// output (transformers' `Qwen3NextGatedDeltaNet` and `Qwen3NextAttention`, which Qwen3.5
 /// subclasses).
 pub(super) const GATED_DELTA_NET_FAMILIES: &[&str] = &["qwen3_next", "qwen3_5", "qwen3_5_moe"];
+
+/// The linear-attention sizes all three of those configuration classes default to
+/// (transformers@008e5743), beside each family's own defaults.
+const GATED_DELTA_NET_DEFAULTS: &[(&str, u32)] = &[
+    ("linear_conv_kernel_dim", 4),
+    ("linear_key_head_dim", 128),
+    ("linear_value_head_dim", 128),
+    ("linear_num_key_heads", 16),
+    ("linear_num_value_heads", 32),
+    ("full_attention_interval", 4),
+];
 
 /// The nested text config's model type names the family for a multimodal wrapper.
 fn family(model_type: &str) -> &str {
@@ -244,8 +232,14 @@ impl<'a> Keys<'a> {
     }
 
     fn default(&self, key: &str) -> Option<u32> {
-        let (_, defaults) = FAMILY_DEFAULTS.iter().find(|(f, _)| *f == self.family)?;
-        let (_, value) = defaults.iter().find(|(k, _)| *k == key)?;
+        let own = FAMILY_DEFAULTS
+            .iter()
+            .filter(|(f, _)| *f == self.family)
+            .flat_map(|(_, defaults)| defaults.iter());
+        let linear = GATED_DELTA_NET_DEFAULTS
+            .iter()
+            .filter(|_| GATED_DELTA_NET_FAMILIES.contains(&self.family));
+        let (_, value) = own.chain(linear).find(|(k, _)| *k == key)?;
         self.defaults_used
             .borrow_mut()
             .push(format!("{key} = {value}"));
