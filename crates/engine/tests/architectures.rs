@@ -127,6 +127,39 @@ fn an_attention_output_gate_doubles_q_proj_and_keeps_the_gate_for_backward() {
 }
 
 #[test]
+fn vllm_raises_a_hybrids_block_so_one_attention_page_holds_a_state() {
+    // vLLM logs "Setting attention block size to N tokens to ensure that attention page size is
+    // >= mamba page size": 544 for Qwen3.5-0.8B and 784 for the 27B shape (Qwen3.6-27B), in an
+    // LMCache recipe's reference values (index id 56156006681). fp32 state, bf16 cache.
+    let block = |shape: &str| {
+        let q = format!(
+            "runtime=vllm&mode=inference&gpu=h100-80&max-model-len=32768&vocab=248320\
+             &head-dim=256&gated=true&attention-gate=true&recurrent-head-dim=128\
+             &recurrent-state=128&recurrent-groups=16&recurrent-conv=4&{shape}"
+        );
+        let e = vramfit_engine::estimate::estimate(&scenario(&q)).unwrap();
+        let serving = e.serving.unwrap();
+        let setting = serving
+            .settings
+            .iter()
+            .find(|s| s.key == "block-size")
+            .unwrap();
+        setting.value.parse::<u32>().unwrap()
+    };
+    let small = "layers=24&hidden=1024&heads=8&kv-heads=2&ffn=3584&recurrent-layers=18\
+        &no-attention-layers=18&recurrent-heads=16";
+    let large = "layers=64&hidden=5120&heads=24&kv-heads=4&ffn=17408&recurrent-layers=48\
+        &no-attention-layers=48&recurrent-heads=48";
+    assert_eq!(block(small), 544);
+    assert_eq!(block(large), 784);
+    assert_eq!(
+        block(&format!("{large}&block-size=1600")),
+        1600,
+        "a larger block stays"
+    );
+}
+
+#[test]
 fn expert_parallelism_splits_the_routed_experts_only() {
     let one = "model=qwen3-30b-a3b&mode=inference&weights=bf16&gpu=h100-80&batch=1&seq=1024";
     let arch = preset("qwen3-30b-a3b").unwrap().arch;

@@ -54,7 +54,7 @@ struct Scheduler {
     block: u32,
 }
 
-fn scheduler(s: &Scenario, r: &Resolved, settings: &mut Settings) -> Scheduler {
+fn scheduler(s: &Scenario, r: &Resolved, layout: &KvLayout, settings: &mut Settings) -> Scheduler {
     let a100 = r.gpu.is_some_and(|g| g.id.contains("a100")) && s.vram.is_none();
     let large = r.capacity >= LARGE_GPU && !a100;
     let class = if large {
@@ -78,12 +78,36 @@ fn scheduler(s: &Scenario, r: &Resolved, settings: &mut Settings) -> Scheduler {
         None if r.arch.mla.is_mla() => (MLA_BLOCK_TOKENS, "the MLA backend's"),
         None => (DEFAULT_BLOCK_TOKENS, "vLLM's default"),
     };
-    settings.push("block-size", block, s.block_size.is_some(), from);
+    let hybrid = hybrid_block_tokens(layout);
+    let (block, from) = if block < hybrid {
+        (
+            hybrid,
+            "raised so one attention page holds a recurrent layer's state, as vLLM does for hybrids",
+        )
+    } else {
+        (block, from)
+    };
+    settings.push("block-size", block, s.block_size == Some(block), from);
     Scheduler {
         batched_tokens,
         seqs,
         block,
     }
+}
+
+/// The fewest tokens an attention block of a hybrid model holds: vLLM raises `block_size` to
+/// `16 × ⌈state page / (16 × one token's attention bytes)⌉` so that an attention page is at
+/// least one recurrent layer's state (`HybridAttentionMambaModelConfig.verify_and_update_config`,
+/// vllm/model_executor/models/config.py: "Setting attention block size to N tokens to ensure that
+/// attention page size is >= mamba page size"), then pads the state page to it. 0 without
+/// recurrent layers or without attention.
+fn hybrid_block_tokens(layout: &KvLayout) -> u32 {
+    const ALIGNMENT_TOKENS: f64 = 16.0;
+    if layout.recurrent_layers == 0 || layout.token_bytes <= 0.0 {
+        return 0;
+    }
+    let blocks = (layout.request_bytes / (ALIGNMENT_TOKENS * layout.token_bytes)).ceil();
+    (ALIGNMENT_TOKENS * blocks).min(f64::from(u32::MAX)) as u32
 }
 
 /// The profile run's torch peak, the larger of its two phases: the forward over the batched
@@ -119,8 +143,9 @@ fn blocks(layout: &KvLayout, sched: &Scheduler, max_model_len: u32) -> Blocks {
         .saturating_add(sched.batched_tokens)
         .min(max_model_len);
     let sliding_blocks = u64::from(window_tokens.div_ceil(block)) + 1;
-    // A Mamba layer's state is one page per request; vLLM pads the attention page up to it
-    // (HybridAttentionMambaModelConfig), so every page is the larger of the two.
+    // A Mamba layer's state is one page per request, padded to the attention page that
+    // `hybrid_block_tokens` sized to hold it; a `block-size` set larger makes the attention page
+    // the larger of the two.
     let attention_page = f64::from(block) * layout.token_bytes;
     let page = attention_page.max(if layout.recurrent_layers > 0 {
         layout.request_bytes
@@ -176,8 +201,8 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
         s.max_model_len.is_some(),
         "seq",
     );
-    let sched = scheduler(s, r, &mut settings);
     let layout = KvLayout::new(r, d);
+    let sched = scheduler(s, r, &layout, &mut settings);
     let total = d.cuda_total.as_f64();
     let requested = util * total;
     let weights = stack.sum(&["weights", "quant_constants", "vision", "mtp"]);
