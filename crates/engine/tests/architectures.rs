@@ -157,6 +157,15 @@ fn vllm_raises_a_hybrids_block_so_one_attention_page_holds_a_state() {
         1600,
         "a larger block stays"
     );
+    let q = "runtime=vllm&mode=inference&gpu=h100-80&model=qwen3.5-35b-a3b";
+    let e = vramfit_engine::estimate::estimate(&scenario(q)).unwrap();
+    assert!(
+        e.notes
+            .iter()
+            .any(|n| n.contains("recurrent state is counted in fp32")),
+        "{:?}",
+        e.notes
+    );
 }
 
 #[test]

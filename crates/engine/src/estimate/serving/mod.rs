@@ -192,6 +192,9 @@ pub(in crate::estimate) fn push(
             if !s.enforce_eager {
                 notes.push("vLLM rules of v0.19: CUDA graphs are captured outside gpu-memory-utilization. From v0.21 vLLM subtracts its CUDA-graph estimate from the budget, so its KV pool is smaller by about the cuda_graphs figure.".to_string());
             }
+            if r.arch.recurrent.layers > 0 {
+                notes.push("The recurrent state is counted in fp32, as Qwen3.5's mamba_ssm_dtype declares; where vLLM keeps it in the model's dtype (Qwen3-Next under v0.19) each state page, and the attention block raised to hold it, is half as large.".to_string());
+            }
             vllm::push(s, r, &d, stack)
         }
         Runtime::Sglang => sglang::push(s, r, &d, stack, notes),
