@@ -130,42 +130,48 @@ fn an_attention_output_gate_doubles_q_proj_and_keeps_the_gate_for_backward() {
 fn vllm_raises_a_hybrids_block_so_one_attention_page_holds_a_state() {
     // vLLM logs "Setting attention block size to N tokens to ensure that attention page size is
     // >= mamba page size": 544 for Qwen3.5-0.8B and 784 for the 27B shape (Qwen3.6-27B), in an
-    // LMCache recipe's reference values (index id 56156006681). fp32 state, bf16 cache.
-    let block = |shape: &str| {
-        let q = format!(
+    // LMCache recipe's reference values (index id 56156006681). Their configs declare
+    // `mamba_ssm_dtype: float32`, which vLLM takes for the state; bf16 cache.
+    let setting = |q: &str, key: &str| {
+        let e = vramfit_engine::estimate::estimate(&scenario(q)).unwrap();
+        let serving = e.serving.unwrap();
+        serving
+            .settings
+            .into_iter()
+            .find(|s| s.key == key)
+            .unwrap_or_else(|| panic!("no {key} in {q}"))
+    };
+    let block = |q: &str| setting(q, "block-size").value.parse::<u32>().unwrap();
+    let qwen3_5 = |shape: &str| {
+        format!(
             "runtime=vllm&mode=inference&gpu=h100-80&max-model-len=32768&vocab=248320\
              &head-dim=256&gated=true&attention-gate=true&recurrent-head-dim=128\
-             &recurrent-state=128&recurrent-groups=16&recurrent-conv=4&{shape}"
-        );
-        let e = vramfit_engine::estimate::estimate(&scenario(&q)).unwrap();
-        let serving = e.serving.unwrap();
-        let setting = serving
-            .settings
-            .iter()
-            .find(|s| s.key == "block-size")
-            .unwrap();
-        setting.value.parse::<u32>().unwrap()
+             &recurrent-state=128&recurrent-groups=16&recurrent-conv=4&ssm-dtype=fp32&{shape}"
+        )
     };
     let small = "layers=24&hidden=1024&heads=8&kv-heads=2&ffn=3584&recurrent-layers=18\
         &no-attention-layers=18&recurrent-heads=16";
     let large = "layers=64&hidden=5120&heads=24&kv-heads=4&ffn=17408&recurrent-layers=48\
         &no-attention-layers=48&recurrent-heads=48";
-    assert_eq!(block(small), 544);
-    assert_eq!(block(large), 784);
+    assert_eq!(block(&qwen3_5(small)), 544);
+    assert_eq!(block(&qwen3_5(large)), 784);
     assert_eq!(
-        block(&format!("{large}&block-size=1600")),
+        block(&qwen3_5(&format!("{large}&block-size=1600"))),
         1600,
         "a larger block stays"
     );
-    let q = "runtime=vllm&mode=inference&gpu=h100-80&model=qwen3.5-35b-a3b";
-    let e = vramfit_engine::estimate::estimate(&scenario(q)).unwrap();
-    assert!(
-        e.notes
-            .iter()
-            .any(|n| n.contains("recurrent state is counted in fp32")),
-        "{:?}",
-        e.notes
-    );
+    // Qwen3-Next's config names no state format, so vLLM keeps the state in the model's bf16
+    // and logged "Setting attention block size to 1072 tokens" for a TP-2, fp8-cache serve
+    // (calibration/runtime-logs.csv, vllm-007); an fp32 state would need 2096.
+    let next = "runtime=vllm&mode=inference&model=qwen3-next-80b-a3b&weights=int4\
+        &quantized=experts&gpu=l40s&gpus=2&sharding=tensor&kv-dtype=fp8&max-model-len=32768";
+    assert_eq!(block(next), 1072);
+    assert_eq!(setting(next, "ssm-dtype").value, "bf16");
+    assert_eq!(block(&format!("{next}&ssm-dtype=fp32")), 2096);
+    let preset = "runtime=vllm&mode=inference&gpu=h100-80&model=qwen3.5-35b-a3b";
+    let declared = setting(preset, "ssm-dtype");
+    assert_eq!(declared.value, "fp32", "Qwen3.5 declares mamba_ssm_dtype");
+    assert!(declared.default_from.unwrap().contains("checkpoint"));
 }
 
 #[test]

@@ -3,6 +3,7 @@
 //! the model card, the active count for a mixture of experts, the weights against the
 //! checkpoint's published size, and no "fits" where the weights alone exceed the card.
 
+use vramfit_engine::dtype::Dtype;
 use vramfit_engine::estimate::breakdown;
 use vramfit_engine::gpu_catalogue::GPUS;
 use vramfit_engine::model::{parse_hf_config, parse_published, ActiveClaim, HfConfig, Published};
@@ -191,6 +192,11 @@ fn qwen3_5_configs_count_their_checkpoints_tensors() {
     assert_eq!((a.recurrent.heads, a.recurrent.groups), (16, 16));
     assert!(a.attention_gate && a.tied);
     assert_eq!((a.mtp_layers, a.vision.layers, a.vision.merge), (1, 12, 2));
+    assert_eq!(
+        a.recurrent.state_dtype,
+        Some(Dtype::Fp32),
+        "mamba_ssm_dtype, which vLLM and SGLang keep the state in"
+    );
     // A bare model type is Qwen3_5MoeTextConfig's defaults, each one listed.
     let bare = parse_hf_config(r#"{"model_type": "qwen3_5_moe_text"}"#).unwrap();
     let b = bare.arch;

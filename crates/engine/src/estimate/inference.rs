@@ -140,8 +140,7 @@ fn push_kv_cache(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split) {
 }
 
 /// A recurrent layer's state per sequence, whatever the context: the `heads × head_dim × state`
-/// matrix in fp32 (vLLM's `mamba_ssm_cache_dtype` default for Nemotron-H, and the fp32 state the
-/// flash-linear-attention kernels return) and the convolution's last `conv − 1` inputs in the
+/// matrix in the state's format (`ssm-dtype`) and the convolution's last `conv − 1` inputs in the
 /// activation dtype.
 fn push_recurrent_state(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split) {
     let rec = &r.arch.recurrent;
@@ -149,8 +148,8 @@ fn push_recurrent_state(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &S
         return;
     }
     let (state, conv) = rec.state_elements();
-    let e = r.act_dtype.bytes();
-    let per_sequence = f64::from(rec.layers) * (state * FP32_BYTES + conv * e);
+    let (b, e) = (r.state_dtype.bytes(), r.act_dtype.bytes());
+    let per_sequence = f64::from(rec.layers) * (state * b + conv * e);
     stack.push(
         "recurrent_state",
         "Recurrent state (Mamba / linear attention)",
@@ -158,12 +157,12 @@ fn push_recurrent_state(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &S
         explain!(
             stack.explain,
             "b × L_rec × (heads × head-dim × state × {} B + conv channels × (conv − 1) × {} B) = {} × {} × ({} × {} + {} × {}){}",
-            num(FP32_BYTES),
+            b,
             e,
             s.batch,
             rec.layers,
             num(state),
-            num(FP32_BYTES),
+            b,
             num(conv),
             e,
             split.note(split.model_parallel)

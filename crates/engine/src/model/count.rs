@@ -287,7 +287,7 @@ impl Architecture {
 
     /// The shape as scenario `key=value` pairs, so a pasted config.json fills the same fields a
     /// person would type; every one is written, so nothing comes from a previous preset.
-    pub fn pairs(&self) -> [(&'static str, String); 36] {
+    pub fn pairs(&self) -> [(&'static str, String); 37] {
         let value = |n: u32| n.to_string();
         [
             ("layers", value(self.layers)),
@@ -322,6 +322,12 @@ impl Architecture {
             ("recurrent-state", value(self.recurrent.state)),
             ("recurrent-groups", value(self.recurrent.groups)),
             ("recurrent-conv", value(self.recurrent.conv)),
+            (
+                "ssm-dtype",
+                self.recurrent
+                    .state_dtype
+                    .map_or("auto".to_string(), |d| d.to_string()),
+            ),
             ("no-attention-layers", value(self.no_attention)),
             ("no-mlp-layers", value(self.no_mlp)),
             ("mtp-layers", value(self.mtp_layers)),

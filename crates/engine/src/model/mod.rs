@@ -117,6 +117,7 @@ pub const fn dense_shape(
             state: 0,
             groups: 0,
             conv: 0,
+            state_dtype: None,
         },
         no_attention: 0,
         no_mlp: 0,

@@ -2,6 +2,7 @@
 //! attention, sliding windows, recurrent (Mamba or linear-attention) layers and a vision tower.
 //! Each is all zeros when the model does not have it.
 
+use crate::dtype::Dtype;
 use serde::{Deserialize, Serialize};
 
 /// A vision tower (`vision_config`): a ViT of `layers` blocks of width `hidden` with a plain MLP
@@ -141,6 +142,9 @@ pub struct Recurrent {
     pub groups: u32,
     /// The causal convolution's width (`conv_kernel`, `linear_conv_kernel_dim`).
     pub conv: u32,
+    /// The format the checkpoint asks the state to be kept in (Qwen3.5's `mamba_ssm_dtype`,
+    /// Nemotron-H's `mamba_ssm_cache_dtype`); `None` leaves it to the runtime.
+    pub state_dtype: Option<Dtype>,
 }
 
 impl Recurrent {

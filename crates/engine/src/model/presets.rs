@@ -202,6 +202,8 @@ const fn qwen3_5_moe(
                         state: 128,
                         groups: 16,
                         conv: 4,
+                        // Qwen3.5's config.json: `"mamba_ssm_dtype": "float32"`.
+                        state_dtype: Some(Dtype::Fp32),
                     },
                     recurrent_layers,
                     0,
@@ -826,6 +828,7 @@ pub const PRESETS: &[Preset] = &[
                 state: 128,
                 groups: 16,
                 conv: 4,
+                state_dtype: None,
             },
             36,
             0,
@@ -889,6 +892,9 @@ pub const PRESETS: &[Preset] = &[
                 state: 128,
                 groups: 8,
                 conv: 4,
+                // vLLM keeps Nemotron-H's state in fp32 unless the config says otherwise
+                // (`NemotronHForCausalLMConfig.DEFAULT_MAMBA_SSM_CACHE_DTYPE`).
+                state_dtype: Some(Dtype::Fp32),
             },
             46,
             29,

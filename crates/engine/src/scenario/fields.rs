@@ -489,6 +489,11 @@ scenario_fields! {
     recurrent_conv: Option<u32> = None,
         "recurrent-conv", Optional { inner: Whole, none: FROM_PRESET }, Layers,
         "Recurrent conv", "causal convolution width (conv_kernel)";
+    /// The recurrent state's format, as the checkpoint declares it or as a runtime flag sets it
+    /// (vLLM's `--mamba-ssm-cache-dtype`, SGLang's `--mamba-ssm-dtype`).
+    ssm_dtype: Option<Dtype> = None,
+        "ssm-dtype", Optional { inner: pick::<Dtype>(), none: "auto" }, Layers in Inference,
+        "Recurrent state format", "the recurrent state's format (auto: the checkpoint's mamba_ssm_dtype, else the runtime's: vLLM the model's dtype, others fp32)";
     no_attention_layers: Option<u32> = None,
         "no-attention-layers", Optional { inner: Whole, none: FROM_PRESET }, Layers,
         "Layers without attention", "layers with no attention (recurrent, MLP-only or no-op blocks)";

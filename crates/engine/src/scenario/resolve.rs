@@ -37,6 +37,8 @@ pub struct Resolved {
     pub trained_dtype: Dtype,
     pub grads: Dtype,
     pub kv_dtype: Dtype,
+    /// The recurrent layers' state format: `ssm-dtype`, else the runtime's default.
+    pub state_dtype: Dtype,
     pub master_weights: bool,
     pub gpu: Option<&'static Gpu>,
     pub custom_vram: Option<Bytes>,
@@ -87,6 +89,21 @@ impl Scenario {
             ));
         }
         self.check_method(&arch, formats.weights, &mut errors);
+        let state_dtype = arch.recurrent.state_dtype.unwrap_or(match self.runtime {
+            // vLLM's "auto" keeps the state in the convolution state's format, the model's
+            // dtype (`MambaStateDtypeCalculator._mamba_state_dtype`,
+            // vllm/model_executor/layers/mamba/mamba_utils.py).
+            Runtime::Vllm => formats.act_dtype,
+            // SGLang's `mamba2_state_dtype` defaults to float32; transformers' gated-DeltaNet
+            // kernels return fp32 final states; llama.cpp keeps R and S in f32.
+            _ => Dtype::Fp32,
+        });
+        if !state_dtype.is_float() {
+            errors.push(FieldError::new(
+                "ssm-dtype",
+                "the recurrent state is kept in fp32, fp16 or bf16",
+            ));
+        }
         let gpu = gpu_catalogue::find(&self.gpu);
         if gpu.is_none() {
             errors.push(FieldError::new(
@@ -125,6 +142,7 @@ impl Scenario {
             trained_dtype: formats.trained_dtype,
             grads: formats.grads,
             kv_dtype: formats.kv_dtype,
+            state_dtype,
             master_weights,
             gpu,
             custom_vram: self.vram,
@@ -225,6 +243,9 @@ impl Scenario {
                 state: or_base(self.recurrent_state, base.recurrent.state),
                 groups: or_base(self.recurrent_groups, base.recurrent.groups),
                 conv: or_base(self.recurrent_conv, base.recurrent.conv),
+                state_dtype: self
+                    .ssm_dtype
+                    .or(base.recurrent.state_dtype.filter(|_| from_preset)),
             },
             no_attention: or_base(self.no_attention_layers, base.no_attention),
             no_mlp: or_base(self.no_mlp_layers, base.no_mlp),

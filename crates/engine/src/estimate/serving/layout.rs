@@ -4,7 +4,6 @@
 //! both built from it.
 
 use super::Deployment;
-use crate::dtype::FP32_BYTES;
 use crate::scenario::Resolved;
 
 /// The cache of one GPU, before a runtime lays it out in blocks or token slots.
@@ -21,8 +20,9 @@ pub(crate) struct KvLayout {
     /// (`max(1, kv_heads / tp)`: vLLM replicates a head when TP exceeds the KV heads), or MLA's
     /// latent and RoPE key, which tensor parallelism does not split.
     pub token_bytes: f64,
-    /// One recurrent layer's state per request on this GPU: fp32 SSM state and the convolution's
-    /// last inputs in the activation dtype, split across TP ranks by head.
+    /// One recurrent layer's state per request on this GPU: the SSM state in its format
+    /// (`ssm-dtype`) and the convolution's last inputs in the activation dtype, split across TP
+    /// ranks by head.
     pub request_bytes: f64,
 }
 
@@ -43,7 +43,7 @@ impl KvLayout {
         };
         let (state, conv) = a.recurrent.state_elements();
         let request_bytes =
-            (state * FP32_BYTES + conv * r.act_dtype.bytes()) / f64::from(d.tp.max(1));
+            (state * r.state_dtype.bytes() + conv * r.act_dtype.bytes()) / f64::from(d.tp.max(1));
         let sliding = if a.window.tokens > 0 {
             a.window.layers.min(a.attention_layers())
         } else {

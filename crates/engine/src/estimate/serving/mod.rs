@@ -8,6 +8,7 @@ mod sglang;
 mod vllm;
 
 use super::stack::{explain, Component, Stack};
+use crate::dtype::Dtype;
 use crate::gpu_catalogue::DRIVER_RESERVE_FALLBACK;
 use crate::runtime::Runtime;
 use crate::scenario::{Resolved, Scenario};
@@ -187,13 +188,15 @@ pub(in crate::estimate) fn push(
     let d = Deployment::new(s, r);
     let serving = match s.runtime {
         Runtime::Transformers => return None,
-        Runtime::LlamaCpp => llamacpp::push(s, r, &d, stack),
+        Runtime::LlamaCpp => {
+            if r.arch.recurrent.layers > 0 && s.ssm_dtype.is_some_and(|t| t != Dtype::Fp32) {
+                notes.push("llama.cpp keeps the recurrent state (its R and S buffers) in f32 whatever ssm-dtype says, so it is counted in f32.".to_string());
+            }
+            llamacpp::push(s, r, &d, stack)
+        }
         Runtime::Vllm => {
             if !s.enforce_eager {
                 notes.push("vLLM rules of v0.19: CUDA graphs are captured outside gpu-memory-utilization. From v0.21 vLLM subtracts its CUDA-graph estimate from the budget, so its KV pool is smaller by about the cuda_graphs figure.".to_string());
-            }
-            if r.arch.recurrent.layers > 0 {
-                notes.push("The recurrent state is counted in fp32, as Qwen3.5's mamba_ssm_dtype declares; where vLLM keeps it in the model's dtype (Qwen3-Next under v0.19) each state page, and the attention block raised to hold it, is half as large.".to_string());
             }
             vllm::push(s, r, &d, stack)
         }

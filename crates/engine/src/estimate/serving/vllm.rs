@@ -202,6 +202,14 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
         "seq",
     );
     let layout = KvLayout::new(r, d);
+    if layout.recurrent_layers > 0 {
+        let from = if r.arch.recurrent.state_dtype.is_some() {
+            "the checkpoint's mamba_ssm_dtype; fp32 for Nemotron-H"
+        } else {
+            "vLLM's auto: the model's dtype"
+        };
+        settings.push("ssm-dtype", r.state_dtype, s.ssm_dtype.is_some(), from);
+    }
     let sched = scheduler(s, r, &layout, &mut settings);
     let total = d.cuda_total.as_f64();
     let requested = util * total;

@@ -297,6 +297,11 @@ mod tests {
             (2, 1, 2)
         );
         assert!(!a.gated, "relu² is a plain MLP");
+        assert_eq!(
+            a.recurrent.state_dtype,
+            Some(Dtype::Fp32),
+            "vLLM's Nemotron-H default when the config names no mamba_ssm_cache_dtype"
+        );
     }
 
     #[test]

@@ -27,7 +27,7 @@ pub(super) fn weight_format(keys: &Keys, warnings: &mut Vec<String>) -> WeightFo
     }
 }
 
-fn float_dtype(name: &str) -> Option<Dtype> {
+pub(super) fn float_dtype(name: &str) -> Option<Dtype> {
     match name {
         "bfloat16" => Some(Dtype::Bf16),
         "float16" => Some(Dtype::Fp16),

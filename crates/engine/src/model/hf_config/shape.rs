@@ -4,7 +4,9 @@
 
 use super::keys::{whole, Keys, GATED_DELTA_NET_FAMILIES};
 use super::layers::{layer_kinds, LayerKinds};
+use super::quant::float_dtype;
 use super::ConfigError;
+use crate::dtype::Dtype;
 use crate::model::{dense_shape, Architecture, Mla, Moe, Recurrent, Vision, Window};
 use serde_json::Value;
 
@@ -217,6 +219,7 @@ fn recurrent(keys: &Keys, hidden: u32, layers: u32) -> Recurrent {
             state: keys.count(&["linear_key_head_dim"]).unwrap_or(0),
             groups: keys.count(&["linear_num_key_heads"]).unwrap_or(0),
             conv: keys.count(&["linear_conv_kernel_dim"]).unwrap_or(0),
+            state_dtype: state_dtype(keys),
         };
     }
     let heads = keys
@@ -238,6 +241,21 @@ fn recurrent(keys: &Keys, hidden: u32, layers: u32) -> Recurrent {
         // validation names it.
         groups: keys.count(&["n_groups", "mamba_n_groups"]).unwrap_or(0),
         conv: keys.count(&["conv_kernel", "mamba_d_conv"]).unwrap_or(0),
+        state_dtype: state_dtype(keys),
+    }
+}
+
+/// The state's format the checkpoint asks for: Qwen3.5's `mamba_ssm_dtype` (which vLLM's
+/// `Qwen3_5ForConditionalGenerationConfig` and SGLang's `mamba2_state_dtype` read) or
+/// Nemotron-H's `mamba_ssm_cache_dtype`, fp32 when absent (`NemotronHForCausalLMConfig`,
+/// vllm/model_executor/models/config.py: "Only `float32` is known to have no accuracy issues").
+fn state_dtype(keys: &Keys) -> Option<Dtype> {
+    let named = keys
+        .text(&["mamba_ssm_dtype", "mamba_ssm_cache_dtype"])
+        .and_then(float_dtype);
+    match keys.family() {
+        "nemotron_h" => named.or(Some(Dtype::Fp32)),
+        _ => named,
     }
 }
 
