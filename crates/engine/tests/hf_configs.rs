@@ -273,13 +273,13 @@ fn qwen3_5_configs_count_their_checkpoints_tensors() {
             "9B",
             dense(4096, 32, 16, 4, 32, 12288),
             9_653_104_368.0,
-            None,
+            Some("qwen3.5-9b"),
         ),
         (
             "27B",
             dense(5120, 64, 24, 4, 48, 17408),
             27_781_427_952.0,
-            None,
+            Some("qwen3.5-27b"),
         ),
         (
             "35B-A3B",

@@ -191,7 +191,12 @@ mod tests {
     #[test]
     fn every_preset_matches_its_published_count_within_one_percent() {
         for p in PRESETS {
-            let derived = p.arch.param_count();
+            let mtp = if p.published_with_mtp {
+                p.arch.mtp_params()
+            } else {
+                0.0
+            };
+            let derived = p.arch.param_count() + mtp;
             let error = (derived - p.published_params).abs() / p.published_params;
             assert!(
                 error < 0.01,

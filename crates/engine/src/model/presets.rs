@@ -13,6 +13,9 @@ pub struct Preset {
     /// The count its authors publish (model card, or `sum(p.numel())` where the card rounds), for
     /// the 1% check.
     pub published_params: f64,
+    /// The published count is the checkpoint's tensors, which hold the multi-token-prediction
+    /// modules too (Qwen3.5's Hub counts); cards' counts leave them out (DeepSeek-V3's 671B).
+    pub published_with_mtp: bool,
     /// For a mixture of experts, the active count its card publishes.
     pub published_active: Option<f64>,
     /// The card's active count leaves out the input embedding (OpenAI's, DeepSeek's and
@@ -66,6 +69,7 @@ const fn dense(
         name,
         arch,
         published_params,
+        published_with_mtp: false,
         published_active: None,
         active_without_embedding: false,
         config,
@@ -165,36 +169,27 @@ const fn with_merger(arch: Architecture, merge: u32) -> Architecture {
     }
 }
 
-/// Qwen3.5's mixture-of-experts shape (`Qwen3_5MoeTextConfig`): every fourth of `layers` is
-/// gated attention, the rest gated DeltaNet with 16 key heads and `value_heads` value heads of
-/// 128 (state 128, convolution 4), each layer `experts` routed experts of `expert_ffn` (8 or 10
-/// per token) and one shared expert of the same width; one MTP module; a 27-block vision tower
-/// of width 1152 merging 2 × 2 patches.
-#[allow(clippy::too_many_arguments)]
-const fn qwen3_5_moe(
+/// Qwen3.5's shape (`Qwen3_5TextConfig`): every fourth of `layers` is gated attention (256-wide
+/// heads), the rest gated DeltaNet with 16 key heads and `value_heads` value heads of 128 (state
+/// 128, convolution 4, the state kept in fp32 as its config's `mamba_ssm_dtype` says); an untied
+/// 248,320-token head; one MTP module; a 27-block vision tower of width 1152 merging 2 × 2
+/// patches.
+const fn qwen3_5(
     layers: u32,
     hidden: u32,
     heads: u32,
+    kv_heads: u32,
     value_heads: u32,
-    experts_count: u32,
-    per_token: u32,
-    expert_ffn: u32,
+    ffn: u32,
 ) -> Architecture {
     let recurrent_layers = layers - layers / 4;
     with_mtp(
         with_merger(
             with_vision(
                 hybrid(
-                    experts(
-                        attention_gate(arch(
-                            layers, hidden, heads, 2, 256, expert_ffn, 248320, false, true,
-                        )),
-                        experts_count,
-                        per_token,
-                        expert_ffn,
-                        expert_ffn,
-                        0,
-                    ),
+                    attention_gate(arch(
+                        layers, hidden, heads, kv_heads, 256, ffn, 248320, false, true,
+                    )),
                     Recurrent {
                         layers: recurrent_layers,
                         heads: value_heads,
@@ -202,7 +197,6 @@ const fn qwen3_5_moe(
                         state: 128,
                         groups: 16,
                         conv: 4,
-                        // Qwen3.5's config.json: `"mamba_ssm_dtype": "float32"`.
                         state_dtype: Some(Dtype::Fp32),
                     },
                     recurrent_layers,
@@ -217,6 +211,28 @@ const fn qwen3_5_moe(
             2,
         ),
         1,
+    )
+}
+
+/// Qwen3.5's mixtures of experts (`Qwen3_5MoeTextConfig`): [`qwen3_5`] with two KV heads and,
+/// in each layer, `experts` routed experts of `expert_ffn` (8 or 10 per token) and one shared
+/// expert of the same width.
+const fn qwen3_5_moe(
+    layers: u32,
+    hidden: u32,
+    heads: u32,
+    value_heads: u32,
+    experts_count: u32,
+    per_token: u32,
+    expert_ffn: u32,
+) -> Architecture {
+    experts(
+        qwen3_5(layers, hidden, heads, 2, value_heads, expert_ffn),
+        experts_count,
+        per_token,
+        expert_ffn,
+        expert_ffn,
+        0,
     )
 }
 
@@ -242,7 +258,7 @@ const fn with_vision(
 }
 
 /// How many of [`PRESETS`] are the catalogue proper; the rest exist for the calibration set.
-pub const CATALOGUE_PRESETS: usize = 55;
+pub const CATALOGUE_PRESETS: usize = 57;
 
 /// Presets, with each number taken from the model's config.json on the Hugging Face Hub.
 /// The last group are the models in the public calibration set, so its rows can name them.
@@ -583,6 +599,7 @@ pub const PRESETS: &[Preset] = &[
             0,
         ),
         published_params: 46.7e9,
+        published_with_mtp: false,
         published_active: Some(12.9e9),
         active_without_embedding: false,
         config: "mistralai/Mixtral-8x7B-v0.1",
@@ -600,6 +617,7 @@ pub const PRESETS: &[Preset] = &[
             0,
         ),
         published_params: 141e9,
+        published_with_mtp: false,
         published_active: Some(39e9),
         active_without_embedding: false,
         config: "mistralai/Mixtral-8x22B-v0.1",
@@ -617,6 +635,7 @@ pub const PRESETS: &[Preset] = &[
             0,
         ),
         published_params: 30.5e9,
+        published_with_mtp: false,
         published_active: Some(3.3e9),
         active_without_embedding: false,
         config: "Qwen/Qwen3-30B-A3B",
@@ -634,6 +653,7 @@ pub const PRESETS: &[Preset] = &[
             0,
         ),
         published_params: 235e9,
+        published_with_mtp: false,
         published_active: Some(22e9),
         active_without_embedding: false,
         config: "Qwen/Qwen3-235B-A22B-Instruct-2507",
@@ -657,6 +677,7 @@ pub const PRESETS: &[Preset] = &[
             12,
         ),
         published_params: 21e9,
+        published_with_mtp: false,
         published_active: Some(3.6e9),
         active_without_embedding: true,
         config: "openai/gpt-oss-20b",
@@ -678,6 +699,7 @@ pub const PRESETS: &[Preset] = &[
             18,
         ),
         published_params: 117e9,
+        published_with_mtp: false,
         published_active: Some(5.1e9),
         active_without_embedding: true,
         config: "openai/gpt-oss-120b",
@@ -708,6 +730,7 @@ pub const PRESETS: &[Preset] = &[
             336,
         ),
         published_params: 109e9,
+        published_with_mtp: false,
         published_active: Some(17e9),
         active_without_embedding: true,
         config: "meta-llama/Llama-4-Scout-17B-16E-Instruct",
@@ -736,6 +759,7 @@ pub const PRESETS: &[Preset] = &[
             336,
         ),
         published_params: 400e9,
+        published_with_mtp: false,
         published_active: Some(17e9),
         active_without_embedding: true,
         config: "meta-llama/Llama-4-Maverick-17B-128E-Instruct",
@@ -764,6 +788,7 @@ pub const PRESETS: &[Preset] = &[
             1,
         ),
         published_params: 671e9,
+        published_with_mtp: false,
         published_active: Some(36.6e9),
         active_without_embedding: true,
         config: "deepseek-ai/DeepSeek-R1-0528",
@@ -789,6 +814,7 @@ pub const PRESETS: &[Preset] = &[
         // The card's "1 trillion" rounds; this is the checkpoint's tensor inventory
         // (1,026,470,731,056 elements) less its 62,518,232 fp32 block scales and 3,416 RoPE buffers.
         published_params: 1_026_408_232_448.0,
+        published_with_mtp: false,
         published_active: Some(32e9),
         active_without_embedding: true,
         config: "moonshotai/Kimi-K2-Instruct",
@@ -834,9 +860,36 @@ pub const PRESETS: &[Preset] = &[
             0,
         ),
         published_params: 80e9,
+        published_with_mtp: false,
         published_active: None,
         active_without_embedding: false,
         config: "Qwen/Qwen3-Next-80B-A3B-Thinking",
+        checkpoint: BF16_CHECKPOINT,
+    },
+    // Qwen3.5's dense models count as their checkpoints' tensors (the cards' "9B" and "27B" are
+    // size labels): the Hub API's `safetensors.total` for the 9B, recorded in jm-vis/modelroom
+    // (model sha c2022362), and for the 27B a catalog's `parameters_raw`, which Qwen3.8-27B's
+    // index `total_size` / 2 repeats (tests/fixtures/qwen3.5/SOURCES.md).
+    Preset {
+        id: "qwen3.5-9b",
+        name: "Qwen3.5-9B",
+        arch: qwen3_5(32, 4096, 16, 4, 32, 12288),
+        published_params: 9_653_104_368.0,
+        published_with_mtp: true,
+        published_active: None,
+        active_without_embedding: false,
+        config: "Qwen/Qwen3.5-9B",
+        checkpoint: BF16_CHECKPOINT,
+    },
+    Preset {
+        id: "qwen3.5-27b",
+        name: "Qwen3.5-27B",
+        arch: qwen3_5(64, 5120, 24, 4, 48, 17408),
+        published_params: 27_781_427_952.0,
+        published_with_mtp: true,
+        published_active: None,
+        active_without_embedding: false,
+        config: "Qwen/Qwen3.5-27B",
         checkpoint: BF16_CHECKPOINT,
     },
     // Qwen3.5's mixtures of experts (Qwen3.6-35B-A3B has the 35B's shape). The cards' active
@@ -846,6 +899,7 @@ pub const PRESETS: &[Preset] = &[
         name: "Qwen3.5-35B-A3B",
         arch: qwen3_5_moe(40, 2048, 16, 32, 256, 8, 512),
         published_params: 35e9,
+        published_with_mtp: false,
         published_active: None,
         active_without_embedding: false,
         config: "Qwen/Qwen3.5-35B-A3B",
@@ -856,6 +910,7 @@ pub const PRESETS: &[Preset] = &[
         name: "Qwen3.5-122B-A10B",
         arch: qwen3_5_moe(48, 3072, 32, 64, 256, 8, 1024),
         published_params: 122e9,
+        published_with_mtp: false,
         published_active: None,
         active_without_embedding: false,
         config: "Qwen/Qwen3.5-122B-A10B",
@@ -866,6 +921,7 @@ pub const PRESETS: &[Preset] = &[
         name: "Qwen3.5-397B-A17B",
         arch: qwen3_5_moe(60, 4096, 32, 64, 512, 10, 1024),
         published_params: 397e9,
+        published_with_mtp: false,
         published_active: None,
         active_without_embedding: false,
         config: "Qwen/Qwen3.5-397B-A17B",
@@ -900,6 +956,7 @@ pub const PRESETS: &[Preset] = &[
             29,
         ),
         published_params: 31.6e9,
+        published_with_mtp: false,
         published_active: Some(3.2e9),
         active_without_embedding: true,
         config: "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16",
@@ -966,8 +1023,12 @@ pub fn preset(id: &str) -> Option<&'static Preset> {
 /// assumed for a bare `--params` (a Llama-style model, as the note on the result says).
 pub fn nearest_preset(params: f64) -> &'static Preset {
     let distance = |p: &Preset| (p.published_params.ln() - params.max(1.0).ln()).abs();
-    let plain =
-        |p: &&Preset| !p.arch.moe.is_moe() && !p.arch.mla.is_mla() && p.arch.window.layers == 0;
+    let plain = |p: &&Preset| {
+        !p.arch.moe.is_moe()
+            && !p.arch.mla.is_mla()
+            && p.arch.window.layers == 0
+            && p.arch.recurrent.layers == 0
+    };
     PRESETS[..CATALOGUE_PRESETS]
         .iter()
         .filter(plain)

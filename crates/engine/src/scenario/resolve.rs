@@ -520,15 +520,18 @@ impl Scenario {
     }
 }
 
-/// Every shape field is positive, heads divide into the hidden size (unless head-dim is given)
-/// and into the KV heads, and the parameter count is at least 1.
+/// Every shape field is positive, heads divide into the hidden size where head-dim is derived
+/// from them (a hidden size or head count typed without head-dim; a preset's head-dim is its
+/// own, as Qwen3.5-27B's 24 heads of 256 beside a 5120 hidden size) and into the KV heads, and the
+/// parameter count is at least 1.
 fn check_shape(s: &Scenario, arch: &Architecture, params: f64, errors: &mut Vec<FieldError>) {
     for (field, value) in arch.fields() {
         if value == 0 {
             errors.push(FieldError::new(field, "must be at least 1"));
         }
     }
-    if s.head_dim.is_none() && arch.heads > 0 && !arch.hidden.is_multiple_of(arch.heads) {
+    let derived_head_dim = s.head_dim.is_none() && (s.hidden.is_some() || s.heads.is_some());
+    if derived_head_dim && arch.heads > 0 && !arch.hidden.is_multiple_of(arch.heads) {
         errors.push(FieldError::new(
             "heads",
             format!(
