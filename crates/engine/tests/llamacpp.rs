@@ -187,3 +187,29 @@ fn a_fused_qkv_projection_keeps_its_roped_q_and_k_beside_it() {
                    &ubatch-size=256&flash-attn=false&logit-rows=ubatch";
     assert!((gpu_mib(q, "compute_buffer") - gpu_mib(by_hand, "compute_buffer") - 6.0).abs() < 0.01);
 }
+
+#[test]
+fn a_hybrids_attention_blocks_are_every_fourth_as_llama_cpp_loads_them() {
+    // Qwen3.5-27B (llama-040): 64 blocks, attention where (il + 1) % 4 == 0. -ngl 26 offloads
+    // the output layer and blocks 39–63, 7 of the 16 attention blocks and 18 of the 48
+    // recurrent ones, which is what its log's CUDA0 KV (3584 of 8192 MiB) and RS buffers say.
+    let q = "mode=inference&runtime=llama.cpp&model=qwen3.5-27b&quant=Q4_K_S&ctx-size=131072\
+             &parallel=1&ubatch-size=1024&flash-attn=true&n-gpu-layers=26";
+    let at = |ngl: u32, id: &str| {
+        gpu_mib(
+            &q.replace("n-gpu-layers=26", &format!("n-gpu-layers={ngl}")),
+            id,
+        )
+    };
+    let kv = |ngl: u32| at(ngl, "kv_cache");
+    let state = |ngl: u32| at(ngl, "recurrent_state");
+    assert_eq!(kv(26), kv(65) * 7.0 / 16.0);
+    assert_eq!(state(26), state(65) * 18.0 / 48.0);
+    // The last block is an attention block, the one before it recurrent.
+    assert!(kv(2) > 0.0 && state(2) == 0.0);
+    assert!(kv(3) == kv(2) && state(3) > 0.0);
+    // The weights follow: llama-040 logs a 6096.65 MiB CUDA0 model buffer; with every kind
+    // stacked in the last blocks the offloaded 25 held 15% more.
+    let weights = gpu_mib(q, "weights");
+    assert!((weights / 6096.65 - 1.0).abs() < 0.01, "{weights}");
+}

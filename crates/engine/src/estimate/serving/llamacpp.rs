@@ -280,6 +280,17 @@ impl LayerClasses {
         counts
     }
 
+    /// The class of one layer.
+    fn class_of(&self, layer: u32) -> usize {
+        (0..)
+            .zip(self.runs())
+            .find(|(_, (run, _))| run.contains(&layer))
+            .map_or(0, |(index, (_, middle))| {
+                let residue = if middle { (layer - self.eighth) % 3 } else { 0 };
+                3 * index + residue as usize
+            })
+    }
+
     /// Each class's last layer: a layer that stands for its class, in range for every tensor
     /// whose layers reach the class at all (a tensor's layers run to the last one).
     fn last_layers(&self) -> [Option<u32>; LAYER_CLASSES] {
@@ -303,22 +314,84 @@ impl LayerClasses {
 
 const LAYER_CLASSES: usize = 18;
 
+/// The blocks that hold a part of the model. When every block holds every part but one, the
+/// blocks without it come first (`From`: DeepSeek's dense MLP layers precede the experts). A
+/// hybrid interleaves its kinds: llama.cpp's qwen3next and qwen35 loaders make block `il` an
+/// attention block when `(il + 1) % full_attention_interval == 0` and a gated-DeltaNet block
+/// otherwise (src/llama-model.cpp, `recurrent_layer_arr`), which `Spread` and `Rest` are
+/// exactly; a pattern the shape does not keep (Nemotron-H's `hybrid_override_pattern`) is
+/// spread the same way.
+#[derive(Clone, Copy, PartialEq)]
+enum LayerSet {
+    From(u32),
+    /// `m` of the `n` blocks, evenly: block `il` when `⌊(il + 1)·m/n⌋ > ⌊il·m/n⌋`, which is the
+    /// last of every `n/m` when `m` divides `n`.
+    Spread(u32),
+    /// The blocks `Spread(m)` leaves.
+    Rest(u32),
+}
+
+impl LayerSet {
+    /// Where `a`'s attention and recurrent mixers sit among its `n` blocks.
+    fn mixers(a: &Architecture) -> (LayerSet, LayerSet) {
+        let n = a.layers;
+        let attention = a.attention_layers();
+        if a.no_attention == 0 && a.no_mlp == 0 {
+            return (LayerSet::From(0), LayerSet::From(n));
+        }
+        let recurrent = if attention + a.recurrent.layers == n {
+            LayerSet::Rest(attention)
+        } else {
+            LayerSet::Spread(a.recurrent.layers)
+        };
+        (LayerSet::Spread(attention), recurrent)
+    }
+
+    /// The blocks below `end` that `Spread(m)` holds.
+    fn spread_below(m: u32, n: u32, end: u32) -> u32 {
+        u32::try_from(u64::from(end) * u64::from(m) / u64::from(n.max(1))).unwrap_or(u32::MAX)
+    }
+
+    fn contains(self, layer: u32, n: u32) -> bool {
+        match self {
+            LayerSet::From(first) => layer >= first,
+            LayerSet::Spread(m) => {
+                Self::spread_below(m, n, layer + 1) > Self::spread_below(m, n, layer)
+            }
+            LayerSet::Rest(m) => !LayerSet::Spread(m).contains(layer, n),
+        }
+    }
+
+    /// How many of the blocks in `layers` (of `n`) it holds.
+    fn count_in(self, layers: &Range<u32>, n: u32) -> u32 {
+        let (start, end) = (layers.start.min(n), layers.end.min(n));
+        if start >= end {
+            return 0;
+        }
+        match self {
+            LayerSet::From(first) => end.saturating_sub(start.max(first)),
+            LayerSet::Spread(m) => Self::spread_below(m, n, end) - Self::spread_below(m, n, start),
+            LayerSet::Rest(m) => (end - start) - LayerSet::Spread(m).count_in(layers, n),
+        }
+    }
+}
+
 /// `Block`'s variants, for counting the tensors of each kind met so far.
 const BLOCK_KINDS: usize = Block::Recurrent as usize + 1;
 
-/// The tensors that every layer from `first` on holds: those typed alike in every layer summed
-/// once, and those whose type follows the layer summed per layer class.
+/// The tensors that every block of `held` holds: those typed alike in every layer summed once,
+/// and those whose type follows the layer summed per layer class.
 #[derive(Clone, Copy)]
 struct LayerStart {
-    first: u32,
+    held: LayerSet,
     alike: BlockWeights,
     by_class: [BlockWeights; LAYER_CLASSES],
 }
 
 impl LayerStart {
-    fn new(first: u32) -> LayerStart {
+    fn new(held: LayerSet) -> LayerStart {
         LayerStart {
-            first,
+            held,
             alike: BlockWeights::default(),
             by_class: [BlockWeights::default(); LAYER_CLASSES],
         }
@@ -333,8 +406,8 @@ impl LayerStart {
 struct QuantizedFile {
     layers: u32,
     classes: LayerClasses,
-    /// One per distinct first layer; a model's layer kinds start at few (dense MLP layers before
-    /// the experts, attention after recurrent ones), so this is short.
+    /// One per distinct set of blocks; a model has few (the dense MLP layers and the experts,
+    /// a hybrid's attention and recurrent blocks), so this is short.
     starts: Vec<LayerStart>,
     /// Each block's norms, kept in f32: two per block.
     norms: f64,
@@ -351,6 +424,7 @@ impl QuantizedFile {
         model.has_imatrix = true;
         let classes = LayerClasses::new(n);
         let last_layers = classes.last_layers();
+        let (attention_blocks, recurrent_blocks) = LayerSet::mixers(a);
         let mut starts: Vec<LayerStart> = Vec::new();
         let mut seen_in_block = [0usize; BLOCK_KINDS];
         a.each_linear(|linear| {
@@ -370,8 +444,14 @@ impl QuantizedFile {
             // Rounded half up by adding a half and truncating: the same whole number as
             // `f64::round` (at least one), without its libm call (one per tensor per estimate).
             let layers_with = ((shape.count / experts + 0.5) as u32).max(1);
-            // Layers without this tensor come first: dense MLP layers precede the experts.
-            let first = n.saturating_sub(layers_with);
+            let held = match linear.block {
+                _ if layers_with >= n => LayerSet::From(0),
+                Block::Attention => attention_blocks,
+                Block::Recurrent => recurrent_blocks,
+                // A hybrid's MLP-only and mixer-only blocks interleave too.
+                _ if a.no_mlp > 0 => LayerSet::Spread(layers_with),
+                _ => LayerSet::From(n - layers_with),
+            };
             let elements = shape.rows * shape.cols * experts;
             let dims = [shape.rows as u64, shape.cols as u64, experts as u64];
             let tensor = NamedTensor::with_rules(
@@ -394,13 +474,18 @@ impl QuantizedFile {
                 }
             };
             let is_expert = linear.block == Block::RoutedExpert;
-            let start = match starts.iter().position(|start| start.first == first) {
+            let start = match starts.iter().position(|start| start.held == held) {
                 Some(found) => &mut starts[found],
                 None => {
-                    starts.push(LayerStart::new(first));
+                    starts.push(LayerStart::new(held));
                     let last = starts.len() - 1;
                     &mut starts[last]
                 }
+            };
+            // A class's type is the same in each of its blocks, so its last block stands for it.
+            let first = match held {
+                LayerSet::From(first) => first,
+                LayerSet::Spread(_) | LayerSet::Rest(_) => 0,
             };
             if !tensor.reads_layer_in(quant) {
                 start.alike.add(bytes_at(first), is_expert);
@@ -449,7 +534,19 @@ impl QuantizedFile {
         let end = layers.end.min(self.layers);
         let mut sum = BlockWeights::default();
         for start in &self.starts {
-            let held = layers.start.max(start.first)..end;
+            let LayerSet::From(first) = start.held else {
+                // Interleaved blocks are visited one by one: a hybrid's few dozen.
+                for layer in layers.start..end {
+                    if start.held.contains(layer, self.layers) {
+                        sum.merge(&start.alike);
+                        if let Some(typed) = start.by_class.get(self.classes.class_of(layer)) {
+                            sum.merge(typed);
+                        }
+                    }
+                }
+                continue;
+            };
+            let held = layers.start.max(first)..end;
             if held.is_empty() {
                 continue;
             }
@@ -546,21 +643,21 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
     };
     let attention = a.attention_layers();
     let sliding = a.window.layers.min(attention);
-    // Which blocks are sliding and which recurrent is not known layer by layer: spread evenly.
+    // Which attention blocks slide is not known block by block: spread evenly among them.
     let sliding_share = f64::from(sliding) / f64::from(attention.max(1));
-    let layer_kv = f64::from(attention) / f64::from(n.max(1))
-        * per_cell
-        * ((1.0 - sliding_share) * cells + sliding_share * window_cells);
+    let attention_kv = per_cell * ((1.0 - sliding_share) * cells + sliding_share * window_cells);
     let (state, conv) = a.recurrent.state_elements();
-    let layer_state = f64::from(a.recurrent.layers) / f64::from(n.max(1))
-        * (state + conv)
-        * FP32_BYTES
-        * f64::from(slots);
-
+    let layer_state = (state + conv) * FP32_BYTES * f64::from(slots);
+    let (attention_blocks, recurrent_blocks) = LayerSet::mixers(a);
+    let (gpu_range, host_range) = (first_gpu_block..n, 0..first_gpu_block);
     let (gpu_kv, host_kv, gpu_state) = (
-        layer_kv * f64::from(gpu_blocks),
-        layer_kv * f64::from(first_gpu_block),
-        layer_state * f64::from(gpu_blocks),
+        attention_kv * f64::from(attention_blocks.count_in(&gpu_range, n)),
+        attention_kv * f64::from(attention_blocks.count_in(&host_range, n)),
+        if a.recurrent.layers > 0 {
+            layer_state * f64::from(recurrent_blocks.count_in(&gpu_range, n))
+        } else {
+            0.0
+        },
     );
     let placed = &weights.placed;
     let (mut gpu_model, mut host_model, largest_host) = (
