@@ -129,6 +129,11 @@ class Plans(unittest.TestCase):
         self.assertRegex(reason({"mode": "full", "weights": "fp32", "checkpointing": "selective"}), "whole layers")
         self.assertRegex(reason({"mode": "inference", "runtime": "vllm"}), "runtime=vllm")
         self.assertRegex(reason({"mode": "inference", "cache": "quantized"}), "optimum-quanto")
+        # fp8 runs through torchao, so the scenario must name which torchao matmul it estimates.
+        self.assertRegex(reason({"mode": "inference", "weights": "fp8"}), "quant-kernel=torchao-wo")
+        self.assertIsNone(reason({"mode": "inference", "weights": "fp8", "quant-kernel": "torchao-dq"}))
+        self.assertRegex(reason({"mode": "inference", "weights": "int8", "quant-kernel": "torchao-wo"}), "bitsandbytes")
+        self.assertRegex(reason({"mode": "inference", "weights": "nf4", "quant-head": True}), "LM head")
         moe = plan_line({"id": "m", "config": "qwen3-30b-a3b.json", "layers": 2, "scenario": {"mode": "lora", "lora-targets": "all"}}, VRAMFIT)
         self.assertRegex(unsupported(moe), "fuses")
 
@@ -156,6 +161,7 @@ class Matrix(unittest.TestCase):
         self.assertEqual({s.get("checkpointing") for s in scenarios if s["mode"] != "inference"}, {"none", "full"})
         self.assertIn("adamw-8bit", {s.get("optimizer") for s in scenarios})
         self.assertTrue({2, 4} <= {s.get("checkpoint-every") for s in scenarios})
+        self.assertEqual({s.get("quant-kernel") for s in scenarios if s["weights"] == "fp8"}, {"torchao-wo", "torchao-dq"})
         configs = {r["config"] for r in rows}
         self.assertTrue({"qwen3-30b-a3b.json", "mixtral-8x7b-v0.1.json"} <= configs)
         self.assertTrue({"gemma-2-2b-it.json", "mistral-7b-v0.1.json"} <= configs)

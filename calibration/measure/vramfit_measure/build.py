@@ -1,5 +1,6 @@
 """The model a plan describes, with random weights and no download: `from_config` on the device in
-the scenario's float dtype; for a quantized format (bitsandbytes nf4/int8, torchao fp8) the random
+the scenario's float dtype; for a quantized format (bitsandbytes nf4/int8, torchao fp8 weight-only
+or dynamic, as `quant-kernel` says) the random
 model is saved once and loaded back through `from_pretrained` with the quantization config, the
 path a user's checkpoint takes. LoRA and QLoRA wrap it with peft.
 """
@@ -13,7 +14,7 @@ from pathlib import Path
 import torch
 from transformers import AutoConfig, AutoModelForCausalLM
 
-from .plan import FLOAT_WEIGHTS, Plan, act_dtype
+from .plan import FLOAT_WEIGHTS, TORCHAO_FP8, Plan, act_dtype
 
 DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
 
@@ -55,10 +56,11 @@ def quantization_config(plan: Plan):
 
         return BitsAndBytesConfig(load_in_8bit=True)
     if s["weights"] == "fp8":
-        from torchao.quantization import Float8WeightOnlyConfig
+        import torchao.quantization
         from transformers import TorchAoConfig
 
-        return TorchAoConfig(quant_type=Float8WeightOnlyConfig())
+        config = getattr(torchao.quantization, TORCHAO_FP8[s["quant-kernel"]])
+        return TorchAoConfig(quant_type=config())
     raise ValueError(f"weights={s['weights']} has no quantizer in the kit")
 
 

@@ -233,6 +233,28 @@ def act_dtype(s: dict) -> str:
     return s["weights"] if s["weights"] in FLOAT_WEIGHTS else "bf16"
 
 
+# The torchao config each of vramfit's torchao kernels is, for fp8 weights.
+TORCHAO_FP8 = {
+    "torchao-wo": "Float8WeightOnlyConfig",
+    "torchao-dq": "Float8DynamicActivationFloat8WeightConfig",
+}
+
+
+def quant_kernel_mismatch(weights: str, kernel: str) -> str | None:
+    """Why the kit's quantizer for `weights` is not the matmul `quant-kernel` names, or None: fp8
+    runs through torchao (weight-only or dynamic, as the scenario says), int8 through bitsandbytes'
+    LLM.int8 (`auto`)."""
+    if weights == "fp8" and kernel not in TORCHAO_FP8:
+        return (
+            f"weights=fp8 with quant-kernel={kernel}: the kit quantizes fp8 with torchao; write "
+            "quant-kernel=torchao-wo (Float8WeightOnlyConfig) or torchao-dq "
+            "(Float8DynamicActivationFloat8WeightConfig)"
+        )
+    if weights in ("int8", "nf4") and kernel != "auto":
+        return f"weights={weights} with quant-kernel={kernel}: the kit quantizes {weights} with bitsandbytes (quant-kernel=auto)"
+    return None
+
+
 def unsupported(plan: Plan) -> str | None:
     """Why plain PyTorch, transformers and peft have no reference run of this scenario, or None."""
     s = plan.scenario
@@ -246,6 +268,7 @@ def unsupported(plan: Plan) -> str | None:
         "images": (0, "the kit builds text models"),
         "head": ("lm", "the kit builds causal language models"),
         "loss": ("whole", "transformers computes the loss over the whole sequence"),
+        "quant-head": (False, "transformers' quantizers leave the LM head in the compute dtype"),
         "compile": (False, "the kit runs eager PyTorch"),
         "optimizer-step": ("foreach", "the kit steps torch's default multi-tensor optimizer after the backward pass"),
         "offload-activations": (False, "the kit keeps activations on the GPU"),
@@ -269,7 +292,7 @@ def unsupported(plan: Plan) -> str | None:
             return "cache=quantized: QuantizedCache needs optimum-quanto, not in the kit's stack"
         if weights not in FLOAT_WEIGHTS + ("int8", "nf4", "fp8"):
             return f"weights={weights}: no quantizer in the kit for it (int8/nf4: bitsandbytes, fp8: torchao)"
-        return None
+        return quant_kernel_mismatch(weights, s.get("quant-kernel", "auto"))
     if mode == "full" and weights not in FLOAT_WEIGHTS:
         return f"full fine-tuning of {weights} weights"
     if mode == "lora" and weights not in FLOAT_WEIGHTS:
