@@ -134,6 +134,9 @@ class Plans(unittest.TestCase):
         self.assertIsNone(reason({"mode": "inference", "weights": "fp8", "quant-kernel": "torchao-dq"}))
         self.assertRegex(reason({"mode": "inference", "weights": "int8", "quant-kernel": "torchao-wo"}), "bitsandbytes")
         self.assertRegex(reason({"mode": "inference", "weights": "nf4", "quant-head": True}), "LM head")
+        self.assertRegex(reason({"mode": "qlora", "weights": "nf4", "nf4-kernel": "bnb-legacy"}), "0.43.2")
+        self.assertRegex(reason({"mode": "qlora", "weights": "nf4", "nf4-kernel": "torchao"}), "double-quant")
+        self.assertIsNone(reason({"mode": "qlora", "weights": "nf4", "nf4-kernel": "torchao", "double-quant": True}))
         moe = plan_line({"id": "m", "config": "qwen3-30b-a3b.json", "layers": 2, "scenario": {"mode": "lora", "lora-targets": "all"}}, VRAMFIT)
         self.assertRegex(unsupported(moe), "fuses")
 
@@ -162,6 +165,7 @@ class Matrix(unittest.TestCase):
         self.assertIn("adamw-8bit", {s.get("optimizer") for s in scenarios})
         self.assertTrue({2, 4} <= {s.get("checkpoint-every") for s in scenarios})
         self.assertEqual({s.get("quant-kernel") for s in scenarios if s["weights"] == "fp8"}, {"torchao-wo", "torchao-dq"})
+        self.assertIn("torchao", {s.get("nf4-kernel") for s in scenarios if s["mode"] == "qlora"})
         configs = {r["config"] for r in rows}
         self.assertTrue({"qwen3-30b-a3b.json", "mixtral-8x7b-v0.1.json"} <= configs)
         self.assertTrue({"gemma-2-2b-it.json", "mistral-7b-v0.1.json"} <= configs)
@@ -188,10 +192,11 @@ class Steps(unittest.TestCase):
     def tearDownClass(cls):
         cls.tmp.cleanup()
 
-    def run_step(self, fixture: str, scenario: dict, attention: str = "sdpa") -> dict:
+    def run_step(self, fixture: str, scenario: dict, attention: str = "sdpa", config_sizes: dict | None = None) -> dict:
         from vramfit_measure.step import run_step
 
-        plan = plan_line(scenario_line(small_config(fixture, self.dir), scenario, attention), VRAMFIT)
+        config = small_config(fixture, self.dir, **(config_sizes or {}))
+        plan = plan_line(scenario_line(config, scenario, attention), VRAMFIT)
         self.assertIsNone(unsupported(plan) or missing(plan))
         workload = run_step(plan, self.dir / "checkpoints")
         self.assertEqual(workload["device"], "cpu")
@@ -248,6 +253,29 @@ class Steps(unittest.TestCase):
         self.assertEqual(w["step"]["trained_dtype"], "fp32")
         w = self.run_step("mixtral-8x7b-v0.1.json", {"mode": "lora", "weights": "bf16", "batch": 1, "seq": 16, "lora-targets": "q,v"})
         self.assertEqual(w["model"]["class"], "PeftModelForCausalLM")
+
+
+    def test_torchao_nf4_qlora_keeps_the_base_in_nf4_and_trains_the_adapters(self):
+        try:
+            from torchao.quantization import NF4Tensor
+        except ImportError:
+            from torchao.dtypes import NF4Tensor
+        import torch
+        from vramfit_measure.build import build
+
+        # NF4 quantizes 64-value blocks and their scales in groups of 256: every weight a
+        # multiple of 16384 values.
+        sizes = {"hidden_size": 256, "intermediate_size": 512, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 64}
+        config = small_config("llama-3.2-1b-instruct.json", self.dir, **sizes)
+        scenario = {"mode": "qlora", "weights": "nf4", "nf4-kernel": "torchao", "double-quant": True, "batch": 2, "seq": 32, "lora-targets": "all", "lora-rank": 4}
+        plan = plan_line(scenario_line(config, scenario), VRAMFIT)
+        model = build(plan, torch.device("cpu"), self.dir / "checkpoints")
+        base = model.get_base_model()
+        self.assertIsInstance(base.model.layers[0].mlp.down_proj.base_layer.weight, NF4Tensor)
+        self.assertNotIsInstance(base.lm_head.weight, NF4Tensor)
+        w = self.run_step("llama-3.2-1b-instruct.json", scenario, config_sizes=sizes)
+        self.assertEqual(w["step"]["trained_dtype"], "fp32")
+        self.assertGreater(w["step"]["trainable_params"], 0)
 
 
 class EndToEnd(unittest.TestCase):

@@ -1,8 +1,9 @@
 """The model a plan describes, with random weights and no download: `from_config` on the device in
 the scenario's float dtype; for a quantized format (bitsandbytes nf4/int8, torchao fp8 weight-only
-or dynamic, as `quant-kernel` says) the random
-model is saved once and loaded back through `from_pretrained` with the quantization config, the
-path a user's checkpoint takes. LoRA and QLoRA wrap it with peft.
+or dynamic, as `quant-kernel` says) the random model is saved once and loaded back through
+`from_pretrained` with the quantization config, the path a user's checkpoint takes; torchao's NF4
+(`nf4-kernel=torchao`) replaces the built model's linear weights in place, as torchtune does.
+LoRA and QLoRA wrap it with peft.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 import torch
 from transformers import AutoConfig, AutoModelForCausalLM
 
-from .plan import FLOAT_WEIGHTS, TORCHAO_FP8, Plan, act_dtype
+from .plan import FLOAT_WEIGHTS, TORCHAO_FP8, Plan, act_dtype, torchao_nf4
 
 DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
 
@@ -64,6 +65,22 @@ def quantization_config(plan: Plan):
     raise ValueError(f"weights={s['weights']} has no quantizer in the kit")
 
 
+def nf4_with_torchao(model) -> None:
+    """torchtune's QLoRA base: every linear layer but the LM head keeps its weight as torchao's
+    `NF4Tensor` (`to_nf4`'s 64-value blocks, their scales quantized per 256), whose matmul
+    (`linear_nf4`) saves only the weight for the backward pass. The 16-bit weights it replaces are
+    freed before the step's peak is reset."""
+    try:
+        from torchao.quantization import to_nf4
+    except ImportError:  # older torchao keeps it under torchao.dtypes
+        from torchao.dtypes import to_nf4
+
+    head = model.get_output_embeddings()
+    for module in model.modules():
+        if isinstance(module, torch.nn.Linear) and module is not head:
+            module.weight = torch.nn.Parameter(to_nf4(module.weight.detach()), requires_grad=False)
+
+
 def random_checkpoint(plan: Plan, dtype: torch.dtype, cache: Path) -> Path:
     """A checkpoint of the random model, saved once per config and dtype under `cache`."""
     key = hashlib.sha256(json.dumps([plan.hf_config, str(dtype)], sort_keys=True).encode()).hexdigest()[:16]
@@ -84,6 +101,12 @@ def build(plan: Plan, device: torch.device, cache: Path):
             model = AutoModelForCausalLM.from_config(
                 hf_config(plan), dtype=DTYPES[s["weights"]], attn_implementation=attn
             )
+    elif torchao_nf4(s):
+        with device:
+            model = AutoModelForCausalLM.from_config(
+                hf_config(plan), dtype=DTYPES[act_dtype(s)], attn_implementation=attn
+            )
+        nf4_with_torchao(model)
     else:
         checkpoint = random_checkpoint(plan, DTYPES[act_dtype(s)], cache)
         model = AutoModelForCausalLM.from_pretrained(

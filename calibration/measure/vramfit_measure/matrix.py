@@ -42,7 +42,7 @@ ID_KEYS = {
     "weights": "", "act-dtype": "act-", "master-weights": "master-", "optimizer": "", "batch": "b",
     "prompt": "p", "seq": "s", "cache": "", "max-cache-len": "max", "checkpointing": "ckpt-", "checkpoint-every": "every",
     "lora-targets": "", "lora-rank": "r", "lora-dropout": "dropout-", "double-quant": "dq-",
-    "quant-kernel": "",
+    "quant-kernel": "", "nf4-kernel": "",
 }
 
 
@@ -177,6 +177,11 @@ def qlora_rows() -> list[dict]:
     for batch, seq in ((1, 4096), (8, 1024)):
         for checkpointing in ("none", "full"):
             rows.append(line(LLAMA31_8B, train("qlora", batch, seq, checkpointing, weights="nf4", **lora("q,v", 16))))
+    # torchao's NF4 (torchtune's QLoRA), which one published run measures.
+    torchao = {"double-quant": True, "nf4-kernel": "torchao"}
+    for model in (LLAMA31_8B, QWEN3_8B):
+        for checkpointing in ("none", "full"):
+            rows.append(line(model, train("qlora", 2, 1024, checkpointing, weights="nf4", **lora("all", 16, **torchao))))
     return rows
 
 

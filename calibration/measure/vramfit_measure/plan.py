@@ -41,14 +41,21 @@ SHAPE_KEYS = (
 
 FLOAT_WEIGHTS = ("fp32", "fp16", "bf16")
 
-# The package each weight format or optimizer needs beyond torch, transformers and peft.
+# The package each weight format or optimizer needs beyond torch, transformers and peft. NF4 is
+# bitsandbytes' unless `nf4-kernel` says torchao (torchtune's QLoRA).
 NEEDS_PACKAGE = {
     ("weights", "nf4"): "bitsandbytes",
     ("weights", "int8"): "bitsandbytes",
     ("weights", "fp8"): "torchao",
+    ("nf4-kernel", "torchao"): "torchao",
     ("optimizer", "adamw-8bit"): "bitsandbytes",
     ("attention-kernel", "flash"): "flash_attn",
 }
+
+
+def torchao_nf4(s: dict) -> bool:
+    """Whether the scenario's NF4 weights are torchao's `NF4Tensor` rather than bitsandbytes'."""
+    return s["weights"] == "nf4" and s.get("nf4-kernel") == "torchao"
 
 
 class PlanError(Exception):
@@ -287,6 +294,10 @@ def unsupported(plan: Plan) -> str | None:
     act = act_dtype(s)
     if s.get("kv-dtype") not in (None, act):
         return "kv-dtype differs from the activations: transformers caches in the compute dtype"
+    if weights == "nf4" and s.get("nf4-kernel") == "bnb-legacy":
+        return "nf4-kernel=bnb-legacy: the kit runs a current bitsandbytes (0.43.2 on), whose MatMul4Bit keeps no input (nf4-kernel=bnb)"
+    if torchao_nf4(s) and not s.get("double-quant"):
+        return "nf4-kernel=torchao without double-quant: torchao's NF4Tensor always quantizes its block scales"
     if mode == "inference":
         if s["cache"] == "quantized":
             return "cache=quantized: QuantizedCache needs optimum-quanto, not in the kit's stack"
@@ -298,7 +309,7 @@ def unsupported(plan: Plan) -> str | None:
     if mode == "lora" and weights not in FLOAT_WEIGHTS:
         return f"mode=lora on {weights} weights: that is qlora"
     if mode == "qlora" and weights not in ("nf4", "int8"):
-        return f"qlora on {weights} weights: the kit quantizes with bitsandbytes (nf4, int8)"
+        return f"qlora on {weights} weights: the kit quantizes with bitsandbytes (nf4, int8) or torchao (nf4)"
     if weights != "fp32" and act != weights and weights in FLOAT_WEIGHTS:
         return f"act-dtype={act} on {weights} weights: autocast is run on fp32 weights only"
     if mode == "full" and master_weights(s) and weights != "fp32":
@@ -332,8 +343,9 @@ def unsupported(plan: Plan) -> str | None:
 
 def needed_packages(plan: Plan) -> list[str]:
     s = plan.scenario
+    weights = ("nf4-kernel", "torchao") if torchao_nf4(s) else ("weights", s["weights"])
     wanted = [
-        NEEDS_PACKAGE.get(("weights", s["weights"])),
+        NEEDS_PACKAGE.get(weights),
         NEEDS_PACKAGE.get(("optimizer", s["optimizer"])) if s["mode"] != "inference" else None,
         NEEDS_PACKAGE.get(("attention-kernel", plan.attention)),
     ]
