@@ -24,7 +24,10 @@ const RUNTIME_LOGS: &str = include_str!("../../../calibration/runtime-logs.csv")
 #[command(
     name = "vramfit",
     version,
-    about = "Plan GPU memory for LLM training and inference"
+    about = "Plan GPU memory for LLM training and inference",
+    // Wide enough that the longest flag, vLLM's `--max-cudagraph-capture-size`, keeps every
+    // flag's help on its own line.
+    term_width = 120
 )]
 struct Cli {
     #[command(subcommand)]

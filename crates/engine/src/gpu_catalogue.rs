@@ -23,6 +23,10 @@ pub struct Gpu {
     /// An SXM card on an NVSwitch with NVLink SHARP (Hopper, Blackwell), where NCCL allocates its
     /// NVLS buffers on every GPU of a tensor-parallel group.
     pub nvswitch: bool,
+    /// A Hopper GPU (sm90), where vLLM's FlashAttention backend runs FlashAttention 3
+    /// (`get_flash_attn_version`, vllm/v1/attention/backends/fa_utils.py); elsewhere it runs
+    /// FlashAttention 2.
+    pub hopper: bool,
 }
 
 /// nvidia-smi's total less CUDA's on the cards where both are published (the catalogue's
@@ -45,6 +49,11 @@ impl Gpu {
 
     const fn on_nvswitch(mut self) -> Gpu {
         self.nvswitch = true;
+        self
+    }
+
+    const fn hopper(mut self) -> Gpu {
+        self.hopper = true;
         self
     }
 
@@ -76,6 +85,7 @@ const fn gpu(
         smi_total_mib,
         cuda_total_bytes: None,
         nvswitch: false,
+        hopper: false,
     }
 }
 
@@ -134,22 +144,29 @@ pub const GPUS: &[Gpu] = &[
     ),
     gpu("a6000", "RTX A6000 48GB", 48.0, None),
     // nvaccelinfo "Global Memory Size: 85045477376" beside nvidia-smi's 81559MiB (docs/gpu-totals.md).
-    gpu("h100-pcie", "H100 PCIe 80GB", 80.0, Some(81559)).cuda(85_045_477_376),
+    gpu("h100-pcie", "H100 PCIe 80GB", 80.0, Some(81559))
+        .cuda(85_045_477_376)
+        .hopper(),
     // Every vLLM 0.19.0 log of llm-d-planner's H100 sweep: total_memory=79.19GiB.
     gpu("h100-80", "H100 80GB", 80.0, Some(81559))
         .cuda(logged_gib(7919))
-        .on_nvswitch(),
+        .on_nvswitch()
+        .hopper(),
     gpu("a100-80", "A100 80GB", 80.0, Some(81920)),
     gpu("a800-80", "A800 80GB", 80.0, Some(81920)),
-    gpu("h100-nvl", "H100 NVL 94GB", 94.0, Some(95830)),
-    gpu("h20", "H20 96GB", 96.0, Some(97871)).on_nvswitch(),
+    gpu("h100-nvl", "H100 NVL 94GB", 94.0, Some(95830)).hopper(),
+    gpu("h20", "H20 96GB", 96.0, Some(97871))
+        .on_nvswitch()
+        .hopper(),
     gpu(
         "rtx-pro-6000",
         "RTX PRO 6000 Blackwell 96GB",
         96.0,
         Some(97887),
     ),
-    gpu("h200", "H200 141GB", 141.0, Some(143771)).on_nvswitch(),
+    gpu("h200", "H200 141GB", 141.0, Some(143771))
+        .on_nvswitch()
+        .hopper(),
     // "183,359 MiB in nvidia-smi and 178.35 GiB through CUDA" (docs/gpu-totals.md).
     gpu("b200", "B200 180GB", 180.0, Some(183359))
         .cuda(logged_gib(17835))

@@ -23,6 +23,43 @@ impl Runtime {
 }
 
 wire_enum! {
+    /// Which CUDA graphs vLLM captures (`--compilation-config.cudagraph_mode`,
+    /// vllm/config/compilation.py): piecewise graphs run every batch with attention left eager
+    /// between them; full graphs take whole decode-only batches, attention included.
+    CudagraphMode {
+        FullAndPiecewise = "full-and-piecewise" => "piecewise graphs for every batch size and full graphs for decode batches (vLLM's default since 0.11)",
+        Piecewise = "piecewise" => "piecewise graphs only (vLLM 0.10's default; what vLLM falls back to for backends without full graphs, such as Llama 4's chunked attention)",
+        FullDecodeOnly = "full-decode-only" => "full graphs for decode batches only; mixed batches run eager",
+    }
+}
+
+impl CudagraphMode {
+    pub fn piecewise(self) -> bool {
+        matches!(
+            self,
+            CudagraphMode::FullAndPiecewise | CudagraphMode::Piecewise
+        )
+    }
+
+    pub fn full(self) -> bool {
+        matches!(
+            self,
+            CudagraphMode::FullAndPiecewise | CudagraphMode::FullDecodeOnly
+        )
+    }
+}
+
+wire_enum! {
+    /// vLLM's attention backend (`--attention-backend`), as far as it changes memory: with full
+    /// CUDA graphs, FlashAttention 3 preallocates its split-KV buffers in the graph pool.
+    AttentionBackend {
+        Auto = "auto" => "vLLM's choice: FlashAttention for 16-bit models, Triton for fp32",
+        FlashAttn = "flash-attn" => "FlashAttention (version 3 on Hopper, 2 elsewhere)",
+        Triton = "triton" => "Triton attention (vLLM's pick for Gemma 3's image-prefix attention and for fp32)",
+    }
+}
+
+wire_enum! {
     /// llama.cpp's KV-cache types (`--cache-type-k`, `--cache-type-v`): ggml types, sized by
     /// their blocks (a quantized V cache needs flash attention).
     CacheType {

@@ -8,7 +8,9 @@ use crate::dtype::{Dtype, Int4Layout, Nf4Kernel, QuantKernel, QuantScope};
 use crate::lora::LoraTargets;
 use crate::model::FileWeights;
 use crate::optimizer::{Optimizer, OptimizerStep};
-use crate::runtime::{CacheType, GpuBackend, LogitRows, OffloadOutput, Runtime};
+use crate::runtime::{
+    AttentionBackend, CacheType, CudagraphMode, GpuBackend, LogitRows, OffloadOutput, Runtime,
+};
 use crate::sharding::{Offload, Sharding};
 use crate::units::{Bytes, Units, MIB};
 use crate::wire::Choice;
@@ -547,6 +549,17 @@ scenario_fields! {
     enforce_eager: bool = false,
         "enforce-eager", Flag, Vllm,
         "Enforce eager", "true to run without CUDA graphs (--enforce-eager)";
+    /// `--compilation-config.cudagraph_mode`.
+    cudagraph_mode: CudagraphMode = CudagraphMode::FullAndPiecewise,
+        "cudagraph-mode", pick::<CudagraphMode>(), Vllm,
+        "CUDA graph mode", "which CUDA graphs vLLM captures (--compilation-config.cudagraph_mode)";
+    /// `--max-cudagraph-capture-size`: the largest batch, in tokens, a graph is captured for.
+    max_cudagraph_capture_size: Option<u32> = None,
+        "max-cudagraph-capture-size", Optional { inner: Count, none: "min(2 × max-num-seqs, 512)" }, Vllm,
+        "Max CUDA graph size", "largest batch in tokens a CUDA graph is captured for (--max-cudagraph-capture-size; gpt-oss raises it to 1024)";
+    attention_backend: AttentionBackend = AttentionBackend::Auto,
+        "attention-backend", pick::<AttentionBackend>(), Vllm,
+        "Attention backend", "vLLM's attention backend (--attention-backend), which sizes the full graphs' buffers";
     mem_fraction_static: Option<f64> = None,
         "mem-fraction-static", Optional { inner: FRACTION, none: "SGLang's default for this GPU" }, Sglang,
         "Mem fraction static", "share of free memory for weights and the KV pool (--mem-fraction-static)";

@@ -6,6 +6,7 @@ mod layout;
 mod llamacpp;
 mod sglang;
 mod vllm;
+mod vllm_graphs;
 
 use super::stack::{explain, Component, Stack};
 use crate::dtype::Dtype;
@@ -17,9 +18,8 @@ use crate::units::{Bytes, GIB};
 use serde::{Deserialize, Serialize};
 
 pub(crate) use layout::KvLayout;
-pub use vllm::{
-    CUDA_GRAPH_BYTES_PER_LAYER, CUDA_GRAPH_BYTES_PER_LAYER_TP, SAMPLER_BYTES_PER_LOGIT,
-};
+pub use vllm::SAMPLER_BYTES_PER_LOGIT;
+pub use vllm_graphs::{GRAPH_BYTES_PER_DENSE_LAYER, GRAPH_BYTES_PER_MOE_LAYER, GRAPH_POOL_BYTES};
 
 /// What a serving runtime will do with the GPU: its KV pool, what the pool holds, and whether the
 /// runtime starts at all.

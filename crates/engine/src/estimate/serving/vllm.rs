@@ -5,7 +5,7 @@
 //!   below it (`init_device`, vllm/v1/worker/gpu_worker.py).
 //! - KV pool: `requested − weights − the profile run's torch peak − non-torch increase`
 //!   (`determine_available_memory`). CUDA graphs are captured afterwards, outside the budget
-//!   (0.19.0 logs its estimate but does not subtract it).
+//!   (0.19.0 logs its estimate but does not subtract it; `vllm_graphs` sizes them).
 //! - The profile run (`_dummy_run(max_num_batched_tokens)` then `_dummy_sampler_run` over
 //!   `min(max_num_seqs, max_num_batched_tokens)` rows of logits) sets the activation peak; with
 //!   chunked prefill (always on in V1) it does not depend on `max_model_len`.
@@ -20,12 +20,12 @@
 //!   of ≥ 70 GiB other than the A100, `max_num_batched_tokens` 8192 and `max_num_seqs` 1024;
 //!   elsewhere 2048 and 256. `block_size` 16; MLA backends (FlashMLA, CUTLASS MLA) use 64.
 
-use super::{gib2, push_non_torch, Deployment, KvLayout, Serving, Settings};
+use super::{gib2, push_non_torch, vllm_graphs, Deployment, KvLayout, Serving, Settings};
 use crate::estimate::overhead;
 use crate::estimate::stack::{explain, num, Stack};
 use crate::runtime::Runtime;
 use crate::scenario::{Resolved, Scenario};
-use crate::units::{Bytes, GIB, MIB};
+use crate::units::{Bytes, GIB};
 
 /// Bytes the dummy sampler keeps per logit at its peak: the logits, an fp32 copy, the
 /// probabilities, the random-sampling tensor and top-k/top-p masks. Fitted to the dense H100 runs
@@ -37,13 +37,6 @@ pub const SAMPLER_BYTES_PER_LOGIT: f64 = 15.0;
 /// of 64; vllm/platforms/cuda.py `check_and_update_config`).
 pub const DEFAULT_BLOCK_TOKENS: u32 = 16;
 pub const MLA_BLOCK_TOKENS: u32 = 64;
-
-/// The CUDA graphs vLLM captures after sizing the pool (51 piecewise sizes up to 512 tokens),
-/// per layer on the GPU: `Graph capturing finished … took` logs 0.50–0.65 GiB for 7–8B models
-/// (28–32 layers) at TP1, and 2.62 GiB (Qwen2.5-72B, 80 layers) and 3.45 GiB (Qwen3-235B, 94
-/// layers) at TP4, where each graph also captures the all-reduces.
-pub const CUDA_GRAPH_BYTES_PER_LAYER: Bytes = Bytes(18 * MIB);
-pub const CUDA_GRAPH_BYTES_PER_LAYER_TP: Bytes = Bytes(33 * MIB);
 
 /// Above this total, a GPU other than the A100 gets the large scheduler defaults.
 const LARGE_GPU: Bytes = Bytes(70 * GIB);
@@ -250,26 +243,23 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
             Bytes::from_f64(total).display(s.units)
         ),
     );
-    let per_layer = if d.tp > 1 {
-        CUDA_GRAPH_BYTES_PER_LAYER_TP
-    } else {
-        CUDA_GRAPH_BYTES_PER_LAYER
-    };
-    let layers_here = r.arch.layers.div_ceil(d.pp.max(1));
-    let graphs = if s.enforce_eager {
-        0.0
-    } else {
-        f64::from(layers_here) * per_layer.as_f64()
-    };
+    let graphs = vllm_graphs::cuda_graphs(
+        s,
+        r,
+        d.tp,
+        d.pp,
+        sched.seqs,
+        sched.batched_tokens,
+        &mut settings,
+    );
     stack.push(
         "cuda_graphs",
         "CUDA graphs (outside the budget)",
-        graphs,
+        graphs.bytes,
         explain!(
             ex,
-            "captured after the pool is sized: {} layers × {} MiB",
-            layers_here,
-            per_layer.0 / MIB
+            "captured after the pool is sized: {}",
+            graphs.explanation
         ),
     );
     overhead::push_context(s, stack);
@@ -298,7 +288,6 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
         None
     };
     settings.given("gpu-memory-utilization", util);
-    settings.given("enforce-eager", s.enforce_eager);
     Serving {
         runtime: Runtime::Vllm,
         kv_pool_bytes: Bytes::from_f64(pool),

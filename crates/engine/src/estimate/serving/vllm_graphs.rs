@@ -1,0 +1,188 @@
+//! The CUDA graphs vLLM V1 captures once the KV pool is sized, as v0.19 captures them
+//! (`GPUModelRunner.capture_model`, vllm/v1/worker/gpu_model_runner.py). Its log line
+//! `Graph capturing finished in N secs, took X GiB` is the drop in free device memory across the
+//! capture, which is what this module estimates.
+//!
+//! - Sizes (`VllmConfig._set_cudagraph_sizes`, vllm/config/vllm.py): `[1, 2, 4] +
+//!   range(8, 256, 8) + range(256, max + 1, 16)`, where `max` is `--max-cudagraph-capture-size`,
+//!   by default `min(2 × max_num_seqs, 512)`, and never above `max_num_batched_tokens`.
+//!   Piecewise graphs are captured at every size; full graphs at the sizes of uniform decode
+//!   batches, at most `max_num_seqs` requests of one token (`CudagraphDispatcher`).
+//! - Memory: every graph shares one pool, captured largest first so that the smaller reuse its
+//!   blocks. vLLM's own estimator has the same shape (`profile_cudagraph_memory`: the first
+//!   capture, then `(n − 1) ×` the second's cost), and so has this one:
+//!   - the pool, [`GRAPH_POOL_BYTES`];
+//!   - each graph's kernel nodes, per layer on the rank: [`GRAPH_BYTES_PER_DENSE_LAYER`] and
+//!     [`GRAPH_BYTES_PER_MOE_LAYER`];
+//!   - with full graphs on FlashAttention 3 (Hopper), its split-KV accumulators, which the
+//!     largest decode graph allocates in the pool: fp32 `[splits, tokens, heads, head_dim_v]` with
+//!     `flash_attn_max_num_splits_for_cuda_graph` = 32 splits (vllm/config/attention.py;
+//!     `FlashAttentionMetadataBuilder` passes it as `num_splits` only under full graphs and the
+//!     FA3 scheduler). MLA's FlashAttention backend splits the latent (`kv_lora_rank` wide).
+//!
+//! The constants are fitted to the 45 H100 logs of llm-d-planner's vLLM 0.19.0 sweep (dense and
+//! MoE, 2B–72B, TP 1–4, PP 1–4), whose DEBUG lines also log vLLM's per-graph estimates: 4–8 MiB
+//! per graph for 26–48-layer models, 18–20 MiB for 80 layers at TP 2 and 4. Left out: NCCL's
+//! all-reduce graphs on PCIe cards without vLLM's custom all-reduce (L40S at TP 4 and 8 logs
+//! about twice this), and 0.10's denser capture list (67 sizes).
+
+use super::Settings;
+use crate::dtype::{Dtype, FP32_BYTES};
+use crate::estimate::stack::num;
+use crate::runtime::{AttentionBackend, CudagraphMode};
+use crate::scenario::{Resolved, Scenario};
+use crate::units::{Bytes, KIB, MIB};
+
+/// The graph pool: the largest capture's intermediate tensors and the capture's workspaces.
+pub const GRAPH_POOL_BYTES: Bytes = Bytes(221 * MIB);
+/// One captured graph's kernel nodes for one dense (or recurrent) layer.
+pub const GRAPH_BYTES_PER_DENSE_LAYER: Bytes = Bytes(156 * KIB);
+/// One captured graph's kernel nodes for one mixture-of-experts layer (router, top-k, the
+/// expert kernels' alignment and the shared expert add nodes).
+pub const GRAPH_BYTES_PER_MOE_LAYER: Bytes = Bytes(266 * KIB);
+/// `flash_attn_max_num_splits_for_cuda_graph`'s default.
+const FLASH_ATTN_SPLITS: f64 = 32.0;
+/// vLLM's cap on the default largest capture size.
+const MAX_DEFAULT_CAPTURE: u32 = 512;
+
+/// What the capture holds, and the terms it is made of.
+pub(super) struct Graphs {
+    pub bytes: f64,
+    pub explanation: String,
+}
+
+/// The sizes vLLM captures piecewise graphs at, smallest first.
+fn capture_sizes(largest: u32) -> Vec<u32> {
+    let small = [1, 2, 4].into_iter().filter(|&n| n <= largest);
+    let by_eight = (8..largest.saturating_add(1).min(256)).step_by(8);
+    let by_sixteen = (256..=largest).step_by(16);
+    small.chain(by_eight).chain(by_sixteen).collect()
+}
+
+/// The backend the graphs run, whether it is FlashAttention 3 (whose full graphs keep split
+/// buffers), and where the choice came from.
+fn attention(s: &Scenario, r: &Resolved) -> (AttentionBackend, bool, &'static str) {
+    let hopper = r.gpu.is_some_and(|g| g.hopper) && s.vram.is_none();
+    match s.attention_backend {
+        AttentionBackend::Triton => (AttentionBackend::Triton, false, ""),
+        AttentionBackend::FlashAttn => (AttentionBackend::FlashAttn, hopper, ""),
+        // FlashAttention takes fp16 and bf16 only (`FlashAttentionBackend.get_supported_dtypes`).
+        AttentionBackend::Auto if r.act_dtype == Dtype::Fp32 => (
+            AttentionBackend::Triton,
+            false,
+            "vLLM's choice for fp32 (FlashAttention takes 16-bit only)",
+        ),
+        AttentionBackend::Auto if hopper => (
+            AttentionBackend::FlashAttn,
+            true,
+            "vLLM's choice: FlashAttention 3 on Hopper",
+        ),
+        AttentionBackend::Auto => (
+            AttentionBackend::FlashAttn,
+            false,
+            "vLLM's choice: FlashAttention 2, as off Hopper (or on a GPU not in the catalogue), without split buffers",
+        ),
+    }
+}
+
+pub(super) fn cuda_graphs(
+    s: &Scenario,
+    r: &Resolved,
+    tp: u32,
+    pp: u32,
+    seqs: u32,
+    batched_tokens: u32,
+    settings: &mut Settings,
+) -> Graphs {
+    settings.given("enforce-eager", s.enforce_eager);
+    if s.enforce_eager {
+        return Graphs {
+            bytes: 0.0,
+            explanation: "--enforce-eager: no graphs".to_string(),
+        };
+    }
+    let mode = s.cudagraph_mode;
+    settings.push(
+        "cudagraph-mode",
+        mode,
+        mode != CudagraphMode::FullAndPiecewise,
+        "vLLM's default since 0.11",
+    );
+    let largest = s
+        .max_cudagraph_capture_size
+        .unwrap_or(seqs.saturating_mul(2).min(MAX_DEFAULT_CAPTURE))
+        .min(batched_tokens);
+    settings.push(
+        "max-cudagraph-capture-size",
+        largest,
+        s.max_cudagraph_capture_size.is_some(),
+        "vLLM's default: min(2 × max-num-seqs, 512, max-num-batched-tokens)",
+    );
+    let sizes = capture_sizes(largest);
+    let piecewise = if mode.piecewise() { sizes.len() } else { 0 };
+    let decode: Vec<u32> = sizes.iter().copied().filter(|&n| n <= seqs).collect();
+    let full = if mode.full() { decode.len() } else { 0 };
+    let graphs = (piecewise + full) as f64;
+
+    let a = &r.arch;
+    let stages = f64::from(pp.max(1));
+    let moe_layers = if a.moe.experts > 0 {
+        a.layers.saturating_sub(a.moe.dense_layers)
+    } else {
+        0
+    };
+    let dense_layers = f64::from(a.layers - moe_layers) / stages;
+    let moe_layers = f64::from(moe_layers) / stages;
+    let nodes = graphs
+        * (dense_layers * GRAPH_BYTES_PER_DENSE_LAYER.as_f64()
+            + moe_layers * GRAPH_BYTES_PER_MOE_LAYER.as_f64());
+
+    let (backend, fa3, backend_from) = attention(s, r);
+    settings.push(
+        "attention-backend",
+        backend,
+        s.attention_backend != AttentionBackend::Auto,
+        backend_from,
+    );
+    let decode_tokens = decode.last().copied().unwrap_or(0);
+    let split_buffers = if fa3 && full > 0 {
+        let heads = f64::from(a.heads.div_ceil(tp.max(1)));
+        let value_width = if a.mla.is_mla() {
+            a.mla.kv_rank
+        } else {
+            a.head_dim
+        };
+        FLASH_ATTN_SPLITS * f64::from(decode_tokens) * heads * f64::from(value_width) * FP32_BYTES
+    } else {
+        0.0
+    };
+    let bytes = GRAPH_POOL_BYTES.as_f64() + nodes + split_buffers;
+    let explanation = format!(
+        "pool {} MiB + {} graphs ({piecewise} piecewise, {full} full) × ({} dense × {} KiB + {} MoE × {} KiB layers) + FlashAttention 3 split buffers {} MiB (32 × {decode_tokens} tokens × heads × head dim × 4 B)",
+        GRAPH_POOL_BYTES.0 / MIB,
+        piecewise + full,
+        num(dense_layers),
+        GRAPH_BYTES_PER_DENSE_LAYER.0 / KIB,
+        num(moe_layers),
+        GRAPH_BYTES_PER_MOE_LAYER.0 / KIB,
+        num(split_buffers / MIB as f64),
+    );
+    Graphs { bytes, explanation }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::capture_sizes;
+
+    #[test]
+    fn capture_sizes_follow_vllms_pattern() {
+        // "Profiling CUDA graph memory: PIECEWISE=51 (largest=512), FULL=35 (largest=256)".
+        let sizes = capture_sizes(512);
+        assert_eq!(sizes.len(), 51);
+        assert_eq!(sizes.iter().filter(|&&n| n <= 256).count(), 35);
+        // gpt-oss's override to 1024: "PIECEWISE=83 (largest=1024)".
+        assert_eq!(capture_sizes(1024).len(), 83);
+        assert_eq!(capture_sizes(16), vec![1, 2, 4, 8, 16]);
+        assert_eq!(capture_sizes(3), vec![1, 2]);
+    }
+}

@@ -1,0 +1,109 @@
+//! The CUDA graphs vLLM captures after sizing its pool: which graphs, how many, and what
+//! FlashAttention 3 keeps in their pool (`estimate/serving/vllm_graphs.rs`).
+
+mod common;
+
+use vramfit_engine::estimate::{breakdown, estimate, GRAPH_POOL_BYTES};
+use vramfit_engine::units::MIB;
+
+/// Equal but for the rounding of each component to whole bytes (scaled by the test's factors).
+fn assert_near(a: u64, b: u64) {
+    assert!(a.abs_diff(b) <= 256, "{a} vs {b}");
+}
+
+const LLAMA_8B: &[(&str, &str)] = &[
+    ("model", "llama-3.1-8b"),
+    ("mode", "inference"),
+    ("runtime", "vllm"),
+    ("gpu", "h100-80"),
+    ("max-model-len", "8192"),
+    ("max-num-seqs", "1024"),
+    ("max-num-batched-tokens", "8192"),
+];
+
+fn graphs(changes: &[(&str, &str)]) -> u64 {
+    let s = common::scenario(LLAMA_8B, changes);
+    breakdown(&s).unwrap().bytes_of("cuda_graphs").0
+}
+
+/// FlashAttention 3's split-KV buffers for the largest decode graph: 32 splits × 512 tokens ×
+/// 32 heads × 128 × 4 B, the 256 MiB by which vLLM's logged FULL first capture (260 MiB) exceeds
+/// the fp32 run's (4 MiB) in llm-d-planner's sweep.
+const LLAMA_8B_SPLIT_BUFFERS: u64 = 32 * 512 * 32 * 128 * 4;
+
+#[test]
+fn flash_attention_3_keeps_split_buffers_only_on_hopper_with_16_bit_attention() {
+    let h100 = graphs(&[]);
+    assert_eq!(LLAMA_8B_SPLIT_BUFFERS, 256 * MIB);
+    // The A100 runs FlashAttention 2, whose builder passes no split count under CUDA graphs.
+    let a100 = graphs(&[("gpu", "a100-80")]);
+    assert_eq!(h100 - a100, LLAMA_8B_SPLIT_BUFFERS);
+    // fp32 runs on Triton (FlashAttention takes 16-bit only), as does a backend set to Triton.
+    let fp32 = graphs(&[("weights", "fp32"), ("act-dtype", "fp32")]);
+    assert_eq!(h100 - fp32, LLAMA_8B_SPLIT_BUFFERS);
+    assert_eq!(graphs(&[("attention-backend", "triton")]), fp32);
+    // Tensor parallelism splits the heads, and with them the buffers.
+    let tp2 = graphs(&[("gpus", "2"), ("sharding", "tensor")]);
+    let tp2_triton = graphs(&[
+        ("gpus", "2"),
+        ("sharding", "tensor"),
+        ("attention-backend", "triton"),
+    ]);
+    assert_eq!(tp2 - tp2_triton, LLAMA_8B_SPLIT_BUFFERS / 2);
+}
+
+#[test]
+fn the_graphs_follow_the_capture_list_and_the_mode() {
+    let both = graphs(&[("attention-backend", "triton")]);
+    let piecewise = graphs(&[
+        ("attention-backend", "triton"),
+        ("cudagraph-mode", "piecewise"),
+    ]);
+    let full = graphs(&[
+        ("attention-backend", "triton"),
+        ("cudagraph-mode", "full-decode-only"),
+    ]);
+    let pool = GRAPH_POOL_BYTES.0;
+    // 51 piecewise and 51 full graphs at max-num-seqs 1024: each mode alone is half the nodes.
+    assert_near(piecewise, full);
+    assert_near(both - pool, 2 * (piecewise - pool));
+    // Eight sequences: sizes 1–16 piecewise (5), 1–8 full (4), against 51 + 51.
+    let eight = graphs(&[("attention-backend", "triton"), ("max-num-seqs", "8")]);
+    assert_near((eight - pool) * 102, (both - pool) * 9);
+    // gpt-oss's override to 1024 tokens: 83 sizes a mode.
+    let wide = graphs(&[
+        ("attention-backend", "triton"),
+        ("max-cudagraph-capture-size", "1024"),
+    ]);
+    assert_near((wide - pool) * 102, (both - pool) * 166);
+}
+
+#[test]
+fn pipeline_stages_capture_their_own_layers() {
+    let one = graphs(&[("attention-backend", "triton")]);
+    let two = graphs(&[
+        ("attention-backend", "triton"),
+        ("gpus", "2"),
+        ("sharding", "pipeline"),
+    ]);
+    let pool = GRAPH_POOL_BYTES.0;
+    assert_near(one - pool, 2 * (two - pool));
+}
+
+#[test]
+fn enforce_eager_captures_nothing_and_says_so() {
+    assert_eq!(graphs(&[("enforce-eager", "true")]), 0);
+    let s = common::scenario(LLAMA_8B, &[]);
+    let settings = estimate(&s).unwrap().serving.unwrap().settings;
+    let value = |key: &str| {
+        settings
+            .iter()
+            .find(|s| s.key == key)
+            .unwrap_or_else(|| panic!("{key} not listed"))
+            .value
+            .clone()
+    };
+    assert_eq!(value("cudagraph-mode"), "full-and-piecewise");
+    assert_eq!(value("max-cudagraph-capture-size"), "512");
+    assert_eq!(value("attention-backend"), "flash-attn");
+}
