@@ -789,7 +789,7 @@ test('the runtime shows its own settings: vLLM\'s, then SGLang\'s, then neither;
   assert.equal(await present(page, '[data-testid=serving]'), false, 'no serving panel for transformers');
 
   const shared = ['#f-max-model-len', '#f-max-num-seqs', '#f-max-num-batched-tokens'];
-  const vllm = ['#f-gpu-memory-utilization', '#f-block-size', '#f-enforce-eager', '#f-cudagraph-mode', '#f-max-cudagraph-capture-size', '#f-attention-backend'];
+  const vllm = ['#f-gpu-memory-utilization', '#f-block-size', '#f-enforce-eager', '#f-profile-cudagraphs', '#f-cudagraph-mode', '#f-max-cudagraph-capture-size', '#f-attention-backend'];
   const sglang = ['#f-mem-fraction-static'];
   const llama = ['#f-quant', '#f-n-gpu-layers', '#f-ctx-size', '#f-parallel', '#f-cache-type-k', '#f-cache-type-v', '#f-flash-attn', '#f-ubatch-size'];
   const expect = async (shown, absent, why) => {

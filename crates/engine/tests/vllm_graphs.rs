@@ -107,3 +107,22 @@ fn enforce_eager_captures_nothing_and_says_so() {
     assert_eq!(value("max-cudagraph-capture-size"), "512");
     assert_eq!(value("attention-backend"), "flash-attn");
 }
+
+#[test]
+fn since_v0_21_the_graphs_come_out_of_the_budget() {
+    // vLLM ≥ 0.21 logs "The current --gpu-memory-utilization=0.9200 is equivalent to
+    // --gpu-memory-utilization=0.9038 without CUDA graph memory profiling" beside "Estimated CUDA
+    // graph memory: 1.94 GiB total" on a 119.63 GiB GPU: the pool shrinks by the graphs.
+    let pool = |changes: &[(&str, &str)]| {
+        let s = common::scenario(LLAMA_8B, changes);
+        breakdown(&s).unwrap().bytes_of("kv_cache").0
+    };
+    let profiled = pool(&[]);
+    let before = pool(&[("profile-cudagraphs", "false")]);
+    assert_near(before - profiled, graphs(&[]));
+    // Eager runs capture nothing, so there is nothing to take out.
+    assert_eq!(
+        pool(&[("enforce-eager", "true")]),
+        pool(&[("enforce-eager", "true"), ("profile-cudagraphs", "false")])
+    );
+}

@@ -549,6 +549,11 @@ scenario_fields! {
     enforce_eager: bool = false,
         "enforce-eager", Flag, Vllm,
         "Enforce eager", "true to run without CUDA graphs (--enforce-eager)";
+    /// `VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`: vLLM ≥ 0.21 profiles the graphs before sizing
+    /// the pool and takes their estimate out of the budget; earlier versions capture them outside.
+    profile_cudagraphs: bool = true,
+        "profile-cudagraphs", Flag, Vllm,
+        "Graphs in the budget", "true when vLLM takes its CUDA-graph estimate out of gpu-memory-utilization (the default since 0.21); false for 0.20 and older";
     /// `--compilation-config.cudagraph_mode`.
     cudagraph_mode: CudagraphMode = CudagraphMode::FullAndPiecewise,
         "cudagraph-mode", pick::<CudagraphMode>(), Vllm,

@@ -194,12 +194,7 @@ pub(in crate::estimate) fn push(
             }
             llamacpp::push(s, r, &d, stack)
         }
-        Runtime::Vllm => {
-            if !s.enforce_eager {
-                notes.push("vLLM rules of v0.19: CUDA graphs are captured outside gpu-memory-utilization. From v0.21 vLLM subtracts its CUDA-graph estimate from the budget, so its KV pool is smaller by about the cuda_graphs figure.".to_string());
-            }
-            vllm::push(s, r, &d, stack)
-        }
+        Runtime::Vllm => vllm::push(s, r, &d, stack),
         Runtime::Sglang => sglang::push(s, r, &d, stack, notes),
     };
     notes.extend(d.note());

@@ -1,11 +1,14 @@
-//! vLLM's V1 engine, as v0.19.0 sizes memory (the version of the calibration logs).
+//! vLLM's V1 engine, as v0.19.0 sizes memory (the version of most calibration logs), with v0.21's
+//! CUDA-graph profiling as a setting (`profile-cudagraphs`).
 //!
 //! - Budget: `requested = gpu_memory_utilization × total`, where total is CUDA's
 //!   (`MemorySnapshot`, vllm/utils/mem_utils.py); the worker refuses to start when free memory is
 //!   below it (`init_device`, vllm/v1/worker/gpu_worker.py).
 //! - KV pool: `requested − weights − the profile run's torch peak − non-torch increase`
-//!   (`determine_available_memory`). CUDA graphs are captured afterwards, outside the budget
-//!   (0.19.0 logs its estimate but does not subtract it; `vllm_graphs` sizes them).
+//!   (`determine_available_memory`), less the CUDA graphs' estimate since v0.21
+//!   (`profile-cudagraphs`: `VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`, whose log line says "The
+//!   current --gpu-memory-utilization=U is equivalent to … without CUDA graph memory profiling");
+//!   before, the graphs were captured afterwards, outside the budget. `vllm_graphs` sizes them.
 //! - The profile run (`_dummy_run(max_num_batched_tokens)` then `_dummy_sampler_run` over
 //!   `min(max_num_seqs, max_num_batched_tokens)` rows of logits) sets the activation peak; with
 //!   chunked prefill (always on in V1) it does not depend on `max_model_len`.
@@ -231,18 +234,6 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
         "Non-torch memory (workspaces, all-reduce buffers)",
         stack,
     );
-    let available = requested - weights - activations - non_torch.as_f64();
-    let pool = available.max(0.0);
-    stack.push(
-        "kv_cache",
-        "KV cache pool (preallocated)",
-        pool,
-        explain!(
-            ex,
-            "{util} × CUDA total {} − weights − activation peak − non-torch",
-            Bytes::from_f64(total).display(s.units)
-        ),
-    );
     let graphs = vllm_graphs::cuda_graphs(
         s,
         r,
@@ -252,13 +243,43 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
         sched.batched_tokens,
         &mut settings,
     );
+    let in_budget = s.profile_cudagraphs && graphs.bytes > 0.0;
+    settings.push(
+        "profile-cudagraphs",
+        s.profile_cudagraphs,
+        !s.profile_cudagraphs,
+        "vLLM's default since 0.21 (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1); false for 0.20 and older, which capture the graphs outside the budget",
+    );
+    let graphs_in_budget = if in_budget { graphs.bytes } else { 0.0 };
+    let available = requested - weights - activations - non_torch.as_f64() - graphs_in_budget;
+    let pool = available.max(0.0);
+    stack.push(
+        "kv_cache",
+        "KV cache pool (preallocated)",
+        pool,
+        explain!(
+            ex,
+            "{util} × CUDA total {} − weights − activation peak − non-torch{}",
+            Bytes::from_f64(total).display(s.units),
+            if in_budget { " − CUDA graphs" } else { "" }
+        ),
+    );
     stack.push(
         "cuda_graphs",
-        "CUDA graphs (outside the budget)",
+        if in_budget {
+            "CUDA graphs (estimated inside the budget)"
+        } else {
+            "CUDA graphs (outside the budget)"
+        },
         graphs.bytes,
         explain!(
             ex,
-            "captured after the pool is sized: {}",
+            "{}: {}",
+            if in_budget {
+                "profiled before the pool is sized and taken out of the budget"
+            } else {
+                "captured after the pool is sized"
+            },
             graphs.explanation
         ),
     );
