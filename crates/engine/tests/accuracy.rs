@@ -287,7 +287,7 @@ const RUNTIME_MEDIAN_MAX_PCT: &[(&str, f64)] = &[
     ("vllm max_concurrency", 3.5),          // today 1.2
     ("vllm weights", 1.0),                  // today 0.4
     ("vllm activation_peak", 4.0),          // today 2.0
-    ("vllm cuda_graphs", 10.0),             // today 8.0
+    ("vllm cuda_graphs", 8.0),              // today 5.8
     ("sglang kv_pool", 2.5),                // today 0.9
     ("llama.cpp kv_buffer", 1.0),           // today 0.0
     ("llama.cpp model_buffer_gpu", 1.0),    // today 0.3

@@ -126,3 +126,29 @@ fn since_v0_21_the_graphs_come_out_of_the_budget() {
         pool(&[("enforce-eager", "true"), ("profile-cudagraphs", "false")])
     );
 }
+
+#[test]
+fn a_shared_expert_adds_its_own_nodes_to_every_moe_layer() {
+    use vramfit_engine::estimate::{
+        GRAPH_BYTES_PER_DENSE_LAYER, GRAPH_BYTES_PER_MOE_LAYER, GRAPH_BYTES_PER_SHARED_EXPERT,
+    };
+    let base = [("model", "qwen3-30b-a3b"), ("attention-backend", "triton")];
+    let routed = graphs(&base);
+    let shared = graphs(&[base[0], base[1], ("shared-ffn", "768")]);
+    // Qwen3-30B-A3B: 48 MoE layers, 51 piecewise and 51 full graphs.
+    assert_near(shared - routed, 48 * 102 * GRAPH_BYTES_PER_SHARED_EXPERT.0);
+    assert_near(
+        routed - GRAPH_POOL_BYTES.0,
+        48 * 102 * GRAPH_BYTES_PER_MOE_LAYER.0,
+    );
+    // The same depth of dense layers captures fewer nodes.
+    let dense = graphs(&[
+        ("model", "qwen3-8b"),
+        ("attention-backend", "triton"),
+        ("layers", "48"),
+    ]);
+    assert_near(
+        dense - GRAPH_POOL_BYTES.0,
+        48 * 102 * GRAPH_BYTES_PER_DENSE_LAYER.0,
+    );
+}

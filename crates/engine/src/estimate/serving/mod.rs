@@ -19,7 +19,10 @@ use serde::{Deserialize, Serialize};
 
 pub(crate) use layout::KvLayout;
 pub use vllm::SAMPLER_BYTES_PER_LOGIT;
-pub use vllm_graphs::{GRAPH_BYTES_PER_DENSE_LAYER, GRAPH_BYTES_PER_MOE_LAYER, GRAPH_POOL_BYTES};
+pub use vllm_graphs::{
+    GRAPH_BYTES_PER_DENSE_LAYER, GRAPH_BYTES_PER_MOE_LAYER, GRAPH_BYTES_PER_SHARED_EXPERT,
+    GRAPH_POOL_BYTES,
+};
 
 /// What a serving runtime will do with the GPU: its KV pool, what the pool holds, and whether the
 /// runtime starts at all.

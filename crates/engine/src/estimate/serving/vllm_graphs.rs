@@ -13,14 +13,15 @@
 //!   capture, then `(n − 1) ×` the second's cost), and so has this one:
 //!   - the pool, [`GRAPH_POOL_BYTES`];
 //!   - each graph's kernel nodes, per layer on the rank: [`GRAPH_BYTES_PER_DENSE_LAYER`] and
-//!     [`GRAPH_BYTES_PER_MOE_LAYER`];
+//!     [`GRAPH_BYTES_PER_MOE_LAYER`], plus [`GRAPH_BYTES_PER_SHARED_EXPERT`] where a MoE layer
+//!     also runs a shared expert (a dense MLP of its own);
 //!   - with full graphs on FlashAttention 3 (Hopper), its split-KV accumulators, which the
 //!     largest decode graph allocates in the pool: fp32 `[splits, tokens, heads, head_dim_v]` with
 //!     `flash_attn_max_num_splits_for_cuda_graph` = 32 splits (vllm/config/attention.py;
 //!     `FlashAttentionMetadataBuilder` passes it as `num_splits` only under full graphs and the
 //!     FA3 scheduler). MLA's FlashAttention backend splits the latent (`kv_lora_rank` wide).
 //!
-//! The constants are fitted to the 45 H100 logs of llm-d-planner's vLLM 0.19.0 sweep (dense and
+//! The four constants are fitted to the 45 H100 logs of llm-d-planner's vLLM 0.19.0 sweep (dense and
 //! MoE, 2B–72B, TP 1–4, PP 1–4), whose DEBUG lines also log vLLM's per-graph estimates: 4–8 MiB
 //! per graph for 26–48-layer models, 18–20 MiB for 80 layers at TP 2 and 4. Left out: NCCL's
 //! all-reduce graphs on PCIe cards without vLLM's custom all-reduce (L40S at TP 4 and 8 logs
@@ -34,12 +35,15 @@ use crate::scenario::{Resolved, Scenario};
 use crate::units::{Bytes, KIB, MIB};
 
 /// The graph pool: the largest capture's intermediate tensors and the capture's workspaces.
-pub const GRAPH_POOL_BYTES: Bytes = Bytes(221 * MIB);
+pub const GRAPH_POOL_BYTES: Bytes = Bytes(181 * MIB);
 /// One captured graph's kernel nodes for one dense (or recurrent) layer.
-pub const GRAPH_BYTES_PER_DENSE_LAYER: Bytes = Bytes(156 * KIB);
-/// One captured graph's kernel nodes for one mixture-of-experts layer (router, top-k, the
-/// expert kernels' alignment and the shared expert add nodes).
-pub const GRAPH_BYTES_PER_MOE_LAYER: Bytes = Bytes(266 * KIB);
+pub const GRAPH_BYTES_PER_DENSE_LAYER: Bytes = Bytes(164 * KIB);
+/// One captured graph's kernel nodes for one mixture-of-experts layer: the router, top-k and the
+/// fused experts' alignment and GEMM kernels in place of the dense MLP.
+pub const GRAPH_BYTES_PER_MOE_LAYER: Bytes = Bytes(236 * KIB);
+/// What a shared expert adds to a MoE layer's nodes in each graph (DeepSeek's, Qwen1.5-MoE's,
+/// Llama 4's): its own gate/up and down GEMMs, activation and gate.
+pub const GRAPH_BYTES_PER_SHARED_EXPERT: Bytes = Bytes(111 * KIB);
 /// `flash_attn_max_num_splits_for_cuda_graph`'s default.
 const FLASH_ATTN_SPLITS: f64 = 32.0;
 /// vLLM's cap on the default largest capture size.
@@ -133,9 +137,14 @@ pub(super) fn cuda_graphs(
     };
     let dense_layers = f64::from(a.layers - moe_layers) / stages;
     let moe_layers = f64::from(moe_layers) / stages;
+    let moe_layer = GRAPH_BYTES_PER_MOE_LAYER.0
+        + if a.moe.shared_ffn > 0 {
+            GRAPH_BYTES_PER_SHARED_EXPERT.0
+        } else {
+            0
+        };
     let nodes = graphs
-        * (dense_layers * GRAPH_BYTES_PER_DENSE_LAYER.as_f64()
-            + moe_layers * GRAPH_BYTES_PER_MOE_LAYER.as_f64());
+        * (dense_layers * GRAPH_BYTES_PER_DENSE_LAYER.as_f64() + moe_layers * moe_layer as f64);
 
     let (backend, fa3, backend_from) = attention(s, r);
     settings.push(
@@ -164,7 +173,7 @@ pub(super) fn cuda_graphs(
         num(dense_layers),
         GRAPH_BYTES_PER_DENSE_LAYER.0 / KIB,
         num(moe_layers),
-        GRAPH_BYTES_PER_MOE_LAYER.0 / KIB,
+        moe_layer / KIB,
         num(split_buffers / MIB as f64),
     );
     Graphs { bytes, explanation }
