@@ -29,6 +29,10 @@ pub const DEFAULT_CUDA_CONTEXT: Bytes = Bytes(512 * MIB);
 /// Kept free on purpose: the VRAM auto-config guide's default 1024 MiB.
 pub const DEFAULT_MARGIN: Bytes = Bytes(1024 * MIB);
 
+/// vLLM's `--gpu-memory-utilization` when unset in current releases: `CacheConfig`'s
+/// `Field(default=0.92, gt=0, le=1)` (vllm/config/cache.py, v0.25 to v0.30); 0.9 through v0.19.
+pub const DEFAULT_GPU_MEMORY_UTILIZATION: f64 = 0.92;
+
 /// Where a field sits in the page's form: a fieldset, and inside it an optional folded part.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Group {
@@ -539,7 +543,7 @@ scenario_fields! {
     max_num_batched_tokens: Option<u32> = None,
         "max-num-batched-tokens", Optional { inner: Count, none: "the runtime's default for this GPU" }, Serving,
         "Max batched tokens", "tokens one step processes (vLLM --max-num-batched-tokens, SGLang --chunked-prefill-size)";
-    gpu_memory_utilization: f64 = 0.9,
+    gpu_memory_utilization: f64 = DEFAULT_GPU_MEMORY_UTILIZATION,
         "gpu-memory-utilization", FRACTION, Vllm,
         "GPU memory utilization", "share of the GPU's CUDA total vLLM may take (--gpu-memory-utilization)";
     block_size: Option<u32> = None,

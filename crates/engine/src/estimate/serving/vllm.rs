@@ -27,7 +27,7 @@ use super::{gib2, push_non_torch, vllm_graphs, Deployment, KvLayout, Serving, Se
 use crate::estimate::overhead;
 use crate::estimate::stack::{explain, num, Stack};
 use crate::runtime::Runtime;
-use crate::scenario::{Resolved, Scenario};
+use crate::scenario::{Resolved, Scenario, DEFAULT_GPU_MEMORY_UTILIZATION};
 use crate::units::{Bytes, GIB};
 
 /// Bytes the dummy sampler keeps per logit at its peak: the logits, an fp32 copy, the
@@ -308,7 +308,12 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
     } else {
         None
     };
-    settings.given("gpu-memory-utilization", util);
+    settings.push(
+        "gpu-memory-utilization",
+        util,
+        util != DEFAULT_GPU_MEMORY_UTILIZATION,
+        "vLLM's default in current releases (0.9 through v0.19)",
+    );
     Serving {
         runtime: Runtime::Vllm,
         kv_pool_bytes: Bytes::from_f64(pool),
