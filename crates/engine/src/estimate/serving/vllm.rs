@@ -280,7 +280,7 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
             } else {
                 "captured after the pool is sized"
             },
-            graphs.explanation
+            graphs.explanation()
         ),
     );
     overhead::push_context(s, stack);

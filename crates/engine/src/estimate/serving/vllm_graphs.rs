@@ -52,7 +52,35 @@ const MAX_DEFAULT_CAPTURE: u32 = 512;
 /// What the capture holds, and the terms it is made of.
 pub(super) struct Graphs {
     pub bytes: f64,
-    pub explanation: String,
+    piecewise: usize,
+    full: usize,
+    dense_layers: f64,
+    moe_layers: f64,
+    moe_layer: u64,
+    decode_tokens: u32,
+    split_buffers: f64,
+}
+
+impl Graphs {
+    /// The formula with its numbers, built only when the estimate explains itself.
+    pub fn explanation(&self) -> String {
+        if self.bytes == 0.0 {
+            return "--enforce-eager: no graphs".to_string();
+        }
+        format!(
+            "pool {} MiB + {} graphs ({} piecewise, {} full) × ({} dense × {} KiB + {} MoE × {} KiB layers) + FlashAttention 3 split buffers {} MiB (32 × {} tokens × heads × value width × 4 B)",
+            GRAPH_POOL_BYTES.0 / MIB,
+            self.piecewise + self.full,
+            self.piecewise,
+            self.full,
+            num(self.dense_layers),
+            GRAPH_BYTES_PER_DENSE_LAYER.0 / KIB,
+            num(self.moe_layers),
+            self.moe_layer / KIB,
+            num(self.split_buffers / MIB as f64),
+            self.decode_tokens,
+        )
+    }
 }
 
 /// The sizes vLLM captures piecewise graphs at, smallest first.
@@ -102,7 +130,13 @@ pub(super) fn cuda_graphs(
     if s.enforce_eager {
         return Graphs {
             bytes: 0.0,
-            explanation: "--enforce-eager: no graphs".to_string(),
+            piecewise: 0,
+            full: 0,
+            dense_layers: 0.0,
+            moe_layers: 0.0,
+            moe_layer: 0,
+            decode_tokens: 0,
+            split_buffers: 0.0,
         };
     }
     let mode = s.cudagraph_mode;
@@ -124,8 +158,13 @@ pub(super) fn cuda_graphs(
     );
     let sizes = capture_sizes(largest);
     let piecewise = if mode.piecewise() { sizes.len() } else { 0 };
-    let decode: Vec<u32> = sizes.iter().copied().filter(|&n| n <= seqs).collect();
-    let full = if mode.full() { decode.len() } else { 0 };
+    let decode = sizes.iter().filter(|&&n| n <= seqs);
+    let full = if mode.full() {
+        decode.clone().count()
+    } else {
+        0
+    };
+    let decode_tokens = decode.last().copied().unwrap_or(0);
     let graphs = (piecewise + full) as f64;
 
     let a = &r.arch;
@@ -153,7 +192,6 @@ pub(super) fn cuda_graphs(
         s.attention_backend != AttentionBackend::Auto,
         backend_from,
     );
-    let decode_tokens = decode.last().copied().unwrap_or(0);
     let split_buffers = if fa3 && full > 0 {
         let heads = f64::from(a.heads.div_ceil(tp.max(1)));
         let value_width = if a.mla.is_mla() {
@@ -165,18 +203,16 @@ pub(super) fn cuda_graphs(
     } else {
         0.0
     };
-    let bytes = GRAPH_POOL_BYTES.as_f64() + nodes + split_buffers;
-    let explanation = format!(
-        "pool {} MiB + {} graphs ({piecewise} piecewise, {full} full) × ({} dense × {} KiB + {} MoE × {} KiB layers) + FlashAttention 3 split buffers {} MiB (32 × {decode_tokens} tokens × heads × head dim × 4 B)",
-        GRAPH_POOL_BYTES.0 / MIB,
-        piecewise + full,
-        num(dense_layers),
-        GRAPH_BYTES_PER_DENSE_LAYER.0 / KIB,
-        num(moe_layers),
-        moe_layer / KIB,
-        num(split_buffers / MIB as f64),
-    );
-    Graphs { bytes, explanation }
+    Graphs {
+        bytes: GRAPH_POOL_BYTES.as_f64() + nodes + split_buffers,
+        piecewise,
+        full,
+        dense_layers,
+        moe_layers,
+        moe_layer,
+        decode_tokens,
+        split_buffers,
+    }
 }
 
 #[cfg(test)]
