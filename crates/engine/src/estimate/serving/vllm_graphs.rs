@@ -164,7 +164,7 @@ pub(super) fn cuda_graphs(
     } else {
         0
     };
-    let decode_tokens = decode.last().copied().unwrap_or(0);
+    let decode_tokens = decode.clone().next_back().copied().unwrap_or(0);
     let graphs = (piecewise + full) as f64;
 
     let a = &r.arch;
