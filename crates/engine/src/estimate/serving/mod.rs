@@ -18,7 +18,7 @@ use crate::units::{Bytes, GIB};
 use serde::{Deserialize, Serialize};
 
 pub(crate) use layout::KvLayout;
-pub use vllm::SAMPLER_BYTES_PER_LOGIT;
+pub use vllm::{FUSED_MOE_CHUNK_TOKENS, SAMPLER_BYTES_PER_LOGIT};
 pub use vllm_graphs::{
     GRAPH_BYTES_PER_DENSE_LAYER, GRAPH_BYTES_PER_MOE_LAYER, GRAPH_BYTES_PER_SHARED_EXPERT,
     GRAPH_POOL_BYTES,

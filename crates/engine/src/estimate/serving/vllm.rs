@@ -10,8 +10,9 @@
 //!   current --gpu-memory-utilization=U is equivalent to … without CUDA graph memory profiling");
 //!   before, the graphs were captured afterwards, outside the budget. `vllm_graphs` sizes them.
 //! - The profile run (`_dummy_run(max_num_batched_tokens)` then `_dummy_sampler_run` over
-//!   `min(max_num_seqs, max_num_batched_tokens)` rows of logits) sets the activation peak; with
-//!   chunked prefill (always on in V1) it does not depend on `max_model_len`.
+//!   `min(max_num_seqs, max_num_batched_tokens)` rows of logits) sets the activation peak, with
+//!   a mixture of experts' fused-MoE workspace kept beneath it; with chunked prefill (always on in
+//!   V1) it does not depend on `max_model_len`.
 //! - Blocks: one page is `block_size` tokens of one layer; layers of several kinds are grouped
 //!   (`group_size` = the fewest layers of a kind, or the most when under 1.5× the fewest) and
 //!   share a page size; `num_blocks = pool // page // group_size`, tokens = `num_blocks //
@@ -24,10 +25,12 @@
 //!   elsewhere 2048 and 256. `block_size` 16; MLA backends (FlashMLA, CUTLASS MLA) use 64.
 
 use super::{gib2, push_non_torch, vllm_graphs, Deployment, KvLayout, Serving, Settings};
+use crate::dtype::Dtype;
 use crate::estimate::overhead;
 use crate::estimate::stack::{explain, num, Stack};
 use crate::runtime::Runtime;
 use crate::scenario::{Resolved, Scenario, DEFAULT_GPU_MEMORY_UTILIZATION};
+use crate::sharding::Sharding;
 use crate::units::{Bytes, GIB};
 
 /// Bytes the dummy sampler keeps per logit at its peak: the logits, an fp32 copy, the
@@ -106,19 +109,69 @@ fn hybrid_block_tokens(layout: &KvLayout) -> u32 {
     (ALIGNMENT_TOKENS * blocks).min(f64::from(u32::MAX)) as u32
 }
 
-/// The profile run's torch peak, the larger of its two phases: the forward over the batched
-/// tokens (hidden states and the MLP's gate/up and activation outputs, `T × (2H + 4F)` elements),
-/// and the sampler over `min(max_num_seqs, T)` rows of the full vocabulary (gathered on every
-/// tensor-parallel rank, on the last pipeline stage) beside the last hidden states.
-fn activation_peak(r: &Resolved, sched: &Scheduler) -> f64 {
+/// Tokens one fused-MoE call processes at a time (`VLLM_FUSED_MOE_CHUNK_SIZE`, vllm/envs.py).
+pub const FUSED_MOE_CHUNK_TOKENS: u32 = 16 * 1024;
+
+/// The fused-MoE kernels' scratch for the batched tokens, which stays allocated after the forward
+/// pass: `FusedMoEModularKernel` takes it from the `WorkspaceManager` (vllm/v1/worker/
+/// workspace.py, since vLLM PR #27532), one buffer that grows to the largest request and is kept,
+/// so the profile run's sampler peaks on top of it. The shapes are the experts kernel's
+/// `workspace_shapes` for `M` tokens, each routed to `topk` experts of intermediate `I` on this
+/// rank (the whole expert under expert parallelism), `N` the first GEMM's width (`2I` gated):
+/// - `TritonExperts` (16-bit and fp8) and `MarlinExperts` (int4): `(M, topk, max(I, H))`, whose
+///   storage the `(M, H)` output shares when one chunk holds every token, and `(M, topk, max(N, H))`;
+/// - `OAITritonExperts` (MXFP4 on Hopper, vLLM's "TRITON" MXFP4 backend): the `(M, H)` output and
+///   `(M·topk, I)`.
+///
+/// Zero for a dense model.
+fn moe_workspace(r: &Resolved, d: &Deployment, expert_parallel: bool, sched: &Scheduler) -> f64 {
+    let a = &r.arch;
+    if a.moe_layers() <= 0.0 {
+        return 0.0;
+    }
+    let e = r.act_dtype.bytes();
+    let hidden = f64::from(a.hidden);
+    let topk = f64::from(a.moe.per_token.max(1));
+    let split = if expert_parallel { 1 } else { d.tp.max(1) };
+    let inter = f64::from(a.moe.expert_ffn) / f64::from(split);
+    let first_gemm = if a.gated { 2.0 * inter } else { inter };
+    let tokens = f64::from(sched.batched_tokens);
+    let chunk = f64::from(sched.batched_tokens.min(FUSED_MOE_CHUNK_TOKENS));
+    let output = tokens * hidden;
+    let elements = if r.weights == Dtype::Mxfp4 {
+        output + chunk * topk * inter
+    } else {
+        let workspace13 = chunk * topk * inter.max(hidden);
+        let workspace2 = chunk * topk * first_gemm.max(hidden);
+        let shared = if chunk < tokens {
+            workspace13 + output
+        } else {
+            workspace13.max(output)
+        };
+        shared + workspace2
+    };
+    elements * e
+}
+
+/// The profile run's torch peak: the larger of its two phases, the forward over the batched
+/// tokens (hidden states and, where the model has dense MLP layers, their gate/up and activation
+/// outputs: `T × (2H + 4F)` elements) and the sampler over `min(max_num_seqs, T)` rows of the full
+/// vocabulary (gathered on every tensor-parallel rank, on the last pipeline stage) beside the last
+/// hidden states, plus the fused-MoE workspace both run beside.
+fn activation_peak(r: &Resolved, sched: &Scheduler, moe_workspace: f64) -> f64 {
     let a = &r.arch;
     let e = r.act_dtype.bytes();
     let tokens = f64::from(sched.batched_tokens);
     let rows = f64::from(sched.seqs.min(sched.batched_tokens));
     let hidden = f64::from(a.hidden);
     let sampler = rows * f64::from(a.vocab) * SAMPLER_BYTES_PER_LOGIT + tokens * hidden * e;
-    let forward = tokens * (2.0 * hidden + 4.0 * f64::from(a.ffn)) * e;
-    sampler.max(forward)
+    let dense_mlp = if a.moe_layers() < f64::from(a.mlp_layers()) {
+        4.0 * f64::from(a.ffn)
+    } else {
+        0.0
+    };
+    let forward = tokens * (2.0 * hidden + dense_mlp) * e;
+    sampler.max(forward) + moe_workspace
 }
 
 /// The pool laid out in blocks: bytes of one page, how many blocks one `max_model_len` request
@@ -210,17 +263,26 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
     let total = d.cuda_total.as_f64();
     let requested = util * total;
     let weights = stack.sum(&["weights", "quant_constants", "vision", "mtp"]);
-    let activations = activation_peak(r, &sched);
+    let workspace = moe_workspace(r, d, s.sharding == Sharding::Expert, &sched);
+    let activations = activation_peak(r, &sched, workspace);
     stack.push(
         "activations",
         "Profile-run activation peak",
         activations,
         explain!(
             ex,
-            "max(sampler min(seqs, tokens) × V × {} B + tokens × H × {} B, forward tokens × (2H + 4F) × {} B) with tokens {}, seqs {}, V {}, H {}, F {}",
+            "max(sampler min(seqs, tokens) × V × {} B + tokens × H × {} B, forward tokens × (2H + 4F) × {} B){} with tokens {}, seqs {}, V {}, H {}, F {}",
             num(SAMPLER_BYTES_PER_LOGIT),
             r.act_dtype.bytes(),
             r.act_dtype.bytes(),
+            if workspace > 0.0 {
+                format!(
+                    " + fused-MoE workspace {} (kept between forwards)",
+                    Bytes::from_f64(workspace).display(s.units)
+                )
+            } else {
+                String::new()
+            },
             sched.batched_tokens,
             sched.seqs.min(sched.batched_tokens),
             r.arch.vocab,
