@@ -153,6 +153,11 @@ fn moe_workspace(r: &Resolved, d: &Deployment, expert_parallel: bool, sched: &Sc
     elements * e
 }
 
+/// Whether some layer has a dense MLP (a mixture of experts' dense layers, or any dense model).
+fn has_dense_mlp(r: &Resolved) -> bool {
+    r.arch.moe_layers() < f64::from(r.arch.mlp_layers())
+}
+
 /// The profile run's torch peak: the larger of its two phases, the forward over the batched
 /// tokens (hidden states and, where the model has dense MLP layers, their gate/up and activation
 /// outputs: `T × (2H + 4F)` elements) and the sampler over `min(max_num_seqs, T)` rows of the full
@@ -165,7 +170,7 @@ fn activation_peak(r: &Resolved, sched: &Scheduler, moe_workspace: f64) -> f64 {
     let rows = f64::from(sched.seqs.min(sched.batched_tokens));
     let hidden = f64::from(a.hidden);
     let sampler = rows * f64::from(a.vocab) * SAMPLER_BYTES_PER_LOGIT + tokens * hidden * e;
-    let dense_mlp = if a.moe_layers() < f64::from(a.mlp_layers()) {
+    let dense_mlp = if has_dense_mlp(r) {
         4.0 * f64::from(a.ffn)
     } else {
         0.0
@@ -271,9 +276,10 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
         activations,
         explain!(
             ex,
-            "max(sampler min(seqs, tokens) × V × {} B + tokens × H × {} B, forward tokens × (2H + 4F) × {} B){} with tokens {}, seqs {}, V {}, H {}, F {}",
+            "max(sampler min(seqs, tokens) × V × {} B + tokens × H × {} B, forward tokens × {} × {} B){} with tokens {}, seqs {}, V {}, H {}, F {}",
             num(SAMPLER_BYTES_PER_LOGIT),
             r.act_dtype.bytes(),
+            if has_dense_mlp(r) { "(2H + 4F)" } else { "2H" },
             r.act_dtype.bytes(),
             if workspace > 0.0 {
                 format!(
