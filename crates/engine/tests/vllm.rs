@@ -1,28 +1,36 @@
-//! The CUDA graphs vLLM captures after sizing its pool: which graphs, how many, and what
-//! FlashAttention 3 keeps in their pool (`estimate/serving/vllm_graphs.rs`).
+//! vLLM on an H100 at 8192 batched tokens: the profile run's activation peak and what the fused-MoE
+//! kernels keep beside it (`estimate/serving/vllm.rs`), and the CUDA graphs captured after the
+//! pool is sized: which graphs, how many, and what FlashAttention 3 keeps in their pool
+//! (`estimate/serving/vllm_graphs.rs`).
 
 mod common;
 
-use vramfit_engine::estimate::{breakdown, estimate, GRAPH_POOL_BYTES};
+use vramfit_engine::estimate::{
+    breakdown, estimate, FUSED_MOE_CHUNK_TOKENS, GRAPH_POOL_BYTES, SAMPLER_BYTES_PER_LOGIT,
+};
 use vramfit_engine::units::MIB;
+use vramfit_engine::Scenario;
 
 /// Equal but for the rounding of each component to whole bytes (scaled by the test's factors).
 fn assert_near(a: u64, b: u64) {
     assert!(a.abs_diff(b) <= 256, "{a} vs {b}");
 }
 
-const LLAMA_8B: &[(&str, &str)] = &[
-    ("model", "llama-3.1-8b"),
-    ("mode", "inference"),
-    ("runtime", "vllm"),
-    ("gpu", "h100-80"),
-    ("max-model-len", "8192"),
-    ("max-num-seqs", "1024"),
-    ("max-num-batched-tokens", "8192"),
-];
+fn scenario(model: &str, changes: &[(&str, &str)]) -> Scenario {
+    let base = [
+        ("model", model),
+        ("mode", "inference"),
+        ("runtime", "vllm"),
+        ("gpu", "h100-80"),
+        ("max-model-len", "8192"),
+        ("max-num-seqs", "1024"),
+        ("max-num-batched-tokens", "8192"),
+    ];
+    common::scenario(&base, changes)
+}
 
 fn graphs(changes: &[(&str, &str)]) -> u64 {
-    let s = common::scenario(LLAMA_8B, changes);
+    let s = scenario("llama-3.1-8b", changes);
     breakdown(&s).unwrap().bytes_of("cuda_graphs").0
 }
 
@@ -92,7 +100,7 @@ fn pipeline_stages_capture_their_own_layers() {
 #[test]
 fn enforce_eager_captures_nothing_and_says_so() {
     assert_eq!(graphs(&[("enforce-eager", "true")]), 0);
-    let s = common::scenario(LLAMA_8B, &[]);
+    let s = scenario("llama-3.1-8b", &[]);
     let settings = estimate(&s).unwrap().serving.unwrap().settings;
     let value = |key: &str| {
         settings
@@ -113,7 +121,7 @@ fn since_v0_21_the_graphs_come_out_of_the_budget() {
     // --gpu-memory-utilization=0.9038 without CUDA graph memory profiling" beside "Estimated CUDA
     // graph memory: 1.94 GiB total" on a 119.63 GiB GPU: the pool shrinks by the graphs.
     let pool = |changes: &[(&str, &str)]| {
-        let s = common::scenario(LLAMA_8B, changes);
+        let s = scenario("llama-3.1-8b", changes);
         breakdown(&s).unwrap().bytes_of("kv_cache").0
     };
     let profiled = pool(&[]);
@@ -150,4 +158,74 @@ fn a_shared_expert_adds_its_own_nodes_to_every_moe_layer() {
         dense - GRAPH_POOL_BYTES.0,
         48 * 102 * GRAPH_BYTES_PER_DENSE_LAYER.0,
     );
+}
+
+const TOKENS: u64 = 8192;
+const SEQS: u64 = 1024;
+const BF16: u64 = 2;
+
+fn activations(model: &str, changes: &[(&str, &str)]) -> u64 {
+    breakdown(&scenario(model, changes))
+        .unwrap()
+        .bytes_of("activations")
+        .0
+}
+
+/// The dummy sampler's peak over `min(seqs, tokens)` rows of the vocabulary, beside the last
+/// hidden states.
+fn sampler(vocab: u64, hidden: u64, tokens: u64) -> u64 {
+    (SEQS.min(tokens) as f64 * vocab as f64 * SAMPLER_BYTES_PER_LOGIT) as u64
+        + tokens * hidden * BF16
+}
+
+/// Equal but for each term's rounding to whole bytes.
+fn assert_near_bytes(a: u64, b: u64) {
+    assert!(a.abs_diff(b) <= 4, "{a} vs {b}");
+}
+
+#[test]
+fn the_fused_moe_workspace_stays_allocated_under_the_sampler() {
+    // Qwen3-30B-A3B: H 2048, 8 of 128 experts of intermediate 768 per token. TritonExperts'
+    // workspace13 (M, 8, max(768, 2048)), which the (M, H) output shares, and workspace2
+    // (M, 8, max(1536, 2048)). vLLM 0.19 logs a 2.68 GiB peak for this run (vllm-073).
+    let workspace = TOKENS * 8 * (2048 + 2048) * BF16;
+    assert_near_bytes(
+        activations("qwen3-30b-a3b", &[]),
+        sampler(151_936, 2048, TOKENS) + workspace,
+    );
+    // A dense model has none: Llama-3.1-8B's peak is its sampler's.
+    assert_near_bytes(
+        activations("llama-3.1-8b", &[]),
+        sampler(128_256, 4096, TOKENS),
+    );
+}
+
+#[test]
+fn tensor_parallelism_splits_the_experts_intermediate_and_expert_parallelism_does_not() {
+    // Mixtral-8x7B: H 4096, 2 of 8 experts of intermediate 14336. With every layer routed, its
+    // forward keeps no dense MLP outputs, and the sampler (32k vocabulary) sets the base.
+    let base = sampler(32_000, 4096, TOKENS);
+    let workspace = |inter: u64| TOKENS * 2 * (inter.max(4096) + (2 * inter).max(4096)) * BF16;
+    let tp2 = activations("mixtral-8x7b", &[("gpus", "2"), ("sharding", "tensor")]);
+    assert_near_bytes(tp2, base + workspace(14336 / 2));
+    let ep2 = activations("mixtral-8x7b", &[("gpus", "2"), ("sharding", "expert")]);
+    assert_near_bytes(ep2, base + workspace(14336));
+}
+
+#[test]
+fn beyond_one_chunk_the_output_has_storage_of_its_own() {
+    // 32768 batched tokens: the workspaces hold one 16384-token chunk, the output every token.
+    let tokens = 2 * u64::from(FUSED_MOE_CHUNK_TOKENS);
+    let chunk = u64::from(FUSED_MOE_CHUNK_TOKENS);
+    let workspace = (chunk * 8 * 2048 + tokens * 2048 + chunk * 8 * 2048) * BF16;
+    let peak = activations("qwen3-30b-a3b", &[("max-num-batched-tokens", "32768")]);
+    assert_near_bytes(peak, sampler(151_936, 2048, tokens) + workspace);
+}
+
+#[test]
+fn mxfp4_experts_on_hopper_keep_the_output_and_one_intermediate() {
+    // gpt-oss-20b at TP 2: OAITritonExperts' (M, H) output and (M·4, 2880 / 2).
+    let workspace = (TOKENS * 2880 + TOKENS * 4 * 1440) * BF16;
+    let peak = activations("gpt-oss-20b", &[("gpus", "2"), ("sharding", "tensor")]);
+    assert_near_bytes(peak, sampler(201_088, 2880, TOKENS) + workspace);
 }
