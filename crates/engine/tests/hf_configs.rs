@@ -313,3 +313,47 @@ fn qwen3_5_configs_count_their_checkpoints_tensors() {
         );
     }
 }
+
+/// The RoPE table each family's scaling implies, as vLLM's `get_rope` builds it.
+#[test]
+fn configs_give_the_rope_tables_vllm_builds() {
+    use vramfit_engine::model::Rope;
+    let table = |file: &str| read(file).arch.rope;
+    let whole = |positions| Rope {
+        positions,
+        local_positions: 0,
+        dim: 0,
+    };
+    // Llama 3's scaling reshapes frequencies over max_position_embeddings positions.
+    assert_eq!(table("llama-3.1-8b.json"), whole(131_072));
+    assert_eq!(
+        table("llama-4-scout-17b-16e-instruct.json"),
+        whole(10_485_760)
+    );
+    // YaRN: the original positions × factor (gpt-oss 4096 × 32, DeepSeek 4096 × 40).
+    assert_eq!(table("gpt-oss-20b.json"), whole(131_072));
+    assert_eq!(table("deepseek-r1-0528.json"), whole(163_840));
+    // Gemma 3: linear × 8, and the sliding layers' unscaled table; its 4B file leaves
+    // max_position_embeddings to Gemma3TextConfig's default.
+    let gemma = Rope {
+        positions: 1_048_576,
+        local_positions: 131_072,
+        dim: 0,
+    };
+    assert_eq!(table("gemma-3-27b-it.json"), gemma);
+    assert_eq!(table("gemma-3-4b-it.abridged-no-vision.json"), gemma);
+    // A quarter of each 256-wide head (partial_rotary_factor 0.25), in the config or in Qwen3.5's
+    // rope_parameters.
+    let quarter = Rope {
+        positions: 262_144,
+        local_positions: 0,
+        dim: 64,
+    };
+    assert_eq!(table("qwen3-next-80b-a3b-thinking.json"), quarter);
+    let qwen35 = std::fs::read_to_string(format!(
+        "{}/tests/fixtures/qwen3.5/qwen3.5-0.8b.json",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap();
+    assert_eq!(parse_hf_config(&qwen35).unwrap().arch.rope, quarter);
+}

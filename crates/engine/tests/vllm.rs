@@ -1,7 +1,8 @@
 //! vLLM on an H100 at 8192 batched tokens: the profile run's activation peak and what the fused-MoE
 //! kernels keep beside it (`estimate/serving/vllm.rs`), and the CUDA graphs captured after the
 //! pool is sized: which graphs, how many, and what FlashAttention 3 keeps in their pool
-//! (`estimate/serving/vllm_graphs.rs`).
+//! (`estimate/serving/vllm_graphs.rs`); and the RoPE tables loaded with the weights
+//! (`estimate/serving/mod.rs`).
 
 mod common;
 
@@ -228,4 +229,70 @@ fn mxfp4_experts_on_hopper_keep_the_output_and_one_intermediate() {
     let workspace = (TOKENS * 2880 + TOKENS * 4 * 1440) * BF16;
     let peak = activations("gpt-oss-20b", &[("gpus", "2"), ("sharding", "tensor")]);
     assert_near_bytes(peak, sampler(201_088, 2880, TOKENS) + workspace);
+}
+
+fn rope_table(s: &Scenario) -> u64 {
+    breakdown(s).unwrap().bytes_of("rope_tables").0
+}
+
+/// vLLM builds one bf16 cos/sin table per distinct RoPE for every position the model can reach,
+/// whatever max-model-len is, and loads it with the weights: Llama 4 Scout's 10M positions are
+/// the 2.5 GiB per GPU its vLLM log's "Model loading took" holds above its parameters (vllm-077).
+#[test]
+fn rope_tables_cover_every_position_the_model_reaches() {
+    let scout = scenario("llama-4-scout", &[("gpus", "4"), ("sharding", "tensor")]);
+    assert_eq!(rope_table(&scout), 10_485_760 * 128 * 2);
+    let short = Scenario {
+        max_model_len: Some(2048),
+        ..scout.clone()
+    };
+    assert_eq!(rope_table(&short), rope_table(&scout));
+    // Gemma 3: the global layers' linear scaling (factor 8) and the sliding layers' own table.
+    let gemma = scenario("gemma-3-4b", &[]);
+    assert_eq!(rope_table(&gemma), (131_072 * 8 + 131_072) * 256 * 2);
+    // MLA rotates only its shared RoPE key; Qwen3-Next a quarter of each head.
+    assert_eq!(
+        rope_table(&scenario(
+            "deepseek-v3",
+            &[("gpus", "8"), ("sharding", "tensor")]
+        )),
+        4096 * 40 * 64 * 2
+    );
+    assert_eq!(
+        rope_table(&scenario("qwen3-next-80b-a3b", &[])),
+        262_144 * 64 * 2
+    );
+    // SGLang keeps the table in fp32 on CUDA; transformers computes cos and sin per forward.
+    let sglang = scenario("llama-3.1-8b", &[("runtime", "sglang")]);
+    assert_eq!(rope_table(&sglang), 131_072 * 128 * 4);
+    let transformers = scenario("llama-3.1-8b", &[("runtime", "transformers")]);
+    assert_eq!(rope_table(&transformers), 0);
+}
+
+#[test]
+fn a_shape_without_rope_positions_says_its_table_is_not_counted() {
+    let typed = common::scenario(
+        &[
+            ("mode", "inference"),
+            ("runtime", "vllm"),
+            ("gpu", "h100-80"),
+        ],
+        &[("layers", "32"), ("hidden", "4096"), ("heads", "32")],
+    );
+    assert_eq!(rope_table(&typed), 0);
+    let notes = estimate(&typed).unwrap().notes;
+    assert!(
+        notes.iter().any(|n| n.contains("rope-positions")),
+        "{notes:?}"
+    );
+    let given = Scenario {
+        rope_positions: Some(4096),
+        ..typed
+    };
+    assert_eq!(rope_table(&given), 4096 * 128 * 2);
+    let notes = estimate(&given).unwrap().notes;
+    assert!(
+        !notes.iter().any(|n| n.contains("rope-positions")),
+        "{notes:?}"
+    );
 }

@@ -13,7 +13,7 @@ mod kind;
 
 pub use kind::{RunKind, WeightClass};
 
-use crate::estimate::{estimate, Estimate};
+use crate::estimate::{estimate, Estimate, MODEL_LOAD};
 use crate::measurement::WorkloadMeasurement;
 use crate::query::scenario_from_query;
 use crate::units::{GIB, MIB};
@@ -292,7 +292,7 @@ fn runtime_figure(e: &Estimate, figure: &str) -> Option<f64> {
         (!found.is_empty()).then(|| found.iter().sum())
     };
     match figure {
-        "weights" | "model_buffer_gpu" => bytes(&["weights", "quant_constants", "vision", "mtp"]),
+        "weights" | "model_buffer_gpu" => bytes(MODEL_LOAD),
         "activation_peak" => bytes(&["activations"]),
         "non_torch" => bytes(&["non_torch"]),
         "cuda_graphs" => bytes(&["cuda_graphs"]),

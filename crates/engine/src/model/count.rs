@@ -269,6 +269,21 @@ impl Architecture {
         f64::from(self.mtp_layers) * (per_attention + mlp + projection_and_norms)
     }
 
+    /// Elements in the RoPE cos/sin tables a serving runtime precomputes: each table's positions
+    /// × the width rotated (cos and sin halves side by side; vLLM's and SGLang's
+    /// `_compute_cos_sin_cache`, `torch.cat((cos, sin), dim=-1)` over `rotary_dim / 2`
+    /// frequencies).
+    pub fn rope_table_elements(&self) -> f64 {
+        let width = if self.rope.dim > 0 {
+            self.rope.dim
+        } else if self.mla.is_mla() {
+            self.mla.rope_dim
+        } else {
+            self.head_dim
+        };
+        (f64::from(self.rope.positions) + f64::from(self.rope.local_positions)) * f64::from(width)
+    }
+
     pub fn vision_params(&self) -> f64 {
         self.vision.param_count(self.hidden)
     }
@@ -287,7 +302,7 @@ impl Architecture {
 
     /// The shape as scenario `key=value` pairs, so a pasted config.json fills the same fields a
     /// person would type; every one is written, so nothing comes from a previous preset.
-    pub fn pairs(&self) -> [(&'static str, String); 37] {
+    pub fn pairs(&self) -> [(&'static str, String); 40] {
         let value = |n: u32| n.to_string();
         [
             ("layers", value(self.layers)),
@@ -332,6 +347,9 @@ impl Architecture {
             ("no-mlp-layers", value(self.no_mlp)),
             ("mtp-layers", value(self.mtp_layers)),
             ("attention-gate", self.attention_gate.to_string()),
+            ("rope-positions", value(self.rope.positions)),
+            ("rope-local-positions", value(self.rope.local_positions)),
+            ("rotary-dim", value(self.rope.dim)),
         ]
     }
 
@@ -379,6 +397,12 @@ impl Architecture {
                     "MLA needs rope-head-dim below head-dim {} and a v-head-dim",
                     self.head_dim
                 ),
+            ));
+        }
+        if self.rope.dim > self.head_dim {
+            return Some((
+                "rotary-dim",
+                format!("wider than the head-dim {}", self.head_dim),
             ));
         }
         if self.window.layers > self.layers {

@@ -8,7 +8,7 @@
 //! makes layer `il` sliding when `il % n < n − 1`; Gemma 2 and gpt-oss use 2, Cohere 2 uses 4,
 //! Gemma 3 uses 6, and files that write `attention.sliding_window_pattern` give it per layer).
 
-use super::Architecture;
+use super::{Architecture, Rope};
 use crate::units::group_thousands;
 use std::fmt;
 use vramfit_gguf::{parse_header, FileType, Header, MetaArray, MetaValue, ParseError, PerLayer};
@@ -309,6 +309,41 @@ fn per_layer_max(value: &PerLayer) -> u64 {
     value.max().unwrap_or(0)
 }
 
+/// The RoPE table a serving runtime would build for this shape (vLLM loads GGUF files too), read
+/// as [`super::hf_config`] reads config.json: `context_length` positions, × a linear scaling's
+/// factor, or a YaRN scaling's original length × factor; Gemma 3's sliding layers add a second,
+/// unscaled table. Architectures llama.cpp gives no RoPE have no table.
+fn rope(header: &Header, architecture: &str, rope_dim: u32, head_dim: u32, mla: bool) -> Rope {
+    let key = |suffix: &str| format!("{architecture}.{suffix}");
+    let Some(context) = header.arch_u64("context_length").filter(|_| rope_dim > 0) else {
+        return Rope::default();
+    };
+    let factor = header
+        .f32_key(&key("rope.scaling.factor"))
+        .map_or(1.0, f64::from)
+        .max(1.0);
+    let positions = match header.string(&key("rope.scaling.type")) {
+        Some("linear") => context as f64 * factor,
+        Some("yarn") => header
+            .arch_u64("rope.scaling.original_context_length")
+            .map_or(context as f64, |original| original as f64 * factor),
+        _ => context as f64,
+    };
+    Rope {
+        positions: positions.min(f64::from(u32::MAX)) as u32,
+        local_positions: if architecture == "gemma3" {
+            context.min(u64::from(u32::MAX)) as u32
+        } else {
+            0
+        },
+        dim: if mla || rope_dim >= head_dim {
+            0
+        } else {
+            rope_dim
+        },
+    }
+}
+
 /// The architecture the metadata states.
 fn shape(
     header: &Header,
@@ -475,6 +510,13 @@ fn shape(
     }
     arch.window.tokens = to_u32(window);
     arch.window.layers = to_u32(sliding_layers);
+    arch.rope = rope(
+        header,
+        architecture,
+        to_u32(rope_dim),
+        to_u32(head_dim),
+        kv_rank > 0,
+    );
     if recurrent_layers > 0 {
         let heads = ssm_heads.max(1);
         arch.recurrent.layers = to_u32(recurrent_layers);

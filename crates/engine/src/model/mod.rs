@@ -15,7 +15,7 @@ pub use count::{Block, Family, LayerCounts, Linear};
 pub use gguf::{read_gguf, BlockBytes, FileWeights, GgufError, GgufModel, GGUF_FIRST_READ_BYTES};
 pub use hf_config::{parse_hf_config, ConfigError, HfConfig};
 pub use params::{format_param_count, params_label, parse_param_count};
-pub use parts::{Mla, Moe, Recurrent, Vision, Window};
+pub use parts::{Mla, Moe, Recurrent, Rope, Vision, Window};
 pub use presets::{nearest_preset, preset, Preset, CATALOGUE_PRESETS, PRESETS};
 pub use published::{parse_published, ActiveClaim, Counted, Published};
 
@@ -44,6 +44,7 @@ pub struct Architecture {
     pub window: Window,
     pub vision: Vision,
     pub recurrent: Recurrent,
+    pub rope: Rope,
     /// Layers without attention: recurrent layers, and Nemotron-H's MLP-only or Nemotron-NAS's
     /// `no_op` attention blocks.
     pub no_attention: u32,
@@ -118,6 +119,11 @@ pub const fn dense_shape(
             groups: 0,
             conv: 0,
             state_dtype: None,
+        },
+        rope: Rope {
+            positions: 0,
+            local_positions: 0,
+            dim: 0,
         },
         no_attention: 0,
         no_mlp: 0,

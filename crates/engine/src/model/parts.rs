@@ -1,6 +1,7 @@
 //! The parts an architecture may add to a dense transformer: a mixture of experts, latent
-//! attention, sliding windows, recurrent (Mamba or linear-attention) layers and a vision tower.
-//! Each is all zeros when the model does not have it.
+//! attention, sliding windows, recurrent (Mamba or linear-attention) layers, a vision tower, and
+//! the rotary position table serving runtimes precompute. Each is all zeros when the model does
+//! not have it.
 
 use crate::dtype::Dtype;
 use serde::{Deserialize, Serialize};
@@ -65,6 +66,23 @@ pub struct Window {
     pub tokens: u32,
     /// How many of the layers use the window.
     pub layers: u32,
+}
+
+/// The rotary position embedding's positions, as far as memory sees them: vLLM and SGLang build
+/// one cos/sin table of `positions × dim` per distinct RoPE when they load the model, and keep it
+/// on every GPU. All zero for a model without RoPE (learned or ALiBi positions, or none).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rope {
+    /// Positions in the table: `max_position_embeddings`, times the factor of a linear or
+    /// dynamic-NTK scaling; a YaRN scaling's `original_max_position_embeddings × factor`; Phi-3's
+    /// LongRoPE adds its short table's original positions.
+    pub positions: u32,
+    /// A second table's positions: Gemma 3's sliding layers rotate with their own base and no
+    /// scaling (`rope_local_base_freq`). 0 when every layer shares one RoPE.
+    pub local_positions: u32,
+    /// The width rotated in each head when it is less than the head (`partial_rotary_factor ×
+    /// head_dim`, GPT-NeoX's `rotary_pct`); 0 for the whole head, or MLA's `qk_rope_head_dim`.
+    pub dim: u32,
 }
 
 /// Colour channels a patch embedding reads.

@@ -1,7 +1,7 @@
 //! The model catalogue: each preset's shape and parameter count from its published config.json
 //! and model card.
 
-use super::{dense_shape as arch, Architecture, Mla, Moe, Recurrent, Vision, Window};
+use super::{dense_shape as arch, Architecture, Mla, Moe, Recurrent, Rope, Vision, Window};
 use crate::dtype::{Dtype, QuantScope};
 
 /// A named model with its published shape and parameter count.
@@ -74,6 +74,44 @@ const fn dense(
         active_without_embedding: false,
         config,
         checkpoint: BF16_CHECKPOINT,
+    }
+}
+
+/// RoPE over the whole head, with a table of `positions` (config.json's `max_position_embeddings`
+/// with its scaling applied as vLLM applies it; see [`Rope`]).
+const fn rope(arch: Architecture, positions: u32) -> Architecture {
+    Architecture {
+        rope: Rope {
+            positions,
+            local_positions: 0,
+            dim: 0,
+        },
+        ..arch
+    }
+}
+
+/// RoPE on `dim` of each head's channels (`partial_rotary_factor`, `rotary_pct`).
+const fn partial_rope(arch: Architecture, positions: u32, dim: u32) -> Architecture {
+    Architecture {
+        rope: Rope {
+            positions,
+            local_positions: 0,
+            dim,
+        },
+        ..arch
+    }
+}
+
+/// Gemma 3: the global layers' table of `positions` (linear scaling applied) and the sliding
+/// layers' own, unscaled one of `local_positions`.
+const fn two_ropes(arch: Architecture, positions: u32, local_positions: u32) -> Architecture {
+    Architecture {
+        rope: Rope {
+            positions,
+            local_positions,
+            dim: 0,
+        },
+        ..arch
     }
 }
 
@@ -266,7 +304,7 @@ pub const PRESETS: &[Preset] = &[
     dense(
         "smollm2-135m",
         "SmolLM2-135M",
-        arch(30, 576, 9, 3, 64, 1536, 49152, true, true),
+        rope(arch(30, 576, 9, 3, 64, 1536, 49152, true, true), 8192),
         134_515_008.0,
         "HuggingFaceTB/SmolLM2-135M",
     ),
@@ -287,49 +325,55 @@ pub const PRESETS: &[Preset] = &[
     dense(
         "llama-3.2-1b",
         "Llama-3.2-1B",
-        arch(16, 2048, 32, 8, 64, 8192, 128256, true, true),
+        rope(arch(16, 2048, 32, 8, 64, 8192, 128256, true, true), 131072),
         1_235_814_400.0,
         "meta-llama/Llama-3.2-1B",
     ),
     dense(
         "llama-3.2-3b",
         "Llama-3.2-3B",
-        arch(28, 3072, 24, 8, 128, 8192, 128256, true, true),
+        rope(arch(28, 3072, 24, 8, 128, 8192, 128256, true, true), 131072),
         3_212_749_824.0,
         "meta-llama/Llama-3.2-3B",
     ),
     dense(
         "llama-2-7b",
         "Llama-2-7B",
-        arch(32, 4096, 32, 32, 128, 11008, 32000, false, true),
+        rope(arch(32, 4096, 32, 32, 128, 11008, 32000, false, true), 4096),
         6_738_415_616.0,
         "meta-llama/Llama-2-7b-hf",
     ),
     dense(
         "llama-2-13b",
         "Llama-2-13B",
-        arch(40, 5120, 40, 40, 128, 13824, 32000, false, true),
+        rope(arch(40, 5120, 40, 40, 128, 13824, 32000, false, true), 4096),
         13_015_864_320.0,
         "meta-llama/Llama-2-13b-hf",
     ),
     dense(
         "llama-2-70b",
         "Llama-2-70B",
-        arch(80, 8192, 64, 8, 128, 28672, 32000, false, true),
+        rope(arch(80, 8192, 64, 8, 128, 28672, 32000, false, true), 4096),
         68_976_648_192.0,
         "meta-llama/Llama-2-70b-hf",
     ),
     dense(
         "llama-3.1-8b",
         "Llama-3.1-8B",
-        arch(32, 4096, 32, 8, 128, 14336, 128256, false, true),
+        rope(
+            arch(32, 4096, 32, 8, 128, 14336, 128256, false, true),
+            131072,
+        ),
         8_030_261_248.0,
         "meta-llama/Llama-3.1-8B",
     ),
     dense(
         "llama-3.1-70b",
         "Llama-3.1-70B",
-        arch(80, 8192, 64, 8, 128, 28672, 128256, false, true),
+        rope(
+            arch(80, 8192, 64, 8, 128, 28672, 128256, false, true),
+            131072,
+        ),
         70_553_706_496.0,
         "meta-llama/Llama-3.1-70B",
     ),
@@ -337,7 +381,7 @@ pub const PRESETS: &[Preset] = &[
         "mistral-7b",
         "Mistral-7B-v0.1",
         windowed(
-            arch(32, 4096, 32, 8, 128, 14336, 32000, false, true),
+            rope(arch(32, 4096, 32, 8, 128, 14336, 32000, false, true), 32768),
             4096,
             32,
         ),
@@ -347,21 +391,30 @@ pub const PRESETS: &[Preset] = &[
     dense(
         "qwen2.5-7b",
         "Qwen2.5-7B",
-        arch(28, 3584, 28, 4, 128, 18944, 152064, false, true),
+        rope(
+            arch(28, 3584, 28, 4, 128, 18944, 152064, false, true),
+            131072,
+        ),
         7_615_616_512.0,
         "Qwen/Qwen2.5-7B",
     ),
     dense(
         "qwen2.5-14b",
         "Qwen2.5-14B",
-        arch(48, 5120, 40, 8, 128, 13824, 152064, false, true),
+        rope(
+            arch(48, 5120, 40, 8, 128, 13824, 152064, false, true),
+            131072,
+        ),
         14_770_033_664.0,
         "Qwen/Qwen2.5-14B",
     ),
     dense(
         "qwen2.5-32b",
         "Qwen2.5-32B",
-        arch(64, 5120, 40, 8, 128, 27648, 152064, false, true),
+        rope(
+            arch(64, 5120, 40, 8, 128, 27648, 152064, false, true),
+            131072,
+        ),
         32_763_876_352.0,
         "Qwen/Qwen2.5-32B",
     ),
@@ -383,7 +436,7 @@ pub const PRESETS: &[Preset] = &[
         "gemma-2-9b",
         "Gemma-2-9B",
         windowed(
-            arch(42, 3584, 16, 8, 256, 14336, 256000, true, true),
+            rope(arch(42, 3584, 16, 8, 256, 14336, 256000, true, true), 8192),
             4096,
             21,
         ),
@@ -393,56 +446,71 @@ pub const PRESETS: &[Preset] = &[
     dense(
         "llama-3.3-70b",
         "Llama-3.3-70B",
-        arch(80, 8192, 64, 8, 128, 28672, 128256, false, true),
+        rope(
+            arch(80, 8192, 64, 8, 128, 28672, 128256, false, true),
+            131072,
+        ),
         70_553_706_496.0,
         "meta-llama/Llama-3.3-70B-Instruct",
     ),
     dense(
         "qwen2.5-3b",
         "Qwen2.5-3B",
-        arch(36, 2048, 16, 2, 128, 11008, 151936, true, true),
+        rope(arch(36, 2048, 16, 2, 128, 11008, 151936, true, true), 32768),
         3_085_938_688.0,
         "Qwen/Qwen2.5-3B",
     ),
     dense(
         "qwen3-0.6b",
         "Qwen3-0.6B",
-        arch(28, 1024, 16, 8, 128, 3072, 151936, true, true),
+        rope(arch(28, 1024, 16, 8, 128, 3072, 151936, true, true), 40960),
         596_049_920.0,
         "Qwen/Qwen3-0.6B",
     ),
     dense(
         "qwen3-4b",
         "Qwen3-4B",
-        arch(36, 2560, 32, 8, 128, 9728, 151936, true, true),
+        rope(arch(36, 2560, 32, 8, 128, 9728, 151936, true, true), 40960),
         4_022_468_096.0,
         "Qwen/Qwen3-4B",
     ),
     dense(
         "qwen3-8b",
         "Qwen3-8B",
-        arch(36, 4096, 32, 8, 128, 12288, 151936, false, true),
+        rope(
+            arch(36, 4096, 32, 8, 128, 12288, 151936, false, true),
+            40960,
+        ),
         8.2e9,
         "Qwen/Qwen3-8B",
     ),
     dense(
         "qwen3-14b",
         "Qwen3-14B",
-        arch(40, 5120, 40, 8, 128, 17408, 151936, false, true),
+        rope(
+            arch(40, 5120, 40, 8, 128, 17408, 151936, false, true),
+            40960,
+        ),
         14_768_307_200.0,
         "Qwen/Qwen3-14B",
     ),
     dense(
         "qwen3-32b",
         "Qwen3-32B",
-        arch(64, 5120, 64, 8, 128, 25600, 151936, false, true),
+        rope(
+            arch(64, 5120, 64, 8, 128, 25600, 151936, false, true),
+            40960,
+        ),
         32.8e9,
         "Qwen/Qwen3-32B",
     ),
     dense(
         "phi-4",
         "Phi-4",
-        fused_qkv(arch(40, 5120, 40, 10, 128, 17920, 100352, false, true)),
+        fused_qkv(rope(
+            arch(40, 5120, 40, 10, 128, 17920, 100352, false, true),
+            16384,
+        )),
         14_659_507_200.0,
         "microsoft/phi-4",
     ),
@@ -453,7 +521,11 @@ pub const PRESETS: &[Preset] = &[
         "Gemma-3-27B",
         with_vision(
             windowed(
-                arch(62, 5376, 32, 16, 128, 21504, 262208, true, true),
+                two_ropes(
+                    arch(62, 5376, 32, 16, 128, 21504, 262208, true, true),
+                    1048576,
+                    131072,
+                ),
                 1024,
                 52,
             ),
@@ -469,7 +541,10 @@ pub const PRESETS: &[Preset] = &[
     dense(
         "mistral-nemo-12b",
         "Mistral-Nemo-12B",
-        arch(40, 5120, 32, 8, 128, 14336, 131072, false, true),
+        rope(
+            arch(40, 5120, 32, 8, 128, 14336, 131072, false, true),
+            128000,
+        ),
         // Mistral says "12B"; the bf16 checkpoint's 24,495,564,800 bytes / 2.
         12_247_782_400.0,
         "mistralai/Mistral-Nemo-Base-2407",
@@ -478,7 +553,10 @@ pub const PRESETS: &[Preset] = &[
         "mistral-small-3.1-24b",
         "Mistral-Small-3.1-24B",
         with_vision(
-            arch(40, 5120, 32, 8, 128, 32768, 131072, false, true),
+            rope(
+                arch(40, 5120, 32, 8, 128, 32768, 131072, false, true),
+                131072,
+            ),
             24,
             1024,
             4096,
@@ -492,7 +570,7 @@ pub const PRESETS: &[Preset] = &[
         "gemma-2-27b",
         "Gemma-2-27B",
         windowed(
-            arch(46, 4608, 32, 16, 128, 36864, 256000, true, true),
+            rope(arch(46, 4608, 32, 16, 128, 36864, 256000, true, true), 8192),
             4096,
             23,
         ),
@@ -504,7 +582,15 @@ pub const PRESETS: &[Preset] = &[
     dense(
         "gemma-3-1b",
         "Gemma-3-1B",
-        windowed(arch(26, 1152, 4, 1, 256, 6912, 262144, true, true), 512, 22),
+        windowed(
+            two_ropes(
+                arch(26, 1152, 4, 1, 256, 6912, 262144, true, true),
+                32768,
+                32768,
+            ),
+            512,
+            22,
+        ),
         999_885_952.0,
         "google/gemma-3-1b-it",
     ),
@@ -513,7 +599,11 @@ pub const PRESETS: &[Preset] = &[
         "Gemma-3-4B",
         with_vision(
             windowed(
-                arch(34, 2560, 8, 4, 256, 10240, 262208, true, true),
+                two_ropes(
+                    arch(34, 2560, 8, 4, 256, 10240, 262208, true, true),
+                    1048576,
+                    131072,
+                ),
                 1024,
                 29,
             ),
@@ -531,7 +621,11 @@ pub const PRESETS: &[Preset] = &[
         "Gemma-3-12B",
         with_vision(
             windowed(
-                arch(48, 3840, 16, 8, 256, 15360, 262208, true, true),
+                two_ropes(
+                    arch(48, 3840, 16, 8, 256, 15360, 262208, true, true),
+                    1048576,
+                    131072,
+                ),
                 1024,
                 40,
             ),
@@ -551,7 +645,10 @@ pub const PRESETS: &[Preset] = &[
         ..dense(
             "olmo-2-13b",
             "OLMo-2-13B",
-            arch(40, 5120, 40, 40, 128, 13824, 100352, false, true),
+            rope(
+                arch(40, 5120, 40, 40, 128, 13824, 100352, false, true),
+                4096,
+            ),
             13_716_198_400.0,
             "allenai/OLMo-2-1124-13B",
         )
@@ -561,7 +658,7 @@ pub const PRESETS: &[Preset] = &[
         ..dense(
             "olmo-2-32b",
             "OLMo-2-32B",
-            arch(64, 5120, 40, 8, 128, 27648, 100352, false, true),
+            rope(arch(64, 5120, 40, 8, 128, 27648, 100352, false, true), 4096),
             32e9,
             "allenai/OLMo-2-0325-32B",
         )
@@ -569,14 +666,17 @@ pub const PRESETS: &[Preset] = &[
     dense(
         "smollm3-3b",
         "SmolLM3-3B",
-        arch(36, 2048, 16, 4, 128, 11008, 128256, true, true),
+        rope(arch(36, 2048, 16, 4, 128, 11008, 128256, true, true), 65536),
         3_075_098_624.0,
         "HuggingFaceTB/SmolLM3-3B",
     ),
     dense(
         "deepseek-r1-distill-llama-8b",
         "DeepSeek-R1-Distill-Llama-8B",
-        arch(32, 4096, 32, 8, 128, 14336, 128256, false, true),
+        rope(
+            arch(32, 4096, 32, 8, 128, 14336, 128256, false, true),
+            131072,
+        ),
         8_030_261_248.0,
         "deepseek-ai/DeepSeek-R1-Distill-Llama-8B",
     ),
@@ -591,7 +691,7 @@ pub const PRESETS: &[Preset] = &[
         id: "mixtral-8x7b",
         name: "Mixtral-8x7B",
         arch: experts(
-            arch(32, 4096, 32, 8, 128, 14336, 32000, false, true),
+            rope(arch(32, 4096, 32, 8, 128, 14336, 32000, false, true), 32768),
             8,
             2,
             14336,
@@ -609,7 +709,7 @@ pub const PRESETS: &[Preset] = &[
         id: "mixtral-8x22b",
         name: "Mixtral-8x22B",
         arch: experts(
-            arch(56, 6144, 48, 8, 128, 16384, 32000, false, true),
+            rope(arch(56, 6144, 48, 8, 128, 16384, 32000, false, true), 65536),
             8,
             2,
             16384,
@@ -627,7 +727,7 @@ pub const PRESETS: &[Preset] = &[
         id: "qwen3-30b-a3b",
         name: "Qwen3-30B-A3B",
         arch: experts(
-            arch(48, 2048, 32, 4, 128, 6144, 151936, false, true),
+            rope(arch(48, 2048, 32, 4, 128, 6144, 151936, false, true), 40960),
             128,
             8,
             768,
@@ -645,7 +745,10 @@ pub const PRESETS: &[Preset] = &[
         id: "qwen3-235b-a22b",
         name: "Qwen3-235B-A22B",
         arch: experts(
-            arch(94, 4096, 64, 4, 128, 12288, 151936, false, true),
+            rope(
+                arch(94, 4096, 64, 4, 128, 12288, 151936, false, true),
+                262144,
+            ),
             128,
             8,
             1536,
@@ -666,7 +769,7 @@ pub const PRESETS: &[Preset] = &[
         name: "gpt-oss-20b",
         arch: windowed(
             experts(
-                arch(24, 2880, 64, 8, 64, 2880, 201088, false, true),
+                rope(arch(24, 2880, 64, 8, 64, 2880, 201088, false, true), 131072),
                 32,
                 4,
                 2880,
@@ -688,7 +791,7 @@ pub const PRESETS: &[Preset] = &[
         name: "gpt-oss-120b",
         arch: windowed(
             experts(
-                arch(36, 2880, 64, 8, 64, 2880, 201088, false, true),
+                rope(arch(36, 2880, 64, 8, 64, 2880, 201088, false, true), 131072),
                 128,
                 4,
                 2880,
@@ -713,7 +816,10 @@ pub const PRESETS: &[Preset] = &[
         arch: with_vision(
             windowed(
                 experts(
-                    arch(48, 5120, 40, 8, 128, 16384, 202048, false, true),
+                    rope(
+                        arch(48, 5120, 40, 8, 128, 16384, 202048, false, true),
+                        10485760,
+                    ),
                     16,
                     1,
                     8192,
@@ -742,7 +848,10 @@ pub const PRESETS: &[Preset] = &[
         arch: with_vision(
             windowed(
                 experts(
-                    arch(48, 5120, 40, 8, 128, 16384, 202048, false, true),
+                    rope(
+                        arch(48, 5120, 40, 8, 128, 16384, 202048, false, true),
+                        1048576,
+                    ),
                     128,
                     1,
                     8192,
@@ -773,7 +882,10 @@ pub const PRESETS: &[Preset] = &[
         arch: with_mtp(
             latent(
                 experts(
-                    arch(61, 7168, 128, 128, 192, 18432, 129280, false, true),
+                    rope(
+                        arch(61, 7168, 128, 128, 192, 18432, 129280, false, true),
+                        163840,
+                    ),
                     256,
                     8,
                     2048,
@@ -799,7 +911,10 @@ pub const PRESETS: &[Preset] = &[
         name: "Kimi-K2",
         arch: latent(
             experts(
-                arch(61, 7168, 64, 64, 192, 18432, 163840, false, true),
+                rope(
+                    arch(61, 7168, 64, 64, 192, 18432, 163840, false, true),
+                    131072,
+                ),
                 384,
                 8,
                 2048,
@@ -825,7 +940,7 @@ pub const PRESETS: &[Preset] = &[
         "gemma-2-2b",
         "Gemma-2-2B",
         windowed(
-            arch(26, 2304, 8, 4, 256, 9216, 256000, true, true),
+            rope(arch(26, 2304, 8, 4, 256, 9216, 256000, true, true), 8192),
             4096,
             13,
         ),
@@ -840,7 +955,11 @@ pub const PRESETS: &[Preset] = &[
         name: "Qwen3-Next-80B-A3B",
         arch: hybrid(
             experts(
-                attention_gate(arch(48, 2048, 16, 2, 256, 5120, 151936, false, true)),
+                attention_gate(partial_rope(
+                    arch(48, 2048, 16, 2, 256, 5120, 151936, false, true),
+                    262144,
+                    64,
+                )),
                 512,
                 10,
                 512,

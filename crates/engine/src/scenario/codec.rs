@@ -104,8 +104,19 @@ pub struct Count;
 /// A whole number from 0 to [`MAX_COUNT`], where 0 means "none" (no experts, no window).
 pub struct Whole;
 
+/// A whole number of positions from 0: a RoPE table reaches past [`MAX_COUNT`] (Llama 4 Scout's
+/// 10,485,760), and only its bytes, not a product of counts, are computed from it.
+pub struct Positions;
+
+/// The most positions accepted.
+const MAX_POSITIONS: f64 = u32::MAX as f64;
+
 /// The one reading of a whole number, from `min` to [`MAX_COUNT`].
 fn parse_whole(text: &str, min: f64) -> Result<u32, String> {
+    parse_whole_to(text, min, MAX_COUNT)
+}
+
+fn parse_whole_to(text: &str, min: f64, max: f64) -> Result<u32, String> {
     let value =
         parse_f64(text.trim()).ok_or_else(|| format!("`{}` is not a whole number", text.trim()))?;
     if !value.is_finite() || value.fract() != 0.0 {
@@ -114,9 +125,9 @@ fn parse_whole(text: &str, min: f64) -> Result<u32, String> {
     if value < min {
         return Err(format!("must be at least {min}"));
     }
-    if value > MAX_COUNT {
+    if value > max {
         // Written out as an integer: `{:e}` would link f64's exponent formatter into the page.
-        return Err(format!("must be at most {}", MAX_COUNT as u64));
+        return Err(format!("must be at most {}", max as u64));
     }
     Ok(value as u32)
 }
@@ -126,6 +137,22 @@ impl Codec for Count {
 
     fn parse(&self, text: &str) -> Result<u32, String> {
         parse_whole(text, 1.0)
+    }
+
+    fn format(&self, value: &u32) -> String {
+        value.to_string()
+    }
+
+    fn write_json(&self, value: &u32) -> Json {
+        Json::from(*value)
+    }
+}
+
+impl Codec for Positions {
+    type Value = u32;
+
+    fn parse(&self, text: &str) -> Result<u32, String> {
+        parse_whole_to(text, 0.0, MAX_POSITIONS)
     }
 
     fn format(&self, value: &u32) -> String {

@@ -509,6 +509,17 @@ scenario_fields! {
     mtp_layers: Option<u32> = None,
         "mtp-layers", Optional { inner: Whole, none: FROM_PRESET }, Layers,
         "MTP modules", "multi-token-prediction modules in the checkpoint (num_nextn_predict_layers)";
+    /// The RoPE cos/sin table vLLM and SGLang precompute for every position the model can reach,
+    /// whatever `max-model-len` is.
+    rope_positions: Option<u32> = None,
+        "rope-positions", Optional { inner: Positions, none: FROM_PRESET }, Layers in Inference,
+        "RoPE table positions", "positions in the RoPE cos/sin table vLLM and SGLang precompute (max_position_embeddings, × a linear or dynamic scaling's factor; YaRN: original positions × factor; 0: no RoPE)";
+    rope_local_positions: Option<u32> = None,
+        "rope-local-positions", Optional { inner: Positions, none: FROM_PRESET }, Layers in Inference,
+        "Second RoPE table", "positions in a second RoPE table (Gemma 3's sliding layers: max_position_embeddings; 0: none)";
+    rotary_dim: Option<u32> = None,
+        "rotary-dim", Optional { inner: Whole, none: FROM_PRESET }, Layers in Inference,
+        "Rotary dim", "the width RoPE rotates in each head when less than the head (partial_rotary_factor × head-dim; 0: the whole head, or MLA's rope-head-dim)";
     /// Load the multi-token-prediction modules, as MTP speculative decoding (vLLM's and SGLang's
     /// `--speculative-config` with the model's own MTP) does; off, they stay on disk.
     mtp: bool = false,

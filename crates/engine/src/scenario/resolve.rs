@@ -4,7 +4,7 @@
 use super::{FieldError, Scenario};
 use crate::dtype::{Dtype, QuantScope};
 use crate::gpu_catalogue::{self, Gpu};
-use crate::model::{self, Architecture, Block, Mla, Moe, Preset, Recurrent, Vision, Window};
+use crate::model::{self, Architecture, Block, Mla, Moe, Preset, Recurrent, Rope, Vision, Window};
 use crate::runtime::Runtime;
 use crate::sharding::{Offload, Sharding};
 use crate::units::{format_size_exact, Bytes};
@@ -246,6 +246,11 @@ impl Scenario {
                 state_dtype: self
                     .ssm_dtype
                     .or(base.recurrent.state_dtype.filter(|_| from_preset)),
+            },
+            rope: Rope {
+                positions: or_base(self.rope_positions, base.rope.positions),
+                local_positions: or_base(self.rope_local_positions, base.rope.local_positions),
+                dim: or_base(self.rotary_dim, base.rope.dim),
             },
             no_attention: or_base(self.no_attention_layers, base.no_attention),
             no_mlp: or_base(self.no_mlp_layers, base.no_mlp),

@@ -63,7 +63,7 @@
 //!   (calibration/runtime-logs.csv; `cargo xtask accuracy` prints the GPU median).
 //! - Output buffer (`output_reserve`): `n_vocab × slots × 4` bytes in pinned host memory.
 
-use super::{Deployment, Serving, Settings};
+use super::{Deployment, Serving, Settings, MODEL_LOAD};
 use crate::dtype::FP32_BYTES;
 use crate::estimate::overhead;
 use crate::estimate::stack::{explain, Component, Stack};
@@ -740,12 +740,9 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
     };
     let output_buffer = vocab * f64::from(slots) * FP32_BYTES;
 
-    stack.components.retain(|c| {
-        !matches!(
-            c.id.as_ref(),
-            "weights" | "quant_constants" | "vision" | "mtp"
-        )
-    });
+    stack
+        .components
+        .retain(|c| !MODEL_LOAD.contains(&c.id.as_ref()));
     stack.push(
         "weights",
         "Model buffer (GPU)",

@@ -8,7 +8,7 @@ mod sglang;
 mod vllm;
 mod vllm_graphs;
 
-use super::stack::{explain, Component, Stack};
+use super::stack::{explain, num, Component, Stack};
 use crate::dtype::Dtype;
 use crate::gpu_catalogue::DRIVER_RESERVE_FALLBACK;
 use crate::runtime::Runtime;
@@ -200,8 +200,44 @@ pub(in crate::estimate) fn push(
         Runtime::Vllm => vllm::push(s, r, &d, stack),
         Runtime::Sglang => sglang::push(s, r, &d, stack, notes),
     };
+    if matches!(s.runtime, Runtime::Vllm | Runtime::Sglang) && r.arch.rope.positions == 0 {
+        notes.push(format!("No RoPE table is counted (rope-positions 0). If the model rotates its queries and keys, {} keeps a cos/sin table of max_position_embeddings (× a linear scaling's factor) positions on every GPU with the weights: set rope-positions, or paste its config.json.", s.runtime));
+    }
     notes.extend(d.note());
     Some(serving)
+}
+
+/// What a runtime's model load holds, the figure it logs as the weights (vLLM's "Model loading
+/// took", SGLang's "Load weight end", llama.cpp's model buffer): the weights, their quantization
+/// constants, the vision tower, MTP modules, and the RoPE tables.
+pub(crate) const MODEL_LOAD: &[&str] =
+    &["weights", "quant_constants", "vision", "mtp", ROPE_TABLES];
+
+const ROPE_TABLES: &str = "rope_tables";
+
+/// The RoPE cos/sin tables vLLM and SGLang build while they load the model, whole on every GPU:
+/// `(positions + second table's positions) × rotated width` elements of `element` bytes
+/// (`RotaryEmbeddingBase.__init__` registers `cos_sin_cache` as a buffer; vLLM casts it to the
+/// model's dtype, SGLang keeps it in fp32 on CUDA, "for numerical stability"). The table covers
+/// every position the model can reach, whatever `max-model-len` is: Llama 4 Scout's 10M
+/// positions are 2.7 GB on each GPU.
+fn push_rope_tables(r: &Resolved, element: Dtype, stack: &mut Stack) {
+    let rope = r.arch.rope;
+    let elements = r.arch.rope_table_elements();
+    stack.push(
+        ROPE_TABLES,
+        "RoPE cos/sin tables",
+        elements * element.bytes(),
+        explain!(
+            stack.explain,
+            "({} + {}) positions × {} wide × {} B ({}): rope-positions, rope-local-positions, the rotated width",
+            rope.positions,
+            rope.local_positions,
+            num(elements / (f64::from(rope.positions) + f64::from(rope.local_positions)).max(1.0)),
+            element.bytes(),
+            element
+        ),
+    );
 }
 
 /// GiB to two decimals, as vLLM and SGLang print them.

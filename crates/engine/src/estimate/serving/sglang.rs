@@ -16,7 +16,10 @@
 //!   (0.88 at TP1 … 0.85 at TP4); give `mem-fraction-static` for those.
 //! - `max_running_requests` defaults to `min(max(tokens / context_len × 512, 2048), 4096)`.
 
-use super::{gib2, push_non_torch, Deployment, KvLayout, Serving, Settings};
+use super::{
+    gib2, push_non_torch, push_rope_tables, Deployment, KvLayout, Serving, Settings, MODEL_LOAD,
+};
+use crate::dtype::Dtype;
 use crate::estimate::overhead;
 use crate::estimate::stack::{explain, num, Stack};
 use crate::runtime::Runtime;
@@ -88,7 +91,8 @@ pub(super) fn push(
     if layout.sliding_layers > 0 {
         notes.push("SGLang's separate sliding-window pool (swa_full_tokens_ratio) is not modelled: every layer's tokens are counted at full length, so the token count is a lower bound.".to_string());
     }
-    let weights = stack.sum(&["weights", "quant_constants", "vision", "mtp"]);
+    push_rope_tables(r, Dtype::Fp32, stack);
+    let weights = stack.sum(MODEL_LOAD);
     let non_torch = push_non_torch(s, d, "NCCL and workspaces (before the pool)", stack);
     let free_before_weights =
         (d.cuda_total.as_f64() - s.context.as_f64() - s.reserved.as_f64() - non_torch.as_f64())

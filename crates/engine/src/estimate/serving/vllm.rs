@@ -24,7 +24,10 @@
 //!   of ≥ 70 GiB other than the A100, `max_num_batched_tokens` 8192 and `max_num_seqs` 1024;
 //!   elsewhere 2048 and 256. `block_size` 16; MLA backends (FlashMLA, CUTLASS MLA) use 64.
 
-use super::{gib2, push_non_torch, vllm_graphs, Deployment, KvLayout, Serving, Settings};
+use super::{
+    gib2, push_non_torch, push_rope_tables, vllm_graphs, Deployment, KvLayout, Serving, Settings,
+    MODEL_LOAD,
+};
 use crate::dtype::Dtype;
 use crate::estimate::overhead;
 use crate::estimate::stack::{explain, num, Stack};
@@ -267,7 +270,8 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
     let sched = scheduler(s, r, &layout, &mut settings);
     let total = d.cuda_total.as_f64();
     let requested = util * total;
-    let weights = stack.sum(&["weights", "quant_constants", "vision", "mtp"]);
+    push_rope_tables(r, r.act_dtype, stack);
+    let weights = stack.sum(MODEL_LOAD);
     let workspace = moe_workspace(r, d, s.sharding == Sharding::Expert, &sched);
     let activations = activation_peak(r, &sched, workspace);
     stack.push(

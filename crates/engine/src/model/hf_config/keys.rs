@@ -34,6 +34,7 @@ const FAMILY_DEFAULTS: &[(&str, &[(&str, u32)])] = &[
             ("head_dim", 256),
             ("sliding_window", 4096),
             ("sliding_window_pattern", 6),
+            ("max_position_embeddings", 131_072),
         ],
     ),
     (

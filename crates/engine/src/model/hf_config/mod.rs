@@ -7,6 +7,7 @@ mod keys;
 mod layers;
 mod lenient;
 mod quant;
+mod rope;
 mod shape;
 
 use super::Architecture;
@@ -187,7 +188,8 @@ mod tests {
     #[test]
     fn hf_config_reads_llama_and_nested_text_config() {
         let llama = r#"{"model_type":"llama","hidden_size":4096,"intermediate_size":14336,"num_attention_heads":32,
-            "num_hidden_layers":32,"num_key_value_heads":8,"vocab_size":128256,"tie_word_embeddings":false,"hidden_act":"silu"}"#;
+            "num_hidden_layers":32,"num_key_value_heads":8,"vocab_size":128256,"tie_word_embeddings":false,"hidden_act":"silu",
+            "max_position_embeddings":131072,"rope_scaling":{"rope_type":"llama3","factor":8.0}}"#;
         let parsed = parse_hf_config(llama).unwrap();
         assert_eq!(parsed.arch, preset("llama-3.1-8b").unwrap().arch);
 
@@ -306,7 +308,7 @@ mod tests {
 
     #[test]
     fn quantization_config_sets_the_checkpoint_format() {
-        let base = r#""hidden_size":2880,"num_attention_heads":64,"num_hidden_layers":24,"vocab_size":201088,"num_local_experts":32,"num_experts_per_tok":4,"intermediate_size":2880"#;
+        let base = r#""hidden_size":2880,"num_attention_heads":64,"num_hidden_layers":24,"vocab_size":201088,"num_local_experts":32,"num_experts_per_tok":4,"intermediate_size":2880,"max_position_embeddings":131072"#;
         let gpt_oss = format!(
             r#"{{{base},"quantization_config":{{"quant_method":"mxfp4","modules_to_not_convert":["model.layers.*.self_attn","model.layers.*.mlp.router","model.embed_tokens","lm_head"]}}}}"#
         );

@@ -5,6 +5,7 @@
 use super::keys::{whole, Keys, GATED_DELTA_NET_FAMILIES};
 use super::layers::{layer_kinds, LayerKinds};
 use super::quant::float_dtype;
+use super::rope::rope;
 use super::ConfigError;
 use crate::dtype::Dtype;
 use crate::model::{dense_shape, Architecture, Mla, Moe, Recurrent, Vision, Window};
@@ -106,6 +107,7 @@ pub(super) fn architecture(
         },
         vision: vision(keys, warnings),
         recurrent: recurrent(keys, hidden, kinds.recurrent),
+        rope: rope(keys, head_dim, warnings),
         no_attention: kinds.no_attention + nas.no_attention,
         no_mlp: kinds.no_mlp + nas.no_mlp,
         // DeepSeek-V3's name, and Qwen3.5's (which transformers leaves unread).
