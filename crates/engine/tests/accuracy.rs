@@ -64,7 +64,7 @@ const CATEGORY_MAX_PCT: &[(&str, f64, f64)] = &[
     ("moe_training", 7.5, 11.0),  // 4.5, 7.7 (M238; M338 −4.5, M339 −2.9)
     // M252, torchtune's QLoRA sibling of M251: the same 1.4 GB of stacked logits and layer in
     // backward on a 4.6 GiB peak.
-    ("qlora", 11.5, 32.0), // 8.7, 29.5 (M439, axolotl Olmo-3-7B; M252 29.1)
+    ("qlora", 11.5, 42.0), // 8.7, 39.1 (M449, torchtune 3B QLoRA 5 × 2048 stacked; M439 29.5, M252 29.1)
     ("qlora_multi", 15.0, 18.5), // 11.9, 15.2 (M132)
 ];
 
@@ -285,10 +285,10 @@ const RUNTIME_MEDIAN_MAX_PCT: &[(&str, f64)] = &[
     ("vllm kv_pool", 1.5),                  // today 0.2
     ("vllm kv_tokens", 2.0),                // today 0.2
     ("vllm max_concurrency", 3.0),          // today 0.2
-    ("vllm weights", 1.0),                  // today 0.4
+    ("vllm weights", 1.0),                  // today 0.1
     ("vllm activation_peak", 3.5),          // today 1.3
     ("vllm cuda_graphs", 8.0),              // today 5.8
-    ("sglang kv_pool", 2.5),                // today 0.9
+    ("sglang kv_pool", 3.5),                // today 2.3
     ("llama.cpp kv_buffer", 1.0),           // today 0.0
     ("llama.cpp model_buffer_gpu", 1.0),    // today 0.3
     ("llama.cpp model_buffer_host", 1.0),   // today 0.0
