@@ -274,14 +274,20 @@ impl Architecture {
     /// `_compute_cos_sin_cache`, `torch.cat((cos, sin), dim=-1)` over `rotary_dim / 2`
     /// frequencies).
     pub fn rope_table_elements(&self) -> f64 {
-        let width = if self.rope.dim > 0 {
+        (f64::from(self.rope.positions) + f64::from(self.rope.local_positions))
+            * f64::from(self.rope_width())
+    }
+
+    /// The channels RoPE rotates in each head: `rotary-dim` when part of the head, MLA's shared
+    /// RoPE key, else the whole head.
+    pub fn rope_width(&self) -> u32 {
+        if self.rope.dim > 0 {
             self.rope.dim
         } else if self.mla.is_mla() {
             self.mla.rope_dim
         } else {
             self.head_dim
-        };
-        (f64::from(self.rope.positions) + f64::from(self.rope.local_positions)) * f64::from(width)
+        }
     }
 
     pub fn vision_params(&self) -> f64 {

@@ -8,7 +8,7 @@ mod sglang;
 mod vllm;
 mod vllm_graphs;
 
-use super::stack::{explain, num, Component, Stack};
+use super::stack::{explain, Component, Stack};
 use crate::dtype::Dtype;
 use crate::gpu_catalogue::DRIVER_RESERVE_FALLBACK;
 use crate::runtime::Runtime;
@@ -223,17 +223,16 @@ const ROPE_TABLES: &str = "rope_tables";
 /// positions are 2.7 GB on each GPU.
 fn push_rope_tables(r: &Resolved, element: Dtype, stack: &mut Stack) {
     let rope = r.arch.rope;
-    let elements = r.arch.rope_table_elements();
     stack.push(
         ROPE_TABLES,
         "RoPE cos/sin tables",
-        elements * element.bytes(),
+        r.arch.rope_table_elements() * element.bytes(),
         explain!(
             stack.explain,
             "({} + {}) positions × {} wide × {} B ({}): rope-positions, rope-local-positions, the rotated width",
             rope.positions,
             rope.local_positions,
-            num(elements / (f64::from(rope.positions) + f64::from(rope.local_positions)).max(1.0)),
+            r.arch.rope_width(),
             element.bytes(),
             element
         ),
