@@ -149,3 +149,19 @@ wire_enum! {
         Quantized = "quantized" => "QuantizedCache (quanto int4, groups of 64, last 128 tokens unquantized)",
     }
 }
+
+wire_enum! {
+    /// What a `generate` loop keeps of each new token's distribution over the vocabulary until it
+    /// returns. transformers' `_sample` (generation/utils.py) copies the last position's logits to
+    /// fp32 (`outputs.logits[:, -1, :].to(copy=True, dtype=torch.float32)`) and, with
+    /// `return_dict_in_generate`, appends the processed scores (`output_scores`) and the raw
+    /// logits (`output_logits`) to tuples it returns; gpt-fast's `decode_n_tokens` (torchao's
+    /// `_models/llama/generate.py` @e08b467e6) appends every decode step's probabilities,
+    /// `next_prob.clone()`, in the model's dtype.
+    KeptScores {
+        None = "none" => "nothing (generate's default)",
+        Scores = "scores" => "transformers output_scores: one fp32 b × vocab tensor per new token",
+        ScoresAndLogits = "scores-and-logits" => "transformers output_scores and output_logits: two fp32 tensors per new token",
+        Probs = "probs" => "gpt-fast / torchao generate.py: each decode step's probabilities in the activation dtype",
+    }
+}

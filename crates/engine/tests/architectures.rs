@@ -260,6 +260,33 @@ fn transformers_caches_and_the_prompt_are_sized_apart() {
     assert!(bytes(&quantized, "kv_cache") > dynamic_gemma);
 }
 
+/// What `generate` keeps of each new token's distribution until it returns: transformers'
+/// `output_scores` (and `output_logits`) tuples hold fp32 `b × V` tensors for every new token,
+/// gpt-fast's `decode_n_tokens` the model-dtype probabilities of every step after prefill's.
+#[test]
+fn kept_scores_grow_with_every_new_token() {
+    let base =
+        "model=llama-3.1-8b&mode=inference&weights=bf16&gpu=h100-80&batch=128&seq=206&prompt=6";
+    let at = |extra: &str| bytes(&format!("{base}{extra}"), "kept_scores");
+    let vocab = 128_256;
+    assert_eq!(at(""), 0);
+    assert_eq!(at("&kept-scores=scores"), 200 * 128 * vocab * 4);
+    assert_eq!(
+        at("&kept-scores=scores-and-logits"),
+        2 * 200 * 128 * vocab * 4
+    );
+    // torchao's generate.py: 200 new tokens, the first sampled by prefill, 199 kept in bf16.
+    assert_eq!(at("&kept-scores=probs"), 199 * 128 * vocab * 2);
+    // They are kept to the end, so they count in the peak.
+    let total = |extra: &str| {
+        vramfit_engine::estimate::estimate(&scenario(&format!("{base}{extra}")))
+            .unwrap()
+            .total_bytes
+            .0
+    };
+    assert!(total("&kept-scores=probs") >= total("") + at("&kept-scores=probs"));
+}
+
 #[test]
 fn cache_settings_that_cannot_hold_or_do_not_apply_are_named() {
     let errors = scenario("mode=inference&seq=4096&prompt=5000").validate();
@@ -278,6 +305,10 @@ fn cache_settings_that_cannot_hold_or_do_not_apply_are_named() {
         notes("mode=inference&runtime=vllm&cache=quantized").contains("vllm keeps its own cache")
     );
     assert!(notes("mode=inference&max-cache-len=8192").contains("only cache=static"));
+    assert!(notes("mode=inference&runtime=sglang&kept-scores=scores")
+        .contains("kept-scores not used: sglang keeps its own cache and runs its own sampling"));
+    // With no prompt there are no new tokens to count: the note says which input is missing.
+    assert!(notes("mode=inference&kept-scores=scores").contains("set prompt"));
 }
 
 /// A token-dropping router pads every expert's batch to `factor × k × tokens / experts`, so each

@@ -24,6 +24,7 @@ pub(super) fn detailed(
         inference::push(s, r, stack, &split);
         parallel::push_all_to_all(s, r, stack);
         logits::push_prompt(s, r, stack);
+        logits::push_kept_scores(s, r, stack, notes);
         overhead::push(s, stack);
         return (0.0, None);
     }

@@ -6,7 +6,7 @@ use super::parallel::Split;
 use super::stack::{explain, num, Stack};
 use crate::dtype::FP32_BYTES;
 use crate::scenario::{Resolved, Scenario};
-use crate::workload::{Head, Loss};
+use crate::workload::{Head, KeptScores, Loss};
 
 /// The chunk of tokens a chunked cross-entropy keeps in fp32 at once.
 pub const LOSS_CHUNK_TOKENS: f64 = 1024.0;
@@ -149,6 +149,58 @@ pub(super) fn push_prompt(s: &Scenario, r: &Resolved, stack: &mut Stack) {
             num(FP32_BYTES),
             s.batch,
             r.arch.vocab
+        ),
+    );
+}
+
+/// Inference: what `generate` keeps of each new token's distribution until it returns
+/// ([`KeptScores`]), `b × V` values a token: transformers' tuples hold one fp32 tensor per new
+/// token for each of `output_scores` and `output_logits`; gpt-fast's list holds the
+/// probabilities of every decode step, the tokens after the one prefill samples. torchao's
+/// `generate.py` Llama-3.1-8B table (pytorch/ao PR #2276) grows by 10.7 GB from batch 1 to 128,
+/// bf16 and fp8 alike: the 208-token cache's 3.5 GB and 199 steps × 128 × 128256 × 2 B = 6.5 GB
+/// of kept probabilities.
+pub(super) fn push_kept_scores(
+    s: &Scenario,
+    r: &Resolved,
+    stack: &mut Stack,
+    notes: &mut Vec<String>,
+) {
+    let (tensors_per_token, bytes, steps_skipped) = match s.kept_scores {
+        KeptScores::None => return,
+        KeptScores::Scores => (1.0, FP32_BYTES, 0),
+        KeptScores::ScoresAndLogits => (2.0, FP32_BYTES, 0),
+        KeptScores::Probs => (1.0, r.act_dtype.bytes(), 1),
+    };
+    let Some(prompt) = s.prompt else {
+        notes.push(format!(
+            "kept-scores={} counts one distribution per new token, seq − prompt; prompt is unset, \
+             so there are none: set prompt.",
+            s.kept_scores
+        ));
+        return;
+    };
+    let steps = s.seq.saturating_sub(prompt).saturating_sub(steps_skipped);
+    let per_step = f64::from(s.batch) * f64::from(r.arch.vocab) * tensors_per_token * bytes;
+    stack.push(
+        "kept_scores",
+        "Kept scores (generate's per-token distributions)",
+        f64::from(steps) * per_step,
+        explain!(
+            stack.explain,
+            "{} steps × b × V × {} × {} B = {} × {} × {} × {} × {}",
+            if steps_skipped > 0 {
+                "decode"
+            } else {
+                "new-token"
+            },
+            num(tensors_per_token),
+            num(bytes),
+            steps,
+            s.batch,
+            r.arch.vocab,
+            num(tensors_per_token),
+            num(bytes)
         ),
     );
 }

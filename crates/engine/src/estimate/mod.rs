@@ -37,7 +37,7 @@ use crate::model::{Family, LayerCounts};
 use crate::runtime::Runtime;
 use crate::scenario::{FieldError, Resolved, Scenario};
 use crate::units::Bytes;
-use crate::workload::{KvCache, Method, Mode, SequenceParallel};
+use crate::workload::{KeptScores, KvCache, Method, Mode, SequenceParallel};
 use serde::{Deserialize, Serialize};
 use stack::{explain, Stack};
 
@@ -189,13 +189,14 @@ fn build_stack(
     (stack, trainable, serving)
 }
 
-/// `prompt`, `cache` and `max-cache-len` describe transformers' inference; set elsewhere they are
-/// named as unused rather than ignored silently.
+/// `prompt`, `cache`, `max-cache-len` and `kept-scores` describe transformers' inference; set
+/// elsewhere they are named as unused rather than ignored silently.
 fn unused_cache_settings(s: &Scenario) -> Option<String> {
     let set: Vec<&str> = [
         ("prompt", s.prompt.is_some()),
         ("cache", s.cache != KvCache::Dynamic),
         ("max-cache-len", s.max_cache_len.is_some()),
+        ("kept-scores", s.kept_scores != KeptScores::None),
     ]
     .into_iter()
     .filter_map(|(key, set)| set.then_some(key))
@@ -204,9 +205,12 @@ fn unused_cache_settings(s: &Scenario) -> Option<String> {
         return None;
     }
     let why = if s.mode.is_training() {
-        "training processes all seq tokens and keeps no cache".to_string()
+        "training processes all seq tokens, keeps no cache and samples nothing".to_string()
     } else if s.runtime != Runtime::Transformers {
-        format!("{} keeps its own cache", s.runtime)
+        format!(
+            "{} keeps its own cache and runs its own sampling",
+            s.runtime
+        )
     } else if s.max_cache_len.is_some() && s.cache != KvCache::Static {
         return Some(format!(
             "max-cache-len sizes only cache=static; the {} cache holds seq tokens.",

@@ -22,10 +22,11 @@ const TRANSIENT: &[&str] = &[
     "vision_activations",
 ];
 /// Tensors allocated in the same sizes at every step, whose freed blocks the next step reuses
-/// exactly: the state, the optimizer step's per-parameter temporaries, and a layer's dequantized
-/// experts.
+/// exactly: the state, the optimizer step's per-parameter temporaries, a layer's dequantized
+/// experts, and the distributions `generate` keeps (one same-sized tensor a token).
 const PERSISTENT: &[&str] = &[
     "optimizer_step",
+    "kept_scores",
     "dequantized_experts",
     "weights",
     "quant_constants",

@@ -15,7 +15,8 @@ use crate::sharding::{Offload, Sharding};
 use crate::units::{Bytes, Units, MIB};
 use crate::wire::Choice;
 use crate::workload::{
-    Attention, Checkpointing, Float8, Head, KvCache, Loss, Method, MlaCache, Mode, SequenceParallel,
+    Attention, Checkpointing, Float8, Head, KeptScores, KvCache, Loss, Method, MlaCache, Mode,
+    SequenceParallel,
 };
 use serde_json::Value as Json;
 use vramfit_gguf::FileType;
@@ -695,6 +696,10 @@ scenario_fields! {
     max_cache_len: Option<u32> = None,
         "max-cache-len", Optional { inner: Count, none: "seq" }, Batch in Inference,
         "Max cache length", "tokens a static cache is allocated for (max_cache_len)";
+    /// What transformers' or gpt-fast's `generate` keeps of each new token's distribution.
+    kept_scores: KeptScores = KeptScores::None,
+        "kept-scores", pick::<KeptScores>(), Batch in Inference,
+        "Kept scores", "what generate keeps of each new token's distribution over the vocabulary until it returns";
     grad_accum: u32 = 1,
         "grad-accum", Count, Batch in Training,
         "Gradient accumulation", "gradient accumulation steps (no memory cost)";
