@@ -854,19 +854,29 @@ fn accuracy_shows_the_kind_of_runs_figures() {
     );
     assert!(text.contains("source: Lightning-AI/litgpt"), "{text}");
 
-    let fp8 = stdout(&run(&[
-        "estimate",
-        "--model",
-        "llama-3.1-8b",
-        "--mode",
-        "inference",
-        "--weights",
-        "fp8",
-        "--accuracy",
-    ]));
+    let fp8 = |extra: &[&str]| {
+        let mut args = vec![
+            "estimate",
+            "--model",
+            "llama-3.1-8b",
+            "--mode",
+            "inference",
+            "--weights",
+            "fp8",
+            "--accuracy",
+        ];
+        args.extend_from_slice(extra);
+        stdout(&run(&args))
+    };
+    let one_gpu = fp8(&[]);
     assert!(
-        fp8.contains("No published measurement validates this kind of run yet"),
-        "{fp8}"
+        one_gpu.contains("published measurements validate this kind of run: too few"),
+        "{one_gpu}"
+    );
+    let sharded = fp8(&["--gpus", "2"]);
+    assert!(
+        sharded.contains("No published measurement validates this kind of run yet"),
+        "{sharded}"
     );
     let without = json(&["estimate", "--model", "llama-3.1-8b", "--json"]);
     assert!(without.get("accuracy").is_none(), "only when asked");

@@ -23,8 +23,9 @@ const SCENARIOS: &str = include_str!("../../../calibration/scenarios.csv");
 /// (ms-swift), axolotl's MoE examples (M340–M346) that need LoRA targets `lora-targets` cannot
 /// name, Liger's kernels or a family the parser lacks, and torchao's
 /// quantized-inference rows (M102–M103, M425–M436 but M431), whose reserved peak keeps the
-/// on-GPU quantization's leftover blocks.
-const EXPECTED_EXCLUSIONS: [&str; 106] = [
+/// on-GPU quantization's leftover blocks, and torchao's Phi-4-mini card (M456–M457), measured
+/// after `from_pretrained`'s allocator warm-up.
+const EXPECTED_EXCLUSIONS: [&str; 108] = [
     "M073", "M074", "M084", "M102", "M103", "M239", "M240", "M241", "M242", "M243", "M250", "M255",
     "M258", "M263", "M264", "M267", "M268", "M269", "M270", "M271", "M272", "M273", "M274", "M275",
     "M276", "M277", "M278", "M279", "M280", "M281", "M282", "M283", "M284", "M285", "M286", "M287",
@@ -33,14 +34,14 @@ const EXPECTED_EXCLUSIONS: [&str; 106] = [
     "M312", "M313", "M314", "M315", "M316", "M317", "M318", "M319", "M320", "M321", "M322", "M323",
     "M324", "M325", "M326", "M327", "M328", "M329", "M330", "M331", "M332", "M333", "M334", "M335",
     "M336", "M337", "M340", "M341", "M342", "M343", "M344", "M345", "M346", "M425", "M426", "M427",
-    "M428", "M429", "M430", "M432", "M433", "M434", "M435", "M436", "M441", "M442",
+    "M428", "M429", "M430", "M432", "M433", "M434", "M435", "M436", "M441", "M442", "M456", "M457",
 ];
 
-/// Today (5.0%) plus headroom; the brief's ceiling is 10%.
+/// Today (4.0%) plus headroom; the brief's ceiling is 10%.
 const ALL_MEDIAN_MAX_PCT: f64 = 6.0;
-/// Today 0.5%; the brief's ceiling is 3%. A GB/GiB slip in the weights moves it to ~7%.
+/// Today 0.9%; the brief's ceiling is 3%. A GB/GiB slip in the weights moves it to ~7%.
 const INFERENCE_MEDIAN_MAX_PCT: f64 = 1.5;
-/// Today 8.9% (M096). The median barely moves when one tensor goes wrong, the worst row does:
+/// Today 7.2% (M096). The median barely moves when one tensor goes wrong, the worst row does:
 /// halving the KV cache takes it to ~16%, doubling transient fragmentation to ~15%.
 const INFERENCE_WORST_MAX_PCT: f64 = 10.0;
 
@@ -49,13 +50,15 @@ const INFERENCE_WORST_MAX_PCT: f64 = 10.0;
 /// hide), still fails. Lower a number when the model improves.
 const CATEGORY_MAX_PCT: &[(&str, f64, f64)] = &[
     // kind                  median  worst   today: median, worst (row)
-    ("full", 4.5, 51.5),            // 1.3, 48.6 (M176, forward-backward only)
-    ("full_multi", 7.5, 15.0),      // 4.5, 12.1 (M266, torchtitan compile + float8 on 64 H200)
-    ("inference", 1.5, 10.0),       // 0.7, 7.2 (M096)
-    ("inference_int4", 10.0, 17.0), // 7.7, 13.8 (M060)
+    ("full", 4.5, 51.5),       // 1.3, 48.6 (M176, forward-backward only)
+    ("full_multi", 7.5, 15.0), // 4.5, 12.1 (M266, torchtitan compile + float8 on 64 H200)
+    ("inference", 1.5, 10.0),  // 0.9, 7.2 (M096)
+    // torchao's generate.py: float8 dynamic per-row (H100) and per-tensor (RTX 5090).
+    ("inference_fp8", 3.5, 6.5),          // 2.2, 4.3 (M455)
+    ("inference_int4", 10.0, 17.0),       // 7.7, 13.8 (M060)
     ("inference_int4_multi", 17.5, 28.5), // 14.5, 25.7 (M069)
-    ("inference_int8", 9.5, 12.5),  // 6.4, 9.5 (M061)
-    ("inference_multi", 6.0, 8.0),  // 3.2, 5.1 (M067)
+    ("inference_int8", 9.5, 12.5),        // 6.4, 9.5 (M061)
+    ("inference_multi", 6.0, 8.0),        // 3.2, 5.1 (M067)
     // M251, torchtune's LoRA with everything on: its logits and the layer in backward are
     // alive at different times, which the stacked components add.
     ("lora", 4.5, 18.5),          // 1.6, 15.7 (M251)

@@ -673,15 +673,18 @@ mod tests {
     #[test]
     fn few_or_no_rows_are_said_plainly() {
         let all = validation(MEASURED, SCENARIOS, LOGS);
-        let fp8 = KindAccuracy::of(
+        let fp8_sharded = KindAccuracy::of(
             &all,
             RunKind::Inference {
                 weights: WeightClass::Fp8,
-                multi_gpu: false,
+                multi_gpu: true,
             },
         );
-        assert!(fp8.figures.is_empty());
-        assert!(fp8.note.unwrap().starts_with("No published measurement"));
+        assert!(fp8_sharded.figures.is_empty());
+        assert!(fp8_sharded
+            .note
+            .unwrap()
+            .starts_with("No published measurement"));
         let qlora_multi = KindAccuracy::of(
             &all,
             RunKind::Training {
