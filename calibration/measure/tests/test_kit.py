@@ -200,10 +200,13 @@ class Steps(unittest.TestCase):
         self.assertIsNone(unsupported(plan) or missing(plan))
         workload = run_step(plan, self.dir / "checkpoints")
         self.assertEqual(workload["device"], "cpu")
+        peaks = workload["torch_peaks"]
         self.assertEqual(
-            workload["torch_peaks"],
-            {"max_memory_allocated_bytes": None, "max_memory_reserved_bytes": None, "allocated_after_build_bytes": None},
+            {k: v for k, v in peaks.items() if k != "phases"},
+            {"max_memory_allocated_bytes": None, "max_memory_reserved_bytes": None, "allocated_after_build_bytes": None, "num_alloc_retries": None},
         )
+        for phase in peaks["phases"]:
+            self.assertIsNone(phase["max_memory_allocated_bytes"])
         self.assertEqual(workload["scenario"], plan.scenario)
         packages = workload["provenance"]["packages"]
         self.assertTrue(packages["torch"] and packages["transformers"] and packages["peft"])
@@ -217,6 +220,22 @@ class Steps(unittest.TestCase):
                 self.assertEqual(w["step"], {"kind": "generate", "prompt_tokens": 24, "new_tokens": 8, "cache": cache})
         w = self.run_step("gemma-2-2b-it.json", {"mode": "inference", "batch": 1, "prompt": 40, "seq": 48, "cache": "static", "max-cache-len": 64}, "eager")
         self.assertEqual(w["model"]["class"], "Gemma2ForCausalLM")
+
+    def test_the_steps_peak_is_its_largest_phases(self):
+        import torch
+
+        from vramfit_measure.step import Phases
+
+        phases = Phases(torch.device("cpu"))
+        phases.measured = [
+            {"phase": "forward", "max_memory_allocated_bytes": 7, "max_memory_reserved_bytes": 9},
+            {"phase": "backward", "max_memory_allocated_bytes": 8, "max_memory_reserved_bytes": 9},
+            {"phase": "optimizer", "max_memory_allocated_bytes": 5, "max_memory_reserved_bytes": 10},
+        ]
+        self.assertEqual(phases.peak("max_memory_allocated_bytes"), 8)
+        self.assertEqual(phases.peak("max_memory_reserved_bytes"), 10)
+        phases.measured = [{"phase": "generate", "max_memory_allocated_bytes": None}]
+        self.assertIsNone(phases.peak("max_memory_allocated_bytes"))
 
     def test_inference_of_a_mixture_of_experts(self):
         w = self.run_step("qwen3-30b-a3b.json", {"mode": "inference", "batch": 2, "prompt": 16, "seq": 20})
@@ -235,6 +254,10 @@ class Steps(unittest.TestCase):
                 self.assertEqual(w["step"]["kind"], "train")
                 self.assertEqual(w["step"]["autocast"], autocast)
                 self.assertEqual(w["step"]["trainable_params"], w["model"]["params"])
+                self.assertEqual(
+                    [(p["phase"], p["step"]) for p in w["torch_peaks"]["phases"]],
+                    [("setup", None), ("forward", 1), ("backward", 1), ("optimizer", 1), ("forward", 2), ("backward", 2), ("optimizer", 2)],
+                )
         w = self.run_step("mistral-7b-v0.1.json", {"mode": "full", "weights": "fp32", "batch": 1, "seq": 32}, "eager")
         self.assertEqual(w["step"]["optimizer"], "torch.optim.adamw.AdamW")
 

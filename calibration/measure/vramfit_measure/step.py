@@ -2,8 +2,9 @@
 inference is `generate` (the prompt's prefill, then decoding to `seq` tokens with the scenario's
 cache class); training is `TRAINING_STEPS` optimizer steps of forward, loss, backward, step and
 `zero_grad(set_to_none=True)`, so the second step's backward runs with the optimizer state the
-first step created. torch's peaks are reset after the model is built and the build's transient
-blocks are returned (`empty_cache`), so they cover the step with the model resident.
+first step created. The build's transient blocks are returned (`empty_cache`) before anything is
+measured, so the peaks cover the step with the model resident. They are read phase by phase
+([`Phases`]), and the step's peak is the largest phase's.
 
 On a machine without CUDA the step still runs (on the CPU), and the peaks are `null`: the CPU
 has no figure that means what `max_memory_allocated` means.
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import json
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import torch
@@ -27,13 +29,48 @@ TRAINING_STEPS = 2
 SETTLE_SECONDS = 0.3
 
 
+class Phases:
+    """torch's peaks phase by phase: each phase resets them as it starts, so the step's peak is the
+    largest phase's, and the phase that holds it says which of the engine's summed terms were alive
+    at once: the forward pass and loss (every layer's saved activations, the logits and the
+    cross-entropy chain), the backward pass (the layer being differentiated, the gradients as they
+    accumulate) or the optimizer step (every gradient and the update's temporaries)."""
+
+    def __init__(self, device: torch.device):
+        self.cuda = device.type == "cuda"
+        self.measured: list[dict] = []
+
+    @contextmanager
+    def phase(self, name: str, step: int | None = None):
+        started_with = None
+        if self.cuda:
+            torch.cuda.synchronize()
+            torch.cuda.reset_peak_memory_stats()
+            started_with = torch.cuda.memory_allocated()
+        yield
+        if self.cuda:
+            torch.cuda.synchronize()
+        self.measured.append({
+            "phase": name,
+            "step": step,
+            "allocated_at_start_bytes": started_with,
+            "max_memory_allocated_bytes": torch.cuda.max_memory_allocated() if self.cuda else None,
+            "max_memory_reserved_bytes": torch.cuda.max_memory_reserved() if self.cuda else None,
+        })
+
+    def peak(self, figure: str) -> int | None:
+        """The step's peak of one figure: the largest phase's, `None` without CUDA."""
+        values = [p[figure] for p in self.measured if p[figure] is not None]
+        return max(values) if values else None
+
+
 def batch_tokens(s: dict, vocab: int, device: torch.device, tokens: int) -> torch.Tensor:
     generator = torch.Generator().manual_seed(0)
     ids = torch.randint(0, vocab, (s["batch"], tokens), generator=generator)
     return ids.to(device)
 
 
-def run_inference(model, s: dict, device: torch.device) -> dict:
+def run_inference(model, s: dict, device: torch.device, phases: Phases) -> dict:
     """`generate` from a `prompt`-token prompt (all of `seq` when unset) to `seq` tokens."""
     prompt = s["prompt"] or s["seq"]
     new_tokens = max(1, s["seq"] - prompt)
@@ -48,7 +85,7 @@ def run_inference(model, s: dict, device: torch.device) -> dict:
         else:
             kwargs["cache_implementation"] = "static"
     described["cache"] = s["cache"]
-    with torch.no_grad():
+    with phases.phase("generate"), torch.no_grad():
         model.generate(ids, attention_mask=torch.ones_like(ids), **kwargs)
     return described
 
@@ -70,20 +107,25 @@ def optimizer_for(s: dict, params):
     raise ValueError(f"optimizer {name} is not in the kit")
 
 
-def run_training(model, s: dict, device: torch.device) -> dict:
+def run_training(model, s: dict, device: torch.device, phases: Phases) -> dict:
+    """As transformers' Trainer runs a step: only the loss outlives the forward pass, so the logits
+    are freed before the backward pass starts."""
     params = [p for p in model.parameters() if p.requires_grad]
-    optimizer = optimizer_for(s, params)
-    ids = batch_tokens(s, model.config.vocab_size, device, s["seq"])
+    with phases.phase("setup"):
+        optimizer = optimizer_for(s, params)
+        ids = batch_tokens(s, model.config.vocab_size, device, s["seq"])
     autocast = s["weights"] == "fp32" and act_dtype(s) != "fp32"
-    for _ in range(TRAINING_STEPS):
-        with torch.autocast(device.type, dtype=DTYPES[act_dtype(s)], enabled=autocast):
+    for step in range(1, TRAINING_STEPS + 1):
+        with phases.phase("forward", step), torch.autocast(device.type, dtype=DTYPES[act_dtype(s)], enabled=autocast):
             loss = model(input_ids=ids, labels=ids).loss
-        loss.backward()
-        if optimizer is not None:
-            optimizer.step()
-            optimizer.zero_grad(set_to_none=True)
-        else:
-            model.zero_grad(set_to_none=True)
+        with phases.phase("backward", step):
+            loss.backward()
+        with phases.phase("optimizer", step):
+            if optimizer is not None:
+                optimizer.step()
+                optimizer.zero_grad(set_to_none=True)
+            else:
+                model.zero_grad(set_to_none=True)
     return {
         "kind": "train",
         "steps": TRAINING_STEPS,
@@ -101,28 +143,24 @@ def run_step(plan: Plan, cache: Path) -> dict:
     started = time.monotonic()
     model = build(plan, device, cache)
     built_s = time.monotonic() - started
-    if device.type == "cuda":
+    cuda = device.type == "cuda"
+    if cuda:
         torch.cuda.synchronize()
         torch.cuda.empty_cache()
-        torch.cuda.reset_peak_memory_stats()
-        weights_allocated = torch.cuda.memory_allocated()
-    else:
-        weights_allocated = None
+    weights_allocated = torch.cuda.memory_allocated() if cuda else None
     s = plan.scenario
-    ran = run_inference(model, s, device) if s["mode"] == "inference" else run_training(model, s, device)
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-        peaks = {
-            "max_memory_allocated_bytes": torch.cuda.max_memory_allocated(),
-            "max_memory_reserved_bytes": torch.cuda.max_memory_reserved(),
-            "allocated_after_build_bytes": weights_allocated,
-        }
-    else:
-        peaks = {
-            "max_memory_allocated_bytes": None,
-            "max_memory_reserved_bytes": None,
-            "allocated_after_build_bytes": None,
-        }
+    phases = Phases(device)
+    run = run_inference if s["mode"] == "inference" else run_training
+    ran = run(model, s, device, phases)
+    peaks = {
+        "max_memory_allocated_bytes": phases.peak("max_memory_allocated_bytes"),
+        "max_memory_reserved_bytes": phases.peak("max_memory_reserved_bytes"),
+        "allocated_after_build_bytes": weights_allocated,
+        # Allocations that failed, freed the cache and were tried again: a reserved peak with
+        # retries is capped by the GPU, not set by the step.
+        "num_alloc_retries": torch.cuda.memory_stats().get("num_alloc_retries", 0) if cuda else None,
+        "phases": phases.measured,
+    }
     return {
         "kit": "calibration/measure",
         "id": plan.id,

@@ -263,6 +263,10 @@ pub struct Workload {
 pub struct TorchPeaks {
     pub max_memory_allocated_bytes: Option<u64>,
     pub max_memory_reserved_bytes: Option<u64>,
+    /// `memory_stats()["num_alloc_retries"]`: allocations that failed, freed the cache and were
+    /// tried again. With any, the reserved peak is the GPU's limit, not the step's.
+    #[serde(default)]
+    pub num_alloc_retries: Option<u64>,
 }
 
 fn field<'a>(object: &'a Value, key: &str) -> Result<&'a Value, String> {

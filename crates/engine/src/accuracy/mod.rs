@@ -232,9 +232,23 @@ pub fn compare_measured(
         if let (Some(_), Some(replay)) = (nvml, &w.nvml_replay) {
             skipped.push((w.id.clone(), format!("NVML peak replayed from {replay}")));
         }
+        let retries = w.torch_peaks.num_alloc_retries.unwrap_or(0);
+        if retries > 0 && w.torch_peaks.max_memory_reserved_bytes.is_some() {
+            skipped.push((
+                w.id.clone(),
+                format!(
+                    "reserved peak not compared: {retries} allocation retries, so the GPU capped it"
+                ),
+            ));
+        }
         let figures = [
             (Metric::Allocated, w.torch_peaks.max_memory_allocated_bytes),
-            (Metric::Reserved, w.torch_peaks.max_memory_reserved_bytes),
+            (
+                Metric::Reserved,
+                w.torch_peaks
+                    .max_memory_reserved_bytes
+                    .filter(|_| retries == 0),
+            ),
             (Metric::NvidiaSmi, nvml.filter(|_| w.nvml_replay.is_none())),
         ];
         for (metric, measured) in figures {
@@ -581,6 +595,18 @@ mod tests {
                 "d.json".to_string(),
                 "{\"schema\": \"vramfit.measurement/1\"}".to_string(),
             ),
+            ("e.json".to_string(), {
+                let mut capped: serde_json::Value = serde_json::from_str(&kit_document(
+                    &scenario,
+                    "cuda",
+                    (Some(allocated), Some(reserved)),
+                    None,
+                    None,
+                ))
+                .unwrap();
+                capped["workload"]["torch_peaks"]["num_alloc_retries"] = 3.into();
+                capped.to_string()
+            }),
         ];
         let (rows, skipped) = compare_measured(&documents);
         let figures: Vec<(Metric, i64)> = rows
@@ -593,6 +619,7 @@ mod tests {
                 (Metric::Allocated, 0),
                 (Metric::Reserved, -200),
                 (Metric::NvidiaSmi, 0),
+                (Metric::Allocated, 0),
                 (Metric::Allocated, 0)
             ]
         );
@@ -601,13 +628,17 @@ mod tests {
             .iter()
             .all(|r| r.category == kind && r.source == KIT_SOURCE));
         let reasons: Vec<&str> = skipped.iter().map(|s| s.1.as_str()).collect();
-        assert_eq!(reasons.len(), 3, "{reasons:?}");
+        assert_eq!(reasons.len(), 4, "{reasons:?}");
         assert_eq!(reasons[0], "ran on cpu: nothing measured");
         assert_eq!(reasons[1], "NVML peak replayed from replay.json");
         assert!(
             reasons[2].starts_with("not a kit measurement"),
             "{}",
             reasons[2]
+        );
+        assert_eq!(
+            reasons[3],
+            "reserved peak not compared: 3 allocation retries, so the GPU capped it"
         );
     }
 
