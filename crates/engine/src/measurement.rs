@@ -269,6 +269,14 @@ pub struct TorchPeaks {
     pub num_alloc_retries: Option<u64>,
 }
 
+impl TorchPeaks {
+    /// The allocation retries behind a measured reserved peak, when there were any.
+    pub fn reserved_capped_by(&self) -> Option<u64> {
+        self.num_alloc_retries
+            .filter(|&n| n > 0 && self.max_memory_reserved_bytes.is_some())
+    }
+}
+
 fn field<'a>(object: &'a Value, key: &str) -> Result<&'a Value, String> {
     object
         .get(key)

@@ -232,8 +232,8 @@ pub fn compare_measured(
         if let (Some(_), Some(replay)) = (nvml, &w.nvml_replay) {
             skipped.push((w.id.clone(), format!("NVML peak replayed from {replay}")));
         }
-        let retries = w.torch_peaks.num_alloc_retries.unwrap_or(0);
-        if retries > 0 && w.torch_peaks.max_memory_reserved_bytes.is_some() {
+        let capped_by = w.torch_peaks.reserved_capped_by();
+        if let Some(retries) = capped_by {
             skipped.push((
                 w.id.clone(),
                 format!(
@@ -247,7 +247,7 @@ pub fn compare_measured(
                 Metric::Reserved,
                 w.torch_peaks
                     .max_memory_reserved_bytes
-                    .filter(|_| retries == 0),
+                    .filter(|_| capped_by.is_none()),
             ),
             (Metric::NvidiaSmi, nvml.filter(|_| w.nvml_replay.is_none())),
         ];
