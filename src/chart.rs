@@ -9,7 +9,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters_canvas::CanvasBackend;
-use vramfit_engine::estimate::Budget;
+use vramfit_engine::estimate::{Budget, ComponentId};
 use vramfit_engine::what_if::{Point, Sweep};
 use vramfit_engine::{Bytes, Estimate, Units, Verdict};
 
@@ -39,22 +39,22 @@ pub const BUDGET_LINES: [BudgetLine; 3] = [
 ];
 
 /// Okabe & Ito's colour-blind-safe palette (2008), one colour per stable component id.
-pub fn component_colour(id: &str) -> RGBColor {
+pub fn component_colour(id: &ComponentId) -> RGBColor {
     match id {
-        "weights" => RGBColor(0, 114, 178),
-        "quant_constants" => RGBColor(86, 180, 233),
-        "adapters" => RGBColor(204, 121, 167),
-        "gradients" => RGBColor(230, 159, 0),
-        "optimizer" => RGBColor(213, 94, 0),
-        "master_weights" => RGBColor(240, 228, 66),
-        "weight_copies" => RGBColor(51, 34, 136),
-        "activations" => RGBColor(0, 158, 115),
-        "logits" => RGBColor(136, 34, 85),
-        "kv_cache" => RGBColor(68, 170, 153),
-        "non_torch" => RGBColor(170, 68, 153),
-        "cuda_graphs" => RGBColor(221, 204, 119),
-        "cuda_context" => RGBColor(153, 153, 153),
-        "fragmentation" => RGBColor(204, 204, 204),
+        ComponentId::Weights => RGBColor(0, 114, 178),
+        ComponentId::QuantConstants => RGBColor(86, 180, 233),
+        ComponentId::Adapters => RGBColor(204, 121, 167),
+        ComponentId::Gradients => RGBColor(230, 159, 0),
+        ComponentId::Optimizer => RGBColor(213, 94, 0),
+        ComponentId::MasterWeights => RGBColor(240, 228, 66),
+        ComponentId::WeightCopies => RGBColor(51, 34, 136),
+        ComponentId::Activations => RGBColor(0, 158, 115),
+        ComponentId::Logits => RGBColor(136, 34, 85),
+        ComponentId::KvCache => RGBColor(68, 170, 153),
+        ComponentId::NonTorch => RGBColor(170, 68, 153),
+        ComponentId::CudaGraphs => RGBColor(221, 204, 119),
+        ComponentId::CudaContext => RGBColor(153, 153, 153),
+        ComponentId::Fragmentation => RGBColor(204, 204, 204),
         _ => RGBColor(102, 102, 102),
     }
 }

@@ -131,7 +131,7 @@ fn figures(s: &Serving, units: Units) -> String {
         for c in &s.host_components {
             html += &format!(
                 "<li data-host-component=\"{}\" data-bytes=\"{}\">{} {}</li>",
-                escape(&c.id),
+                escape(c.id.id()),
                 c.bytes.0,
                 escape(&c.label),
                 c.bytes.display(units)

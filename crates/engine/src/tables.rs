@@ -3,7 +3,7 @@
 //! scenario changes that produce it, so the page can highlight and apply it.
 
 use crate::dtype::{HALF_BYTES, NIBBLE_BYTES};
-use crate::estimate::{breakdown, Breakdown, Verdict};
+use crate::estimate::{breakdown, Breakdown, ComponentId, Verdict};
 use crate::gpu_catalogue::GPUS;
 use crate::model::{Preset, CATALOGUE_PRESETS, PRESETS};
 use crate::scenario::Scenario;
@@ -169,8 +169,8 @@ pub fn inference_table(current: &Scenario) -> Table {
                         &base,
                         pairs,
                         |b| {
-                            b.bytes_of("weights")
-                                .saturating_add(b.bytes_of("quant_constants"))
+                            b.bytes_of(ComponentId::Weights)
+                                .saturating_add(b.bytes_of(ComponentId::QuantConstants))
                         },
                         current.units,
                     )

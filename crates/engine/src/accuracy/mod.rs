@@ -13,7 +13,7 @@ mod kind;
 
 pub use kind::{RunKind, WeightClass};
 
-use crate::estimate::{estimate, Estimate, MODEL_LOAD};
+use crate::estimate::{estimate, Component, Estimate, LogFigure};
 use crate::measurement::WorkloadMeasurement;
 use crate::query::scenario_from_query;
 use crate::units::{GIB, MIB};
@@ -291,39 +291,36 @@ pub struct RuntimeComparison {
 /// and concurrency. `None` for a figure the runtime's rules do not produce.
 fn runtime_figure(e: &Estimate, figure: &str) -> Option<f64> {
     let serving = e.serving.as_ref()?;
-    let host = |id: &str| {
-        serving
-            .host_components
-            .iter()
-            .find(|c| c.id == id)
-            .map(|c| c.bytes.as_f64())
-    };
-    let bytes = |ids: &[&str]| -> Option<f64> {
-        let found: Vec<f64> = ids
-            .iter()
-            .filter_map(|id| e.component(id).map(|c| c.bytes.as_f64()))
-            .collect();
-        (!found.is_empty()).then(|| found.iter().sum())
-    };
+    let gpu = |figure| logged(&e.components, figure);
+    let host = |figure| logged(&serving.host_components, figure);
     match figure {
-        "weights" | "model_buffer_gpu" => bytes(MODEL_LOAD),
-        "activation_peak" => bytes(&["activations"]),
-        "non_torch" => bytes(&["non_torch"]),
-        "cuda_graphs" => bytes(&["cuda_graphs"]),
+        "weights" | "model_buffer_gpu" => gpu(LogFigure::ModelLoad),
+        "activation_peak" => gpu(LogFigure::ActivationPeak),
+        "non_torch" => gpu(LogFigure::NonTorch),
+        "cuda_graphs" => gpu(LogFigure::CudaGraphs),
         "kv_pool" => Some(serving.kv_pool_bytes.as_f64()),
         "kv_tokens" => Some(serving.kv_tokens as f64),
         "max_concurrency" => Some(serving.max_concurrency),
-        "kv_buffer" => Some(
-            bytes(&["kv_cache", "kv_cache_sliding"]).unwrap_or(0.0)
-                + host("kv_cache").unwrap_or(0.0),
-        ),
-        "compute_buffer_gpu" => bytes(&["compute_buffer"]),
-        "recurrent_buffer" => bytes(&["recurrent_state"]),
-        "model_buffer_host" => host("weights"),
-        "compute_buffer_host" => host("compute_buffer"),
-        "output_buffer" => host("output_buffer"),
+        "kv_buffer" => {
+            Some(gpu(LogFigure::KvBuffer).unwrap_or(0.0) + host(LogFigure::KvBuffer).unwrap_or(0.0))
+        }
+        "compute_buffer_gpu" => gpu(LogFigure::ComputeBuffer),
+        "recurrent_buffer" => gpu(LogFigure::RecurrentBuffer),
+        "model_buffer_host" => host(LogFigure::ModelLoad),
+        "compute_buffer_host" => host(LogFigure::ComputeBuffer),
+        "output_buffer" => host(LogFigure::OutputBuffer),
         _ => None,
     }
+}
+
+/// The bytes of the components a log figure holds; `None` when there are none.
+fn logged(components: &[Component], figure: LogFigure) -> Option<f64> {
+    let mut found = components
+        .iter()
+        .filter(|c| c.id.logged_in() == Some(figure))
+        .peekable();
+    found.peek()?;
+    Some(found.map(|c| c.bytes.as_f64()).sum())
 }
 
 fn logged_value(value: &str, unit: &str) -> Option<f64> {

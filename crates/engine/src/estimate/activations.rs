@@ -9,6 +9,7 @@ use super::per_token::{
 };
 use super::stack::{explain, num, Stack};
 use crate::dtype::BYTE;
+use crate::estimate::ComponentId;
 use crate::model::Architecture;
 use crate::scenario::{Resolved, Scenario};
 use crate::workload::{Checkpointing, SequenceParallel};
@@ -94,7 +95,7 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split)
         String::new()
     };
     stack.push(
-        "activations",
+        ComponentId::Activations,
         "Activations",
         (on_gpu + working + head_input) / split.model_parallel,
         explain!(

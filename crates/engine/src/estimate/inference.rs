@@ -6,6 +6,7 @@ use super::parallel::Split;
 use super::per_token::{eager_scores_bytes_per_token, layer_bytes_per_token};
 use super::stack::{explain, num, Stack};
 use crate::dtype::{Dtype, QuantKernel, BYTE, FP32_BYTES, HALF_BYTES, NIBBLE_BYTES};
+use crate::estimate::ComponentId;
 use crate::model::{Architecture, MatrixShape};
 use crate::scenario::{Resolved, Scenario};
 use crate::sharding::Sharding;
@@ -85,7 +86,7 @@ fn push_kv_cache(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split) {
             ),
         };
         let bytes = f64::from(a.attention_layers()) * per_token_layer * batch * seq * b;
-        stack.push("kv_cache", label, bytes / ways, formula);
+        stack.push(ComponentId::KvCache, label, bytes / ways, formula);
         return;
     }
     let per_token_layer = KV_TENSORS * a.kv_width() * b;
@@ -98,7 +99,7 @@ fn push_kv_cache(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split) {
     let full = a.attention_layers() - windowed;
     let full_bytes = f64::from(full) * per_token_layer * batch * seq;
     stack.push(
-        "kv_cache",
+        ComponentId::KvCache,
         if windowed > 0 {
             "KV cache (full-attention layers)"
         } else {
@@ -120,7 +121,7 @@ fn push_kv_cache(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split) {
     if windowed > 0 {
         let cached = seq.min(f64::from(a.window.tokens));
         stack.push(
-            "kv_cache_sliding",
+            ComponentId::KvCacheSliding,
             "KV cache (sliding-window layers)",
             f64::from(windowed) * per_token_layer * batch * cached / split.model_parallel,
             explain!(
@@ -151,7 +152,7 @@ fn push_recurrent_state(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &S
     let (b, e) = (r.state_dtype.bytes(), r.act_dtype.bytes());
     let per_sequence = f64::from(rec.layers) * (state * b + conv * e);
     stack.push(
-        "recurrent_state",
+        ComponentId::RecurrentState,
         "Recurrent state (Mamba / linear attention)",
         f64::from(s.batch) * per_sequence / split.model_parallel,
         explain!(
@@ -189,7 +190,7 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split)
     };
     let (kernel_bytes, kernel_label) = quantized_matmul_bytes(s, r, tokens);
     stack.push(
-        "activations",
+        ComponentId::Activations,
         "Activations (one layer's working set)",
         (one_layer + dequantized + kernel_bytes) / split.model_parallel,
         explain!(

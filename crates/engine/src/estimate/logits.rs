@@ -5,6 +5,7 @@
 use super::parallel::Split;
 use super::stack::{explain, num, Stack};
 use crate::dtype::FP32_BYTES;
+use crate::estimate::ComponentId;
 use crate::scenario::{Resolved, Scenario};
 use crate::workload::{Head, KeptScores, Loss};
 
@@ -119,7 +120,7 @@ pub(super) fn push_training(
         }
     };
     stack.push(
-        "logits",
+        ComponentId::Logits,
         "Logits & cross-entropy",
         bytes / split.vocab(),
         formula + split.note(split.vocab()),
@@ -139,7 +140,7 @@ pub(super) fn push_prompt(s: &Scenario, r: &Resolved, stack: &mut Stack) {
     let e = r.act_dtype.bytes();
     let sequences = f64::from(s.batch);
     stack.push(
-        "logits",
+        ComponentId::Logits,
         "Next-token logits",
         sequences * f64::from(r.arch.vocab) * (e + FP32_BYTES),
         explain!(
@@ -183,7 +184,7 @@ pub(super) fn push_kept_scores(
     let steps = s.seq.saturating_sub(prompt).saturating_sub(steps_skipped);
     let per_step = f64::from(s.batch) * f64::from(r.arch.vocab) * tensors_per_token * bytes;
     stack.push(
-        "kept_scores",
+        ComponentId::KeptScores,
         "Kept scores (generate's per-token distributions)",
         f64::from(steps) * per_step,
         explain!(

@@ -7,6 +7,7 @@
 
 mod activations;
 mod budget;
+mod component;
 mod detailed;
 mod inference;
 mod lesson;
@@ -20,10 +21,10 @@ mod training;
 mod weights;
 
 pub use budget::{Budget, Verdict};
+pub use component::{ComponentId, Lifetime, LogFigure, Slack};
 pub use lesson::{LESSON_ACTIVATION_FACTOR, LESSON_CHECKPOINT_FACTOR, LESSON_OVERHEAD_BYTES};
 pub use logits::{LOG_PROBS_AND_GRAD_BYTES, LOSS_CHUNK_TOKENS};
 pub use overhead::{FRAGMENTATION_OF_STATIC, FRAGMENTATION_OF_TRANSIENT};
-pub(crate) use serving::MODEL_LOAD;
 pub use serving::{
     Serving, Setting, FUSED_MOE_CHUNK_TOKENS, GRAPH_BYTES_PER_DENSE_LAYER,
     GRAPH_BYTES_PER_MOE_LAYER, GRAPH_BYTES_PER_SHARED_EXPERT, GRAPH_POOL_BYTES,
@@ -85,11 +86,11 @@ pub struct Estimate {
 }
 
 impl Estimate {
-    pub fn component(&self, id: &str) -> Option<&Component> {
+    pub fn component(&self, id: ComponentId) -> Option<&Component> {
         self.components.iter().find(|c| c.id == id)
     }
 
-    pub fn bytes_of(&self, id: &str) -> Bytes {
+    pub fn bytes_of(&self, id: ComponentId) -> Bytes {
         self.component(id).map(|c| c.bytes).unwrap_or(Bytes::ZERO)
     }
 
@@ -97,15 +98,15 @@ impl Estimate {
     /// no paged optimizer state (CUDA managed memory, which PyTorch's allocator never sees).
     pub fn allocated_bytes(&self) -> Bytes {
         self.reserved_bytes()
-            .saturating_sub(self.bytes_of("fragmentation"))
+            .saturating_sub(self.bytes_of(ComponentId::Fragmentation))
     }
 
     /// What `torch.cuda.max_memory_reserved()` would report: allocator slack but no context and
     /// no paged optimizer state.
     pub fn reserved_bytes(&self) -> Bytes {
         self.total_bytes
-            .saturating_sub(self.bytes_of("cuda_context"))
-            .saturating_sub(self.bytes_of("paged_optimizer"))
+            .saturating_sub(self.bytes_of(ComponentId::CudaContext))
+            .saturating_sub(self.bytes_of(ComponentId::PagedOptimizer))
     }
 }
 
@@ -126,7 +127,7 @@ pub struct Breakdown {
 }
 
 impl Breakdown {
-    pub fn bytes_of(&self, id: &str) -> Bytes {
+    pub fn bytes_of(&self, id: ComponentId) -> Bytes {
         self.components
             .iter()
             .find(|c| c.id == id)
@@ -180,7 +181,7 @@ fn build_stack(
     };
     for c in &s.custom {
         stack.push(
-            format!("custom:{}", c.name),
+            ComponentId::custom(&c.name),
             &c.name,
             c.bytes.as_f64(),
             explain!(explain, "given: {} bytes", c.bytes.0),

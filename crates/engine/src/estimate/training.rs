@@ -5,6 +5,7 @@ use super::parallel::{routed_fraction, Gathered, Split};
 use super::stack::{explain, num, Stack};
 use super::weights::{linear_params, on_gpu};
 use crate::dtype::{Dtype, FP32_BYTES};
+use crate::estimate::{ComponentId, Lifetime};
 use crate::model::{Architecture, Block, MatrixShape};
 use crate::optimizer::{Optimizer, OptimizerStep};
 use crate::scenario::{Resolved, Scenario};
@@ -107,7 +108,7 @@ pub(super) fn push_state(
         // Adapters are parameters like any other: ZeRO-3/FSDP shard them with the rest, and tensor
         // or pipeline parallelism place them with the layer they adapt.
         stack.push(
-            "adapters",
+            ComponentId::Adapters,
             "LoRA adapters",
             state.per_gpu(split, r.trained_dtype.bytes(), split.weights),
             explain!(
@@ -124,7 +125,7 @@ pub(super) fn push_state(
     }
     if r.master_weights && r.trained_dtype != Dtype::Fp32 {
         stack.push(
-            "master_weights",
+            ComponentId::MasterWeights,
             "fp32 master weights",
             state.per_gpu(split, FP32_BYTES * optimizer_on_gpu(s), split.optimizer),
             explain!(
@@ -180,7 +181,7 @@ pub(super) fn push_state(
         )
     };
     stack.push(
-        "gradients",
+        ComponentId::Gradients,
         "Gradients",
         grad_bytes + reduce,
         explain!(ex, "{}{}", grad_formula, reduce_note()),
@@ -245,7 +246,7 @@ fn push_optimizer(
     let on_gpu = optimizer_on_gpu(s);
     let paged = paged_state_bytes(s, notes, state, matrices) * on_gpu;
     stack.push(
-        "optimizer",
+        ComponentId::Optimizer,
         "Optimizer states",
         split.share(
             optimizer_bytes * on_gpu - paged,
@@ -266,7 +267,7 @@ fn push_optimizer(
     );
     if paged > 0.0 {
         stack.push(
-            "paged_optimizer",
+            ComponentId::PagedOptimizer,
             "Paged optimizer states (CUDA managed)",
             split.share(paged, split.optimizer, state.routed),
             explain!(
@@ -291,16 +292,6 @@ fn push_optimizer(
         ));
     }
 }
-
-/// The tensors alive only while the forward and backward passes run; the optimizer step comes
-/// after them, when they are freed.
-const FREED_BEFORE_THE_STEP: &[&str] = &[
-    "activations",
-    "weight_copies",
-    "logits",
-    "all_to_all",
-    "dequantized_experts",
-];
 
 /// What the optimizer step needs beyond the backward pass's peak. The step runs once the backward
 /// pass has freed the activations and logits, with the weights, every gradient and the optimizer
@@ -333,9 +324,9 @@ pub(super) fn push_optimizer_step(
         ),
         OptimizerStep::Fused => (0.0, 0.0),
     };
-    let freed = stack.sum(FREED_BEFORE_THE_STEP);
+    let freed = stack.sum_lifetime(Lifetime::ForwardBackward);
     stack.push(
-        "optimizer_step",
+        ComponentId::OptimizerStep,
         "Optimizer step (beyond the backward peak)",
         (temporary - freed).max(0.0),
         explain!(
@@ -388,7 +379,7 @@ pub(super) fn push_weight_copies(
         return;
     }
     stack.push(
-        "weight_copies",
+        ComponentId::WeightCopies,
         "16-bit weight copies (autocast)",
         split.share(
             copied * e * on_gpu(s),

@@ -4,6 +4,7 @@ use super::parallel::{routed_fraction, weights_per_gpu, Gathered, Split};
 use super::stack::{explain, num, Stack};
 use crate::dtype::{Dtype, BYTE, FP32_BYTES};
 use crate::dtype::{Nf4Kernel, QuantScope};
+use crate::estimate::ComponentId;
 use crate::model::Block;
 use crate::scenario::{Resolved, Scenario};
 use crate::sharding::Offload;
@@ -82,7 +83,7 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split)
     let routed = routed_bytes / weight_bytes.max(1.0);
     let (per_gpu, split_note) = weights_per_gpu(s, r, split, weight_bytes, routed);
     stack.push(
-        "weights",
+        ComponentId::Weights,
         "Model weights",
         per_gpu * on_gpu + gathered.layers + gathered.root,
         explain!(
@@ -168,7 +169,7 @@ fn push_quant_constants(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &S
     let (constants, formula) = quant_constants(s, r, quantized, stack.explain);
     let routed = routed_fraction(r) * r.params / quantized.max(1.0);
     stack.push(
-        "quant_constants",
+        ComponentId::QuantConstants,
         "Quantization constants",
         split.share(constants * on_gpu(s), split.weights, routed),
         formula,
@@ -185,7 +186,7 @@ fn push_mtp(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split, per_pa
     let on_gpu = on_gpu(s);
     let mtp = share(r, r.arch.mtp_params());
     stack.push(
-        "mtp",
+        ComponentId::Mtp,
         "Multi-token-prediction modules (optional)",
         mtp * per_param * on_gpu / split.weights,
         explain!(
@@ -205,7 +206,7 @@ fn push_vision_tower(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Spli
     let on_gpu = on_gpu(s);
     let bytes = tower_dtype(r).bytes();
     stack.push(
-        "vision",
+        ComponentId::Vision,
         "Vision tower",
         vision * bytes * on_gpu / split.weights,
         explain!(
@@ -229,7 +230,7 @@ fn push_vision_activations(s: &Scenario, r: &Resolved, stack: &mut Stack, split:
     let patches = f64::from(s.batch) * f64::from(s.images) * v.patches_per_image();
     let per_patch = v.layer_bytes_per_patch(r.act_dtype.bytes());
     stack.push(
-        "vision_activations",
+        ComponentId::VisionActivations,
         "Vision tower activations (one layer)",
         patches * per_patch / split.model_parallel,
         explain!(
@@ -384,7 +385,7 @@ pub(super) fn push_dequantized_experts(
     let one_layer = share(r, r.routed_params) / moe_layers;
     let e = r.act_dtype.bytes();
     stack.push(
-        "dequantized_experts",
+        ComponentId::DequantizedExperts,
         "Dequantized experts (one layer)",
         one_layer * e / split.experts / tensor_parallel,
         explain!(

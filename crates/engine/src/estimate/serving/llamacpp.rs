@@ -63,10 +63,11 @@
 //!   (calibration/runtime-logs.csv; `cargo xtask accuracy` prints the GPU median).
 //! - Output buffer (`output_reserve`): `n_vocab × slots × 4` bytes in pinned host memory.
 
-use super::{Deployment, Serving, Settings, MODEL_LOAD};
+use super::{Deployment, Serving, Settings};
 use crate::dtype::FP32_BYTES;
 use crate::estimate::overhead;
 use crate::estimate::stack::{explain, Component, Stack};
+use crate::estimate::ComponentId;
 use crate::model::{Architecture, Block, Projection};
 use crate::runtime::{GpuBackend, LogitRows, OffloadOutput, Runtime};
 use crate::scenario::{Resolved, Scenario};
@@ -740,11 +741,9 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
     };
     let output_buffer = vocab * f64::from(slots) * FP32_BYTES;
 
-    stack
-        .components
-        .retain(|c| !MODEL_LOAD.contains(&c.id.as_ref()));
+    stack.components.retain(|c| !c.id.is_model_load());
     stack.push(
-        "weights",
+        ComponentId::Weights,
         "Model buffer (GPU)",
         fullest(gpu_model, output_gpu),
         explain!(
@@ -766,7 +765,7 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
         ),
     );
     stack.push(
-        "kv_cache",
+        ComponentId::KvCache,
         "KV buffer (GPU)",
         gpu_kv * share,
         explain!(
@@ -779,13 +778,13 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
         ),
     );
     stack.push(
-        "recurrent_state",
+        ComponentId::RecurrentState,
         "Recurrent state (GPU)",
         gpu_state * share,
         explain!(ex, "R + S in f32 × {slots} slots"),
     );
     stack.push(
-        "compute_buffer",
+        ComponentId::ComputeBuffer,
         "Compute buffer (GPU)",
         gpu_compute,
         explain!(
@@ -818,22 +817,26 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
     );
     overhead::push_context(s, stack);
 
-    let host_part = |id: &'static str, label: &str, bytes: f64| Component {
-        id: id.into(),
+    let host_part = |id: ComponentId, label: &str, bytes: f64| Component {
+        id,
         label: if ex { label.to_string() } else { String::new() },
         bytes: Bytes::from_f64(bytes),
         formula: String::new(),
     };
     let host_components: Vec<Component> = [
-        host_part("weights", "Model buffer (system RAM)", host_model),
-        host_part("kv_cache", "KV buffer (system RAM)", host_kv),
         host_part(
-            "compute_buffer",
+            ComponentId::Weights,
+            "Model buffer (system RAM)",
+            host_model,
+        ),
+        host_part(ComponentId::KvCache, "KV buffer (system RAM)", host_kv),
+        host_part(
+            ComponentId::ComputeBuffer,
             "Compute buffer (pinned host)",
             host_compute,
         ),
         host_part(
-            "output_buffer",
+            ComponentId::OutputBuffer,
             "Output buffer (pinned host)",
             output_buffer,
         ),

@@ -8,6 +8,7 @@ mod sglang;
 mod vllm;
 mod vllm_graphs;
 
+use super::component::ComponentId;
 use super::stack::{explain, Component, Stack};
 use crate::dtype::Dtype;
 use crate::gpu_catalogue::DRIVER_RESERVE_FALLBACK;
@@ -159,7 +160,7 @@ fn push_non_torch(s: &Scenario, d: &Deployment, label: &str, stack: &mut Stack) 
         NON_TORCH_SINGLE_GPU
     };
     stack.push(
-        "non_torch",
+        ComponentId::NonTorch,
         label,
         bytes.as_f64(),
         explain!(
@@ -207,14 +208,6 @@ pub(in crate::estimate) fn push(
     Some(serving)
 }
 
-/// What a runtime's model load holds, the figure it logs as the weights (vLLM's "Model loading
-/// took", SGLang's "Load weight end", llama.cpp's model buffer): the weights, their quantization
-/// constants, the vision tower, MTP modules, and the RoPE tables.
-pub(crate) const MODEL_LOAD: &[&str] =
-    &["weights", "quant_constants", "vision", "mtp", ROPE_TABLES];
-
-const ROPE_TABLES: &str = "rope_tables";
-
 /// The RoPE cos/sin tables vLLM and SGLang build while they load the model, whole on every GPU:
 /// `(positions + second table's positions) × rotated width` elements of `element` bytes
 /// (`RotaryEmbeddingBase.__init__` registers `cos_sin_cache` as a buffer; vLLM casts it to the
@@ -224,7 +217,7 @@ const ROPE_TABLES: &str = "rope_tables";
 fn push_rope_tables(r: &Resolved, element: Dtype, stack: &mut Stack) {
     let rope = r.arch.rope;
     stack.push(
-        ROPE_TABLES,
+        ComponentId::RopeTables,
         "RoPE cos/sin tables",
         r.arch.rope_table_elements() * element.bytes(),
         explain!(

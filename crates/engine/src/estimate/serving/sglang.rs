@@ -16,12 +16,11 @@
 //!   (0.88 at TP1 … 0.85 at TP4); give `mem-fraction-static` for those.
 //! - `max_running_requests` defaults to `min(max(tokens / context_len × 512, 2048), 4096)`.
 
-use super::{
-    gib2, push_non_torch, push_rope_tables, Deployment, KvLayout, Serving, Settings, MODEL_LOAD,
-};
+use super::{gib2, push_non_torch, push_rope_tables, Deployment, KvLayout, Serving, Settings};
 use crate::dtype::Dtype;
 use crate::estimate::overhead;
 use crate::estimate::stack::{explain, num, Stack};
+use crate::estimate::ComponentId;
 use crate::runtime::Runtime;
 use crate::scenario::{Resolved, Scenario};
 use crate::units::{Bytes, MIB};
@@ -92,7 +91,7 @@ pub(super) fn push(
         notes.push("SGLang's separate sliding-window pool (swa_full_tokens_ratio) is not modelled: every layer's tokens are counted at full length, so the token count is a lower bound.".to_string());
     }
     push_rope_tables(r, Dtype::Fp32, stack);
-    let weights = stack.sum(MODEL_LOAD);
+    let weights = stack.model_load();
     let non_torch = push_non_torch(s, d, "NCCL and workspaces (before the pool)", stack);
     let free_before_weights =
         (d.cuda_total.as_f64() - s.context.as_f64() - s.reserved.as_f64() - non_torch.as_f64())
@@ -100,7 +99,7 @@ pub(super) fn push(
     let available = fraction * free_before_weights - weights;
     let pool = available.max(0.0);
     stack.push(
-        "kv_cache",
+        ComponentId::KvCache,
         "KV cache pool (preallocated)",
         pool,
         explain!(
@@ -115,7 +114,7 @@ pub(super) fn push(
         + GRAPH_MB_PER_BATCH * f64::from(dflt.graph_batch))
         * MIB as f64;
     stack.push(
-        "activations",
+        ComponentId::Activations,
         "Prefill chunk and CUDA graphs (outside the fraction)",
         workspace,
         explain!(

@@ -26,11 +26,11 @@
 
 use super::{
     gib2, push_non_torch, push_rope_tables, vllm_graphs, Deployment, KvLayout, Serving, Settings,
-    MODEL_LOAD,
 };
 use crate::dtype::Dtype;
 use crate::estimate::overhead;
 use crate::estimate::stack::{explain, num, Stack};
+use crate::estimate::ComponentId;
 use crate::runtime::Runtime;
 use crate::scenario::{Resolved, Scenario, DEFAULT_GPU_MEMORY_UTILIZATION};
 use crate::sharding::Sharding;
@@ -271,11 +271,11 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
     let total = d.cuda_total.as_f64();
     let requested = util * total;
     push_rope_tables(r, r.act_dtype, stack);
-    let weights = stack.sum(MODEL_LOAD);
+    let weights = stack.model_load();
     let workspace = moe_workspace(r, d, s.sharding == Sharding::Expert, &sched);
     let activations = activation_peak(r, &sched, workspace);
     stack.push(
-        "activations",
+        ComponentId::Activations,
         "Profile-run activation peak",
         activations,
         explain!(
@@ -326,7 +326,7 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
     let available = requested - weights - activations - non_torch.as_f64() - graphs_in_budget;
     let pool = available.max(0.0);
     stack.push(
-        "kv_cache",
+        ComponentId::KvCache,
         "KV cache pool (preallocated)",
         pool,
         explain!(
@@ -337,7 +337,7 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
         ),
     );
     stack.push(
-        "cuda_graphs",
+        ComponentId::CudaGraphs,
         if in_budget {
             "CUDA graphs (estimated inside the budget)"
         } else {
