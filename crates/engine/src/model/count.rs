@@ -308,7 +308,7 @@ impl Architecture {
 
     /// The shape as scenario `key=value` pairs, so a pasted config.json fills the same fields a
     /// person would type; every one is written, so nothing comes from a previous preset.
-    pub fn pairs(&self) -> [(&'static str, String); 40] {
+    pub fn pairs(&self) -> [(&'static str, String); 41] {
         let value = |n: u32| n.to_string();
         [
             ("layers", value(self.layers)),
@@ -353,6 +353,7 @@ impl Architecture {
             ("no-mlp-layers", value(self.no_mlp)),
             ("mtp-layers", value(self.mtp_layers)),
             ("attention-gate", self.attention_gate.to_string()),
+            ("fused-qkv", self.fused_qkv.to_string()),
             ("rope-positions", value(self.rope.positions)),
             ("rope-local-positions", value(self.rope.local_positions)),
             ("rotary-dim", value(self.rope.dim)),

@@ -581,6 +581,7 @@ mod tests {
         }
         assert_eq!(scenario.validate(), vec![]);
         assert!(crate::estimate::estimate(&scenario).is_ok());
+        assert_eq!(scenario.resolve().unwrap().arch, model.arch, "one shape");
         scenario
     }
 

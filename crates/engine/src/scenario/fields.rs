@@ -454,6 +454,10 @@ scenario_fields! {
     attention_gate: Option<bool> = None,
         "attention-gate", Optional { inner: Flag, none: FROM_PRESET }, Layers,
         "Attention output gate", "true if q_proj also computes a sigmoid gate on each attention output (Qwen3-Next, Qwen3.5: q_proj twice as wide)";
+    /// Phi-3's fused `qkv_proj`, which llama.cpp splits into views.
+    fused_qkv: Option<bool> = None,
+        "fused-qkv", Optional { inner: Flag, none: FROM_PRESET }, Layers,
+        "Fused QKV projection", "true if queries, keys and values come from one fused projection (Phi-3's qkv_proj, GGUF attn_qkv), which llama.cpp splits into views";
     sliding_window: Option<u32> = None,
         "sliding-window", Optional { inner: Whole, none: FROM_PRESET }, Layers,
         "Sliding window", "tokens a sliding-window layer attends to and caches (0: none)";

@@ -255,7 +255,7 @@ impl Scenario {
             no_attention: or_base(self.no_attention_layers, base.no_attention),
             no_mlp: or_base(self.no_mlp_layers, base.no_mlp),
             mtp_layers: or_base(self.mtp_layers, base.mtp_layers),
-            fused_qkv: from_preset && base.fused_qkv,
+            fused_qkv: self.fused_qkv.unwrap_or(from_preset && base.fused_qkv),
             attention_gate: self
                 .attention_gate
                 .unwrap_or(from_preset && base.attention_gate),
