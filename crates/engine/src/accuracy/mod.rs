@@ -13,7 +13,7 @@ mod kind;
 
 pub use kind::{RunKind, WeightClass};
 
-use crate::estimate::{estimate, Component, Estimate, LogFigure};
+use crate::estimate::{estimate, Component, Estimate, LogFigure, Reads};
 use crate::measurement::WorkloadMeasurement;
 use crate::query::scenario_from_query;
 use crate::units::{GIB, MIB};
@@ -108,7 +108,7 @@ pub fn csv_fields(line: &str) -> Vec<String> {
     fields
 }
 
-fn records(csv: &str) -> Vec<std::collections::HashMap<String, String>> {
+pub(crate) fn records(csv: &str) -> Vec<std::collections::HashMap<String, String>> {
     let mut lines = csv.lines().filter(|l| !l.trim().is_empty());
     let header = lines.next().map(csv_fields).unwrap_or_default();
     lines
@@ -287,29 +287,26 @@ pub struct RuntimeComparison {
     pub error_pct: f64,
 }
 
-/// The estimate's value of a logged figure: a component's bytes, or the serving pool's tokens
-/// and concurrency. `None` for a figure the runtime's rules do not produce.
+/// The estimate's value of a figure its runtime logs: a component's bytes, or the serving pool's
+/// tokens and concurrency. `None` for a figure the runtime does not log.
 fn runtime_figure(e: &Estimate, figure: &str) -> Option<f64> {
     let serving = e.serving.as_ref()?;
+    let logged_figure = e
+        .scenario
+        .runtime
+        .rules()
+        .logged_figures()
+        .iter()
+        .find(|f| f.name == figure)?;
     let gpu = |figure| logged(&e.components, figure);
     let host = |figure| logged(&serving.host_components, figure);
-    match figure {
-        "weights" | "model_buffer_gpu" => gpu(LogFigure::ModelLoad),
-        "activation_peak" => gpu(LogFigure::ActivationPeak),
-        "non_torch" => gpu(LogFigure::NonTorch),
-        "cuda_graphs" => gpu(LogFigure::CudaGraphs),
-        "kv_pool" => Some(serving.kv_pool_bytes.as_f64()),
-        "kv_tokens" => Some(serving.kv_tokens as f64),
-        "max_concurrency" => Some(serving.max_concurrency),
-        "kv_buffer" => {
-            Some(gpu(LogFigure::KvBuffer).unwrap_or(0.0) + host(LogFigure::KvBuffer).unwrap_or(0.0))
-        }
-        "compute_buffer_gpu" => gpu(LogFigure::ComputeBuffer),
-        "recurrent_buffer" => gpu(LogFigure::RecurrentBuffer),
-        "model_buffer_host" => host(LogFigure::ModelLoad),
-        "compute_buffer_host" => host(LogFigure::ComputeBuffer),
-        "output_buffer" => host(LogFigure::OutputBuffer),
-        _ => None,
+    match logged_figure.reads {
+        Reads::Gpu(figure) => gpu(figure),
+        Reads::Host(figure) => host(figure),
+        Reads::GpuAndHost(figure) => Some(gpu(figure).unwrap_or(0.0) + host(figure).unwrap_or(0.0)),
+        Reads::PoolBytes => Some(serving.kv_pool_bytes.as_f64()),
+        Reads::PoolTokens => Some(serving.kv_tokens as f64),
+        Reads::Concurrency => Some(serving.max_concurrency),
     }
 }
 
@@ -685,8 +682,8 @@ mod tests {
 
         for s in &all {
             assert!(
-                s.kind == ALL || RunKind::ALL.iter().any(|k| k.key() == s.kind),
-                "{} is no kind in RunKind::ALL",
+                s.kind == ALL || RunKind::all().iter().any(|k| k.key() == s.kind),
+                "{} is no kind in RunKind::all()",
                 s.kind
             );
         }

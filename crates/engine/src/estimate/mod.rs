@@ -26,16 +26,15 @@ pub use lesson::{LESSON_ACTIVATION_FACTOR, LESSON_CHECKPOINT_FACTOR, LESSON_OVER
 pub use logits::{LOG_PROBS_AND_GRAD_BYTES, LOSS_CHUNK_TOKENS};
 pub use overhead::{FRAGMENTATION_OF_STATIC, FRAGMENTATION_OF_TRANSIENT};
 pub use serving::{
-    Serving, Setting, FUSED_MOE_CHUNK_TOKENS, GRAPH_BYTES_PER_DENSE_LAYER,
-    GRAPH_BYTES_PER_MOE_LAYER, GRAPH_BYTES_PER_SHARED_EXPERT, GRAPH_POOL_BYTES,
-    NON_TORCH_SINGLE_GPU, NON_TORCH_TENSOR_PARALLEL, SAMPLER_BYTES_PER_LOGIT,
+    Build, LoggedFigure, PoolWords, Reads, RuntimeRules, Serving, Setting, FUSED_MOE_CHUNK_TOKENS,
+    GRAPH_BYTES_PER_DENSE_LAYER, GRAPH_BYTES_PER_MOE_LAYER, GRAPH_BYTES_PER_SHARED_EXPERT,
+    GRAPH_POOL_BYTES, NON_TORCH_SINGLE_GPU, NON_TORCH_TENSOR_PARALLEL, SAMPLER_BYTES_PER_LOGIT,
 };
 pub use stack::Component;
 pub use weights::{NF4_BLOCK, NF4_DOUBLE_QUANT_BLOCK};
 
 use crate::dtype::{Dtype, QuantKernel};
 use crate::model::{Family, LayerCounts};
-use crate::runtime::Runtime;
 use crate::scenario::{FieldError, Resolved, Scenario};
 use crate::units::Bytes;
 use crate::workload::{KeptScores, KvCache, Method, Mode, SequenceParallel};
@@ -144,7 +143,7 @@ impl Breakdown {
 fn verdict(budget: &Budget, total: Bytes, serving: Option<&Serving>) -> Verdict {
     match (budget.verdict(total), serving) {
         (_, Some(s)) if !s.starts => Verdict::Oom,
-        (Verdict::Tight, Some(s)) if s.runtime.pools_kv() => Verdict::Fits,
+        (Verdict::Tight, Some(s)) if s.runtime.rules().pools_kv() => Verdict::Fits,
         (verdict, _) => verdict,
     }
 }
@@ -207,7 +206,7 @@ fn unused_cache_settings(s: &Scenario) -> Option<String> {
     }
     let why = if s.mode.is_training() {
         "training processes all seq tokens, keeps no cache and samples nothing".to_string()
-    } else if s.runtime != Runtime::Transformers {
+    } else if s.runtime.rules().serves() {
         format!(
             "{} keeps its own cache and runs its own sampling",
             s.runtime
@@ -275,14 +274,14 @@ fn estimate_resolved(s: &Scenario, r: &Resolved) -> Estimate {
     }
     if s.quant_kernel != QuantKernel::Auto
         && (s.mode.is_training()
-            || s.runtime != Runtime::Transformers
+            || s.runtime.rules().serves()
             || !matches!(r.weights, Dtype::Int8 | Dtype::Fp8))
     {
         notes.push(format!(
             "quant-kernel not used: it picks the matmul for int8 or fp8 weights in transformers' inference, and this run {}.",
             if s.mode.is_training() {
                 "trains".to_string()
-            } else if s.runtime != Runtime::Transformers {
+            } else if s.runtime.rules().serves() {
                 format!("runs on {}", s.runtime)
             } else {
                 format!("keeps {} weights", r.weights)

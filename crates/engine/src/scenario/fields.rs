@@ -57,7 +57,7 @@ pub enum Group {
 
 impl Group {
     /// In the order the page shows them.
-    pub const ALL: [Group; 15] = [
+    pub const ALL: &'static [Group] = &[
         Group::Model,
         Group::Architecture,
         Group::Experts,
@@ -91,12 +91,10 @@ impl Group {
     /// Whether the group's settings mean anything for this runtime: a runtime's own settings
     /// are shown only when it is chosen.
     pub fn applies_to(self, runtime: Runtime) -> bool {
-        match self {
-            Group::Serving => runtime.pools_kv(),
-            Group::Vllm => runtime == Runtime::Vllm,
-            Group::Sglang => runtime == Runtime::Sglang,
-            Group::LlamaCpp => runtime == Runtime::LlamaCpp,
-            _ => true,
+        match (self, Runtime::owning(self)) {
+            (Group::Serving, _) => runtime.rules().pools_kv(),
+            (_, Some(owner)) => owner == runtime,
+            (_, None) => true,
         }
     }
 

@@ -5,7 +5,6 @@ use super::{FieldError, Scenario};
 use crate::dtype::{Dtype, QuantScope};
 use crate::gpu_catalogue::{self, Gpu};
 use crate::model::{self, Architecture, Block, Mla, Moe, Preset, Recurrent, Rope, Vision, Window};
-use crate::runtime::Runtime;
 use crate::sharding::{Offload, Sharding};
 use crate::units::{format_size_exact, Bytes};
 use crate::workload::{Float8, KvCache, Method, Mode};
@@ -89,15 +88,12 @@ impl Scenario {
             ));
         }
         self.check_method(&arch, formats.weights, &mut errors);
-        let state_dtype = arch.recurrent.state_dtype.unwrap_or(match self.runtime {
-            // vLLM's "auto" keeps the state in the convolution state's format, the model's
-            // dtype (`MambaStateDtypeCalculator._mamba_state_dtype`,
-            // vllm/model_executor/layers/mamba/mamba_utils.py).
-            Runtime::Vllm => formats.act_dtype,
-            // SGLang's `mamba2_state_dtype` defaults to float32; transformers' gated-DeltaNet
-            // kernels return fp32 final states; llama.cpp keeps R and S in f32.
-            _ => Dtype::Fp32,
-        });
+        // SGLang's `mamba2_state_dtype` defaults to float32; transformers' gated-DeltaNet
+        // kernels return fp32 final states; llama.cpp keeps R and S in f32; vLLM's is its own.
+        let state_dtype = arch
+            .recurrent
+            .state_dtype
+            .unwrap_or(self.runtime.rules().default_state_dtype(formats.act_dtype));
         if !state_dtype.is_float() {
             errors.push(FieldError::new(
                 "ssm-dtype",
@@ -326,7 +322,7 @@ impl Scenario {
     /// expert parallelism.
     fn check_runtime(&self, errors: &mut Vec<FieldError>) {
         let runtime = self.runtime;
-        if runtime == Runtime::Transformers {
+        if !runtime.rules().serves() {
             return;
         }
         if self.mode.is_training() {
@@ -335,12 +331,7 @@ impl Scenario {
                 format!("{runtime} serves inference; set mode to inference, or runtime to transformers to train"),
             ));
         }
-        if runtime == Runtime::LlamaCpp && self.cache_type_v.is_quantized() && !self.flash_attn {
-            errors.push(FieldError::new(
-                "cache-type-v",
-                "llama.cpp quantizes the V cache only with flash attention (V cache quantization requires flash_attn); set flash-attn=true or cache-type-v=f16",
-            ));
-        }
+        runtime.rules().check(self, errors);
         if self.method == Method::Lesson {
             errors.push(FieldError::new(
                 "runtime",

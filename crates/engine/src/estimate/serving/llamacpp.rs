@@ -63,18 +63,81 @@
 //!   (calibration/runtime-logs.csv; `cargo xtask accuracy` prints the GPU median).
 //! - Output buffer (`output_reserve`): `n_vocab × slots × 4` bytes in pinned host memory.
 
-use super::{Deployment, Serving, Settings};
-use crate::dtype::FP32_BYTES;
+use super::{Build, Deployment, LoggedFigure, PoolWords, Reads, RuntimeRules, Serving, Settings};
+use crate::dtype::{Dtype, FP32_BYTES};
 use crate::estimate::overhead;
 use crate::estimate::stack::{explain, Component, Stack};
 use crate::estimate::ComponentId;
+use crate::estimate::LogFigure;
 use crate::model::{Architecture, Block, Projection};
 use crate::runtime::{GpuBackend, LogitRows, OffloadOutput, Runtime};
+use crate::scenario::{FieldError, Group};
 use crate::scenario::{Resolved, Scenario};
 use crate::units::{Bytes, MIB};
 use std::ops::Range;
 use vramfit_gguf::quantize::{NameRules, NamedTensor, QuantModel, QuantTensor};
 use vramfit_gguf::GgmlType;
+
+pub(super) struct LlamaCpp;
+
+impl RuntimeRules for LlamaCpp {
+    fn name(&self) -> &'static str {
+        "llama.cpp"
+    }
+
+    fn settings_group(&self) -> Option<Group> {
+        Some(Group::LlamaCpp)
+    }
+
+    fn check(&self, s: &Scenario, errors: &mut Vec<FieldError>) {
+        if s.cache_type_v.is_quantized() && !s.flash_attn {
+            errors.push(FieldError::new(
+                "cache-type-v",
+                "llama.cpp quantizes the V cache only with flash attention (V cache quantization requires flash_attn); set flash-attn=true or cache-type-v=f16",
+            ));
+        }
+    }
+
+    fn reads_gguf_weights(&self) -> bool {
+        true
+    }
+
+    fn places_layers(&self) -> bool {
+        true
+    }
+
+    fn pool_words(&self) -> PoolWords {
+        PoolWords {
+            pool: "KV cache, GPU and system RAM",
+            tokens: "KV cells",
+            whole_slots: true,
+        }
+    }
+
+    fn accuracy_label(&self) -> &'static str {
+        "llama.cpp"
+    }
+
+    fn logged_figures(&self) -> &'static [LoggedFigure] {
+        const FIGURES: &[LoggedFigure] = &[
+            LoggedFigure::new("model_buffer_gpu", Reads::Gpu(LogFigure::ModelLoad)),
+            LoggedFigure::new("model_buffer_host", Reads::Host(LogFigure::ModelLoad)),
+            LoggedFigure::new("kv_buffer", Reads::GpuAndHost(LogFigure::KvBuffer)),
+            LoggedFigure::new("compute_buffer_gpu", Reads::Gpu(LogFigure::ComputeBuffer)),
+            LoggedFigure::new("compute_buffer_host", Reads::Host(LogFigure::ComputeBuffer)),
+            LoggedFigure::new("recurrent_buffer", Reads::Gpu(LogFigure::RecurrentBuffer)),
+            LoggedFigure::new("output_buffer", Reads::Host(LogFigure::OutputBuffer)),
+        ];
+        FIGURES
+    }
+
+    fn push(&self, b: Build<'_>) -> Option<Serving> {
+        if b.r.arch.recurrent.layers > 0 && b.s.ssm_dtype.is_some_and(|t| t != Dtype::Fp32) {
+            b.notes.push("llama.cpp keeps the recurrent state (its R and S buffers) in f32 whatever ssm-dtype says, so it is counted in f32.".to_string());
+        }
+        Some(push(b.s, b.r, &b.d, b.stack))
+    }
+}
 
 /// llama.cpp pads the context, a slot and a sliding window's cells to this many.
 const CELL_PADDING: u32 = 256;
@@ -594,7 +657,7 @@ impl Placement {
     }
 }
 
-pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack) -> Serving {
+fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack) -> Serving {
     let ex = stack.explain;
     let a = &r.arch;
     let n = a.layers;

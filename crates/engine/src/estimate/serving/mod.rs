@@ -4,7 +4,9 @@
 
 mod layout;
 mod llamacpp;
+mod rules;
 mod sglang;
+mod transformers;
 mod vllm;
 mod vllm_graphs;
 
@@ -19,6 +21,7 @@ use crate::units::{Bytes, GIB};
 use serde::{Deserialize, Serialize};
 
 pub(crate) use layout::KvLayout;
+pub use rules::{Build, LoggedFigure, PoolWords, Reads, RuntimeRules};
 pub use vllm::{FUSED_MOE_CHUNK_TOKENS, SAMPLER_BYTES_PER_LOGIT};
 pub use vllm_graphs::{
     GRAPH_BYTES_PER_DENSE_LAYER, GRAPH_BYTES_PER_MOE_LAYER, GRAPH_BYTES_PER_SHARED_EXPERT,
@@ -186,25 +189,19 @@ pub(in crate::estimate) fn push(
     stack: &mut Stack,
     notes: &mut Vec<String>,
 ) -> Option<Serving> {
-    if s.gguf_weights.is_some() && s.runtime != Runtime::LlamaCpp {
+    if s.gguf_weights.is_some() && !s.runtime.rules().reads_gguf_weights() {
         notes.push(format!("gguf-weights (a .gguf file's tensors) is read only under llama.cpp; {} sizes the weights from the shape and the weight format.", s.runtime));
     }
     let d = Deployment::new(s, r);
-    let serving = match s.runtime {
-        Runtime::Transformers => return None,
-        Runtime::LlamaCpp => {
-            if r.arch.recurrent.layers > 0 && s.ssm_dtype.is_some_and(|t| t != Dtype::Fp32) {
-                notes.push("llama.cpp keeps the recurrent state (its R and S buffers) in f32 whatever ssm-dtype says, so it is counted in f32.".to_string());
-            }
-            llamacpp::push(s, r, &d, stack)
-        }
-        Runtime::Vllm => vllm::push(s, r, &d, stack),
-        Runtime::Sglang => sglang::push(s, r, &d, stack, notes),
-    };
-    if matches!(s.runtime, Runtime::Vllm | Runtime::Sglang) && r.arch.rope.positions == 0 {
-        notes.push(format!("No RoPE table is counted (rope-positions 0). If the model rotates its queries and keys, {} keeps a cos/sin table of max_position_embeddings (× a linear scaling's factor) positions on every GPU with the weights: set rope-positions, or paste its config.json.", s.runtime));
-    }
-    notes.extend(d.note());
+    let note = d.note();
+    let serving = s.runtime.rules().push(Build {
+        s,
+        r,
+        d,
+        stack,
+        notes,
+    })?;
+    notes.extend(note);
     Some(serving)
 }
 
@@ -230,6 +227,13 @@ fn push_rope_tables(r: &Resolved, element: Dtype, stack: &mut Stack) {
             element
         ),
     );
+}
+
+/// Says so when a model loaded with RoPE tables has none counted.
+fn note_unknown_rope_tables(s: &Scenario, r: &Resolved, notes: &mut Vec<String>) {
+    if r.arch.rope.positions == 0 {
+        notes.push(format!("No RoPE table is counted (rope-positions 0). If the model rotates its queries and keys, {} keeps a cos/sin table of max_position_embeddings (× a linear scaling's factor) positions on every GPU with the weights: set rope-positions, or paste its config.json.", s.runtime));
+    }
 }
 
 /// GiB to two decimals, as vLLM and SGLang print them.

@@ -16,14 +16,54 @@
 //!   (0.88 at TP1 … 0.85 at TP4); give `mem-fraction-static` for those.
 //! - `max_running_requests` defaults to `min(max(tokens / context_len × 512, 2048), 4096)`.
 
-use super::{gib2, push_non_torch, push_rope_tables, Deployment, KvLayout, Serving, Settings};
+use super::{
+    gib2, note_unknown_rope_tables, push_non_torch, push_rope_tables, Build, Deployment, KvLayout,
+    LoggedFigure, Reads, RuntimeRules, Serving, Settings,
+};
 use crate::dtype::Dtype;
 use crate::estimate::overhead;
 use crate::estimate::stack::{explain, num, Stack};
 use crate::estimate::ComponentId;
+use crate::estimate::LogFigure;
 use crate::runtime::Runtime;
+use crate::scenario::Group;
 use crate::scenario::{Resolved, Scenario};
 use crate::units::{Bytes, MIB};
+
+pub(super) struct Sglang;
+
+impl RuntimeRules for Sglang {
+    fn name(&self) -> &'static str {
+        "SGLang"
+    }
+
+    fn pools_kv(&self) -> bool {
+        true
+    }
+
+    fn settings_group(&self) -> Option<Group> {
+        Some(Group::Sglang)
+    }
+
+    fn accuracy_label(&self) -> &'static str {
+        "SGLang serving"
+    }
+
+    fn logged_figures(&self) -> &'static [LoggedFigure] {
+        const FIGURES: &[LoggedFigure] = &[
+            LoggedFigure::new("weights", Reads::Gpu(LogFigure::ModelLoad)),
+            LoggedFigure::new("kv_pool", Reads::PoolBytes),
+            LoggedFigure::new("kv_tokens", Reads::PoolTokens),
+        ];
+        FIGURES
+    }
+
+    fn push(&self, b: Build<'_>) -> Option<Serving> {
+        let serving = push(b.s, b.r, &b.d, b.stack, b.notes);
+        note_unknown_rope_tables(b.s, b.r, b.notes);
+        Some(serving)
+    }
+}
 
 /// The capacity buckets of SGLang's heuristic, in MiB of nvidia-smi's total: the bucket's upper
 /// bound, its `chunked_prefill_size`, and `cuda_graph_max_bs` below and from TP4.
@@ -72,7 +112,7 @@ fn defaults(s: &Scenario, r: &Resolved, d: &Deployment) -> Defaults {
     }
 }
 
-pub(super) fn push(
+fn push(
     s: &Scenario,
     r: &Resolved,
     d: &Deployment,

@@ -25,16 +25,64 @@
 //!   elsewhere 2048 and 256. `block_size` 16; MLA backends (FlashMLA, CUTLASS MLA) use 64.
 
 use super::{
-    gib2, push_non_torch, push_rope_tables, vllm_graphs, Deployment, KvLayout, Serving, Settings,
+    gib2, note_unknown_rope_tables, push_non_torch, push_rope_tables, vllm_graphs, Build,
+    Deployment, KvLayout, LoggedFigure, Reads, RuntimeRules, Serving, Settings,
 };
 use crate::dtype::Dtype;
 use crate::estimate::overhead;
 use crate::estimate::stack::{explain, num, Stack};
 use crate::estimate::ComponentId;
+use crate::estimate::LogFigure;
 use crate::runtime::Runtime;
+use crate::scenario::Group;
 use crate::scenario::{Resolved, Scenario, DEFAULT_GPU_MEMORY_UTILIZATION};
 use crate::sharding::Sharding;
 use crate::units::{Bytes, GIB};
+
+pub(super) struct Vllm;
+
+impl RuntimeRules for Vllm {
+    fn name(&self) -> &'static str {
+        "vLLM"
+    }
+
+    fn pools_kv(&self) -> bool {
+        true
+    }
+
+    fn settings_group(&self) -> Option<Group> {
+        Some(Group::Vllm)
+    }
+
+    /// vLLM's "auto" keeps the state in the convolution state's format, the model's dtype
+    /// (`MambaStateDtypeCalculator._mamba_state_dtype`, vllm/model_executor/layers/mamba/mamba_utils.py).
+    fn default_state_dtype(&self, act_dtype: Dtype) -> Dtype {
+        act_dtype
+    }
+
+    fn accuracy_label(&self) -> &'static str {
+        "vLLM serving"
+    }
+
+    fn logged_figures(&self) -> &'static [LoggedFigure] {
+        const FIGURES: &[LoggedFigure] = &[
+            LoggedFigure::new("weights", Reads::Gpu(LogFigure::ModelLoad)),
+            LoggedFigure::new("activation_peak", Reads::Gpu(LogFigure::ActivationPeak)),
+            LoggedFigure::new("non_torch", Reads::Gpu(LogFigure::NonTorch)),
+            LoggedFigure::new("cuda_graphs", Reads::Gpu(LogFigure::CudaGraphs)),
+            LoggedFigure::new("kv_pool", Reads::PoolBytes),
+            LoggedFigure::new("kv_tokens", Reads::PoolTokens),
+            LoggedFigure::new("max_concurrency", Reads::Concurrency),
+        ];
+        FIGURES
+    }
+
+    fn push(&self, b: Build<'_>) -> Option<Serving> {
+        let serving = push(b.s, b.r, &b.d, b.stack);
+        note_unknown_rope_tables(b.s, b.r, b.notes);
+        Some(serving)
+    }
+}
 
 /// Bytes the dummy sampler keeps per logit at its peak: the logits, an fp32 copy, the
 /// probabilities, the random-sampling tensor and top-k/top-p masks. Fitted to the dense H100 runs
@@ -247,7 +295,7 @@ fn longest_fitting(layout: &KvLayout, sched: &Scheduler, pool: f64, upper: u32) 
     lo
 }
 
-pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack) -> Serving {
+fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack) -> Serving {
     let ex = stack.explain;
     let mut settings = Settings::new(ex);
     let util = s.gpu_memory_utilization;
