@@ -623,10 +623,12 @@ impl Metadata<'_> {
             .filter(|&width| width > 0)
             .unwrap_or(ffn);
         let shared = self.int("expert_shared_count").unwrap_or(0);
+        // Saturating: both are the file's u64s, and their product overflowed (a panic in debug
+        // builds, a wrapped width in release).
         let shared_ffn = self
             .int("expert_shared_feed_forward_length")
             .unwrap_or(expert_ffn)
-            * shared;
+            .saturating_mul(shared);
         if weights.blocks.iter().all(|b| b.experts == 0) && experts > 1 {
             warnings.push(format!(
                 "{} is {experts} but no block has *_exps tensors; --n-cpu-moe moves nothing",
