@@ -8,6 +8,7 @@
 mod actions;
 mod alarm;
 mod error;
+mod monitor;
 mod nvml;
 mod probe;
 mod procfs;
