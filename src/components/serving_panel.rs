@@ -234,6 +234,7 @@ pub fn ServingPanel() -> impl IntoView {
         serving.with(|s| s.as_ref().is_some_and(|s| s.runtime == Runtime::LlamaCpp))
     });
     let users = RwSignal::new(1u32);
+    // Here rather than in the field, so an error outlives the field while llama.cpp hides it.
     let users_error = RwSignal::new(None::<String>);
     let plan = Memo::new(move |previous: Option<&Option<ServingPlan>>| {
         if !shown.get() {
@@ -245,57 +246,12 @@ pub fn ServingPanel() -> impl IntoView {
             Err(_) => previous.cloned().flatten(),
         }
     });
-    let gpu_name = Memo::new(move |_| {
-        state
-            .estimate
-            .with(|e| e.as_ref().map(|e| e.gpu_name.clone()).unwrap_or_default())
-    });
-    let canvas_ref = NodeRef::<Canvas>::new();
-    let draw_error = RwSignal::new(None::<String>);
-
-    Effect::new(move |_| {
-        let Some(canvas) = canvas_ref.get() else {
-            return;
-        };
-        let Some(plan) = plan.get() else { return };
-        let theme = fit_canvas(&canvas, 240, 260.0);
-        let here = Some((plan.context_tokens, plan.max_concurrency));
-        let users = Some(f64::from(plan.users));
-        draw_error.set(draw_concurrency(canvas, &plan.curve, here, users, &theme).err());
-    });
-
-    let on_users = move |ev| {
-        let text = event_target_value(&ev);
-        match text.trim().parse::<u32>() {
-            Ok(n) if (1..=MAX_USERS).contains(&n) => {
-                users.set(n);
-                users_error.set(None);
-            }
-            _ => users_error.set(Some(format!(
-                "a whole number of users from 1 to {}",
-                group_thousands(u64::from(MAX_USERS))
-            ))),
-        }
-    };
-
     let figures = move || {
         let units = state.units.get();
         serving
             .with(|s| s.as_ref().map(|s| figures(s, units)))
             .unwrap_or_default()
     };
-    let answers = move || {
-        let llama = llama.get();
-        let quant = if llama {
-            state.scenario.with(|s| s.get("quant"))
-        } else {
-            String::new()
-        };
-        let gpu_name = gpu_name.get();
-        plan.with(|p| p.as_ref().map(|p| answers(p, llama, &quant, &gpu_name)))
-            .unwrap_or_default()
-    };
-    let legend = move || plan.with(|p| p.as_ref().map(legend)).unwrap_or_default();
 
     move || {
         shown.get().then(|| {
@@ -313,28 +269,88 @@ pub fn ServingPanel() -> impl IntoView {
                     {move || if llama.get() {
                         view! { <h3>"What fits"</h3> }.into_any()
                     } else {
-                        view! {
-                            <h3>"How many users"</h3>
-                            <div class="field" class:invalid=move || users_error.with(Option::is_some)>
-                                <label for="f-users">"Concurrent users"</label>
-                                <input type="number" id="f-users" min="1" step="1" inputmode="numeric"
-                                    value=users.get_untracked().to_string() aria-describedby="err-users"
-                                    aria-invalid=move || users_error.with(Option::is_some).to_string()
-                                    on:input=on_users/>
-                                <p class="field-error" id="err-users" aria-live="polite">{move || users_error.get()}</p>
-                            </div>
-                        }.into_any()
+                        how_many_users(users, users_error).into_any()
                     }}
-                    <div inner_html=answers></div>
-                    {move || (!llama.get()).then(|| view! {
-                        <h3>"Concurrency vs context"</h3>
-                        <canvas id="serving-curve" node_ref=canvas_ref role="img"
-                            aria-label="Concurrent requests the KV pool holds at each context length, with this scenario's context marked"></canvas>
-                        <p class="field-error">{move || draw_error.get()}</p>
-                        <ul class="legend" inner_html=legend></ul>
-                    })}
+                    {plan_answers(plan, llama)}
+                    {move || (!llama.get()).then(|| concurrency_curve(plan))}
                 </section>
             }
         })
+    }
+}
+
+/// The users a pool's plan is for. While the input holds no valid number, `users` keeps the
+/// last one and `error` says what the field takes.
+fn how_many_users(users: RwSignal<u32>, error: RwSignal<Option<String>>) -> impl IntoView {
+    let on_input = move |ev| {
+        let text = event_target_value(&ev);
+        match text.trim().parse::<u32>() {
+            Ok(n) if (1..=MAX_USERS).contains(&n) => {
+                users.set(n);
+                error.set(None);
+            }
+            _ => error.set(Some(format!(
+                "a whole number of users from 1 to {}",
+                group_thousands(u64::from(MAX_USERS))
+            ))),
+        }
+    };
+    let invalid = move || error.with(Option::is_some);
+    view! {
+        <h3>"How many users"</h3>
+        <div class="field" class:invalid=invalid>
+            <label for="f-users">"Concurrent users"</label>
+            <input type="number" id="f-users" min="1" step="1" inputmode="numeric"
+                value=users.get_untracked().to_string() aria-describedby="err-users"
+                aria-invalid=move || invalid().to_string()
+                on:input=on_input/>
+            <p class="field-error" id="err-users" aria-live="polite">{move || error.get()}</p>
+        </div>
+    }
+}
+
+/// The plan's answers, for the scenario's quant (llama.cpp) and GPU.
+fn plan_answers(plan: Memo<Option<ServingPlan>>, llama: Memo<bool>) -> impl IntoView {
+    let state = expect_context::<PageState>();
+    let gpu_name = Memo::new(move |_| {
+        state
+            .estimate
+            .with(|e| e.as_ref().map(|e| e.gpu_name.clone()).unwrap_or_default())
+    });
+    let html = move || {
+        let llama = llama.get();
+        let quant = if llama {
+            state.scenario.with(|s| s.get("quant"))
+        } else {
+            String::new()
+        };
+        let gpu_name = gpu_name.get();
+        plan.with(|p| p.as_ref().map(|p| answers(p, llama, &quant, &gpu_name)))
+            .unwrap_or_default()
+    };
+    view! { <div inner_html=html></div> }
+}
+
+/// A pool's concurrency against context, drawn from the plan, with its legend.
+fn concurrency_curve(plan: Memo<Option<ServingPlan>>) -> impl IntoView {
+    let canvas_ref = NodeRef::<Canvas>::new();
+    let draw_error = RwSignal::new(None::<String>);
+    Effect::new(move |_| {
+        let Some(canvas) = canvas_ref.get() else {
+            return;
+        };
+        let Some(plan) = plan.get() else { return };
+        let theme = fit_canvas(&canvas, 240, 260.0);
+        let here = Some((plan.context_tokens, plan.max_concurrency));
+        let users = Some(f64::from(plan.users));
+        draw_error.set(draw_concurrency(canvas, &plan.curve, here, users, &theme).err());
+    });
+    let legend = move || plan.with(|p| p.as_ref().map(legend)).unwrap_or_default();
+    view! {
+        <h3>"Concurrency vs context"</h3>
+        <canvas id="serving-curve" node_ref=canvas_ref role="img"
+            aria-label="Concurrent requests the KV pool holds at each context length, with this scenario's context marked"></canvas>
+        <p class="field-error">{move || draw_error.get()}</p>
+        <ul class="legend" inner_html=legend></ul>
     }
 }
