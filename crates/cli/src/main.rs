@@ -11,7 +11,6 @@ use clap::{Parser, Subcommand, ValueEnum};
 use scenario_args::ScenarioArgs;
 use std::process::ExitCode;
 use vramfit_engine::accuracy::{self, KindAccuracy, RunKind};
-use vramfit_engine::runtime::Runtime;
 use vramfit_engine::{estimate, serving_plan, solver, tables, FieldError};
 
 /// The published measurements and runtime logs the engine is checked against, built in so
@@ -190,7 +189,7 @@ fn fit_command(
 ) -> ExitCode {
     let serving = scenario
         .scenario()
-        .is_ok_and(|s| s.runtime != Runtime::Transformers);
+        .is_ok_and(|s| s.runtime.rules().serves());
     if serving {
         match scenario
             .scenario()
