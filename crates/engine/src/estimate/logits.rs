@@ -129,34 +129,36 @@ impl TrainingLogits {
     /// autograd casts back to the logits' dtype. At either peak one 16-bit and one fp32 tensor of
     /// the logits' size exist.
     fn in_place(&self, ex: bool) -> (f64, String) {
-        let per_logit = self.e + FP32_BYTES;
-        (
-            self.elements() * per_logit,
-            explain!(
-                ex,
-                "b·s·V × ({} B logits + {} B fp32 softmax, in place its own grad) = {} × {} × {}",
-                self.e,
-                num(FP32_BYTES),
-                num(self.tokens),
-                self.vocab,
-                per_logit
-            ),
-        )
+        let what = explain!(
+            ex,
+            "{} B fp32 softmax, in place its own grad",
+            num(FP32_BYTES)
+        );
+        self.beside_every_logit(FP32_BYTES, &what, ex)
     }
 
     /// `F.cross_entropy` on the whole logits: their fp32 log-softmax and its gradient.
     fn whole(&self, ex: bool) -> (f64, String) {
-        let per_logit = self.e + LOG_PROBS_AND_GRAD_BYTES;
+        let what = explain!(
+            ex,
+            "{fp32} B fp32 log-probs + {fp32} B their grad",
+            fp32 = num(FP32_BYTES)
+        );
+        self.beside_every_logit(LOG_PROBS_AND_GRAD_BYTES, &what, ex)
+    }
+
+    /// The whole logits with `loss_bytes` of the loss's fp32 tensors (`what`) beside each.
+    fn beside_every_logit(&self, loss_bytes: f64, what: &str, ex: bool) -> (f64, String) {
+        let per_logit = self.e + loss_bytes;
         (
             self.elements() * per_logit,
             explain!(
                 ex,
-                "b·s·V × ({} B logits + {fp32} B fp32 log-probs + {fp32} B their grad) = {} × {} × {}",
+                "b·s·V × ({} B logits + {what}) = {} × {} × {}",
                 self.e,
                 num(self.tokens),
                 self.vocab,
-                per_logit,
-                fp32 = num(FP32_BYTES)
+                per_logit
             ),
         )
     }
