@@ -26,14 +26,14 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split)
     let a = &r.arch;
     let e = r.act_dtype.bytes();
     let tokens = split.tokens(s);
-    let layers = f64::from(a.layers);
     let per_layer = layer_bytes_per_token(s, a, e, s.compile)
         + dropout_bytes_per_token(s, a)
         + adapter_bytes_per_token(s, r, e);
     let scores = eager_scores_bytes_per_token(s, a, e, split.sequence(s));
     let whole = Unsplit::new(s, a, e, split.tensor);
     let everything = per_layer + scores + whole.layer;
-    let (kept, kept_label) = match s.checkpointing {
+    // What a checkpointed layer keeps per token; with no checkpointing, everything.
+    let kept = match s.checkpointing {
         Checkpointing::None => (everything, "layer + scores"),
         Checkpointing::Selective => (per_layer + whole.layer, "layer, scores recomputed"),
         Checkpointing::Op => (
@@ -42,40 +42,9 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split)
         ),
         Checkpointing::Full => (f64::from(a.hidden) * e + whole.input, "layer input only"),
     };
-    let checkpointed = if s.checkpointing == Checkpointing::None {
-        0.0
-    } else {
-        checkpointed_layers(layers, s.checkpoint_every)
-    };
-    let plain = layers - checkpointed;
-    let saved = tokens * (checkpointed * kept + plain * everything);
-    let saved_formula = if plain == 0.0 || checkpointed == 0.0 {
-        explain!(
-            ex,
-            "L × b·s × {} B ({kept_label}) = {} × {} × {}",
-            num(kept),
-            a.layers,
-            num(tokens),
-            num(kept)
-        )
-    } else {
-        explain!(
-            ex,
-            "b·s × ({} of {} layers × {} B ({kept_label}) + {} × {} B (all kept)) = {} × ({} × {} + {} × {})",
-            num(checkpointed),
-            a.layers,
-            num(kept),
-            num(plain),
-            num(everything),
-            num(tokens),
-            num(checkpointed),
-            num(kept),
-            num(plain),
-            num(everything)
-        )
-    };
+    let (saved, saved_formula) = saved_for_backward(s, a, tokens, kept, everything, ex);
     let (on_gpu, saved_formula) = if s.offload_activations {
-        offloaded(saved, layers, saved_formula, ex)
+        offloaded(saved, f64::from(a.layers), saved_formula, ex)
     } else {
         (saved, saved_formula)
     };
@@ -105,6 +74,52 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split)
             split.note(split.model_parallel)
         ),
     );
+}
+
+/// What the forward pass saves for the backward pass over every layer: `kept` per token on the
+/// checkpointed layers, `everything` on the rest.
+fn saved_for_backward(
+    s: &Scenario,
+    a: &Architecture,
+    tokens: f64,
+    (kept, kept_label): (f64, &str),
+    everything: f64,
+    ex: bool,
+) -> (f64, String) {
+    let layers = f64::from(a.layers);
+    let checkpointed = if s.checkpointing == Checkpointing::None {
+        0.0
+    } else {
+        checkpointed_layers(layers, s.checkpoint_every)
+    };
+    let plain = layers - checkpointed;
+    let saved = tokens * (checkpointed * kept + plain * everything);
+    let formula = if plain == 0.0 || checkpointed == 0.0 {
+        explain!(
+            ex,
+            "L × b·s × {} B ({kept_label}) = {} × {} × {}",
+            num(kept),
+            a.layers,
+            num(tokens),
+            num(kept)
+        )
+    } else {
+        explain!(
+            ex,
+            "b·s × ({} of {} layers × {} B ({kept_label}) + {} × {} B (all kept)) = {} × ({} × {} + {} × {})",
+            num(checkpointed),
+            a.layers,
+            num(kept),
+            num(plain),
+            num(everything),
+            num(tokens),
+            num(checkpointed),
+            num(kept),
+            num(plain),
+            num(everything)
+        )
+    };
+    (saved, formula)
 }
 
 /// What tensor parallelism over `t` GPUs leaves whole, per token, as the excess over the 1/t
