@@ -222,9 +222,9 @@ fn unused_cache_settings(s: &Scenario) -> Option<String> {
     Some(format!("{} not used: {why}.", set.join(", ")))
 }
 
-fn estimate_resolved(s: &Scenario, r: &Resolved) -> Estimate {
-    let mut notes = Vec::new();
-    let (stack, trainable, serving) = build_stack(s, r, true, &mut notes);
+/// What the estimate assumed about the model or knows it misses: QLoRA's measured gap, a shape
+/// taken from a preset, the MLA cache's form.
+fn note_how_the_model_is_read(s: &Scenario, r: &Resolved, notes: &mut Vec<String>) {
     if s.method == Method::Detailed && s.mode == Mode::Qlora {
         notes.push(format!(
             "Published QLoRA runs (LitGPT with bitsandbytes) used a median {QLORA_MEASURED_ABOVE_PCT}% \
@@ -259,6 +259,10 @@ fn estimate_resolved(s: &Scenario, r: &Resolved) -> Estimate {
             crate::wire::Wire::help(cache)
         ));
     }
+}
+
+/// Settings given that this run does not read, each named rather than ignored silently.
+fn note_unused_settings(s: &Scenario, r: &Resolved, notes: &mut Vec<String>) {
     notes.extend(unused_cache_settings(s));
     if s.sequence_parallel != SequenceParallel::Dtensor
         && s.mode.is_training()
@@ -288,6 +292,13 @@ fn estimate_resolved(s: &Scenario, r: &Resolved) -> Estimate {
             }
         ));
     }
+}
+
+fn estimate_resolved(s: &Scenario, r: &Resolved) -> Estimate {
+    let mut notes = Vec::new();
+    let (stack, trainable, serving) = build_stack(s, r, true, &mut notes);
+    note_how_the_model_is_read(s, r, &mut notes);
+    note_unused_settings(s, r, &mut notes);
     let total = stack.total();
     let budget = Budget::new(s, r);
     Estimate {

@@ -433,6 +433,16 @@ impl Scenario {
     }
 
     fn check_method(&self, arch: &Architecture, weights: Dtype, errors: &mut Vec<FieldError>) {
+        self.check_weights_for_mode(weights, errors);
+        self.check_runtime(errors);
+        self.check_cache(errors);
+        self.check_model_features(arch, weights, errors);
+        self.check_parallel_layout(errors);
+        self.check_training_memory_features(errors);
+    }
+
+    /// Full fine-tuning and LoRA train float weights; QLoRA keeps quantized ones.
+    fn check_weights_for_mode(&self, weights: Dtype, errors: &mut Vec<FieldError>) {
         match self.mode {
             Mode::Full | Mode::Lora if weights.is_quantized() => errors.push(FieldError::new(
                 "weights",
@@ -444,8 +454,16 @@ impl Scenario {
             )),
             _ => {}
         }
-        self.check_runtime(errors);
-        self.check_cache(errors);
+    }
+
+    /// Settings that need a part of the model: a GGUF file of its layers, a LoRA rank within
+    /// its width, NF4 weights, a vision tower, MTP modules, routed experts.
+    fn check_model_features(
+        &self,
+        arch: &Architecture,
+        weights: Dtype,
+        errors: &mut Vec<FieldError>,
+    ) {
         if let Some(file) = &self.gguf_weights {
             if file.blocks.len() != arch.layers as usize {
                 errors.push(FieldError::new(
@@ -491,7 +509,10 @@ impl Scenario {
                 "expert parallelism splits routed experts; this model has none",
             ));
         }
-        self.check_parallel_layout(errors);
+    }
+
+    /// float8 training and parameter offloading, each with what it needs.
+    fn check_training_memory_features(&self, errors: &mut Vec<FieldError>) {
         if self.float8.is_on() && self.mode.is_adapter() {
             errors.push(FieldError::new(
                 "float8",

@@ -489,80 +489,7 @@ impl QuantizedFile {
         // published file of those types was made with one.
         model.has_imatrix = true;
         let classes = LayerClasses::new(n);
-        let last_layers = classes.last_layers();
-        let (attention_blocks, recurrent_blocks) = LayerSet::mixers(a);
-        let mut starts: Vec<LayerStart> = Vec::new();
-        let mut seen_in_block = [0usize; BLOCK_KINDS];
-        a.each_linear(|linear| {
-            let order = seen_in_block
-                .get_mut(linear.block as usize)
-                .map_or(0, |seen| {
-                    *seen += 1;
-                    *seen - 1
-                });
-            let role = gguf_role(linear.block, linear.projection, order);
-            let shape = linear.shape;
-            let experts = if linear.block == Block::RoutedExpert {
-                f64::from(a.moe.experts.max(1))
-            } else {
-                1.0
-            };
-            // Rounded half up by adding a half and truncating: the same whole number as
-            // `f64::round` (at least one), without its libm call (one per tensor per estimate).
-            let layers_with = ((shape.count / experts + 0.5) as u32).max(1);
-            let held = match linear.block {
-                _ if layers_with >= n => LayerSet::From(0),
-                Block::Attention => attention_blocks,
-                Block::Recurrent => recurrent_blocks,
-                // A hybrid's MLP-only and mixer-only blocks interleave too.
-                _ if a.no_mlp > 0 => LayerSet::Spread(layers_with),
-                _ => LayerSet::From(n - layers_with),
-            };
-            let elements = shape.rows * shape.cols * experts;
-            let dims = [shape.rows as u64, shape.cols as u64, experts as u64];
-            let tensor = NamedTensor::with_rules(
-                QuantTensor {
-                    name: role.name,
-                    dims: &dims,
-                    source_type: GgmlType::BF16,
-                },
-                role.rules,
-            );
-            let bytes_at = |layer: u32| {
-                if linear.block == Block::Router {
-                    elements * FP32_BYTES
-                } else {
-                    let t = tensor
-                        .in_block(layer)
-                        .type_at(quant, &model, layer, !a.tied)
-                        .unwrap_or(GgmlType::F16);
-                    size(t, elements)
-                }
-            };
-            let is_expert = linear.block == Block::RoutedExpert;
-            let start = match starts.iter().position(|start| start.held == held) {
-                Some(found) => &mut starts[found],
-                None => {
-                    starts.push(LayerStart::new(held));
-                    let last = starts.len() - 1;
-                    &mut starts[last]
-                }
-            };
-            // A class's type is the same in each of its blocks, so its last block stands for it.
-            let first = match held {
-                LayerSet::From(first) => first,
-                LayerSet::Spread(_) | LayerSet::Rest(_) => 0,
-            };
-            if !tensor.reads_layer_in(quant) {
-                start.alike.add(bytes_at(first), is_expert);
-                return;
-            }
-            for (class, last) in start.by_class.iter_mut().zip(last_layers) {
-                if let Some(layer) = last.filter(|&layer| layer >= first) {
-                    class.add(bytes_at(layer), is_expert);
-                }
-            }
-        });
+        let starts = block_starts(a, quant, &model, &classes);
         let table = f64::from(a.vocab) * f64::from(a.hidden);
         let embd_dims = [u64::from(a.hidden), u64::from(a.vocab)];
         let typed = |table_role: Role| {
@@ -625,6 +552,109 @@ impl QuantizedFile {
         sum.bytes += self.norms * f64::from(end.saturating_sub(layers.start));
         sum
     }
+}
+
+/// Each block tensor typed as llama-quantize types it, added to the set of blocks that holds it:
+/// once where its file type's rules do not read the layer, else once per layer class.
+fn block_starts(
+    a: &Architecture,
+    quant: vramfit_gguf::FileType,
+    model: &QuantModel,
+    classes: &LayerClasses,
+) -> Vec<LayerStart> {
+    let n = a.layers.max(1);
+    let last_layers = classes.last_layers();
+    let mixers = LayerSet::mixers(a);
+    let mut starts: Vec<LayerStart> = Vec::new();
+    let mut seen_in_block = [0usize; BLOCK_KINDS];
+    a.each_linear(|linear| {
+        let order = seen_in_block
+            .get_mut(linear.block as usize)
+            .map_or(0, |seen| {
+                *seen += 1;
+                *seen - 1
+            });
+        let role = gguf_role(linear.block, linear.projection, order);
+        let shape = linear.shape;
+        let experts = if linear.block == Block::RoutedExpert {
+            f64::from(a.moe.experts.max(1))
+        } else {
+            1.0
+        };
+        let held = blocks_holding(a, n, linear.block, shape.count / experts, mixers);
+        let elements = shape.rows * shape.cols * experts;
+        let dims = [shape.rows as u64, shape.cols as u64, experts as u64];
+        let tensor = NamedTensor::with_rules(
+            QuantTensor {
+                name: role.name,
+                dims: &dims,
+                source_type: GgmlType::BF16,
+            },
+            role.rules,
+        );
+        let bytes_at = |layer: u32| {
+            if linear.block == Block::Router {
+                elements * FP32_BYTES
+            } else {
+                let t = tensor
+                    .in_block(layer)
+                    .type_at(quant, model, layer, !a.tied)
+                    .unwrap_or(GgmlType::F16);
+                size(t, elements)
+            }
+        };
+        let is_expert = linear.block == Block::RoutedExpert;
+        let start = start_of(&mut starts, held);
+        // A class's type is the same in each of its blocks, so its last block stands for it.
+        let first = match held {
+            LayerSet::From(first) => first,
+            LayerSet::Spread(_) | LayerSet::Rest(_) => 0,
+        };
+        if !tensor.reads_layer_in(quant) {
+            start.alike.add(bytes_at(first), is_expert);
+            return;
+        }
+        for (class, last) in start.by_class.iter_mut().zip(last_layers) {
+            if let Some(layer) = last.filter(|&layer| layer >= first) {
+                class.add(bytes_at(layer), is_expert);
+            }
+        }
+    });
+    starts
+}
+
+/// The blocks that hold a tensor found in `layers_with` of the `n` blocks: all of them, the
+/// attention or recurrent mixers' (`mixers`), a hybrid's interleaved MLP blocks, or the last ones.
+fn blocks_holding(
+    a: &Architecture,
+    n: u32,
+    block: Block,
+    layers_with: f64,
+    (attention_blocks, recurrent_blocks): (LayerSet, LayerSet),
+) -> LayerSet {
+    // Rounded half up by adding a half and truncating: the same whole number as `f64::round`
+    // (at least one), without its libm call (one per tensor per estimate).
+    let layers_with = ((layers_with + 0.5) as u32).max(1);
+    match block {
+        _ if layers_with >= n => LayerSet::From(0),
+        Block::Attention => attention_blocks,
+        Block::Recurrent => recurrent_blocks,
+        // A hybrid's MLP-only and mixer-only blocks interleave too.
+        _ if a.no_mlp > 0 => LayerSet::Spread(layers_with),
+        _ => LayerSet::From(n - layers_with),
+    }
+}
+
+/// The entry for a set of blocks, added the first time it is seen.
+fn start_of(starts: &mut Vec<LayerStart>, held: LayerSet) -> &mut LayerStart {
+    let found = match starts.iter().position(|start| start.held == held) {
+        Some(found) => found,
+        None => {
+            starts.push(LayerStart::new(held));
+            starts.len() - 1
+        }
+    };
+    &mut starts[found]
 }
 
 /// A tensor's bytes in a ggml type.
