@@ -19,7 +19,7 @@ fn main() {
     });
     let summaries = validation(&measured, &scenarios, &logs);
     let mut table = String::from("&[\n");
-    for kind in RunKind::ALL {
+    for kind in RunKind::all() {
         let html = fragment(&KindAccuracy::of(&summaries, kind));
         writeln!(table, "    ({:?}, {:?}),", kind.key(), html).expect("writing to a String");
     }

@@ -56,32 +56,29 @@ fn page_scenario(query: &str) -> (Scenario, Vec<FieldError>) {
     (scenario, warnings)
 }
 
-#[component]
-pub fn App() -> impl IntoView {
-    let query = browser::query();
-    let (mut initial, warnings) = page_scenario(&query);
-    let layout = Layout::from_query(&query);
-    // A saved calibration applies only to the full page, and never overrides the URL.
-    let url_sets_context = parse_query(&query).iter().any(|(k, _)| k == "context");
+/// The scenario the page opens on: the URL's, with the saved calibration on the full page. A
+/// saved calibration never overrides the URL's own `context`.
+fn opening_scenario(query: &str, layout: &Layout) -> (Scenario, Vec<FieldError>) {
+    let (mut scenario, warnings) = page_scenario(query);
+    let url_sets_context = parse_query(query).iter().any(|(k, _)| k == "context");
     if !layout.embed && !url_sets_context {
         if let Some(saved) = browser::saved_correction() {
-            let _ = initial.set("context", &saved);
+            let _ = scenario.set("context", &saved);
         }
     }
-    // A first visit: no scenario and no page keys in the URL.
-    let first_screen = !layout.embed && parse_query(&query).is_empty();
-    let state = PageState::new(initial);
-    let url_warnings = RwSignal::new(warnings);
-    provide_context(state);
+    (scenario, warnings)
+}
+
+/// Keeps the URL and the scenario one: every change of the scenario rewrites the URL, and going
+/// back or forward in history reads the scenario (and the URL's warnings) from it again.
+fn sync_with_url(state: PageState, url_warnings: RwSignal<Vec<FieldError>>) {
     let PageState {
         scenario, form_rev, ..
     } = state;
-
     Effect::new(move |_| {
         let query = scenario.with(scenario_to_query);
         browser::set_query(&query, false);
     });
-    browser::report_height_to_parent();
     let on_popstate = move |_: web_sys::PopStateEvent| {
         let (s, w) = page_scenario(&browser::query());
         scenario.set(s);
@@ -89,6 +86,20 @@ pub fn App() -> impl IntoView {
         form_rev.update(|r| *r += 1);
     };
     let _ = window_event_listener(leptos::ev::popstate, on_popstate);
+}
+
+#[component]
+pub fn App() -> impl IntoView {
+    let query = browser::query();
+    let layout = Layout::from_query(&query);
+    let (initial, warnings) = opening_scenario(&query, &layout);
+    // A first visit: no scenario and no page keys in the URL.
+    let first_screen = !layout.embed && parse_query(&query).is_empty();
+    let state = PageState::new(initial);
+    let url_warnings = RwSignal::new(warnings);
+    provide_context(state);
+    sync_with_url(state, url_warnings);
+    browser::report_height_to_parent();
 
     let shows = |panel| layout.shows(panel);
     let embed = layout.embed;

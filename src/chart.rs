@@ -9,8 +9,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters_canvas::CanvasBackend;
-use vramfit_engine::estimate::Budget;
-use vramfit_engine::what_if::{Point, Sweep};
+use vramfit_engine::estimate::{Budget, ComponentId};
+use vramfit_engine::what_if::Sweep;
 use vramfit_engine::{Bytes, Estimate, Units, Verdict};
 
 /// A chart with both axes in `f64`, as every chart here is.
@@ -39,22 +39,22 @@ pub const BUDGET_LINES: [BudgetLine; 3] = [
 ];
 
 /// Okabe & Ito's colour-blind-safe palette (2008), one colour per stable component id.
-pub fn component_colour(id: &str) -> RGBColor {
+pub fn component_colour(id: &ComponentId) -> RGBColor {
     match id {
-        "weights" => RGBColor(0, 114, 178),
-        "quant_constants" => RGBColor(86, 180, 233),
-        "adapters" => RGBColor(204, 121, 167),
-        "gradients" => RGBColor(230, 159, 0),
-        "optimizer" => RGBColor(213, 94, 0),
-        "master_weights" => RGBColor(240, 228, 66),
-        "weight_copies" => RGBColor(51, 34, 136),
-        "activations" => RGBColor(0, 158, 115),
-        "logits" => RGBColor(136, 34, 85),
-        "kv_cache" => RGBColor(68, 170, 153),
-        "non_torch" => RGBColor(170, 68, 153),
-        "cuda_graphs" => RGBColor(221, 204, 119),
-        "cuda_context" => RGBColor(153, 153, 153),
-        "fragmentation" => RGBColor(204, 204, 204),
+        ComponentId::Weights => RGBColor(0, 114, 178),
+        ComponentId::QuantConstants => RGBColor(86, 180, 233),
+        ComponentId::Adapters => RGBColor(204, 121, 167),
+        ComponentId::Gradients => RGBColor(230, 159, 0),
+        ComponentId::Optimizer => RGBColor(213, 94, 0),
+        ComponentId::MasterWeights => RGBColor(240, 228, 66),
+        ComponentId::WeightCopies => RGBColor(51, 34, 136),
+        ComponentId::Activations => RGBColor(0, 158, 115),
+        ComponentId::Logits => RGBColor(136, 34, 85),
+        ComponentId::KvCache => RGBColor(68, 170, 153),
+        ComponentId::NonTorch => RGBColor(170, 68, 153),
+        ComponentId::CudaGraphs => RGBColor(221, 204, 119),
+        ComponentId::CudaContext => RGBColor(153, 153, 153),
+        ComponentId::Fragmentation => RGBColor(204, 204, 204),
         _ => RGBColor(102, 102, 102),
     }
 }
@@ -80,6 +80,11 @@ impl Theme {
     /// `css` CSS pixels in the canvas's device pixels.
     fn px(&self, css: f64) -> u32 {
         (css * self.scale).round() as u32
+    }
+
+    /// A line of `width` CSS pixels in `colour`.
+    fn stroke(&self, colour: RGBColor, width: f64) -> ShapeStyle {
+        ShapeStyle::from(colour).stroke_width(self.px(width))
     }
 
     /// Chart text of `size` CSS pixels in the foreground colour.
@@ -174,8 +179,7 @@ fn draw_budget_lines(
     theme: &Theme,
 ) -> Result<(), String> {
     for (value, line) in budget.into_iter().zip(BUDGET_LINES) {
-        let colour = line.colour.unwrap_or(theme.foreground);
-        let style = ShapeStyle::from(colour).stroke_width(theme.px(2.0));
+        let style = theme.stroke(line.colour.unwrap_or(theme.foreground), 2.0);
         draw_line(chart, vec![(left, value), (right, value)], style)?;
     }
     Ok(())
@@ -314,25 +318,27 @@ pub fn draw_memory_curve(
     theme: &Theme,
 ) -> Result<Vec<i32>, String> {
     let root = cleared(canvas, theme)?;
-    let points = &curve.sweep.points;
-    let (Some(first), Some(last)) = (points.first(), points.last()) else {
+    let (divisor, unit) = size_unit(units);
+    let gb = |b: Bytes| b.as_f64() / divisor;
+    // Each point as drawn: log 2 of its value, and its total before the top cuts it.
+    let totals: Vec<(f64, f64)> = curve
+        .sweep
+        .points
+        .iter()
+        .map(|p| (log2(p.x), gb(p.total)))
+        .collect();
+    let (Some(&(first_x, first_y)), Some(&(last_x, last_y))) = (totals.first(), totals.last())
+    else {
         root.present().map_err(|e| e.to_string())?;
         return Ok(Vec::new());
     };
-    let (divisor, unit) = size_unit(units);
-    let gb = |b: Bytes| b.as_f64() / divisor;
-    let log2 = |x: u32| f64::from(x.max(1)).log2();
     let budget = [
         gb(curve.budget.capacity),
         gb(curve.budget.usable),
         gb(curve.budget.tight_threshold),
     ];
-    let top = gb(last.total)
-        .min((budget[0] * CURVE_HEADROOM).max(gb(first.total) * 1.25))
-        .max(budget[0])
-        .max(1.0)
-        * 1.08;
-    let (x_min, x_max) = (log2(first.x) - 0.3, log2(last.x) + 0.3);
+    let top = memory_axis_top(first_y, last_y, budget[0]);
+    let (x_min, x_max) = (first_x - 0.3, last_x + 0.3);
     let (width, _) = root.dim_in_pixel();
     let frame = Frame {
         x: x_min..x_max,
@@ -349,17 +355,45 @@ pub fn draw_memory_curve(
     };
     let mut chart = framed(&root, &frame, theme)?;
     draw_budget_lines(&mut chart, budget, (x_min, x_max), theme)?;
-
-    let at = |p: &Point| (log2(p.x), gb(p.total).min(top));
     if let Some(crossing) = curve.sweep.crossing {
         let x = log2(crossing);
-        let style = ShapeStyle::from(CROSSING_COLOUR).stroke_width(theme.px(1.5));
+        let style = theme.stroke(CROSSING_COLOUR, 1.5);
         draw_line(&mut chart, vec![(x, 0.0), (x, top)], style)?;
     }
-    // Totals only grow, so the line stops where it first leaves the top, cut at the edge.
-    let mut line = Vec::with_capacity(points.len());
-    for p in points {
-        let (x, y) = (log2(p.x), gb(p.total));
+    let line = cut_at_top(&totals, top);
+    draw_line(&mut chart, line, theme.stroke(CURVE_COLOUR, 2.5))?;
+    draw_dots(&mut chart, curve_dots(curve, &totals, top, theme))?;
+
+    let pixels: Vec<i32> = totals
+        .iter()
+        .map(|&(x, _)| chart.backend_coord(&(x, 0.0)).0)
+        .collect();
+    if let (Some(crossing), Some(label)) = (curve.sweep.crossing, &curve.crossing_label) {
+        draw_crossing_label(&root, &chart, log2(crossing), label, theme)?;
+    }
+    root.present().map_err(|e| e.to_string())?;
+    Ok(pixels)
+}
+
+/// A value on a log-2 axis (0 is drawn as 1).
+fn log2(x: u32) -> f64 {
+    f64::from(x.max(1)).log2()
+}
+
+/// The memory axis's top, from the curve's first and last totals and the capacity: high enough
+/// for the capacity, and for the whole curve unless that is past `CURVE_HEADROOM`.
+fn memory_axis_top(first: f64, last: f64, capacity: f64) -> f64 {
+    last.min((capacity * CURVE_HEADROOM).max(first * 1.25))
+        .max(capacity)
+        .max(1.0)
+        * 1.08
+}
+
+/// The curve's line through `totals` up to `top`. Totals only grow, so the line stops where it
+/// first leaves the top, cut at the edge.
+fn cut_at_top(totals: &[(f64, f64)], top: f64) -> Vec<(f64, f64)> {
+    let mut line = Vec::with_capacity(totals.len());
+    for &(x, y) in totals {
         if y <= top {
             line.push((x, y));
             continue;
@@ -369,57 +403,64 @@ pub fn draw_memory_curve(
         }
         break;
     }
-    let stroke =
-        |colour: RGBColor, width: f64| ShapeStyle::from(colour).stroke_width(theme.px(width));
-    draw_line(&mut chart, line, stroke(CURVE_COLOUR, 2.5))?;
-    let mut dots: Vec<_> = points
-        .iter()
-        .map(|p| {
+    line
+}
+
+/// A dot per point (hollow where out of memory, on the top edge past it), a larger one on the
+/// scenario's own value and a ring around the point being read.
+fn curve_dots(
+    curve: &MemoryCurve,
+    totals: &[(f64, f64)],
+    top: f64,
+    theme: &Theme,
+) -> Vec<Circle<(f64, f64), u32>> {
+    let points = || curve.sweep.points.iter().zip(totals);
+    let at = |&(x, y): &(f64, f64)| (x, y.min(top));
+    let mut dots: Vec<_> = points()
+        .map(|(p, xy)| {
             let style = if p.verdict == Verdict::Oom {
-                stroke(CURVE_COLOUR, 1.5)
+                theme.stroke(CURVE_COLOUR, 1.5)
             } else {
                 CURVE_COLOUR.filled()
             };
-            Circle::new(at(p), theme.px(3.5), style)
+            Circle::new(at(xy), theme.px(3.5), style)
         })
         .collect();
-    for p in points {
+    for (p, xy) in points() {
         if p.x == curve.sweep.current {
-            dots.push(Circle::new(at(p), theme.px(5.5), HERE_COLOUR.filled()));
+            dots.push(Circle::new(at(xy), theme.px(5.5), HERE_COLOUR.filled()));
         }
         if Some(p.x) == curve.selected {
-            dots.push(Circle::new(
-                at(p),
-                theme.px(8.0),
-                stroke(theme.foreground, 1.5),
-            ));
+            let ring = theme.stroke(theme.foreground, 1.5);
+            dots.push(Circle::new(at(xy), theme.px(8.0), ring));
         }
     }
-    draw_dots(&mut chart, dots)?;
+    dots
+}
 
-    let pixels: Vec<i32> = points
-        .iter()
-        .map(|p| chart.backend_coord(&(log2(p.x), 0.0)).0)
-        .collect();
-    if let (Some(crossing), Some(label)) = (curve.sweep.crossing, &curve.crossing_label) {
-        // Just above the x axis, on the side of the line with more room, so it is never cut off.
-        let (x, bottom) = chart.backend_coord(&(log2(crossing), 0.0));
-        let gap = theme.px(4.0) as i32;
-        let (across, _) = chart.plotting_area().get_pixel_range();
-        let (anchor, x) = if x - across.start > across.end - x {
-            (HPos::Right, x - gap)
-        } else {
-            (HPos::Left, x + gap)
-        };
-        let style = theme
-            .font(12.0)
-            .color(&CROSSING_COLOUR)
-            .pos(Pos::new(anchor, VPos::Bottom));
-        root.draw_text(label, &style, (x, bottom - gap))
-            .map_err(|e| e.to_string())?;
-    }
-    root.present().map_err(|e| e.to_string())?;
-    Ok(pixels)
+/// The crossing's label at `x` (log 2), just above the x axis, on the side of the crossing's line
+/// with more room, so it is never cut off.
+fn draw_crossing_label(
+    root: &DrawingArea<CanvasBackend, Shift>,
+    chart: &Chart,
+    x: f64,
+    label: &str,
+    theme: &Theme,
+) -> Result<(), String> {
+    let (x, bottom) = chart.backend_coord(&(x, 0.0));
+    let gap = theme.px(4.0) as i32;
+    let (across, _) = chart.plotting_area().get_pixel_range();
+    let (anchor, x) = if x - across.start > across.end - x {
+        (HPos::Right, x - gap)
+    } else {
+        (HPos::Left, x + gap)
+    };
+    let style = theme
+        .font(12.0)
+        .color(&CROSSING_COLOUR)
+        .pos(Pos::new(anchor, VPos::Bottom));
+    root.draw_text(label, &style, (x, bottom - gap))
+        .map_err(|e| e.to_string())
 }
 
 /// "512", "1k", "16k", "1M": the power of two `2^log2` (tokens, a batch) on a log-2 axis.
@@ -455,13 +496,12 @@ pub fn draw_concurrency(
     theme: &Theme,
 ) -> Result<(), String> {
     let root = cleared(canvas, theme)?;
-    let log2_tokens = |tokens: u32| f64::from(tokens.max(1)).log2();
     let log2_requests = |n: f64| (n.is_finite() && n > 0.0).then(|| n.log2());
     let points: Vec<(f64, f64)> = curve
         .iter()
-        .filter_map(|&(t, c)| Some((log2_tokens(t), log2_requests(c)?)))
+        .filter_map(|&(t, c)| Some((log2(t), log2_requests(c)?)))
         .collect();
-    let here_x = here.map(|(t, _)| log2_tokens(t));
+    let here_x = here.map(|(t, _)| log2(t));
     let here_y = here.and_then(|(_, c)| log2_requests(c));
     let users = users.and_then(log2_requests);
     let span = |values: &mut dyn Iterator<Item = f64>| {
@@ -493,18 +533,20 @@ pub fn draw_concurrency(
     let mut chart = framed(&root, &frame, theme)?;
 
     if let Some(users) = users {
-        let style = ShapeStyle::from(USERS_COLOUR).stroke_width(theme.px(1.5));
+        let style = theme.stroke(USERS_COLOUR, 1.5);
         draw_line(&mut chart, vec![(x_min, users), (x_max, users)], style)?;
     }
-    let line = ShapeStyle::from(CURVE_COLOUR).stroke_width(theme.px(2.5));
-    draw_line(&mut chart, points.clone(), line)?;
+    draw_line(&mut chart, points.clone(), theme.stroke(CURVE_COLOUR, 2.5))?;
     let mut dots: Vec<_> = points
         .iter()
         .map(|&p| Circle::new(p, theme.px(3.0), CURVE_COLOUR.filled()))
         .collect();
     if let Some(x) = here_x {
-        let style = ShapeStyle::from(HERE_COLOUR).stroke_width(theme.px(1.5));
-        draw_line(&mut chart, vec![(x, y_min), (x, y_max)], style)?;
+        draw_line(
+            &mut chart,
+            vec![(x, y_min), (x, y_max)],
+            theme.stroke(HERE_COLOUR, 1.5),
+        )?;
         if let Some(y) = here_y {
             dots.push(Circle::new((x, y), theme.px(5.0), HERE_COLOUR.filled()));
         }
@@ -515,7 +557,19 @@ pub fn draw_concurrency(
 
 #[cfg(test)]
 mod tests {
-    use super::{power_of_two_label, requests_label};
+    use super::{cut_at_top, power_of_two_label, requests_label};
+
+    #[test]
+    fn the_curve_stops_where_it_leaves_the_top() {
+        let totals = [(0.0, 1.0), (1.0, 2.0), (2.0, 6.0), (3.0, 12.0)];
+        assert_eq!(
+            cut_at_top(&totals, 4.0),
+            [(0.0, 1.0), (1.0, 2.0), (1.5, 4.0)]
+        );
+        assert_eq!(cut_at_top(&totals, 20.0), totals);
+        // Above the top from the first point: nothing to draw.
+        assert!(cut_at_top(&totals, 0.5).is_empty());
+    }
 
     #[test]
     fn axis_labels_name_powers_of_two() {

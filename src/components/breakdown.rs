@@ -12,7 +12,7 @@ fn rows(estimate: &Estimate, units: Units) -> String {
     for c in &estimate.components {
         html += &format!(
             "<tr data-component=\"{}\" data-bytes=\"{}\"><th scope=\"row\">{}</th><td class=\"num\">{}</td><td class=\"formula\"><code>{}</code></td></tr>",
-            escape(&c.id),
+            escape(c.id.id()),
             c.bytes.0,
             escape(&c.label),
             c.bytes.display(units),

@@ -88,11 +88,65 @@ fn legend(e: &Estimate, units: Units) -> String {
     html
 }
 
+/// Scenarios drawn beside this one, each with its bar's label.
+type Compared = Vec<(String, Scenario)>;
+
+/// Adds `scenario` to the compared ones, dropping the oldest so the chart keeps at most
+/// `MAX_BARS` bars with this scenario's own.
+fn add_to_compare(list: &mut Compared, scenario: Scenario) {
+    if list.len() + 1 >= MAX_BARS {
+        list.remove(0);
+    }
+    let label = format!("{} {}", scenario.get("mode"), scenario.get("weights"));
+    list.push((label.trim().to_string(), scenario));
+}
+
+/// Chapter 62's attempts: the earlier ones to compare, each labelled by its title's first
+/// clause, and the last one's settings, which become the scenario.
+fn lesson_attempts() -> Option<(Compared, Vec<(String, String)>)> {
+    let attempts: Vec<_> = LESSON_ATTEMPTS
+        .iter()
+        .filter_map(|id| lesson_example(id))
+        .collect();
+    let (last, earlier) = attempts.split_last()?;
+    let compared = earlier
+        .iter()
+        .map(|e| {
+            (
+                e.title.split(',').next().unwrap_or(e.id).to_string(),
+                Scenario::from_pairs(e.pairs.iter().copied()).0,
+            )
+        })
+        .collect();
+    let settings = last
+        .pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    Some((compared, settings))
+}
+
+/// The chart's bars: the compared scenarios, then this one.
+fn bars<'a>(compared: &'a [(String, Estimate)], current: &'a Estimate) -> Vec<Bar<'a>> {
+    let mut bars: Vec<Bar> = compared
+        .iter()
+        .map(|(label, e)| Bar {
+            label: label.clone(),
+            estimate: e,
+        })
+        .collect();
+    bars.push(Bar {
+        label: "this scenario".to_string(),
+        estimate: current,
+    });
+    bars
+}
+
 #[component]
 pub fn ChartPanel() -> impl IntoView {
     let state = expect_context::<PageState>();
     let canvas_ref = NodeRef::<Canvas>::new();
-    let compare = RwSignal::new(Vec::<(String, Scenario)>::new());
+    let compare = RwSignal::new(Compared::new());
     let compared = Memo::new(move |_| {
         compare.with(|list| {
             list.iter()
@@ -110,60 +164,21 @@ pub fn ChartPanel() -> impl IntoView {
         let units = state.units.get();
         let others = compared.get();
         let Some(current) = current else { return };
-        let mut bars: Vec<Bar> = others
-            .iter()
-            .map(|(label, e)| Bar {
-                label: label.clone(),
-                estimate: e,
-            })
-            .collect();
-        bars.push(Bar {
-            label: "this scenario".to_string(),
-            estimate: &current,
-        });
         let theme = fit_canvas(&canvas, 320, 320.0);
-        draw_error.set(draw(canvas, &bars, units, &theme).err());
+        draw_error.set(draw(canvas, &bars(&others, &current), units, &theme).err());
         // `cargo xtask bench-web` times input → this mark.
         browser::mark("vramfit:chart-drawn");
     });
 
     let add_current = move |_| {
         let current = state.scenario.get_untracked();
-        compare.update(|list| {
-            if list.len() + 1 >= MAX_BARS {
-                list.remove(0);
-            }
-            let label = format!("{} {}", current.get("mode"), current.get("weights"));
-            list.push((label.trim().to_string(), current));
-        });
+        compare.update(|list| add_to_compare(list, current));
     };
     let lesson = move |_| {
-        let attempts: Vec<_> = LESSON_ATTEMPTS
-            .iter()
-            .filter_map(|id| lesson_example(id))
-            .collect();
-        let Some((last, earlier)) = attempts.split_last() else {
-            return;
-        };
-        compare.set(
-            earlier
-                .iter()
-                .map(|e| {
-                    (
-                        e.title.split(',').next().unwrap_or(e.id).to_string(),
-                        Scenario::from_pairs(e.pairs.iter().copied()).0,
-                    )
-                })
-                .collect(),
-        );
-        state.replace(
-            Scenario::default(),
-            &last
-                .pairs
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect::<Vec<_>>(),
-        );
+        if let Some((earlier, last)) = lesson_attempts() {
+            compare.set(earlier);
+            state.replace(Scenario::default(), &last);
+        }
     };
     let export_png = move |_| {
         if let Some(url) = canvas_ref
@@ -191,5 +206,20 @@ pub fn ChartPanel() -> impl IntoView {
                 <button type="button" on:click=export_png>"Export PNG"</button>
             </div>
         </section>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{add_to_compare, Compared, MAX_BARS};
+    use vramfit_engine::Scenario;
+
+    #[test]
+    fn compare_keeps_room_for_this_scenario() {
+        let mut list = Compared::new();
+        for _ in 0..MAX_BARS + 2 {
+            add_to_compare(&mut list, Scenario::default());
+        }
+        assert_eq!(list.len(), MAX_BARS - 1);
     }
 }

@@ -171,7 +171,8 @@ fn group_view(group: Group, shown: Shown) -> impl IntoView {
 /// One fieldset: the groups that share a legend; absent while none of them applies.
 fn section(legend: &'static str, shown: Shown) -> impl IntoView {
     let groups: Vec<Group> = Group::ALL
-        .into_iter()
+        .iter()
+        .copied()
         .filter(|g| g.legend() == legend)
         .collect();
     let any = {

@@ -17,6 +17,7 @@ use plotters::style::RGBColor;
 use vramfit_engine::units::group_thousands;
 use vramfit_engine::what_if::{what_if, Sweep, WhatIf};
 use vramfit_engine::Units;
+use web_sys::HtmlCanvasElement;
 
 /// How a curve is named, by the field it sweeps and whether the scenario trains.
 #[derive(Clone, Copy)]
@@ -123,23 +124,7 @@ fn curve(
         let selected = Some(selected.get()).filter(|&x| x > 0);
         curves.with(|c| {
             let Some(c) = c else { return };
-            let sweep = pick(c);
-            let theme = fit_canvas(&canvas, 240, CURVE_HEIGHT);
-            let curve = MemoryCurve {
-                sweep,
-                budget: &c.budget,
-                axis: words.axis,
-                crossing_label: crossing_label(sweep, &words),
-                selected,
-            };
-            let text = match draw_memory_curve(canvas.clone(), &curve, units, &theme) {
-                Ok(drawn) => {
-                    let _ =
-                        canvas.set_attribute("data-points", &point_map(sweep, &drawn, theme.scale));
-                    reading(sweep, &words, selected, units)
-                }
-                Err(e) => e,
-            };
+            let text = draw_curve(canvas, c, pick(c), &words, selected, units);
             readout.set_text_content(Some(&text));
         });
         // `cargo xtask bench-web` times input → this mark, with the stack's.
@@ -149,13 +134,7 @@ fn curve(
     // The value of the point nearest a pointer at `offset` CSS pixels across the canvas.
     let nearest = move |offset: i32| {
         let map = canvas_ref.get_untracked()?.get_attribute("data-points")?;
-        map.split(',')
-            .filter_map(|pair| {
-                let (x, px) = pair.split_once(':')?;
-                Some((x.parse::<u32>().ok()?, px.parse::<i32>().ok()?))
-            })
-            .min_by_key(|&(_, px)| (px - offset).abs())
-            .map(|(x, _)| x)
+        nearest_point(&map, offset)
     };
     let select = move |x: Option<u32>| {
         if let Some(x) = x.filter(|&x| x != selected.get_untracked()) {
@@ -187,6 +166,33 @@ fn curve(
                 on:click=on_click></canvas>
             <p class="readout" id=format!("readout-{id}") node_ref=readout_ref aria-live="polite"></p>
         </figure>
+    }
+}
+
+/// Draws `sweep` against the budget of `curves` and keeps its point map on the canvas; returns
+/// the readout's text, or why the drawing failed.
+fn draw_curve(
+    canvas: HtmlCanvasElement,
+    curves: &WhatIf,
+    sweep: &Sweep,
+    words: &Words,
+    selected: Option<u32>,
+    units: Units,
+) -> String {
+    let theme = fit_canvas(&canvas, 240, CURVE_HEIGHT);
+    let curve = MemoryCurve {
+        sweep,
+        budget: &curves.budget,
+        axis: words.axis,
+        crossing_label: crossing_label(sweep, words),
+        selected,
+    };
+    match draw_memory_curve(canvas.clone(), &curve, units, &theme) {
+        Ok(drawn) => {
+            let _ = canvas.set_attribute("data-points", &point_map(sweep, &drawn, theme.scale));
+            reading(sweep, words, selected, units)
+        }
+        Err(e) => e,
     }
 }
 
@@ -225,5 +231,30 @@ fn point_map(sweep: &Sweep, pixels: &[i32], scale: f64) -> String {
     pairs.join(",")
 }
 
+/// The value of the point in `map` (as `point_map` writes it) nearest `offset` CSS pixels across.
+fn nearest_point(map: &str, offset: i32) -> Option<u32> {
+    map.split(',')
+        .filter_map(|pair| {
+            let (x, px) = pair.split_once(':')?;
+            Some((x.parse::<u32>().ok()?, px.parse::<i32>().ok()?))
+        })
+        .min_by_key(|&(_, px)| (px - offset).abs())
+        .map(|(x, _)| x)
+}
+
 /// Each curve's height in CSS pixels; its width is the panel's.
 const CURVE_HEIGHT: f64 = 240.0;
+
+#[cfg(test)]
+mod tests {
+    use super::nearest_point;
+
+    #[test]
+    fn a_pointer_reads_the_nearest_point() {
+        let map = "1:40,2:80,4:120";
+        assert_eq!(nearest_point(map, 0), Some(1));
+        assert_eq!(nearest_point(map, 95), Some(2));
+        assert_eq!(nearest_point(map, 500), Some(4));
+        assert_eq!(nearest_point("", 10), None);
+    }
+}

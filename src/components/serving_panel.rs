@@ -11,9 +11,8 @@ use crate::state::PageState;
 use leptos::html::Canvas;
 use leptos::prelude::*;
 use plotters::style::RGBColor;
-use vramfit_engine::estimate::Serving;
+use vramfit_engine::estimate::{PoolWords, Serving};
 use vramfit_engine::gpu_catalogue;
-use vramfit_engine::runtime::Runtime;
 use vramfit_engine::scenario::FIELDS;
 use vramfit_engine::serving_plan::{plan_serving, ServingPlan};
 use vramfit_engine::units::group_thousands;
@@ -22,15 +21,6 @@ use vramfit_engine::Units;
 /// The most users the input takes; the engine compares them as a float, so this is only a
 /// sanity bound on what a person means.
 const MAX_USERS: u32 = 10_000_000;
-
-fn runtime_name(runtime: Runtime) -> &'static str {
-    match runtime {
-        Runtime::Transformers => "transformers",
-        Runtime::Vllm => "vLLM",
-        Runtime::Sglang => "SGLang",
-        Runtime::LlamaCpp => "llama.cpp",
-    }
-}
 
 /// The concurrency, exact in data- attributes for the tests.
 fn concurrency(s: &Serving, text: &str) -> String {
@@ -43,10 +33,10 @@ fn concurrency(s: &Serving, text: &str) -> String {
 /// The answer line: "vLLM starts: 29.03 concurrent requests of 16,384 tokens", or the
 /// runtime's own reason for refusing to start, verbatim.
 fn answer(s: &Serving) -> String {
-    let name = runtime_name(s.runtime);
+    let name = s.runtime.rules().name();
     let tokens = group_thousands(u64::from(s.context_tokens));
     if s.starts {
-        let text = if s.runtime == Runtime::LlamaCpp {
+        let text = if s.runtime.rules().pool_words().whole_slots {
             // Slots are whole: `-np`.
             let slots = s.max_concurrency.round();
             let noun = if slots == 1.0 { "slot" } else { "slots" };
@@ -101,11 +91,7 @@ fn settings(s: &Serving) -> String {
 
 /// The answer, the pool's figures and the settings as applied.
 fn figures(s: &Serving, units: Units) -> String {
-    let (pool, tokens) = if s.runtime == Runtime::LlamaCpp {
-        ("KV cache, GPU and system RAM", "KV cells")
-    } else {
-        ("KV pool per GPU", "KV tokens")
-    };
+    let PoolWords { pool, tokens, .. } = s.runtime.rules().pool_words();
     let mut html = format!(
         "{}<dl class=\"figures\"><dt>{pool}</dt>\
          <dd data-testid=\"kv-pool\" data-bytes=\"{}\">{}</dd><dt>{tokens}</dt>\
@@ -131,7 +117,7 @@ fn figures(s: &Serving, units: Units) -> String {
         for c in &s.host_components {
             html += &format!(
                 "<li data-host-component=\"{}\" data-bytes=\"{}\">{} {}</li>",
-                escape(&c.id),
+                escape(c.id.id()),
                 c.bytes.0,
                 escape(&c.label),
                 c.bytes.display(units)
@@ -145,9 +131,10 @@ fn figures(s: &Serving, units: Units) -> String {
     )
 }
 
-/// The plan's answers: for llama.cpp the best quant and the most GPU layers, for a pool the
-/// longest context, the smallest GPU and the fewest GPUs for `users` requests.
-fn answers(p: &ServingPlan, llama: bool, quant: &str, gpu_name: &str) -> String {
+/// The plan's answers: where the runtime places layers (llama.cpp), the best quant and the most
+/// GPU layers; for a pool, the longest context, the smallest GPU and the fewest GPUs for `users`
+/// requests.
+fn answers(p: &ServingPlan, places_layers: bool, quant: &str, gpu_name: &str) -> String {
     let n = p.users;
     let context = group_thousands(u64::from(p.context_tokens));
     let max_context = match p.max_context {
@@ -167,7 +154,7 @@ fn answers(p: &ServingPlan, llama: bool, quant: &str, gpu_name: &str) -> String 
     let number = |v: Option<u32>| v.map(|v| v.to_string()).unwrap_or_default();
     let smallest_id = escape(p.smallest_gpu.as_deref().unwrap_or_default());
     let fewest_count = number(p.fewest_gpus);
-    if llama {
+    if places_layers {
         let best = p
             .best_quant
             .as_deref()
@@ -229,30 +216,120 @@ pub fn ServingPanel() -> impl IntoView {
             .with(|e| e.as_ref().and_then(|e| e.serving.clone()))
     });
     let shown = Memo::new(move |_| serving.with(Option::is_some));
+    let runtime = Memo::new(move |_| serving.with(|s| s.as_ref().map(|s| s.runtime)));
     // llama.cpp serves its `-np` slots, not a pool shared by any number of users.
-    let llama = Memo::new(move |_| {
-        serving.with(|s| s.as_ref().is_some_and(|s| s.runtime == Runtime::LlamaCpp))
+    let whole_slots = Memo::new(move |_| {
+        runtime
+            .get()
+            .is_some_and(|r| r.rules().pool_words().whole_slots)
     });
+    let places_layers =
+        Memo::new(move |_| runtime.get().is_some_and(|r| r.rules().places_layers()));
     let users = RwSignal::new(1u32);
+    // Here rather than in the field, so an error outlives the field while llama.cpp hides it.
     let users_error = RwSignal::new(None::<String>);
     let plan = Memo::new(move |previous: Option<&Option<ServingPlan>>| {
         if !shown.get() {
             return previous.cloned().flatten();
         }
-        let users = (!llama.get()).then(|| users.get());
+        let users = (!whole_slots.get()).then(|| users.get());
         match state.scenario.with(|s| plan_serving(s, users)) {
             Ok(plan) => Some(plan),
             Err(_) => previous.cloned().flatten(),
         }
     });
+    let figures = move || {
+        let units = state.units.get();
+        serving
+            .with(|s| s.as_ref().map(|s| figures(s, units)))
+            .unwrap_or_default()
+    };
+
+    move || {
+        shown.get().then(|| {
+            let title = move || {
+                serving
+                    .with(|s| s.as_ref().map(|s| s.runtime.rules().name()))
+                    .map(|name| format!("Serving with {name}"))
+            };
+            view! {
+                <section class="panel serving" aria-label="Serving" data-testid="serving"
+                    data-runtime=move || serving.with(|s| s.as_ref().map(|s| s.runtime.as_str()))
+                    data-starts=move || serving.with(|s| s.as_ref().map(|s| s.starts.to_string()))>
+                    <h2>{title}</h2>
+                    <div inner_html=figures></div>
+                    {move || if whole_slots.get() {
+                        view! { <h3>"What fits"</h3> }.into_any()
+                    } else {
+                        how_many_users(users, users_error).into_any()
+                    }}
+                    {plan_answers(plan, places_layers)}
+                    {move || (!whole_slots.get()).then(|| concurrency_curve(plan))}
+                </section>
+            }
+        })
+    }
+}
+
+/// The users a pool's plan is for. While the input holds no valid number, `users` keeps the
+/// last one and `error` says what the field takes.
+fn how_many_users(users: RwSignal<u32>, error: RwSignal<Option<String>>) -> impl IntoView {
+    let on_input = move |ev| {
+        let text = event_target_value(&ev);
+        match text.trim().parse::<u32>() {
+            Ok(n) if (1..=MAX_USERS).contains(&n) => {
+                users.set(n);
+                error.set(None);
+            }
+            _ => error.set(Some(format!(
+                "a whole number of users from 1 to {}",
+                group_thousands(u64::from(MAX_USERS))
+            ))),
+        }
+    };
+    let invalid = move || error.with(Option::is_some);
+    view! {
+        <h3>"How many users"</h3>
+        <div class="field" class:invalid=invalid>
+            <label for="f-users">"Concurrent users"</label>
+            <input type="number" id="f-users" min="1" step="1" inputmode="numeric"
+                value=users.get_untracked().to_string() aria-describedby="err-users"
+                aria-invalid=move || invalid().to_string()
+                on:input=on_input/>
+            <p class="field-error" id="err-users" aria-live="polite">{move || error.get()}</p>
+        </div>
+    }
+}
+
+/// The plan's answers, for the scenario's quant (where the runtime places layers) and GPU.
+fn plan_answers(plan: Memo<Option<ServingPlan>>, places_layers: Memo<bool>) -> impl IntoView {
+    let state = expect_context::<PageState>();
     let gpu_name = Memo::new(move |_| {
         state
             .estimate
             .with(|e| e.as_ref().map(|e| e.gpu_name.clone()).unwrap_or_default())
     });
+    let html = move || {
+        let places_layers = places_layers.get();
+        let quant = if places_layers {
+            state.scenario.with(|s| s.get("quant"))
+        } else {
+            String::new()
+        };
+        let gpu_name = gpu_name.get();
+        plan.with(|p| {
+            p.as_ref()
+                .map(|p| answers(p, places_layers, &quant, &gpu_name))
+        })
+        .unwrap_or_default()
+    };
+    view! { <div inner_html=html></div> }
+}
+
+/// A pool's concurrency against context, drawn from the plan, with its legend.
+fn concurrency_curve(plan: Memo<Option<ServingPlan>>) -> impl IntoView {
     let canvas_ref = NodeRef::<Canvas>::new();
     let draw_error = RwSignal::new(None::<String>);
-
     Effect::new(move |_| {
         let Some(canvas) = canvas_ref.get() else {
             return;
@@ -263,78 +340,12 @@ pub fn ServingPanel() -> impl IntoView {
         let users = Some(f64::from(plan.users));
         draw_error.set(draw_concurrency(canvas, &plan.curve, here, users, &theme).err());
     });
-
-    let on_users = move |ev| {
-        let text = event_target_value(&ev);
-        match text.trim().parse::<u32>() {
-            Ok(n) if (1..=MAX_USERS).contains(&n) => {
-                users.set(n);
-                users_error.set(None);
-            }
-            _ => users_error.set(Some(format!(
-                "a whole number of users from 1 to {}",
-                group_thousands(u64::from(MAX_USERS))
-            ))),
-        }
-    };
-
-    let figures = move || {
-        let units = state.units.get();
-        serving
-            .with(|s| s.as_ref().map(|s| figures(s, units)))
-            .unwrap_or_default()
-    };
-    let answers = move || {
-        let llama = llama.get();
-        let quant = if llama {
-            state.scenario.with(|s| s.get("quant"))
-        } else {
-            String::new()
-        };
-        let gpu_name = gpu_name.get();
-        plan.with(|p| p.as_ref().map(|p| answers(p, llama, &quant, &gpu_name)))
-            .unwrap_or_default()
-    };
     let legend = move || plan.with(|p| p.as_ref().map(legend)).unwrap_or_default();
-
-    move || {
-        shown.get().then(|| {
-            let title = move || {
-                serving
-                    .with(|s| s.as_ref().map(|s| runtime_name(s.runtime)))
-                    .map(|name| format!("Serving with {name}"))
-            };
-            view! {
-                <section class="panel serving" aria-label="Serving" data-testid="serving"
-                    data-runtime=move || serving.with(|s| s.as_ref().map(|s| s.runtime.as_str()))
-                    data-starts=move || serving.with(|s| s.as_ref().map(|s| s.starts.to_string()))>
-                    <h2>{title}</h2>
-                    <div inner_html=figures></div>
-                    {move || if llama.get() {
-                        view! { <h3>"What fits"</h3> }.into_any()
-                    } else {
-                        view! {
-                            <h3>"How many users"</h3>
-                            <div class="field" class:invalid=move || users_error.with(Option::is_some)>
-                                <label for="f-users">"Concurrent users"</label>
-                                <input type="number" id="f-users" min="1" step="1" inputmode="numeric"
-                                    value=users.get_untracked().to_string() aria-describedby="err-users"
-                                    aria-invalid=move || users_error.with(Option::is_some).to_string()
-                                    on:input=on_users/>
-                                <p class="field-error" id="err-users" aria-live="polite">{move || users_error.get()}</p>
-                            </div>
-                        }.into_any()
-                    }}
-                    <div inner_html=answers></div>
-                    {move || (!llama.get()).then(|| view! {
-                        <h3>"Concurrency vs context"</h3>
-                        <canvas id="serving-curve" node_ref=canvas_ref role="img"
-                            aria-label="Concurrent requests the KV pool holds at each context length, with this scenario's context marked"></canvas>
-                        <p class="field-error">{move || draw_error.get()}</p>
-                        <ul class="legend" inner_html=legend></ul>
-                    })}
-                </section>
-            }
-        })
+    view! {
+        <h3>"Concurrency vs context"</h3>
+        <canvas id="serving-curve" node_ref=canvas_ref role="img"
+            aria-label="Concurrent requests the KV pool holds at each context length, with this scenario's context marked"></canvas>
+        <p class="field-error">{move || draw_error.get()}</p>
+        <ul class="legend" inner_html=legend></ul>
     }
 }

@@ -11,7 +11,6 @@ use clap::{Parser, Subcommand, ValueEnum};
 use scenario_args::ScenarioArgs;
 use std::process::ExitCode;
 use vramfit_engine::accuracy::{self, KindAccuracy, RunKind};
-use vramfit_engine::runtime::Runtime;
 use vramfit_engine::{estimate, serving_plan, solver, tables, FieldError};
 
 /// The published measurements and runtime logs the engine is checked against, built in so
@@ -128,87 +127,23 @@ pub fn print_json(value: &impl serde::Serialize) -> ExitCode {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    match cli.command {
+    match Cli::parse().command {
         Command::Estimate {
             scenario,
             json,
             accuracy,
-        } => match scenario.scenario().and_then(|s| estimate(&s)) {
-            Ok(e) if accuracy => {
-                let summaries = accuracy::validation(MEASURED, SCENARIOS, RUNTIME_LOGS);
-                let Some(kind) = RunKind::of(&e.scenario) else {
-                    eprintln!("vramfit: an estimated scenario that does not resolve: a bug");
-                    return ExitCode::FAILURE;
-                };
-                let figures = KindAccuracy::of(&summaries, kind);
-                if json {
-                    print_json(&render::with_accuracy(&e, &figures))
-                } else {
-                    emit(&(render::estimate(&e) + "\n" + &render::accuracy(&figures)))
-                }
-            }
-            Ok(e) if json => print_json(&e),
-            Ok(e) => emit(&render::estimate(&e)),
-            Err(errors) => invalid(&errors),
-        },
-        Command::Fit {
-            scenario,
-            users,
-            target_batch: _,
-            json,
-        } if scenario
-            .scenario()
-            .is_ok_and(|s| s.runtime != Runtime::Transformers) =>
-        {
-            match scenario
-                .scenario()
-                .and_then(|s| Ok((serving_plan::plan_serving(&s, users)?, s)))
-            {
-                Ok((plan, _)) if json => print_json(&plan),
-                Ok((plan, s)) => emit(&render::serving_plan(&plan, &s)),
-                Err(errors) => invalid(&errors),
-            }
-        }
+        } => estimate_command(&scenario, json, accuracy),
         Command::Fit {
             scenario,
             target_batch,
+            users,
             json,
-            ..
-        } => {
-            let result = scenario
-                .scenario()
-                .and_then(|s| Ok((solver::solve(&s, target_batch)?, s)));
-            match result {
-                Ok((solution, _)) if json => print_json(&solution),
-                Ok((solution, s)) => emit(&render::solution(&solution, s.units)),
-                Err(errors) => invalid(&errors),
-            }
-        }
+        } => fit_command(&scenario, target_batch, users, json),
         Command::Tables {
             scenario,
             json,
             markdown,
-        } => match scenario.scenario() {
-            Ok(s) => {
-                let all = tables::all_tables(&s);
-                if json {
-                    return print_json(&all);
-                }
-                let text: String = all
-                    .iter()
-                    .map(|t| {
-                        if markdown {
-                            format!("### {}\n\n{}\n{}\n\n", t.title, t.to_markdown(), t.note)
-                        } else {
-                            format!("{}\n{}\n", t.title, render::table(t))
-                        }
-                    })
-                    .collect();
-                emit(&text)
-            }
-            Err(errors) => invalid(&errors),
-        },
+        } => tables_command(&scenario, json, markdown),
         Command::ParseSmi(args) => parse_smi::parse_smi(&args),
         Command::Probe(args) => gpu::probe(&args),
         Command::Watch(args) => gpu::watch(&args),
@@ -220,4 +155,81 @@ fn main() -> ExitCode {
             (ListWhat::Gpus, false) => emit(&render::gpus_table()),
         },
     }
+}
+
+/// `vramfit estimate`: the memory stack, with `--accuracy` the published figures for its kind.
+fn estimate_command(scenario: &ScenarioArgs, json: bool, accuracy: bool) -> ExitCode {
+    match scenario.scenario().and_then(|s| estimate(&s)) {
+        Ok(e) if accuracy => {
+            let summaries = accuracy::validation(MEASURED, SCENARIOS, RUNTIME_LOGS);
+            let Some(kind) = RunKind::of(&e.scenario) else {
+                eprintln!("vramfit: an estimated scenario that does not resolve: a bug");
+                return ExitCode::FAILURE;
+            };
+            let figures = KindAccuracy::of(&summaries, kind);
+            if json {
+                print_json(&render::with_accuracy(&e, &figures))
+            } else {
+                emit(&(render::estimate(&e) + "\n" + &render::accuracy(&figures)))
+            }
+        }
+        Ok(e) if json => print_json(&e),
+        Ok(e) => emit(&render::estimate(&e)),
+        Err(errors) => invalid(&errors),
+    }
+}
+
+/// `vramfit fit`: the serving plan for vLLM and SGLang, the solver's answer for training and
+/// Transformers inference. A scenario that does not resolve goes to the solver, which reports it.
+fn fit_command(
+    scenario: &ScenarioArgs,
+    target_batch: Option<u32>,
+    users: Option<u32>,
+    json: bool,
+) -> ExitCode {
+    let serving = scenario
+        .scenario()
+        .is_ok_and(|s| s.runtime.rules().serves());
+    if serving {
+        match scenario
+            .scenario()
+            .and_then(|s| Ok((serving_plan::plan_serving(&s, users)?, s)))
+        {
+            Ok((plan, _)) if json => print_json(&plan),
+            Ok((plan, s)) => emit(&render::serving_plan(&plan, &s)),
+            Err(errors) => invalid(&errors),
+        }
+    } else {
+        let result = scenario
+            .scenario()
+            .and_then(|s| Ok((solver::solve(&s, target_batch)?, s)));
+        match result {
+            Ok((solution, _)) if json => print_json(&solution),
+            Ok((solution, s)) => emit(&render::solution(&solution, s.units)),
+            Err(errors) => invalid(&errors),
+        }
+    }
+}
+
+/// `vramfit tables`: every quick-reference table for the scenario, as text, Markdown or JSON.
+fn tables_command(scenario: &ScenarioArgs, json: bool, markdown: bool) -> ExitCode {
+    let s = match scenario.scenario() {
+        Ok(s) => s,
+        Err(errors) => return invalid(&errors),
+    };
+    let all = tables::all_tables(&s);
+    if json {
+        return print_json(&all);
+    }
+    let text: String = all
+        .iter()
+        .map(|t| {
+            if markdown {
+                format!("### {}\n\n{}\n{}\n\n", t.title, t.to_markdown(), t.note)
+            } else {
+                format!("{}\n{}\n", t.title, render::table(t))
+            }
+        })
+        .collect();
+    emit(&text)
 }

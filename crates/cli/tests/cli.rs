@@ -687,7 +687,7 @@ fn flags_and_query_give_the_same_estimate() {
         "model=llama-3.2-1b&params=1.2B&layers=16&hidden=2048&heads=32&kv-heads=8&head-dim=64\
         &ffn=8192&vocab=128256&tied=true&gated=true&experts=0&experts-per-token=0&expert-ffn=0\
         &shared-ffn=0&dense-layers=0&capacity-factor=1.25&q-lora-rank=0&kv-lora-rank=0&rope-head-dim=0&v-head-dim=0\
-        &attention-gate=true&sliding-window=512&sliding-layers=8&vision-layers=0&vision-hidden=0&vision-ffn=0&vision-patch=0&vision-image=0&vision-merge=0\
+        &attention-gate=true&fused-qkv=false&sliding-window=512&sliding-layers=8&vision-layers=0&vision-hidden=0&vision-ffn=0&vision-patch=0&vision-image=0&vision-merge=0\
         &recurrent-layers=0&recurrent-heads=0&recurrent-head-dim=0&recurrent-state=0&recurrent-groups=0\
         &recurrent-conv=0&ssm-dtype=bf16&no-attention-layers=0&no-mlp-layers=0&mtp-layers=0&rope-positions=131072&rope-local-positions=0&rotary-dim=32&mtp=false&mla-cache=expanded\
         &head=lm&mode=qlora&runtime=transformers&max-model-len=4096&max-num-seqs=64\

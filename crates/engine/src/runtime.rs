@@ -1,6 +1,7 @@
 //! What runs an inference scenario: transformers' `generate()` (a cache that grows with the
 //! sequence) or a serving runtime with its own memory rules (vLLM's and SGLang's preallocated KV
-//! pools, llama.cpp's per-device buffers). The rules themselves live in `estimate/serving/`.
+//! pools, llama.cpp's per-device buffers). The rules themselves live in `estimate/serving/`,
+//! each runtime's in its own module, registered in `Runtime::rules`.
 
 use crate::wire::wire_enum;
 use vramfit_gguf::GgmlType;
@@ -12,13 +13,6 @@ wire_enum! {
         Vllm = "vllm" => "vLLM V1: a preallocated KV pool in gpu-memory-utilization of the GPU",
         Sglang = "sglang" => "SGLang: weights and KV pool in mem-fraction-static of free memory",
         LlamaCpp = "llama.cpp" => "llama.cpp (also ollama, LM Studio): GGUF weights, layers offloaded with -ngl",
-    }
-}
-
-impl Runtime {
-    /// vLLM and SGLang size a KV pool once at start and serve many requests from it.
-    pub fn pools_kv(self) -> bool {
-        matches!(self, Runtime::Vllm | Runtime::Sglang)
     }
 }
 

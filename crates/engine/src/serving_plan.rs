@@ -4,7 +4,6 @@
 
 use crate::estimate::{breakdown, Serving};
 use crate::gpu_catalogue::GPUS;
-use crate::runtime::Runtime;
 use crate::scenario::{FieldError, Scenario};
 use crate::sharding::Sharding;
 use crate::solver::{largest, MAX_SEQ_SEARCHED};
@@ -127,10 +126,10 @@ pub fn plan_serving(s: &Scenario, users: Option<u32>) -> Result<ServingPlan, Vec
             at.starts.then_some((tokens, at.max_concurrency))
         })
         .collect();
-    let llama = s.runtime == Runtime::LlamaCpp;
+    let places_layers = s.runtime.rules().places_layers();
     let best_quant = QUANTS_BY_QUALITY
         .into_iter()
-        .filter(|_| llama)
+        .filter(|_| places_layers)
         .find(|&quant| {
             fits(&with(s, |c| {
                 c.quant = quant;
@@ -141,7 +140,7 @@ pub fn plan_serving(s: &Scenario, users: Option<u32>) -> Result<ServingPlan, Vec
     let layers = s.resolve().map_or(0, |r| r.arch.layers);
     let max_gpu_layers = (0..=layers + 1)
         .rev()
-        .filter(|_| llama)
+        .filter(|_| places_layers)
         .find(|&n| fits(&with(s, |c| c.n_gpu_layers = Some(n))));
     Ok(ServingPlan {
         schema: "vramfit.serving-plan/1".to_string(),

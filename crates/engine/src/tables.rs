@@ -3,8 +3,8 @@
 //! scenario changes that produce it, so the page can highlight and apply it.
 
 use crate::dtype::{HALF_BYTES, NIBBLE_BYTES};
-use crate::estimate::{breakdown, Breakdown, Verdict};
-use crate::gpu_catalogue::GPUS;
+use crate::estimate::{breakdown, Breakdown, ComponentId, Verdict};
+use crate::gpu_catalogue::{Gpu, GPUS};
 use crate::model::{Preset, CATALOGUE_PRESETS, PRESETS};
 use crate::scenario::Scenario;
 use crate::units::{Bytes, Units};
@@ -169,8 +169,8 @@ pub fn inference_table(current: &Scenario) -> Table {
                         &base,
                         pairs,
                         |b| {
-                            b.bytes_of("weights")
-                                .saturating_add(b.bytes_of("quant_constants"))
+                            b.bytes_of(ComponentId::Weights)
+                                .saturating_add(b.bytes_of(ComponentId::QuantConstants))
                         },
                         current.units,
                     )
@@ -233,40 +233,70 @@ pub fn qlora_table(current: &Scenario) -> Table {
 /// trillion parameters.
 struct TableMethod(&'static str, &'static [(&'static str, &'static str)], f64);
 
+/// The GPU table's columns.
+const GPU_TABLE_METHODS: [TableMethod; 5] = [
+    TableMethod(
+        "Inference FP16",
+        &[("mode", "inference"), ("weights", "fp16")],
+        HALF_BYTES,
+    ),
+    TableMethod(
+        "Inference NF4",
+        &[("mode", "inference"), ("weights", "nf4")],
+        NIBBLE_BYTES,
+    ),
+    TableMethod(
+        "Full FT",
+        &[("mode", "full"), ("checkpointing", "full")],
+        HALF_BYTES,
+    ),
+    TableMethod(
+        "LoRA",
+        &[("mode", "lora"), ("checkpointing", "full")],
+        HALF_BYTES,
+    ),
+    TableMethod(
+        "QLoRA",
+        &[("mode", "qlora"), ("checkpointing", "full")],
+        NIBBLE_BYTES,
+    ),
+];
+
+/// The GPU table's rows, by catalogue id.
+const GPU_TABLE_GPUS: [&str; 9] = [
+    "t4", "l4", "rtx-3090", "rtx-4090", "a100-40", "l40s", "a100-80", "h100-80", "h200",
+];
+
 /// Chapter 62, "GPU Recommendations": the largest catalogue model each GPU fits, per method,
 /// at batch 1 × 2048 tokens (training with checkpointing).
 pub fn gpu_table(current: &Scenario) -> Table {
     let base = table_inputs(current);
-    let methods = [
-        TableMethod(
-            "Inference FP16",
-            &[("mode", "inference"), ("weights", "fp16")],
-            HALF_BYTES,
-        ),
-        TableMethod(
-            "Inference NF4",
-            &[("mode", "inference"), ("weights", "nf4")],
-            NIBBLE_BYTES,
-        ),
-        TableMethod(
-            "Full FT",
-            &[("mode", "full"), ("checkpointing", "full")],
-            HALF_BYTES,
-        ),
-        TableMethod(
-            "LoRA",
-            &[("mode", "lora"), ("checkpointing", "full")],
-            HALF_BYTES,
-        ),
-        TableMethod(
-            "QLoRA",
-            &[("mode", "qlora"), ("checkpointing", "full")],
-            NIBBLE_BYTES,
-        ),
-    ];
-    // By published size, in catalogue order among equals: each preset goes in after those no
-    // larger. A handful of presets; the standard library's stable sort would add 3 KB of gzip to
-    // the page.
+    let models = catalogue_by_size();
+    let rows = GPU_TABLE_GPUS
+        .iter()
+        .filter_map(|id| GPUS.iter().find(|g| g.id == *id))
+        .map(|g| Row {
+            label: g.name.to_string(),
+            cells: GPU_TABLE_METHODS
+                .iter()
+                .map(|method| largest_fitting_cell(&base, g, method, &models))
+                .collect(),
+        })
+        .collect();
+    Table {
+        id: "gpus".to_string(),
+        title: "GPU recommendations (largest preset that fits)".to_string(),
+        corner: "GPU".to_string(),
+        columns: GPU_TABLE_METHODS.iter().map(|m| m.0.to_string()).collect(),
+        rows,
+        note: "Batch 1 × 2048 tokens; training with gradient checkpointing; your margin and in-use memory apply.".to_string(),
+    }
+}
+
+/// The catalogue presets by published size, in catalogue order among equals: each preset goes
+/// in after those no larger. A handful of presets; the standard library's stable sort would add
+/// 3 KB of gzip to the page.
+fn catalogue_by_size() -> Vec<&'static Preset> {
     let mut models: Vec<&Preset> = Vec::with_capacity(CATALOGUE_PRESETS);
     for preset in &PRESETS[..CATALOGUE_PRESETS] {
         let at = models.partition_point(|m| {
@@ -276,61 +306,49 @@ pub fn gpu_table(current: &Scenario) -> Table {
         });
         models.insert(at, preset);
     }
-    let rows = [
-        "t4", "l4", "rtx-3090", "rtx-4090", "a100-40", "l40s", "a100-80", "h100-80", "h200",
-    ]
-    .iter()
-    .filter_map(|id| GPUS.iter().find(|g| g.id == *id))
-    .map(|g| Row {
-        label: g.name.to_string(),
-        cells: methods
-            .iter()
-            .map(|TableMethod(_, method, least_bytes_per_param)| {
-                let capacity = g.capacity().as_f64();
-                let gpu_base = Scenario {
-                    vram: None,
-                    gpu: g.id.to_string(),
-                    ..base.clone()
-                };
-                let method_pairs: Vec<(&str, String)> =
-                    method.iter().map(|(k, v)| (*k, v.to_string())).collect();
-                let best = models.iter().rev().find_map(|m| {
-                    if m.arch.param_count() * least_bytes_per_param > capacity {
-                        return None;
-                    }
-                    let mut pairs = method_pairs.clone();
-                    pairs.push(("model", m.id.to_string()));
-                    let fits = breakdown(&apply(&gpu_base, &pairs)).ok()?.verdict().fits();
-                    fits.then_some((m.name, pairs))
-                });
-                match best {
-                    Some((name, mut pairs)) => {
-                        pairs.push(("gpu", g.id.to_string()));
-                        Cell {
-                            text: name.to_string(),
-                            bytes: None,
-                            verdict: Some(Verdict::Fits),
-                            pairs: owned(&pairs),
-                        }
-                    }
-                    None => Cell {
-                        text: "—".to_string(),
-                        bytes: None,
-                        verdict: Some(Verdict::Oom),
-                        pairs: Vec::new(),
-                    },
-                }
-            })
-            .collect(),
-    })
-    .collect();
-    Table {
-        id: "gpus".to_string(),
-        title: "GPU recommendations (largest preset that fits)".to_string(),
-        corner: "GPU".to_string(),
-        columns: methods.iter().map(|m| m.0.to_string()).collect(),
-        rows,
-        note: "Batch 1 × 2048 tokens; training with gradient checkpointing; your margin and in-use memory apply.".to_string(),
+    models
+}
+
+/// The cell naming the largest of `models` (smallest first) that fits `gpu` under `method`.
+fn largest_fitting_cell(
+    base: &Scenario,
+    gpu: &Gpu,
+    TableMethod(_, method, least_bytes_per_param): &TableMethod,
+    models: &[&Preset],
+) -> Cell {
+    let capacity = gpu.capacity().as_f64();
+    let gpu_base = Scenario {
+        vram: None,
+        gpu: gpu.id.to_string(),
+        ..base.clone()
+    };
+    let method_pairs: Vec<(&str, String)> =
+        method.iter().map(|(k, v)| (*k, v.to_string())).collect();
+    let best = models.iter().rev().find_map(|m| {
+        if m.arch.param_count() * least_bytes_per_param > capacity {
+            return None;
+        }
+        let mut pairs = method_pairs.clone();
+        pairs.push(("model", m.id.to_string()));
+        let fits = breakdown(&apply(&gpu_base, &pairs)).ok()?.verdict().fits();
+        fits.then_some((m.name, pairs))
+    });
+    match best {
+        Some((name, mut pairs)) => {
+            pairs.push(("gpu", gpu.id.to_string()));
+            Cell {
+                text: name.to_string(),
+                bytes: None,
+                verdict: Some(Verdict::Fits),
+                pairs: owned(&pairs),
+            }
+        }
+        None => Cell {
+            text: "—".to_string(),
+            bytes: None,
+            verdict: Some(Verdict::Oom),
+            pairs: Vec::new(),
+        },
     }
 }
 

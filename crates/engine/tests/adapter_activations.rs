@@ -6,6 +6,7 @@
 
 mod common;
 
+use vramfit_engine::estimate::ComponentId;
 use vramfit_engine::{estimate, Scenario};
 
 const LAYERS: f64 = 32.0;
@@ -33,7 +34,7 @@ fn llama(pairs: &[(&str, &str)]) -> Scenario {
 fn activations(pairs: &[(&str, &str)]) -> f64 {
     estimate(&llama(pairs))
         .unwrap()
-        .component("activations")
+        .component(ComponentId::Activations)
         .expect("training has activations")
         .bytes
         .as_f64()

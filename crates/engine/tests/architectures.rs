@@ -3,6 +3,7 @@
 //! checkpoint formats of presets.
 
 use vramfit_engine::estimate::breakdown;
+use vramfit_engine::estimate::ComponentId;
 use vramfit_engine::model::preset;
 use vramfit_engine::{Bytes, Scenario};
 
@@ -16,7 +17,10 @@ fn scenario(query: &str) -> Scenario {
 }
 
 fn bytes(query: &str, id: &str) -> u64 {
-    breakdown(&scenario(query)).unwrap().bytes_of(id).0
+    breakdown(&scenario(query))
+        .unwrap()
+        .bytes_of(ComponentId::parse(id).unwrap())
+        .0
 }
 
 /// KV bytes per token over all layers, from a 1-sequence, 1000-token inference.

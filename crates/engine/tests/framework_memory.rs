@@ -6,6 +6,7 @@
 mod common;
 
 use vramfit_engine::estimate;
+use vramfit_engine::estimate::ComponentId;
 
 const LAYERS: f64 = 28.0;
 const HIDDEN: f64 = 3072.0;
@@ -31,7 +32,7 @@ const LLAMA: &[(&str, &str)] = &[
 fn component(pairs: &[(&str, &str)], id: &str) -> f64 {
     estimate(&common::scenario(LLAMA, pairs))
         .unwrap()
-        .bytes_of(id)
+        .bytes_of(ComponentId::parse(id).unwrap())
         .as_f64()
 }
 
@@ -67,7 +68,7 @@ fn compiling_a_layernorm_model_with_a_plain_mlp_saves_nothing() {
             &[("model", "gpt2"), ("mode", "full")],
             &[("compile", compile)],
         );
-        estimate(&s).unwrap().bytes_of("activations")
+        estimate(&s).unwrap().bytes_of(ComponentId::Activations)
     };
     assert_eq!(gpt2("true"), gpt2("false"));
 }
@@ -192,7 +193,7 @@ fn fused_nf4_experts_dequantize_one_whole_layer() {
     let dequantized = |pairs: &[(&str, &str)]| {
         estimate(&common::scenario(QWEN3_MOE, pairs))
             .unwrap()
-            .bytes_of("dequantized_experts")
+            .bytes_of(ComponentId::DequantizedExperts)
             .as_f64()
     };
     let one_layer = 128.0 * 3.0 * 768.0 * 2048.0 * E;
@@ -205,7 +206,7 @@ fn fused_nf4_experts_dequantize_one_whole_layer() {
     // Off, or without NF4 weights to dequantize, nothing is added; the latter says why.
     assert_eq!(dequantized(&[("quantize-moe-experts", "false")]), 0.0);
     let int8 = estimate(&common::scenario(QWEN3_MOE, &[("weights", "int8")])).unwrap();
-    assert_eq!(int8.bytes_of("dequantized_experts").as_f64(), 0.0);
+    assert_eq!(int8.bytes_of(ComponentId::DequantizedExperts).as_f64(), 0.0);
     assert!(
         int8.notes
             .iter()

@@ -5,6 +5,7 @@
 
 use vramfit_engine::dtype::Dtype;
 use vramfit_engine::estimate::breakdown;
+use vramfit_engine::estimate::ComponentId;
 use vramfit_engine::gpu_catalogue::GPUS;
 use vramfit_engine::model::{parse_hf_config, parse_published, ActiveClaim, HfConfig, Published};
 use vramfit_engine::{Scenario, Verdict};
@@ -102,7 +103,8 @@ fn no_fixture_fits_a_card_its_weights_alone_exceed() {
             base.set("mode", "inference").unwrap();
             base.set("gpu", gpu.id).unwrap();
             let b = breakdown(&config.applied_to(base).unwrap()).unwrap();
-            let weights = b.bytes_of("weights").0 + b.bytes_of("quant_constants").0;
+            let weights =
+                b.bytes_of(ComponentId::Weights).0 + b.bytes_of(ComponentId::QuantConstants).0;
             if weights > gpu.capacity().0 {
                 assert!(
                     !matches!(b.verdict(), Verdict::Fits | Verdict::Tight),

@@ -2,6 +2,7 @@
 //! compute buffer's peak (the attention mask, a CPU weight's matmul run on the GPU, the logits),
 //! unified or per-slot KV streams, and the Vulkan backend.
 
+use vramfit_engine::estimate::ComponentId;
 use vramfit_engine::estimate::{estimate, Estimate};
 use vramfit_engine::Scenario;
 
@@ -17,7 +18,7 @@ fn run(query: &str) -> Estimate {
 }
 
 fn gpu_mib(query: &str, id: &str) -> f64 {
-    run(query).bytes_of(id).0 as f64 / MIB
+    run(query).bytes_of(ComponentId::parse(id).unwrap()).0 as f64 / MIB
 }
 
 fn host_mib(query: &str, id: &str) -> f64 {

@@ -4,6 +4,7 @@
 
 mod common;
 
+use vramfit_engine::estimate::ComponentId;
 use vramfit_engine::{estimate, Estimate};
 
 fn llama(pairs: &[(&str, &str)]) -> Estimate {
@@ -23,7 +24,7 @@ fn llama(pairs: &[(&str, &str)]) -> Estimate {
 }
 
 fn bytes(e: &Estimate, id: &str) -> f64 {
-    e.bytes_of(id).as_f64()
+    e.bytes_of(ComponentId::parse(id).unwrap()).as_f64()
 }
 
 const PARAMS: f64 = 6_738_415_616.0;

@@ -4,6 +4,7 @@
 
 mod common;
 
+use vramfit_engine::estimate::ComponentId;
 use vramfit_engine::{estimate, Scenario};
 
 const PARAMS: f64 = 8.03e9;
@@ -26,14 +27,17 @@ fn llama(pairs: &[(&str, &str)]) -> Scenario {
 }
 
 fn step_bytes(s: &Scenario) -> f64 {
-    estimate(s).unwrap().bytes_of("optimizer_step").as_f64()
+    estimate(s)
+        .unwrap()
+        .bytes_of(ComponentId::OptimizerStep)
+        .as_f64()
 }
 
 fn freed_before_the_step(s: &Scenario) -> f64 {
     let e = estimate(s).unwrap();
     ["activations", "weight_copies", "logits"]
         .iter()
-        .map(|id| e.bytes_of(id).as_f64())
+        .map(|id| e.bytes_of(ComponentId::parse(id).unwrap()).as_f64())
         .sum()
 }
 

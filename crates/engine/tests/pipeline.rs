@@ -4,6 +4,7 @@
 mod common;
 
 use vramfit_engine::estimate;
+use vramfit_engine::estimate::ComponentId;
 
 fn weights(pairs: &[(&str, &str)]) -> f64 {
     let s = common::scenario(
@@ -16,7 +17,7 @@ fn weights(pairs: &[(&str, &str)]) -> f64 {
     );
     estimate(&s)
         .unwrap()
-        .component("weights")
+        .component(ComponentId::Weights)
         .unwrap()
         .bytes
         .as_f64()

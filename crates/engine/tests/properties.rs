@@ -25,6 +25,7 @@ use proptest::test_runner::Config;
 use serde_json::{json, Value};
 use vramfit_engine::dtype::Dtype;
 use vramfit_engine::estimate::total_bytes;
+use vramfit_engine::estimate::ComponentId;
 use vramfit_engine::gpu_catalogue::GPUS;
 use vramfit_engine::model::{parse_hf_config, preset, read_gguf, PRESETS};
 use vramfit_engine::optimizer::Optimizer;
@@ -448,7 +449,7 @@ fn check_estimate(s: &Scenario, e: &Estimate) -> Result<(), TestCaseError> {
         e.total_bytes.0,
         "total is the (saturating) sum of the components"
     );
-    prop_assert!(e.component("weights").is_some());
+    prop_assert!(e.component(ComponentId::Weights).is_some());
     prop_assert!(e.usable_bytes <= e.capacity_bytes);
     prop_assert!(e.tight_threshold_bytes <= e.usable_bytes);
     let expected = if e.total_bytes > e.usable_bytes {
@@ -610,7 +611,7 @@ proptest! {
         s in scenarios(),
         gpus in 2u32..=64,
     ) {
-        let weights = |s: &Scenario| estimate(s).unwrap().component("weights").unwrap().bytes.0;
+        let weights = |s: &Scenario| estimate(s).unwrap().component(ComponentId::Weights).unwrap().bytes.0;
         let mut one = with(&s, "sharding", "none");
         one.set("method", "detailed").unwrap();
         one.set("offload", "none").unwrap();

@@ -7,6 +7,7 @@
 
 mod common;
 
+use vramfit_engine::estimate::ComponentId;
 use vramfit_engine::{estimate, units::GB};
 
 /// The weights and their scales less the token embedding, in GB: what torchao's column counts.
@@ -24,7 +25,8 @@ fn model_size_gb(model: &str, pairs: &[(&str, &str)]) -> f64 {
         _ => (128_256.0, 4096.0),
     };
     let embedding = vocab * hidden * 2.0;
-    (e.bytes_of("weights").as_f64() + e.bytes_of("quant_constants").as_f64() - embedding)
+    (e.bytes_of(ComponentId::Weights).as_f64() + e.bytes_of(ComponentId::QuantConstants).as_f64()
+        - embedding)
         / GB as f64
 }
 
@@ -84,7 +86,8 @@ fn a_tied_head_quantized_is_a_copy_beside_the_embedding() {
     let kept = estimate(&pairs("false")).expect("estimates");
     let quantized = estimate(&pairs("true")).expect("estimates");
     let head = 128_256.0 * 2048.0;
-    let added = quantized.bytes_of("weights").as_f64() - kept.bytes_of("weights").as_f64();
+    let added = quantized.bytes_of(ComponentId::Weights).as_f64()
+        - kept.bytes_of(ComponentId::Weights).as_f64();
     assert!((added - head).abs() < 1e-3 * head, "{added}");
 }
 
@@ -102,7 +105,7 @@ fn an_int8_linear_adds_its_quantized_input_and_int32_product() {
         );
         estimate(&s)
             .expect("estimates")
-            .bytes_of("activations")
+            .bytes_of(ComponentId::Activations)
             .as_f64()
     };
     let added = activations("int8") - activations("fp16");
@@ -126,7 +129,11 @@ fn torchao_weight_only_kernels_multiply_a_dequantized_copy_of_the_largest_weight
         );
         estimate(&s).expect("estimates")
     };
-    let activations = |weights, kernel| run(weights, kernel).bytes_of("activations").as_f64();
+    let activations = |weights, kernel| {
+        run(weights, kernel)
+            .bytes_of(ComponentId::Activations)
+            .as_f64()
+    };
     let head_bf16 = 128_256.0 * 4096.0 * 2.0;
     let fp8_plain = activations("fp8", "auto");
     // int8: the weight cast to bf16; float8: cast to bf16, then multiplied by its scale.

@@ -7,6 +7,7 @@
 
 mod common;
 
+use vramfit_engine::estimate::ComponentId;
 use vramfit_engine::{estimate, Scenario};
 
 const LAYERS: f64 = 32.0;
@@ -40,7 +41,10 @@ fn titan(changes: &[(&str, &str)]) -> Scenario {
 }
 
 fn bytes(s: &Scenario, id: &str) -> f64 {
-    estimate(s).unwrap().bytes_of(id).as_f64()
+    estimate(s)
+        .unwrap()
+        .bytes_of(ComponentId::parse(id).unwrap())
+        .as_f64()
 }
 
 fn activations(checkpointing: &str, every: &str) -> f64 {

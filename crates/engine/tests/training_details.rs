@@ -4,6 +4,7 @@
 
 mod common;
 
+use vramfit_engine::estimate::ComponentId;
 use vramfit_engine::model::preset;
 use vramfit_engine::{estimate, Scenario};
 
@@ -24,7 +25,7 @@ fn bert(pairs: &[(&str, &str)]) -> Scenario {
 fn activations(s: &Scenario) -> f64 {
     estimate(s)
         .unwrap()
-        .component("activations")
+        .component(ComponentId::Activations)
         .expect("training has activations")
         .bytes
         .as_f64()
@@ -87,7 +88,7 @@ fn fused_attention_and_inference_keep_nothing_for_dropout() {
 fn weight_copies(s: &Scenario) -> Option<f64> {
     estimate(s)
         .unwrap()
-        .component("weight_copies")
+        .component(ComponentId::WeightCopies)
         .map(|c| c.bytes.as_f64())
 }
 
@@ -111,7 +112,7 @@ fn autocast_keeps_a_16_bit_copy_of_every_fp32_linear_weight() {
     // The fp32 adapters are trainable, so every layer's copies are cached.
     let adapters = estimate(&lora)
         .unwrap()
-        .component("adapters")
+        .component(ComponentId::Adapters)
         .unwrap()
         .bytes
         .as_f64();
@@ -143,8 +144,12 @@ fn peft_adapters_are_fp32_with_fp32_gradients_and_a_bf16_copy() {
             pairs,
         )
     };
-    let bytes =
-        |s: &Scenario, id: &str| estimate(s).unwrap().component(id).map(|c| c.bytes.as_f64());
+    let bytes = |s: &Scenario, id: &str| {
+        estimate(s)
+            .unwrap()
+            .component(ComponentId::parse(id).unwrap())
+            .map(|c| c.bytes.as_f64())
+    };
     // q and v are 4096 × 4096 in each of 32 layers: A (8 × 4096) and B (4096 × 8) each.
     let trainable = 32.0 * 2.0 * 2.0 * 8.0 * 4096.0;
     for mode in ["lora", "qlora"] {

@@ -6,6 +6,7 @@
 
 mod common;
 
+use vramfit_engine::estimate::ComponentId;
 use vramfit_engine::estimate::{
     breakdown, estimate, FUSED_MOE_CHUNK_TOKENS, GRAPH_POOL_BYTES, SAMPLER_BYTES_PER_LOGIT,
 };
@@ -32,7 +33,7 @@ fn scenario(model: &str, changes: &[(&str, &str)]) -> Scenario {
 
 fn graphs(changes: &[(&str, &str)]) -> u64 {
     let s = scenario("llama-3.1-8b", changes);
-    breakdown(&s).unwrap().bytes_of("cuda_graphs").0
+    breakdown(&s).unwrap().bytes_of(ComponentId::CudaGraphs).0
 }
 
 /// FlashAttention 3's split-KV buffers for the largest decode graph: 32 splits × 512 tokens ×
@@ -123,7 +124,7 @@ fn since_v0_21_the_graphs_come_out_of_the_budget() {
     // graph memory: 1.94 GiB total" on a 119.63 GiB GPU: the pool shrinks by the graphs.
     let pool = |changes: &[(&str, &str)]| {
         let s = scenario("llama-3.1-8b", changes);
-        breakdown(&s).unwrap().bytes_of("kv_cache").0
+        breakdown(&s).unwrap().bytes_of(ComponentId::KvCache).0
     };
     let profiled = pool(&[]);
     let before = pool(&[("profile-cudagraphs", "false")]);
@@ -168,7 +169,7 @@ const BF16: u64 = 2;
 fn activations(model: &str, changes: &[(&str, &str)]) -> u64 {
     breakdown(&scenario(model, changes))
         .unwrap()
-        .bytes_of("activations")
+        .bytes_of(ComponentId::Activations)
         .0
 }
 
@@ -232,7 +233,7 @@ fn mxfp4_experts_on_hopper_keep_the_output_and_one_intermediate() {
 }
 
 fn rope_table(s: &Scenario) -> u64 {
-    breakdown(s).unwrap().bytes_of("rope_tables").0
+    breakdown(s).unwrap().bytes_of(ComponentId::RopeTables).0
 }
 
 /// vLLM builds one bf16 cos/sin table per distinct RoPE for every position the model can reach,

@@ -12,7 +12,7 @@ use vramfit_engine::growth::{DEFAULT_WINDOW, MAX_WINDOW, MIN_SAMPLES};
 use vramfit_engine::measurement::{ActionDone, ActionTaken, Level};
 
 use super::alarm::Crossing;
-use super::units::{mib, Threshold};
+use super::units::{mib, millis, Threshold};
 
 /// The levels, what to do at each, and the growth check: flags of both `watch` and `run`.
 #[derive(clap::Args, Debug, Clone)]
@@ -179,7 +179,7 @@ impl Actor {
                 ActionTaken {
                     level: crossing.level,
                     timestamp: timestamp.to_string(),
-                    elapsed_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
+                    elapsed_ms: millis(elapsed),
                     gpu: crossing.gpu,
                     used_bytes: crossing.used,
                     limit_bytes: crossing.limit,

@@ -22,7 +22,7 @@
 use vramfit_engine::growth::Growth;
 use vramfit_engine::measurement::Level;
 
-use super::units::{human_duration, mib, percent, Threshold};
+use super::units::{human_duration, mib, share, Threshold};
 
 /// How far below a level, as a share of the GPU's memory, used memory must fall to re-arm it.
 pub const REARM_SHARE: f64 = 0.02;
@@ -110,11 +110,7 @@ impl Crossing {
     /// `warning: GPU 0 VRAM 70000 MiB / 81559 MiB (86%) crossed the warn threshold 85% (69326 MiB)
     /// at 2026-…Z`; `critical: …` for the critical level.
     pub fn message(&self, timestamp: &str) -> String {
-        let share = self
-            .total
-            .and_then(|t| percent(self.used, t))
-            .map(|p| format!(" ({p}%)"))
-            .unwrap_or_default();
+        let share = share(self.used, self.total);
         let label = match self.level {
             Level::Warn => "warning",
             Level::Critical => "critical",

@@ -4,10 +4,14 @@
 //! NVML is reached only through the `GpuSource` trait; the commands above it are tested with
 //! recorded snapshots, and the hidden `--replay FILE` option lets the binary do the same on
 //! machines without a GPU. Linux only: process names and trees come from `/proc`.
+//!
+//! `watch` and `run` drive the same monitor loop (`monitor.rs`: sampling, levels, actions,
+//! growth); each adds only what it does around it.
 
 mod actions;
 mod alarm;
 mod error;
+mod monitor;
 mod nvml;
 mod probe;
 mod procfs;

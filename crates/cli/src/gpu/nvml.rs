@@ -9,6 +9,7 @@ use nvml_wrapper::enum_wrappers::device::TemperatureSensor;
 use nvml_wrapper::enums::device::UsedGpuMemory;
 use nvml_wrapper::error::{nvml_sym, nvml_try, NvmlError};
 use nvml_wrapper::struct_wrappers::device::ProcessInfo;
+use nvml_wrapper::structs::device::MigMode;
 use nvml_wrapper::{Device, Nvml};
 use nvml_wrapper_sys::bindings::{
     nvmlMemory_t, nvmlReturn_enum_NVML_ERROR_ARGUMENT_VERSION_MISMATCH,
@@ -67,66 +68,11 @@ impl NvmlSource {
             warnings,
         );
         let mig = optional(device.mig_mode(), &what("MIG mode"), warnings);
-        gpu.mig_mode = mig.as_ref().map(|m| {
-            let state = if m.current == 1 {
-                "Enabled"
-            } else {
-                "Disabled"
-            };
-            // nvidia-smi's convention: a `*` marks a change that waits for a GPU reset.
-            let pending = if m.pending != m.current { "*" } else { "" };
-            format!("{state}{pending}")
-        });
+        gpu.mig_mode = mig.as_ref().map(mig_mode_label);
         let mut listed =
             optional(processes(&device), &what("processes"), warnings).unwrap_or_default();
         if mig.is_some_and(|m| m.current == 1) {
-            let handles = optional(mig_handles(&device), &what("MIG device count"), warnings)
-                .unwrap_or_default();
-            for (slot, mig_device) in handles {
-                let mig_label = format!("{label} MIG device {slot}");
-                let mig_device = match mig_device {
-                    Ok(d) => d,
-                    Err(e) => {
-                        warnings.push(GpuError::from_nvml(e, &mig_label).to_string());
-                        continue;
-                    }
-                };
-                let mig_what = |field: &str| format!("{mig_label}'s {field}");
-                let entry = MigDevice {
-                    gpu_instance: instance_id(&self.nvml, &mig_device, Instance::Gpu),
-                    compute_instance: instance_id(&self.nvml, &mig_device, Instance::Compute),
-                    mig_index: Some(slot),
-                    profile: mig_device
-                        .name()
-                        .ok()
-                        .as_deref()
-                        .and_then(profile_from_name),
-                    uuid: optional(mig_device.uuid(), &mig_what("UUID"), warnings),
-                    memory: optional(
-                        memory(&self.nvml, &mig_device),
-                        &mig_what("memory"),
-                        warnings,
-                    )
-                    .unwrap_or_default(),
-                };
-                // With MIG on, processes are listed per instance rather than on the parent.
-                let on_mig = optional(processes(&mig_device), &mig_what("processes"), warnings);
-                for mut p in on_mig.unwrap_or_default() {
-                    p.gpu_instance = p.gpu_instance.or(entry.gpu_instance);
-                    p.compute_instance = p.compute_instance.or(entry.compute_instance);
-                    merge_process(&mut listed, p);
-                }
-                // NVML has one MIG device per compute instance, but compute instances share
-                // their GPU instance's memory: the schema keeps one entry per GPU instance so
-                // that summing entries never counts memory twice.
-                let known = gpu
-                    .mig_devices
-                    .iter()
-                    .any(|d| d.gpu_instance.is_some() && d.gpu_instance == entry.gpu_instance);
-                if !known {
-                    gpu.mig_devices.push(entry);
-                }
-            }
+            self.read_mig_devices(&device, &label, &mut gpu, &mut listed, warnings);
         }
         for p in &mut listed {
             p.name = p.pid.and_then(procfs::process_name);
@@ -134,6 +80,91 @@ impl NvmlSource {
         gpu.processes = listed;
         gpu
     }
+
+    /// Adds the MIG devices of `device` (MIG on) to `gpu`, one per GPU instance, and their
+    /// processes to `listed`.
+    fn read_mig_devices(
+        &self,
+        device: &Device,
+        label: &str,
+        gpu: &mut Gpu,
+        listed: &mut Vec<Process>,
+        warnings: &mut Vec<String>,
+    ) {
+        let handles = optional(
+            mig_handles(device),
+            &format!("{label}'s MIG device count"),
+            warnings,
+        )
+        .unwrap_or_default();
+        for (slot, mig_device) in handles {
+            let mig_label = format!("{label} MIG device {slot}");
+            let mig_device = match mig_device {
+                Ok(d) => d,
+                Err(e) => {
+                    warnings.push(GpuError::from_nvml(e, &mig_label).to_string());
+                    continue;
+                }
+            };
+            let entry = self.mig_device(slot, &mig_device, &mig_label, warnings);
+            // With MIG on, processes are listed per instance rather than on the parent.
+            let on_mig = optional(
+                processes(&mig_device),
+                &format!("{mig_label}'s processes"),
+                warnings,
+            );
+            for mut p in on_mig.unwrap_or_default() {
+                p.gpu_instance = p.gpu_instance.or(entry.gpu_instance);
+                p.compute_instance = p.compute_instance.or(entry.compute_instance);
+                merge_process(listed, p);
+            }
+            // NVML has one MIG device per compute instance, but compute instances share
+            // their GPU instance's memory: the schema keeps one entry per GPU instance so
+            // that summing entries never counts memory twice.
+            let known = gpu
+                .mig_devices
+                .iter()
+                .any(|d| d.gpu_instance.is_some() && d.gpu_instance == entry.gpu_instance);
+            if !known {
+                gpu.mig_devices.push(entry);
+            }
+        }
+    }
+
+    /// The MIG device in `slot`: its instances, profile, UUID and memory.
+    fn mig_device(
+        &self,
+        slot: u32,
+        device: &Device,
+        label: &str,
+        warnings: &mut Vec<String>,
+    ) -> MigDevice {
+        let what = |field: &str| format!("{label}'s {field}");
+        MigDevice {
+            gpu_instance: instance_id(&self.nvml, device, Instance::Gpu),
+            compute_instance: instance_id(&self.nvml, device, Instance::Compute),
+            mig_index: Some(slot),
+            profile: device.name().ok().as_deref().and_then(profile_from_name),
+            uuid: optional(device.uuid(), &what("UUID"), warnings),
+            memory: optional(memory(&self.nvml, device), &what("memory"), warnings)
+                .unwrap_or_default(),
+        }
+    }
+}
+
+/// `Enabled` or `Disabled`, with nvidia-smi's `*` when a change waits for a GPU reset.
+fn mig_mode_label(mode: &MigMode) -> String {
+    let state = if mode.current == 1 {
+        "Enabled"
+    } else {
+        "Disabled"
+    };
+    let pending = if mode.pending != mode.current {
+        "*"
+    } else {
+        ""
+    };
+    format!("{state}{pending}")
 }
 
 impl GpuSource for NvmlSource {

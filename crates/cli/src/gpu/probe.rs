@@ -169,55 +169,15 @@ fn short_uuid(uuid: &str) -> String {
 
 /// The human view: machine line, one row per GPU, MIG devices and processes when there are any.
 pub fn table(snap: &Snapshot) -> String {
-    let dash = || "-".to_string();
-    let text = |v: &Option<String>| v.clone().unwrap_or_else(dash);
-    let num = |v: Option<u64>| v.map(|b| mib_number(b).to_string()).unwrap_or_else(dash);
     let mut out = String::new();
-    let facts = [
-        snap.host.as_ref().map(|h| format!("host {h}")),
-        snap.timestamp.clone(),
-        snap.driver_version.as_ref().map(|d| format!("driver {d}")),
-        snap.cuda_version.as_ref().map(|c| format!("CUDA {c}")),
-    ];
-    let facts: Vec<String> = facts.into_iter().flatten().collect();
+    let facts = facts_line(snap);
     if !facts.is_empty() {
-        out.push_str(&facts.join("  "));
+        out.push_str(&facts);
         out.push_str("\n\n");
     }
     if snap.gpus.is_empty() {
         out.push_str("no GPU found\n");
     } else {
-        let rows = snap
-            .gpus
-            .iter()
-            .map(|g| {
-                let m = &g.memory;
-                let pct = m
-                    .used_bytes
-                    .zip(m.total_bytes)
-                    .and_then(|(u, t)| super::units::percent(u, t))
-                    .map(|p| format!("{p}%"))
-                    .unwrap_or_else(dash);
-                vec![
-                    g.index.map(|i| i.to_string()).unwrap_or_else(dash),
-                    text(&g.name),
-                    g.uuid.as_deref().map(short_uuid).unwrap_or_else(dash),
-                    text(&g.pci_bus_id),
-                    num(m.used_bytes),
-                    num(m.total_bytes),
-                    pct,
-                    num(m.free_bytes),
-                    num(m.reserved_bytes),
-                    g.utilization_pct
-                        .map(|u| format!("{u:.0}%"))
-                        .unwrap_or_else(dash),
-                    g.temperature_c
-                        .map(|t| format!("{t:.0}C"))
-                        .unwrap_or_else(dash),
-                    text(&g.mig_mode),
-                ]
-            })
-            .collect();
         out.push_str(&grid(
             &[
                 Column::right("GPU"),
@@ -233,27 +193,10 @@ pub fn table(snap: &Snapshot) -> String {
                 Column::right("Temp"),
                 Column::left("MIG"),
             ],
-            rows,
+            gpu_rows(snap),
         ));
     }
-    let id = |v: Option<u32>| v.map(|i| i.to_string()).unwrap_or_else(dash);
-    let mig_rows: Vec<Vec<String>> = snap
-        .gpus
-        .iter()
-        .flat_map(|g| g.mig_devices.iter().map(move |d| (g.index, d)))
-        .map(|(gpu, d)| {
-            vec![
-                id(gpu),
-                id(d.gpu_instance),
-                id(d.compute_instance),
-                id(d.mig_index),
-                text(&d.profile),
-                d.uuid.as_deref().map(short_uuid).unwrap_or_else(dash),
-                num(d.memory.used_bytes),
-                num(d.memory.total_bytes),
-            ]
-        })
-        .collect();
+    let mig_rows = mig_rows(snap);
     if !mig_rows.is_empty() {
         out.push_str("\nMIG devices:\n");
         out.push_str(&grid(
@@ -270,22 +213,7 @@ pub fn table(snap: &Snapshot) -> String {
             mig_rows,
         ));
     }
-    let process_rows: Vec<Vec<String>> = snap
-        .gpus
-        .iter()
-        .flat_map(|g| g.processes.iter().map(move |p| (g.index, p)))
-        .map(|(gpu, p)| {
-            vec![
-                id(gpu),
-                id(p.gpu_instance),
-                id(p.compute_instance),
-                id(p.pid),
-                text(&p.kind),
-                text(&p.name),
-                num(p.used_bytes),
-            ]
-        })
-        .collect();
+    let process_rows = process_rows(snap);
     if !process_rows.is_empty() {
         out.push_str("\nProcesses:\n");
         out.push_str(&grid(
@@ -308,6 +236,112 @@ pub fn table(snap: &Snapshot) -> String {
         out.push('\n');
     }
     out
+}
+
+/// A table cell for a figure that is not known.
+fn dash() -> String {
+    "-".to_string()
+}
+
+fn text_cell(value: &Option<String>) -> String {
+    value.clone().unwrap_or_else(dash)
+}
+
+fn mib_cell(bytes: Option<u64>) -> String {
+    bytes
+        .map(|b| mib_number(b).to_string())
+        .unwrap_or_else(dash)
+}
+
+fn id_cell(id: Option<u32>) -> String {
+    id.map(|i| i.to_string()).unwrap_or_else(dash)
+}
+
+fn uuid_cell(uuid: Option<&str>) -> String {
+    uuid.map(short_uuid).unwrap_or_else(dash)
+}
+
+/// `host h  2026-…Z  driver 550.54  CUDA 12.4`, with whichever of them the snapshot has.
+fn facts_line(snap: &Snapshot) -> String {
+    let facts = [
+        snap.host.as_ref().map(|h| format!("host {h}")),
+        snap.timestamp.clone(),
+        snap.driver_version.as_ref().map(|d| format!("driver {d}")),
+        snap.cuda_version.as_ref().map(|c| format!("CUDA {c}")),
+    ];
+    let facts: Vec<String> = facts.into_iter().flatten().collect();
+    facts.join("  ")
+}
+
+/// One row per GPU: identity, memory, utilisation, temperature and MIG mode.
+fn gpu_rows(snap: &Snapshot) -> Vec<Vec<String>> {
+    snap.gpus
+        .iter()
+        .map(|g| {
+            let m = &g.memory;
+            let pct = m
+                .used_bytes
+                .zip(m.total_bytes)
+                .and_then(|(u, t)| super::units::percent(u, t))
+                .map(|p| format!("{p}%"))
+                .unwrap_or_else(dash);
+            vec![
+                id_cell(g.index),
+                text_cell(&g.name),
+                uuid_cell(g.uuid.as_deref()),
+                text_cell(&g.pci_bus_id),
+                mib_cell(m.used_bytes),
+                mib_cell(m.total_bytes),
+                pct,
+                mib_cell(m.free_bytes),
+                mib_cell(m.reserved_bytes),
+                g.utilization_pct
+                    .map(|u| format!("{u:.0}%"))
+                    .unwrap_or_else(dash),
+                g.temperature_c
+                    .map(|t| format!("{t:.0}C"))
+                    .unwrap_or_else(dash),
+                text_cell(&g.mig_mode),
+            ]
+        })
+        .collect()
+}
+
+fn mig_rows(snap: &Snapshot) -> Vec<Vec<String>> {
+    snap.gpus
+        .iter()
+        .flat_map(|g| g.mig_devices.iter().map(move |d| (g.index, d)))
+        .map(|(gpu, d)| {
+            vec![
+                id_cell(gpu),
+                id_cell(d.gpu_instance),
+                id_cell(d.compute_instance),
+                id_cell(d.mig_index),
+                text_cell(&d.profile),
+                uuid_cell(d.uuid.as_deref()),
+                mib_cell(d.memory.used_bytes),
+                mib_cell(d.memory.total_bytes),
+            ]
+        })
+        .collect()
+}
+
+fn process_rows(snap: &Snapshot) -> Vec<Vec<String>> {
+    snap.gpus
+        .iter()
+        .flat_map(|g| g.processes.iter().map(move |p| (g.index, p)))
+        .map(|(gpu, p)| {
+            vec![
+                id_cell(gpu),
+                id_cell(p.gpu_instance),
+                id_cell(p.compute_instance),
+                id_cell(p.pid),
+                text_cell(&p.kind),
+                text_cell(&p.name),
+                mib_cell(p.used_bytes),
+            ]
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -21,25 +21,26 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::{self, Write};
+use std::ops::ControlFlow;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
-use std::process::{Command, ExitCode};
+use std::process::{Child, Command, ExitCode, ExitStatus};
 use std::time::{Duration, Instant, SystemTime};
 
-use vramfit_engine::growth::{Reading, Window};
 use vramfit_engine::measurement::{
-    Accounting, ActionTaken, ExitInfo, MeasuredGpu, Measurement, MeasurementSample, ProcessPeak,
-    SampleGpu, MEASUREMENT_SCHEMA,
+    Accounting, ExitInfo, MeasuredGpu, Measurement, MeasurementSample, ProcessPeak, SampleGpu,
+    MEASUREMENT_SCHEMA,
 };
 
-use super::actions::{action_line, parse_signal, summary_lines, Actor, LevelArgs, Signal};
-use super::alarm::{growth_sentence, Alarms};
+use super::actions::{action_line, parse_signal, LevelArgs, Signal};
+use super::alarm::growth_sentence;
 use super::error::GpuError;
+use super::monitor::{raise, Driver, Monitor, Pace, Peak, Tick};
 use super::nvml::host_name;
 use super::procfs;
 use super::signals::{self, Received};
 use super::source::{select_gpus, DeviceSample, GpuSource, ProcessUsage};
-use super::units::{human_duration, mib, parse_duration, rfc3339, Threshold};
+use super::units::{human_duration, mib, millis, parse_duration, rfc3339};
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct RunArgs {
@@ -244,17 +245,64 @@ fn measure(
 ) -> Result<(Measurement, i32), RunError> {
     let snapshot = source.snapshot().map_err(RunError::Gpu)?;
     let gpus = select_gpus(&snapshot, &args.gpu).map_err(RunError::Gpu)?;
-    let baseline: HashMap<u32, Option<u64>> = source
-        .sample(&gpus)
+    let baseline = baseline(source, &gpus);
+    let started_at = rfc3339(SystemTime::now());
+    let start = Instant::now();
+    let child = spawn(&args.command, group)?;
+    let root = child.id();
+    let signals = [args.on_warn_signal, args.on_critical_signal].map(|s| s.map(|s| (s, root)));
+    let mut monitor = Monitor::new(&gpus, &args.levels, signals, Some(root));
+    let pace = Pace {
+        start,
+        interval: args.interval,
+        nap: POLL,
+    };
+    let mut measuring = Measuring {
+        child,
+        group,
+        interrupts,
+        tree: HashSet::new(),
+        recorder: Recorder::new(baseline),
+        err,
+    };
+    let status = monitor
+        .sample_until(source, &pace, &mut measuring)
+        .map_err(RunError::Wait)?;
+    let exit = exit_info(status);
+    let context = Context {
+        command: args.command.clone(),
+        host: snapshot.host.clone().or_else(host_name),
+        driver_version: snapshot.driver_version.clone(),
+        started_at,
+        ended_at: rfc3339(SystemTime::now()),
+        duration: start.elapsed(),
+        interval: args.interval,
+        exit,
+    };
+    for line in monitor.action_summary() {
+        let _ = writeln!(measuring.err, "vramfit: {line}");
+    }
+    let measurement = measuring
+        .recorder
+        .finish(&snapshot, &gpus, context, &mut monitor);
+    Ok((measurement, exit.exit_code))
+}
+
+/// Each GPU's used memory before the command starts, for the device-delta accounting.
+fn baseline(source: &mut dyn GpuSource, gpus: &[u32]) -> HashMap<u32, Option<u64>> {
+    source
+        .sample(gpus)
         .into_iter()
         .map(|(index, r)| (index, r.ok().and_then(|s| s.memory.used_bytes)))
-        .collect();
-    let (program, rest) = args.command.split_first().ok_or_else(|| RunError::Spawn {
+        .collect()
+}
+
+/// Starts `command` (a program and its arguments) where `group` says.
+fn spawn(command: &[String], group: ChildGroup) -> Result<Child, RunError> {
+    let (program, rest) = command.split_first().ok_or_else(|| RunError::Spawn {
         program: String::new(),
         error: io::Error::new(io::ErrorKind::InvalidInput, "no command given"),
     })?;
-    let started_at = rfc3339(SystemTime::now());
-    let start = Instant::now();
     let mut command = Command::new(program);
     command.args(rest);
     if group == ChildGroup::Own {
@@ -277,84 +325,74 @@ fn measure(
             });
         }
     }
-    let mut child = command.spawn().map_err(|error| RunError::Spawn {
+    command.spawn().map_err(|error| RunError::Spawn {
         program: program.clone(),
         error,
-    })?;
-    let root = child.id();
-    let mut recorder = Recorder::new(baseline, args.levels.growth_window);
-    let levels = &args.levels;
-    let signals = [args.on_warn_signal, args.on_critical_signal].map(|s| s.map(|s| (s, root)));
-    let mut actor = Actor::new(levels.plan(signals), Some(root));
-    let mut alarms = Alarms::new(levels.warn, levels.critical);
-    // `None` once the next tick is past what an Instant can hold (unreachable with the parser's
-    // cap on --interval, but never a panic): the command is then only waited for.
-    let mut next_sample = Some(start);
-    let status = loop {
-        if let Some(status) = child.try_wait().map_err(RunError::Wait)? {
-            break status;
-        }
-        while let Some(received) = interrupts() {
-            if let Some(target) = group.forward_to(received, root) {
-                // SAFETY: kill(2) on the PID (or process group) of a child we spawned and have
-                // not reaped yet, so the ID cannot have been reused.
-                unsafe { libc::kill(target, received.signal) };
-            }
-        }
-        let now = Instant::now();
-        if next_sample.is_some_and(|at| now >= at) {
-            let tree = procfs::descendants(root, &procfs::parent_map());
-            let timestamp = rfc3339(SystemTime::now());
-            let results = source.sample(&gpus);
-            recorder.observe(now - start, &timestamp, &results, &tree);
-            for (index, result) in &results {
-                let Some(memory) = result.as_ref().ok().map(|s| s.memory) else {
-                    continue;
-                };
-                let Some(used) = memory.used_bytes else {
-                    continue;
-                };
-                for crossing in alarms.observe(*index, used, memory.total_bytes) {
-                    let _ = writeln!(err, "{}", crossing.message(&timestamp));
-                    for action in actor.act(&crossing, &timestamp, now - start) {
-                        let _ = writeln!(err, "{}", action_line(&action));
-                        recorder.actions.push(action);
-                    }
-                }
-            }
-            for note in actor.reap() {
-                let _ = writeln!(err, "{note}");
-            }
-            next_sample = next_sample
-                .and_then(|at| at.checked_add(args.interval))
-                .map(|at| at.max(Instant::now()));
-        }
-        let nap = next_sample.map_or(POLL, |at| at.saturating_duration_since(Instant::now()));
-        std::thread::sleep(nap.min(POLL));
-    };
-    let exit = ExitInfo {
+    })
+}
+
+/// How the command ended, with the exit code vramfit passes on: 128 + the signal that killed it.
+fn exit_info(status: ExitStatus) -> ExitInfo {
+    ExitInfo {
         code: status.code(),
         signal: status.signal(),
         exit_code: status
             .code()
             .or_else(|| status.signal().map(|s| 128 + s))
             .unwrap_or(1),
-    };
-    let context = Context {
-        command: args.command.clone(),
-        host: snapshot.host.clone().or_else(host_name),
-        driver_version: snapshot.driver_version.clone(),
-        started_at,
-        ended_at: rfc3339(SystemTime::now()),
-        duration: start.elapsed(),
-        interval: args.interval,
-        exit,
-    };
-    for line in summary_lines(actor.plan(), &recorder.actions) {
-        let _ = writeln!(err, "vramfit: {line}");
     }
-    let measurement = recorder.finish(&snapshot, &gpus, context, levels.critical);
-    Ok((measurement, exit.exit_code))
+}
+
+/// run's side of the monitor loop: the command, the signals passed on to it, and the accounting
+/// of its memory.
+struct Measuring<'a> {
+    child: Child,
+    group: ChildGroup,
+    interrupts: &'a mut dyn FnMut() -> Option<Received>,
+    /// The command's process tree, read right before each sample.
+    tree: HashSet<u32>,
+    recorder: Recorder,
+    err: &'a mut dyn Write,
+}
+
+impl Driver for Measuring<'_> {
+    /// How the command ended, or why waiting for it failed.
+    type End = io::Result<ExitStatus>;
+
+    fn poll(&mut self) -> ControlFlow<Self::End> {
+        match self.child.try_wait() {
+            Ok(Some(status)) => return ControlFlow::Break(Ok(status)),
+            Err(e) => return ControlFlow::Break(Err(e)),
+            Ok(None) => {}
+        }
+        while let Some(received) = (self.interrupts)() {
+            if let Some(target) = self.group.forward_to(received, self.child.id()) {
+                // SAFETY: kill(2) on the PID (or process group) of a child we spawned and have
+                // not reaped yet, so the ID cannot have been reused.
+                unsafe { libc::kill(target, received.signal) };
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn before_sample(&mut self) {
+        self.tree = procfs::descendants(self.child.id(), &procfs::parent_map());
+    }
+
+    fn sampled(&mut self, tick: &Tick, _: &Monitor) -> ControlFlow<Self::End> {
+        self.recorder
+            .observe(tick.elapsed, &tick.timestamp, &tick.results, &self.tree);
+        for crossed in &tick.crossed {
+            let _ = writeln!(self.err, "{}", crossed.crossing.message(&tick.timestamp));
+            for action in &crossed.actions {
+                let _ = writeln!(self.err, "{}", action_line(action));
+            }
+        }
+        for note in &tick.reaped {
+            let _ = writeln!(self.err, "{note}");
+        }
+        ControlFlow::Continue(())
+    }
 }
 
 /// What the command's tree holds on one GPU in one sample.
@@ -445,18 +483,6 @@ struct RawGpu {
     error: Option<String>,
 }
 
-/// A peak and when it happened.
-type Peak = Option<(u64, String)>;
-
-fn raise(peak: &mut Peak, value: Option<u64>, timestamp: &str) {
-    let Some(value) = value else {
-        return;
-    };
-    if peak.as_ref().is_none_or(|(p, _)| value > *p) {
-        *peak = Some((value, timestamp.to_string()));
-    }
-}
-
 /// The sum of one sample's per-GPU figures, known only if every GPU's figure is.
 fn known_sum(figures: impl IntoIterator<Item = Option<u64>>) -> Option<u64> {
     figures
@@ -471,6 +497,8 @@ struct GpuPeaks {
     device: Option<u64>,
 }
 
+/// The command's memory, sample by sample, in both accountings until the run ends and one is
+/// chosen.
 #[derive(Debug)]
 struct Recorder {
     baseline: HashMap<u32, Option<u64>>,
@@ -485,11 +513,6 @@ struct Recorder {
     warnings: Vec<String>,
     /// What each warning is about (an error's text), so a lasting failure is said once.
     warned: HashSet<String>,
-    /// Each GPU's last readable device figures, for the growth check.
-    windows: BTreeMap<u32, Window>,
-    growth_window: usize,
-    /// The actions taken at the levels, in order.
-    actions: Vec<ActionTaken>,
 }
 
 /// The facts about the run that the samples do not carry.
@@ -504,12 +527,8 @@ struct Context {
     exit: ExitInfo,
 }
 
-fn millis(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
-}
-
 impl Recorder {
-    fn new(baseline: HashMap<u32, Option<u64>>, growth_window: usize) -> Recorder {
+    fn new(baseline: HashMap<u32, Option<u64>>) -> Recorder {
         Recorder {
             baseline,
             samples: Thinned::new(MAX_SAMPLES),
@@ -521,9 +540,6 @@ impl Recorder {
             processes: BTreeMap::new(),
             warnings: Vec::new(),
             warned: HashSet::new(),
-            windows: BTreeMap::new(),
-            growth_window,
-            actions: Vec::new(),
         }
     }
 
@@ -549,73 +565,9 @@ impl Recorder {
     ) {
         let mut gpus = Vec::new();
         for (index, result) in results {
-            let sample = match result {
-                Ok(sample) => sample,
-                Err(e) => {
-                    let error = e.to_string();
-                    self.warn_once(&error, format!("{error} (first seen at {timestamp})"));
-                    gpus.push(RawGpu {
-                        index: *index,
-                        device_used: None,
-                        tree: None,
-                        delta: None,
-                        error: Some(error),
-                    });
-                    continue;
-                }
-            };
-            let mut usage = tree_usage(tree, &sample.processes);
-            if let Some(cause) = &sample.process_error {
-                // A list that could not be read is not an empty one: the tree's use is unknown.
-                usage.bytes = None;
-                self.process_error.get_or_insert_with(|| cause.clone());
-                self.warn_once(
-                    cause,
-                    format!(
-                        "the process list could not be read: {cause} (first seen at {timestamp})"
-                    ),
-                );
-            }
-            self.seen_per_process |= usage.seen;
-            let device_used = sample.memory.used_bytes;
-            let baseline = self.baseline.get(index).copied().flatten();
-            let delta = device_used.zip(baseline).map(|(u, b)| u.saturating_sub(b));
-            let peaks = self.peaks.entry(*index).or_default();
-            raise(&mut peaks.tree, usage.bytes, timestamp);
-            raise(&mut peaks.delta, delta, timestamp);
-            peaks.device = peaks.device.max(device_used);
-            if let Some(used_bytes) = device_used {
-                let window_size = self.growth_window;
-                self.windows
-                    .entry(*index)
-                    .or_insert_with(|| Window::new(window_size))
-                    .push(Reading {
-                        elapsed_ms: millis(elapsed),
-                        used_bytes,
-                    });
-            }
-            for (pid, bytes) in &usage.per_process {
-                let entry = self
-                    .processes
-                    .entry((*pid, *index))
-                    .or_insert_with(|| ProcessPeak {
-                        pid: *pid,
-                        name: procfs::process_name(*pid),
-                        gpu: *index,
-                        peak_used_bytes: 0,
-                        peak_at: timestamp.to_string(),
-                    });
-                if *bytes > entry.peak_used_bytes {
-                    entry.peak_used_bytes = *bytes;
-                    entry.peak_at = timestamp.to_string();
-                }
-            }
-            gpus.push(RawGpu {
-                index: *index,
-                device_used,
-                tree: usage.bytes,
-                delta,
-                error: None,
+            gpus.push(match result {
+                Ok(sample) => self.readable(*index, sample, timestamp, tree),
+                Err(e) => self.unreadable(*index, e, timestamp),
             });
         }
         raise(
@@ -631,18 +583,86 @@ impl Recorder {
         self.samples.push((millis(elapsed), gpus));
     }
 
-    fn finish(
-        mut self,
-        snapshot: &vramfit_smi::Snapshot,
-        gpus: &[u32],
-        context: Context,
-        critical: Threshold,
-    ) -> Measurement {
-        let accounting = if self.seen_per_process {
+    fn unreadable(&mut self, index: u32, error: &GpuError, timestamp: &str) -> RawGpu {
+        let error = error.to_string();
+        self.warn_once(&error, format!("{error} (first seen at {timestamp})"));
+        RawGpu {
+            index,
+            device_used: None,
+            tree: None,
+            delta: None,
+            error: Some(error),
+        }
+    }
+
+    /// Both accountings of one GPU's sample, and the peaks they raise.
+    fn readable(
+        &mut self,
+        index: u32,
+        sample: &DeviceSample,
+        timestamp: &str,
+        tree: &HashSet<u32>,
+    ) -> RawGpu {
+        let mut usage = tree_usage(tree, &sample.processes);
+        if let Some(cause) = &sample.process_error {
+            // A list that could not be read is not an empty one: the tree's use is unknown.
+            usage.bytes = None;
+            self.process_error.get_or_insert_with(|| cause.clone());
+            self.warn_once(
+                cause,
+                format!("the process list could not be read: {cause} (first seen at {timestamp})"),
+            );
+        }
+        self.seen_per_process |= usage.seen;
+        let device_used = sample.memory.used_bytes;
+        let baseline = self.baseline.get(&index).copied().flatten();
+        let delta = device_used.zip(baseline).map(|(u, b)| u.saturating_sub(b));
+        let peaks = self.peaks.entry(index).or_default();
+        raise(&mut peaks.tree, usage.bytes, timestamp);
+        raise(&mut peaks.delta, delta, timestamp);
+        peaks.device = peaks.device.max(device_used);
+        self.raise_processes(index, &usage.per_process, timestamp);
+        RawGpu {
+            index,
+            device_used,
+            tree: usage.bytes,
+            delta,
+            error: None,
+        }
+    }
+
+    /// Raises the peak of each of the tree's processes on `gpu`.
+    fn raise_processes(&mut self, gpu: u32, per_process: &[(u32, u64)], timestamp: &str) {
+        for &(pid, bytes) in per_process {
+            let entry = self
+                .processes
+                .entry((pid, gpu))
+                .or_insert_with(|| ProcessPeak {
+                    pid,
+                    name: procfs::process_name(pid),
+                    gpu,
+                    peak_used_bytes: 0,
+                    peak_at: timestamp.to_string(),
+                });
+            if bytes > entry.peak_used_bytes {
+                entry.peak_used_bytes = bytes;
+                entry.peak_at = timestamp.to_string();
+            }
+        }
+    }
+
+    /// Per process where NVML gave a figure for any of the tree's processes; the device's use
+    /// minus its baseline otherwise.
+    fn accounting(&self) -> Accounting {
+        if self.seen_per_process {
             Accounting::PerProcess
         } else {
             Accounting::DeviceDelta
-        };
+        }
+    }
+
+    /// Says why the figures are what they are when they are not the tree's own.
+    fn warn_about_accounting(&mut self, accounting: Accounting) {
         if accounting == Accounting::DeviceDelta && self.samples.seen > 0 {
             let why = match &self.process_error {
                 Some(cause) => format!("NVML's process list could not be read ({cause})"),
@@ -659,63 +679,54 @@ impl Recorder {
         if self.samples.seen == 0 {
             self.warn("the command ended before the first sample".to_string());
         }
-        let pick = |peaks: &GpuPeaks| match accounting {
+    }
+
+    /// GPU `index` in the measurement: what the snapshot says of it, its peak in `accounting`,
+    /// and its growth as the monitor judged it.
+    fn measured_gpu(
+        &self,
+        index: u32,
+        snapshot: &vramfit_smi::Snapshot,
+        accounting: Accounting,
+        monitor: &mut Monitor,
+    ) -> MeasuredGpu {
+        let info = snapshot.gpus.iter().find(|g| g.index == Some(index));
+        let peaks = self.peaks.get(&index);
+        let peak = peaks.and_then(|peaks| match accounting {
             Accounting::PerProcess => peaks.tree.clone(),
             Accounting::DeviceDelta => peaks.delta.clone(),
-        };
+        });
+        let total_bytes = info.and_then(|g| g.memory.total_bytes);
+        MeasuredGpu {
+            index,
+            name: info.and_then(|g| g.name.clone()),
+            uuid: info.and_then(|g| g.uuid.clone()),
+            total_bytes,
+            baseline_used_bytes: self.baseline.get(&index).copied().flatten(),
+            peak_used_bytes: peak.as_ref().map(|(b, _)| *b),
+            peak_at: peak.map(|(_, at)| at),
+            peak_device_used_bytes: peaks.and_then(|p| p.device),
+            growth: monitor.growth(index, total_bytes),
+        }
+    }
+
+    fn finish(
+        mut self,
+        snapshot: &vramfit_smi::Snapshot,
+        gpus: &[u32],
+        context: Context,
+        monitor: &mut Monitor,
+    ) -> Measurement {
+        let accounting = self.accounting();
+        self.warn_about_accounting(accounting);
         let measured_gpus = gpus
             .iter()
-            .map(|&index| {
-                let info = snapshot.gpus.iter().find(|g| g.index == Some(index));
-                let peaks = self.peaks.get(&index);
-                let peak = peaks.and_then(pick);
-                let total_bytes = info.and_then(|g| g.memory.total_bytes);
-                let growth = self
-                    .windows
-                    .get_mut(&index)
-                    .and_then(|w| w.growth(critical.limit_bytes(total_bytes)));
-                MeasuredGpu {
-                    index,
-                    name: info.and_then(|g| g.name.clone()),
-                    uuid: info.and_then(|g| g.uuid.clone()),
-                    total_bytes,
-                    baseline_used_bytes: self.baseline.get(&index).copied().flatten(),
-                    peak_used_bytes: peak.as_ref().map(|(b, _)| *b),
-                    peak_at: peak.map(|(_, at)| at),
-                    peak_device_used_bytes: peaks.and_then(|p| p.device),
-                    growth,
-                }
-            })
+            .map(|&index| self.measured_gpu(index, snapshot, accounting, monitor))
             .collect();
         let total = match accounting {
             Accounting::PerProcess => self.total_tree,
             Accounting::DeviceDelta => self.total_delta,
         };
-        let samples = self
-            .samples
-            .items
-            .into_iter()
-            .map(|(elapsed_ms, raw)| MeasurementSample {
-                elapsed_ms,
-                gpus: raw
-                    .into_iter()
-                    .map(|g| SampleGpu {
-                        index: g.index,
-                        used_bytes: match accounting {
-                            Accounting::PerProcess => g.tree,
-                            Accounting::DeviceDelta => g.delta,
-                        },
-                        device_used_bytes: g.device_used,
-                        // Without a single process figure there is no tree figure to give.
-                        process_tree_bytes: match accounting {
-                            Accounting::PerProcess => g.tree,
-                            Accounting::DeviceDelta => None,
-                        },
-                        error: g.error,
-                    })
-                    .collect(),
-            })
-            .collect();
         // What the snapshot warned of (a replay, an unreadable field) stays with the figures.
         let mut warnings = snapshot.warnings.clone();
         for w in self.warnings {
@@ -742,12 +753,38 @@ impl Recorder {
             },
             samples_taken: self.samples.seen,
             sample_stride: self.samples.stride,
-            samples,
+            samples: kept_samples(self.samples.items, accounting),
             exit: context.exit,
             warnings,
-            actions: self.actions,
+            actions: monitor.taken().to_vec(),
         }
     }
+}
+
+/// The samples kept, with each GPU's figure in `accounting`.
+fn kept_samples(kept: Vec<(u64, Vec<RawGpu>)>, accounting: Accounting) -> Vec<MeasurementSample> {
+    kept.into_iter()
+        .map(|(elapsed_ms, raw)| MeasurementSample {
+            elapsed_ms,
+            gpus: raw
+                .into_iter()
+                .map(|g| SampleGpu {
+                    index: g.index,
+                    used_bytes: match accounting {
+                        Accounting::PerProcess => g.tree,
+                        Accounting::DeviceDelta => g.delta,
+                    },
+                    device_used_bytes: g.device_used,
+                    // Without a single process figure there is no tree figure to give.
+                    process_tree_bytes: match accounting {
+                        Accounting::PerProcess => g.tree,
+                        Accounting::DeviceDelta => None,
+                    },
+                    error: g.error,
+                })
+                .collect(),
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -758,7 +795,7 @@ mod tests {
     use super::super::source::RecordedSource;
     use vramfit_engine::growth::DEFAULT_WINDOW;
 
-    use super::super::units::MIB;
+    use super::super::units::{Threshold, MIB};
     use super::*;
 
     const CRITICAL: Threshold = Threshold::Percent(95.0);
@@ -794,6 +831,44 @@ mod tests {
 
     fn replay(text: &str) -> RecordedSource {
         RecordedSource::from_json(text).expect("fixture")
+    }
+
+    /// The monitor and run's recorder, fed made-up samples as the monitor loop feeds them.
+    struct Recorded {
+        monitor: Monitor,
+        recorder: Recorder,
+    }
+
+    impl Recorded {
+        /// Records the GPUs in `baseline`, with the growth check over `growth_window` samples.
+        fn new(baseline: HashMap<u32, Option<u64>>, growth_window: usize) -> Recorded {
+            let gpus: Vec<u32> = baseline.keys().copied().collect();
+            let levels = LevelArgs {
+                growth_window,
+                ..args(&[]).levels
+            };
+            Recorded {
+                monitor: Monitor::new(&gpus, &levels, [None, None], None),
+                recorder: Recorder::new(baseline),
+            }
+        }
+
+        fn observe(
+            &mut self,
+            elapsed: Duration,
+            timestamp: &str,
+            results: &[(u32, Result<DeviceSample, GpuError>)],
+            tree: &HashSet<u32>,
+        ) {
+            self.monitor
+                .judge(elapsed, timestamp.to_string(), results.to_vec());
+            self.recorder.observe(elapsed, timestamp, results, tree);
+        }
+
+        fn finish(mut self, snapshot: &Snapshot, gpus: &[u32], context: Context) -> Measurement {
+            self.recorder
+                .finish(snapshot, gpus, context, &mut self.monitor)
+        }
     }
 
     #[test]
@@ -863,7 +938,7 @@ mod tests {
 
     #[test]
     fn recorder_accounts_per_process_when_nvml_knows_the_tree() {
-        let mut recorder = Recorder::new(HashMap::from([(0, Some(100 * MIB))]), DEFAULT_WINDOW);
+        let mut recorder = Recorded::new(HashMap::from([(0, Some(100 * MIB))]), DEFAULT_WINDOW);
         let tree = HashSet::from([std::process::id()]);
         let sample = |used: u64, mine: u64| {
             (
@@ -892,7 +967,7 @@ mod tests {
         recorder.observe(Duration::from_millis(200), "t1", &[sample(900, 700)], &tree);
         recorder.observe(Duration::from_millis(400), "t2", &[sample(600, 450)], &tree);
         let snap = replay(H100).snapshot().expect("frame");
-        let m = recorder.finish(&snap, &[0], context(0), CRITICAL);
+        let m = recorder.finish(&snap, &[0], context(0));
         assert_eq!(m.accounting, Accounting::PerProcess);
         assert_eq!(m.peak_used_bytes, Some(700 * MIB));
         assert_eq!(m.peak_at.as_deref(), Some("t1"));
@@ -926,7 +1001,7 @@ mod tests {
 
     #[test]
     fn recorder_falls_back_to_device_delta_and_records_errors() {
-        let mut recorder = Recorder::new(
+        let mut recorder = Recorded::new(
             HashMap::from([(0, Some(MIB)), (1, Some(MIB))]),
             DEFAULT_WINDOW,
         );
@@ -942,7 +1017,7 @@ mod tests {
             );
         }
         let snap = replay(CLIMB).snapshot().expect("frame");
-        let m = recorder.finish(&snap, &[0, 1], context(0), CRITICAL);
+        let m = recorder.finish(&snap, &[0, 1], context(0));
         assert_eq!(m.accounting, Accounting::DeviceDelta);
         assert_eq!(m.gpus[0].peak_used_bytes, Some(77999 * MIB));
         assert_eq!(m.gpus[1].peak_used_bytes, Some(20999 * MIB));
@@ -978,7 +1053,7 @@ mod tests {
     fn unknown_figures_are_null_not_0() {
         // GPU 0 has no baseline, GPU 1 cannot be read at all: no figure is known.
         let mut recorder =
-            Recorder::new(HashMap::from([(0, None), (1, Some(MIB))]), DEFAULT_WINDOW);
+            Recorded::new(HashMap::from([(0, None), (1, Some(MIB))]), DEFAULT_WINDOW);
         let tree = HashSet::from([1]);
         for step in 0..3u64 {
             let results = [
@@ -989,7 +1064,7 @@ mod tests {
             recorder.observe(Duration::from_millis(step * 10), &at, &results, &tree);
         }
         let snap = replay(CLIMB).snapshot().expect("frame");
-        let m = recorder.finish(&snap, &[0, 1], context(0), CRITICAL);
+        let m = recorder.finish(&snap, &[0, 1], context(0));
         assert_eq!(m.accounting, Accounting::DeviceDelta);
         assert_eq!(m.peak_used_bytes, None);
         assert_eq!(m.peak_at, None);
@@ -1012,8 +1087,7 @@ mod tests {
         assert!(report_line(&m).starts_with("vramfit: peak unknown (GPU 0 unknown, GPU 1 unknown)"));
 
         // A command that ends before the first sample has no peak either.
-        let none =
-            Recorder::new(HashMap::new(), DEFAULT_WINDOW).finish(&snap, &[0], context(0), CRITICAL);
+        let none = Recorded::new(HashMap::new(), DEFAULT_WINDOW).finish(&snap, &[0], context(0));
         assert_eq!(none.peak_used_bytes, None);
         assert_eq!(none.gpus[0].peak_used_bytes, None);
     }
@@ -1021,7 +1095,7 @@ mod tests {
     #[test]
     fn a_failed_process_list_is_reported_with_its_cause() {
         let cause = GpuError::NoPermission("GPU 0's processes".into()).to_string();
-        let mut recorder = Recorder::new(HashMap::from([(0, Some(100 * MIB))]), DEFAULT_WINDOW);
+        let mut recorder = Recorded::new(HashMap::from([(0, Some(100 * MIB))]), DEFAULT_WINDOW);
         let tree = HashSet::from([std::process::id()]);
         for step in 0..3u64 {
             let results = [(0, Ok(gpu_sample(0, Some(300 * MIB), Some(&cause))))];
@@ -1029,7 +1103,7 @@ mod tests {
             recorder.observe(Duration::from_millis(step * 10), &at, &results, &tree);
         }
         let snap = replay(H100).snapshot().expect("frame");
-        let m = recorder.finish(&snap, &[0], context(0), CRITICAL);
+        let m = recorder.finish(&snap, &[0], context(0));
         assert_eq!(m.accounting, Accounting::DeviceDelta);
         assert_eq!(m.peak_used_bytes, Some(200 * MIB));
         assert_eq!(
@@ -1052,7 +1126,7 @@ mod tests {
     fn the_device_figures_growth_is_measured_per_gpu() {
         // Made-up readings (a test input): GPU 0 grows 10 MiB every 500 ms (1200 MiB/min), GPU 1
         // stays flat but for one step.
-        let mut recorder = Recorder::new(HashMap::from([(0, Some(0)), (1, Some(0))]), 30);
+        let mut recorder = Recorded::new(HashMap::from([(0, Some(0)), (1, Some(0))]), 30);
         for i in 0..40u64 {
             let step = if i < 25 { 1000 } else { 3000 };
             let results = [
@@ -1063,7 +1137,7 @@ mod tests {
             recorder.observe(at, "t", &results, &HashSet::new());
         }
         let snap = replay(CLIMB).snapshot().expect("frame");
-        let m = recorder.finish(&snap, &[0, 1], context(0), CRITICAL);
+        let m = recorder.finish(&snap, &[0, 1], context(0));
         let growth = m.gpus[0].growth.as_ref().expect("GPU 0 grows");
         assert_eq!(growth.samples, 30);
         assert!(
@@ -1079,7 +1153,7 @@ mod tests {
     #[test]
     fn a_failed_list_on_one_sample_is_unknown_there_not_0() {
         let me = std::process::id();
-        let mut recorder = Recorder::new(HashMap::from([(0, Some(0))]), DEFAULT_WINDOW);
+        let mut recorder = Recorded::new(HashMap::from([(0, Some(0))]), DEFAULT_WINDOW);
         let tree = HashSet::from([me]);
         let mine = |used: u64| {
             let mut s = gpu_sample(0, Some(used), None);
@@ -1093,7 +1167,7 @@ mod tests {
         let failed = gpu_sample(0, Some(20 * MIB), Some("no permission"));
         recorder.observe(Duration::from_millis(10), "t1", &[(0, Ok(failed))], &tree);
         let snap = replay(H100).snapshot().expect("frame");
-        let m = recorder.finish(&snap, &[0], context(0), CRITICAL);
+        let m = recorder.finish(&snap, &[0], context(0));
         assert_eq!(m.accounting, Accounting::PerProcess);
         assert_eq!(m.samples[1].gpus[0].used_bytes, None);
         assert_eq!(m.samples[1].gpus[0].process_tree_bytes, None);

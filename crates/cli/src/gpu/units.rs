@@ -134,6 +134,20 @@ pub fn percent(used: u64, total: u64) -> Option<u64> {
     (total > 0).then(|| ((used as f64 / total as f64) * 100.0).round() as u64)
 }
 
+/// ` (50%)`: `used` as a share of `total`, or nothing when the total is unknown.
+pub fn share(used: u64, total: Option<u64>) -> String {
+    total
+        .and_then(|total| percent(used, total))
+        .map(|p| format!(" ({p}%)"))
+        .unwrap_or_default()
+}
+
+/// Whole milliseconds, as the logs and documents count time; a duration past `u64` (which the
+/// parser's cap on durations rules out) saturates instead of wrapping.
+pub fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
 /// `1h 2m 3.4s`, `12.5s`: short enough for a summary line.
 pub fn human_duration(d: Duration) -> String {
     let total = d.as_secs_f64();

@@ -13,21 +13,23 @@
 
 use std::fs::File;
 use std::io::{self, IsTerminal, Write};
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use vramfit_engine::growth::{Growth, Reading, Window};
+use vramfit_engine::growth::Growth;
 use vramfit_engine::measurement::Level;
 
-use super::actions::{self, Actor, LevelArgs};
-use super::alarm::{growth_sentence, Alarms, Crossing};
+use super::actions::{self, LevelArgs};
+use super::alarm::{growth_sentence, Crossing};
 use super::error::{GpuError, EXIT_GPU_UNAVAILABLE, EXIT_USAGE};
+use super::monitor::{raise, reading, Driver, Monitor, Pace, Peak, Tick};
 use super::signals;
 use super::source::{select_gpus, DeviceSample, GpuSource};
-use super::units::{self, mib, parse_duration, percent, rfc3339};
+use super::units::{self, mib, millis, parse_duration, share};
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct WatchArgs {
@@ -131,6 +133,25 @@ struct Screen<'a> {
     tty: bool,
 }
 
+impl Screen<'_> {
+    /// Prints `notes` on stderr and then the status `line`; whether the line could be written.
+    /// Output to the terminal is best effort: a closed stdout must not stop the log.
+    fn show(&mut self, notes: &[String], line: &str) -> io::Result<()> {
+        if self.tty && !notes.is_empty() {
+            let _ = write!(self.out, "\r\x1b[K");
+            let _ = self.out.flush();
+        }
+        for note in notes {
+            let _ = writeln!(self.err, "{note}");
+        }
+        match self.tty {
+            true => write!(self.out, "\r\x1b[K{line}"),
+            false => writeln!(self.out, "{line}"),
+        }
+        .and_then(|()| self.out.flush())
+    }
+}
+
 #[derive(Debug, PartialEq, Eq)]
 enum Outcome {
     Finished,
@@ -154,7 +175,7 @@ const NAP: Duration = Duration::from_millis(50);
 fn watch_loop(
     source: &mut dyn GpuSource,
     args: &WatchArgs,
-    mut log: Option<&mut SampleLog>,
+    log: Option<&mut SampleLog>,
     screen: &mut Screen,
     stop: &mut dyn FnMut() -> bool,
 ) -> Result<Outcome, GpuError> {
@@ -164,149 +185,157 @@ fn watch_loop(
     for warning in &snapshot.warnings {
         let _ = writeln!(screen.err, "warning: {warning}");
     }
-    let levels = &args.levels;
-    let mut watcher = Watcher::new(
-        &gpus,
-        Alarms::new(levels.warn, levels.critical),
-        levels.growth_window,
-    );
-    let mut actor = Actor::new(levels.plan([None, None]), None);
-    let mut taken = Vec::new();
-    let start = Instant::now();
-    // `None`: no end (no --duration, or one past what an Instant holds, which the parser's cap
-    // on durations already rules out); never an overflow panic.
-    let end_at = args.duration.and_then(|d| start.checked_add(d));
-    let mut next = Some(start);
-    let mut samples = 0u64;
-    let mut all_failed_in_a_row = 0u32;
-    let outcome = 'watch: loop {
-        if stop() || end_at.is_some_and(|end| Instant::now() >= end) {
-            break Outcome::Finished;
-        }
-        let elapsed = start.elapsed();
-        let timestamp = rfc3339(SystemTime::now());
-        let results = source.sample(&gpus);
-        samples += 1;
-        let mut log_failed = None;
-        if let Some(log) = log.as_deref_mut() {
-            for (index, result) in &results {
-                if let Err(e) = log.write(&LogRecord::new(&timestamp, elapsed, *index, result)) {
-                    log_failed = Some(e.to_string());
-                    break;
-                }
-            }
-        }
-        let events = watcher.observe(elapsed, &timestamp, &results);
-        let mut notes: Vec<String> = events.iter().map(Event::to_string).collect();
-        for event in &events {
-            let Event::Crossed { crossing, .. } = event else {
-                continue;
-            };
-            for action in actor.act(crossing, &timestamp, elapsed) {
-                notes.push(actions::action_line(&action));
-                if let Some(log) = log.as_deref_mut() {
-                    if let Err(e) = log.event("action", &action) {
-                        log_failed.get_or_insert(e.to_string());
-                    }
-                }
-                taken.push(action);
-            }
-        }
-        notes.extend(actor.reap());
-        // Output to the terminal is best effort: a closed stdout must not stop the log.
-        if screen.tty && !notes.is_empty() {
-            let _ = write!(screen.out, "\r\x1b[K");
-            let _ = screen.out.flush();
-        }
-        for note in &notes {
-            let _ = writeln!(screen.err, "{note}");
-        }
-        let line = watcher.status_line();
-        let shown = match screen.tty {
-            true => write!(screen.out, "\r\x1b[K{line}"),
-            false => writeln!(screen.out, "{line}"),
-        }
-        .and_then(|()| screen.out.flush());
-        if let Some(e) = log_failed {
-            break Outcome::LogFailed(e);
-        }
-        // With a log the status line is a courtesy; without one it is the output.
-        if shown.is_err_and(|e| e.kind() == io::ErrorKind::BrokenPipe) && log.is_none() {
-            break Outcome::StdoutClosed;
-        }
-        if results.iter().all(|(_, r)| r.is_err()) {
-            all_failed_in_a_row += 1;
-            if all_failed_in_a_row >= GIVE_UP_AFTER {
-                break Outcome::AllLost;
-            }
-        } else {
-            all_failed_in_a_row = 0;
-        }
-        // After a stall (a slow NVML call, a suspended laptop) skip the missed ticks instead
-        // of sampling in a burst.
-        next = next
-            .and_then(|at| at.checked_add(args.interval))
-            .map(|at| at.max(Instant::now()));
-        loop {
-            let wake = match (next, end_at) {
-                (Some(next), Some(end)) => Some(next.min(end)),
-                (next, end) => next.or(end),
-            };
-            let now = Instant::now();
-            if wake.is_some_and(|wake| now >= wake) {
-                break;
-            }
-            if stop() {
-                break 'watch Outcome::Finished;
-            }
-            let nap = wake.map_or(NAP, |wake| wake.saturating_duration_since(now));
-            std::thread::sleep(nap.min(NAP));
-        }
+    let mut monitor = Monitor::new(&gpus, &args.levels, [None, None], None);
+    let pace = Pace {
+        start: Instant::now(),
+        interval: args.interval,
+        nap: NAP,
     };
+    let mut watching = Watching {
+        watcher: Watcher::new(&gpus),
+        log,
+        screen,
+        stop,
+        // `None`: no end (no --duration, or one past what an Instant holds, which the parser's
+        // cap on durations already rules out); never an overflow panic.
+        end_at: args.duration.and_then(|d| pace.start.checked_add(d)),
+        samples: 0,
+        all_failed_in_a_row: 0,
+    };
+    let outcome = monitor.sample_until(source, &pace, &mut watching);
     let elapsed = match args.duration {
-        Some(d) => start.elapsed().min(d),
-        None => start.elapsed(),
+        Some(d) => pace.start.elapsed().min(d),
+        None => pace.start.elapsed(),
     };
-    watcher.finish(elapsed);
-    // The growth found closes the log, unless writing it has failed already.
-    let outcome = match (outcome, log) {
-        (Outcome::LogFailed(e), _) => Outcome::LogFailed(e),
-        (outcome, Some(log)) => match watcher.log_growth(log) {
-            Ok(()) => outcome,
-            Err(e) => Outcome::LogFailed(e.to_string()),
-        },
-        (outcome, None) => outcome,
-    };
-    if screen.tty {
-        let _ = writeln!(screen.out);
-    }
-    if outcome == Outcome::AllLost {
-        let _ = writeln!(
-            screen.err,
-            "vramfit: no watched GPU could be read on {GIVE_UP_AFTER} samples in a row"
-        );
-    }
-    let mut summary = watcher.summary(elapsed, samples);
-    for line in actions::summary_lines(actor.plan(), &taken) {
-        summary += &format!("  {line}\n");
-    }
-    let _ = write!(screen.out, "{summary}");
-    let _ = screen.out.flush();
-    Ok(outcome)
+    Ok(watching.finish(outcome, &mut monitor, elapsed))
 }
 
-/// Threshold crossings, peaks, means, time above each level and growth, fed one sample at a
-/// time.
+/// watch's side of the monitor loop: the log, the status line and the notes, the tallies for the
+/// summary, and when to stop.
+struct Watching<'a, 'b> {
+    watcher: Watcher,
+    log: Option<&'a mut SampleLog>,
+    screen: &'a mut Screen<'b>,
+    stop: &'a mut dyn FnMut() -> bool,
+    end_at: Option<Instant>,
+    samples: u64,
+    all_failed_in_a_row: u32,
+}
+
+impl Driver for Watching<'_, '_> {
+    type End = Outcome;
+
+    fn poll(&mut self) -> ControlFlow<Outcome> {
+        if (self.stop)() || self.end_at.is_some_and(|end| Instant::now() >= end) {
+            return ControlFlow::Break(Outcome::Finished);
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn deadline(&self) -> Option<Instant> {
+        self.end_at
+    }
+
+    fn sampled(&mut self, tick: &Tick, monitor: &Monitor) -> ControlFlow<Outcome> {
+        self.samples += 1;
+        let mut log_failed = self.log_samples(tick).err();
+        let events = self.watcher.observe(tick, monitor);
+        let mut notes: Vec<String> = events.iter().map(Event::to_string).collect();
+        for action in tick.crossed.iter().flat_map(|c| &c.actions) {
+            notes.push(actions::action_line(action));
+            if let Some(log) = self.log.as_deref_mut() {
+                if let Err(e) = log.event("action", action) {
+                    log_failed.get_or_insert(e.to_string());
+                }
+            }
+        }
+        notes.extend(tick.reaped.iter().cloned());
+        let shown = self.screen.show(&notes, &self.watcher.status_line(monitor));
+        if let Some(e) = log_failed {
+            return ControlFlow::Break(Outcome::LogFailed(e));
+        }
+        // With a log the status line is a courtesy; without one it is the output.
+        if shown.is_err_and(|e| e.kind() == io::ErrorKind::BrokenPipe) && self.log.is_none() {
+            return ControlFlow::Break(Outcome::StdoutClosed);
+        }
+        if self.all_lost(tick) {
+            return ControlFlow::Break(Outcome::AllLost);
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+impl Watching<'_, '_> {
+    /// Writes each GPU's result to the log, stopping at the first failed write.
+    fn log_samples(&mut self, tick: &Tick) -> Result<(), String> {
+        let Some(log) = self.log.as_deref_mut() else {
+            return Ok(());
+        };
+        for (index, result) in &tick.results {
+            let record = LogRecord::new(&tick.timestamp, tick.elapsed, *index, result);
+            log.write(&record).map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    }
+
+    /// Whether every watched GPU has now failed [`GIVE_UP_AFTER`] samples in a row.
+    fn all_lost(&mut self, tick: &Tick) -> bool {
+        if tick.results.iter().all(|(_, r)| r.is_err()) {
+            self.all_failed_in_a_row += 1;
+        } else {
+            self.all_failed_in_a_row = 0;
+        }
+        self.all_failed_in_a_row >= GIVE_UP_AFTER
+    }
+
+    /// Closes the log with the growth found and prints the summary, `elapsed` into the watch.
+    fn finish(self, outcome: Outcome, monitor: &mut Monitor, elapsed: Duration) -> Outcome {
+        let Watching {
+            mut watcher,
+            log,
+            screen,
+            samples,
+            ..
+        } = self;
+        watcher.finish(elapsed, monitor);
+        // The growth found closes the log, unless writing it has failed already.
+        let outcome = match (outcome, log) {
+            (Outcome::LogFailed(e), _) => Outcome::LogFailed(e),
+            (outcome, Some(log)) => match watcher.log_growth(log) {
+                Ok(()) => outcome,
+                Err(e) => Outcome::LogFailed(e.to_string()),
+            },
+            (outcome, None) => outcome,
+        };
+        if screen.tty {
+            let _ = writeln!(screen.out);
+        }
+        if outcome == Outcome::AllLost {
+            let _ = writeln!(
+                screen.err,
+                "vramfit: no watched GPU could be read on {GIVE_UP_AFTER} samples in a row"
+            );
+        }
+        let mut summary = watcher.summary(monitor, elapsed, samples);
+        for line in monitor.action_summary() {
+            summary += &format!("  {line}\n");
+        }
+        let _ = write!(screen.out, "{summary}");
+        let _ = screen.out.flush();
+        outcome
+    }
+}
+
+/// watch's tallies of each GPU for the status line and the summary: peak, mean, time above each
+/// level, errors and growth.
 struct Watcher {
-    alarms: Alarms,
     tracks: Vec<Track>,
 }
 
 struct Track {
     index: u32,
-    total: Option<u64>,
     used: Option<u64>,
-    peak: Option<(u64, String)>,
+    peak: Peak,
     sum: u128,
     count: u64,
     errors: u64,
@@ -315,9 +344,7 @@ struct Track {
     time_above: [Duration; 2],
     /// When the last readable sample was taken; `None` after an error, whose state is unknown.
     last_at: Option<Duration>,
-    /// The last readable samples, for the growth check.
-    window: Window,
-    /// Steady growth over `window` when the watch ended.
+    /// Steady growth over the monitor's window when the watch ended.
     growth: Option<Growth>,
 }
 
@@ -331,6 +358,52 @@ impl Track {
                 }
             }
         }
+    }
+
+    /// Tallies a readable sample of `used` bytes.
+    fn tally(&mut self, used: u64, tick: &Tick, monitor: &Monitor) {
+        self.used = Some(used);
+        self.sum += u128::from(used);
+        self.count += 1;
+        raise(&mut self.peak, Some(used), &tick.timestamp);
+        let total = monitor.total(self.index);
+        for level in Level::ALL {
+            let limit = monitor.threshold(level).limit_bytes(total);
+            self.above[level as usize] = limit.is_some_and(|limit| used >= limit);
+        }
+        self.last_at = Some(tick.elapsed);
+    }
+
+    /// The summary's lines for a GPU read at least once: its peak, mean, time above each level
+    /// and growth.
+    fn peak_lines(
+        &self,
+        (peak, at): &(u64, String),
+        monitor: &Monitor,
+        head: &str,
+        pad: &str,
+    ) -> String {
+        let total = monitor.total(self.index);
+        let of_total = total
+            .map(|total| format!(" / {}", mib(total)))
+            .unwrap_or_default();
+        let share = share(*peak, total);
+        let mut out = format!("{head}peak {}{of_total}{share} at {at}\n", mib(*peak));
+        let mean = (self.sum / u128::from(self.count.max(1))) as u64;
+        out += &format!("{pad}mean {}\n", mib(mean));
+        for level in Level::ALL {
+            let threshold = monitor.threshold(level);
+            out += &format!(
+                "{pad}above {} {}: {}\n",
+                level.name(),
+                threshold.describe(threshold.limit_bytes(total)),
+                units::human_duration(self.time_above[level as usize])
+            );
+        }
+        if let Some(growth) = &self.growth {
+            out += &format!("{pad}{}\n", growth_sentence(growth));
+        }
+        out
     }
 }
 
@@ -369,14 +442,12 @@ impl std::fmt::Display for Event {
 }
 
 impl Watcher {
-    fn new(gpus: &[u32], alarms: Alarms, growth_window: usize) -> Watcher {
+    fn new(gpus: &[u32]) -> Watcher {
         Watcher {
-            alarms,
             tracks: gpus
                 .iter()
                 .map(|&index| Track {
                     index,
-                    total: None,
                     used: None,
                     peak: None,
                     sum: 0,
@@ -386,63 +457,35 @@ impl Watcher {
                     above: [false; 2],
                     time_above: [Duration::ZERO; 2],
                     last_at: None,
-                    window: Window::new(growth_window),
                     growth: None,
                 })
                 .collect(),
         }
     }
 
-    fn observe(
-        &mut self,
-        at: Duration,
-        timestamp: &str,
-        results: &[(u32, Result<DeviceSample, GpuError>)],
-    ) -> Vec<Event> {
+    /// Tallies a sample the monitor has judged; what to tell of it, GPU by GPU: a failure (once
+    /// per outage), a recovery, the levels crossed.
+    fn observe(&mut self, tick: &Tick, monitor: &Monitor) -> Vec<Event> {
         let mut events = Vec::new();
-        for (index, result) in results {
+        for (index, result) in &tick.results {
             let Some(track) = self.tracks.iter_mut().find(|t| t.index == *index) else {
                 continue;
             };
-            track.settle(at);
-            let reading = match result {
-                Ok(sample) => sample
-                    .memory
-                    .used_bytes
-                    .map(|used| (used, sample.memory.total_bytes))
-                    .ok_or_else(|| format!("GPU {index} reported no used-memory figure")),
-                Err(e) => Err(e.to_string()),
-            };
-            match reading {
-                Ok((used, total)) => {
+            track.settle(tick.elapsed);
+            match reading(*index, result) {
+                Ok((used, _)) => {
                     if track.errors > 0 && track.last_at.is_none() {
                         events.push(Event::Recovered {
                             gpu: *index,
-                            timestamp: timestamp.to_string(),
+                            timestamp: tick.timestamp.clone(),
                         });
                     }
-                    track.total = total.or(track.total);
-                    track.used = Some(used);
-                    track.sum += u128::from(used);
-                    track.count += 1;
-                    if track.peak.as_ref().is_none_or(|(peak, _)| used > *peak) {
-                        track.peak = Some((used, timestamp.to_string()));
-                    }
-                    for level in Level::ALL {
-                        let limit = self.alarms.threshold(level).limit_bytes(track.total);
-                        track.above[level as usize] = limit.is_some_and(|limit| used >= limit);
-                    }
-                    for crossing in self.alarms.observe(*index, used, track.total) {
-                        events.push(Event::Crossed {
-                            crossing,
-                            timestamp: timestamp.to_string(),
-                        });
-                    }
-                    track.window.push(Reading {
-                        elapsed_ms: u64::try_from(at.as_millis()).unwrap_or(u64::MAX),
-                        used_bytes: used,
-                    });
-                    track.last_at = Some(at);
+                    track.tally(used, tick, monitor);
+                    let crossed = tick.crossed.iter().filter(|c| c.crossing.gpu == *index);
+                    events.extend(crossed.map(|c| Event::Crossed {
+                        crossing: c.crossing.clone(),
+                        timestamp: tick.timestamp.clone(),
+                    }));
                 }
                 Err(error) => {
                     // One message per outage, not one per sample.
@@ -463,12 +506,11 @@ impl Watcher {
     }
 
     /// Counts the time from the last sample to the end of the watch, and judges the growth.
-    fn finish(&mut self, at: Duration) {
-        let critical = self.alarms.threshold(Level::Critical);
+    fn finish(&mut self, at: Duration, monitor: &mut Monitor) {
         for track in &mut self.tracks {
             track.settle(at);
             track.last_at = track.last_at.map(|_| at);
-            track.growth = track.window.growth(critical.limit_bytes(track.total));
+            track.growth = monitor.growth(track.index, monitor.total(track.index));
         }
     }
 
@@ -487,7 +529,7 @@ impl Watcher {
     }
 
     /// `VRAM: 8192 MiB / 16376 MiB (50%) | peak 9000 MiB`, prefixed `GPU n` when watching several.
-    fn status_line(&self) -> String {
+    fn status_line(&self, monitor: &Monitor) -> String {
         let several = self.tracks.len() > 1;
         self.tracks
             .iter()
@@ -500,12 +542,9 @@ impl Watcher {
                 let Some(used) = t.used else {
                     return format!("{label}: unreadable");
                 };
-                let total = t.total.map(mib).unwrap_or_else(|| "? MiB".to_string());
-                let share = t
-                    .total
-                    .and_then(|total| percent(used, total))
-                    .map(|p| format!(" ({p}%)"))
-                    .unwrap_or_default();
+                let total = monitor.total(t.index);
+                let share = share(used, total);
+                let total = total.map(mib).unwrap_or_else(|| "? MiB".to_string());
                 let peak = t.peak.as_ref().map_or(used, |(p, _)| *p);
                 format!(
                     "{label}: {} / {total}{share} | peak {}",
@@ -517,7 +556,7 @@ impl Watcher {
             .join("; ")
     }
 
-    fn summary(&self, elapsed: Duration, samples: u64) -> String {
+    fn summary(&self, monitor: &Monitor, elapsed: Duration, samples: u64) -> String {
         let mut out = format!(
             "summary: {samples} sample{} over {}\n",
             if samples == 1 { "" } else { "s" },
@@ -527,32 +566,7 @@ impl Watcher {
             let head = format!("  GPU {}  ", t.index);
             let pad = " ".repeat(head.len());
             match &t.peak {
-                Some((peak, at)) => {
-                    let total = t
-                        .total
-                        .map(|total| format!(" / {}", mib(total)))
-                        .unwrap_or_default();
-                    let share = t
-                        .total
-                        .and_then(|total| percent(*peak, total))
-                        .map(|p| format!(" ({p}%)"))
-                        .unwrap_or_default();
-                    out += &format!("{head}peak {}{total}{share} at {at}\n", mib(*peak));
-                    let mean = (t.sum / u128::from(t.count.max(1))) as u64;
-                    out += &format!("{pad}mean {}\n", mib(mean));
-                    for level in Level::ALL {
-                        let threshold = self.alarms.threshold(level);
-                        out += &format!(
-                            "{pad}above {} {}: {}\n",
-                            level.name(),
-                            threshold.describe(threshold.limit_bytes(t.total)),
-                            units::human_duration(t.time_above[level as usize])
-                        );
-                    }
-                    if let Some(growth) = &t.growth {
-                        out += &format!("{pad}{}\n", growth_sentence(growth));
-                    }
-                }
+                Some(peak) => out += &t.peak_lines(peak, monitor, &head, &pad),
                 None => out += &format!("{head}no sample could be read\n"),
             }
             if let Some(error) = &t.last_error {
@@ -606,7 +620,7 @@ impl<'a> LogRecord<'a> {
         let memory = result.as_ref().map(|s| s.memory).unwrap_or_default();
         LogRecord {
             timestamp,
-            elapsed_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
+            elapsed_ms: millis(elapsed),
             gpu,
             used_bytes: memory.used_bytes,
             total_bytes: memory.total_bytes,
@@ -720,9 +734,56 @@ mod tests {
         (index, Err(GpuError::GpuLost(format!("GPU {index}"))))
     }
 
-    fn watcher(gpus: &[u32]) -> Watcher {
-        let alarms = Alarms::new(Threshold::Percent(85.0), Threshold::Bytes(15_000 * MIB));
-        Watcher::new(gpus, alarms, 120)
+    /// The monitor and watch's tallies, fed made-up samples as the monitor loop feeds them.
+    struct Watched {
+        monitor: Monitor,
+        watcher: Watcher,
+    }
+
+    impl Watched {
+        fn observe(
+            &mut self,
+            at: Duration,
+            timestamp: &str,
+            results: &[(u32, Result<DeviceSample, GpuError>)],
+        ) -> Vec<Event> {
+            let tick = self
+                .monitor
+                .judge(at, timestamp.to_string(), results.to_vec());
+            self.watcher.observe(&tick, &self.monitor)
+        }
+
+        fn finish(&mut self, at: Duration) {
+            self.watcher.finish(at, &mut self.monitor);
+        }
+
+        fn status_line(&self) -> String {
+            self.watcher.status_line(&self.monitor)
+        }
+
+        fn summary(&self, elapsed: Duration, samples: u64) -> String {
+            self.watcher.summary(&self.monitor, elapsed, samples)
+        }
+    }
+
+    impl std::ops::Deref for Watched {
+        type Target = Watcher;
+
+        fn deref(&self) -> &Watcher {
+            &self.watcher
+        }
+    }
+
+    fn watcher(gpus: &[u32]) -> Watched {
+        let levels = LevelArgs {
+            critical: Threshold::Bytes(15_000 * MIB),
+            growth_window: 120,
+            ..args().levels
+        };
+        Watched {
+            monitor: Monitor::new(gpus, &levels, [None, None], None),
+            watcher: Watcher::new(gpus),
+        }
     }
 
     fn ms(n: u64) -> Duration {

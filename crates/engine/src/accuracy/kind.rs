@@ -47,71 +47,78 @@ pub enum RunKind {
     Serving(Runtime),
 }
 
+/// The kinds of run under transformers, in the order tables list them.
+const TRANSFORMERS_KINDS: [RunKind; 16] = [
+    RunKind::Inference {
+        weights: WeightClass::Float,
+        multi_gpu: false,
+    },
+    RunKind::Inference {
+        weights: WeightClass::Float,
+        multi_gpu: true,
+    },
+    RunKind::Inference {
+        weights: WeightClass::Fp8,
+        multi_gpu: false,
+    },
+    RunKind::Inference {
+        weights: WeightClass::Fp8,
+        multi_gpu: true,
+    },
+    RunKind::Inference {
+        weights: WeightClass::Int8,
+        multi_gpu: false,
+    },
+    RunKind::Inference {
+        weights: WeightClass::Int8,
+        multi_gpu: true,
+    },
+    RunKind::Inference {
+        weights: WeightClass::FourBit,
+        multi_gpu: false,
+    },
+    RunKind::Inference {
+        weights: WeightClass::FourBit,
+        multi_gpu: true,
+    },
+    RunKind::MoeInference,
+    RunKind::Training {
+        mode: Mode::Full,
+        multi_gpu: false,
+    },
+    RunKind::Training {
+        mode: Mode::Full,
+        multi_gpu: true,
+    },
+    RunKind::Training {
+        mode: Mode::Lora,
+        multi_gpu: false,
+    },
+    RunKind::Training {
+        mode: Mode::Lora,
+        multi_gpu: true,
+    },
+    RunKind::Training {
+        mode: Mode::Qlora,
+        multi_gpu: false,
+    },
+    RunKind::Training {
+        mode: Mode::Qlora,
+        multi_gpu: true,
+    },
+    RunKind::MoeTraining,
+];
+
 impl RunKind {
-    /// Every kind, so a table of figures can say something for each, rows or none.
-    pub const ALL: [RunKind; 19] = [
-        RunKind::Inference {
-            weights: WeightClass::Float,
-            multi_gpu: false,
-        },
-        RunKind::Inference {
-            weights: WeightClass::Float,
-            multi_gpu: true,
-        },
-        RunKind::Inference {
-            weights: WeightClass::Fp8,
-            multi_gpu: false,
-        },
-        RunKind::Inference {
-            weights: WeightClass::Fp8,
-            multi_gpu: true,
-        },
-        RunKind::Inference {
-            weights: WeightClass::Int8,
-            multi_gpu: false,
-        },
-        RunKind::Inference {
-            weights: WeightClass::Int8,
-            multi_gpu: true,
-        },
-        RunKind::Inference {
-            weights: WeightClass::FourBit,
-            multi_gpu: false,
-        },
-        RunKind::Inference {
-            weights: WeightClass::FourBit,
-            multi_gpu: true,
-        },
-        RunKind::MoeInference,
-        RunKind::Training {
-            mode: Mode::Full,
-            multi_gpu: false,
-        },
-        RunKind::Training {
-            mode: Mode::Full,
-            multi_gpu: true,
-        },
-        RunKind::Training {
-            mode: Mode::Lora,
-            multi_gpu: false,
-        },
-        RunKind::Training {
-            mode: Mode::Lora,
-            multi_gpu: true,
-        },
-        RunKind::Training {
-            mode: Mode::Qlora,
-            multi_gpu: false,
-        },
-        RunKind::Training {
-            mode: Mode::Qlora,
-            multi_gpu: true,
-        },
-        RunKind::MoeTraining,
-        RunKind::Serving(Runtime::Vllm),
-        RunKind::Serving(Runtime::Sglang),
-        RunKind::Serving(Runtime::LlamaCpp),
-    ];
+    /// Every kind, so a table of figures can say something for each, rows or none: the
+    /// transformers kinds, then one per serving runtime.
+    pub fn all() -> Vec<RunKind> {
+        let serving = Runtime::ALL
+            .iter()
+            .filter(|r| r.rules().serves())
+            .map(|&r| RunKind::Serving(r));
+        TRANSFORMERS_KINDS.iter().copied().chain(serving).collect()
+    }
 
     /// The kind of a valid scenario; `None` when it does not resolve.
     pub fn of(scenario: &Scenario) -> Option<RunKind> {
@@ -125,7 +132,7 @@ impl RunKind {
         let moe = resolved.arch.moe.is_moe();
         let multi_gpu = scenario.gpus > 1;
         match scenario.mode {
-            Mode::Inference if scenario.runtime != Runtime::Transformers => {
+            Mode::Inference if scenario.runtime.rules().serves() => {
                 RunKind::Serving(scenario.runtime)
             }
             Mode::Inference if moe => RunKind::MoeInference,
@@ -199,10 +206,7 @@ impl RunKind {
                 (_, true) => ("full_multi", "full fine-tuning on several GPUs"),
             },
             RunKind::MoeTraining => ("moe_training", "training a mixture of experts"),
-            RunKind::Serving(Runtime::Vllm) => ("vllm", "vLLM serving"),
-            RunKind::Serving(Runtime::Sglang) => ("sglang", "SGLang serving"),
-            RunKind::Serving(Runtime::LlamaCpp) => ("llama.cpp", "llama.cpp"),
-            RunKind::Serving(Runtime::Transformers) => ("transformers", "transformers inference"),
+            RunKind::Serving(runtime) => (runtime.as_str(), runtime.rules().accuracy_label()),
         }
     }
 }
@@ -220,13 +224,13 @@ mod tests {
 
     #[test]
     fn every_kind_is_listed_once() {
-        let keys: Vec<&str> = RunKind::ALL.iter().map(|k| k.key()).collect();
+        let keys: Vec<&str> = RunKind::all().iter().map(|k| k.key()).collect();
         let mut unique = keys.clone();
         unique.sort();
         unique.dedup();
         assert_eq!(unique.len(), keys.len(), "{keys:?}");
         let labels: std::collections::BTreeSet<&str> =
-            RunKind::ALL.iter().map(|k| k.label()).collect();
+            RunKind::all().iter().map(|k| k.label()).collect();
         assert_eq!(labels.len(), keys.len());
     }
 

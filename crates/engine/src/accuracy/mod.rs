@@ -13,7 +13,7 @@ mod kind;
 
 pub use kind::{RunKind, WeightClass};
 
-use crate::estimate::{estimate, Estimate, MODEL_LOAD};
+use crate::estimate::{estimate, Component, Estimate, LogFigure, Reads};
 use crate::measurement::WorkloadMeasurement;
 use crate::query::scenario_from_query;
 use crate::units::{GIB, MIB};
@@ -108,7 +108,7 @@ pub fn csv_fields(line: &str) -> Vec<String> {
     fields
 }
 
-fn records(csv: &str) -> Vec<std::collections::HashMap<String, String>> {
+pub(crate) fn records(csv: &str) -> Vec<std::collections::HashMap<String, String>> {
     let mut lines = csv.lines().filter(|l| !l.trim().is_empty());
     let header = lines.next().map(csv_fields).unwrap_or_default();
     lines
@@ -287,43 +287,37 @@ pub struct RuntimeComparison {
     pub error_pct: f64,
 }
 
-/// The estimate's value of a logged figure: a component's bytes, or the serving pool's tokens
-/// and concurrency. `None` for a figure the runtime's rules do not produce.
+/// The estimate's value of a figure its runtime logs: a component's bytes, or the serving pool's
+/// tokens and concurrency. `None` for a figure the runtime does not log.
 fn runtime_figure(e: &Estimate, figure: &str) -> Option<f64> {
     let serving = e.serving.as_ref()?;
-    let host = |id: &str| {
-        serving
-            .host_components
-            .iter()
-            .find(|c| c.id == id)
-            .map(|c| c.bytes.as_f64())
-    };
-    let bytes = |ids: &[&str]| -> Option<f64> {
-        let found: Vec<f64> = ids
-            .iter()
-            .filter_map(|id| e.component(id).map(|c| c.bytes.as_f64()))
-            .collect();
-        (!found.is_empty()).then(|| found.iter().sum())
-    };
-    match figure {
-        "weights" | "model_buffer_gpu" => bytes(MODEL_LOAD),
-        "activation_peak" => bytes(&["activations"]),
-        "non_torch" => bytes(&["non_torch"]),
-        "cuda_graphs" => bytes(&["cuda_graphs"]),
-        "kv_pool" => Some(serving.kv_pool_bytes.as_f64()),
-        "kv_tokens" => Some(serving.kv_tokens as f64),
-        "max_concurrency" => Some(serving.max_concurrency),
-        "kv_buffer" => Some(
-            bytes(&["kv_cache", "kv_cache_sliding"]).unwrap_or(0.0)
-                + host("kv_cache").unwrap_or(0.0),
-        ),
-        "compute_buffer_gpu" => bytes(&["compute_buffer"]),
-        "recurrent_buffer" => bytes(&["recurrent_state"]),
-        "model_buffer_host" => host("weights"),
-        "compute_buffer_host" => host("compute_buffer"),
-        "output_buffer" => host("output_buffer"),
-        _ => None,
+    let logged_figure = e
+        .scenario
+        .runtime
+        .rules()
+        .logged_figures()
+        .iter()
+        .find(|f| f.name == figure)?;
+    let gpu = |figure| logged(&e.components, figure);
+    let host = |figure| logged(&serving.host_components, figure);
+    match logged_figure.reads {
+        Reads::Gpu(figure) => gpu(figure),
+        Reads::Host(figure) => host(figure),
+        Reads::GpuAndHost(figure) => Some(gpu(figure).unwrap_or(0.0) + host(figure).unwrap_or(0.0)),
+        Reads::PoolBytes => Some(serving.kv_pool_bytes.as_f64()),
+        Reads::PoolTokens => Some(serving.kv_tokens as f64),
+        Reads::Concurrency => Some(serving.max_concurrency),
     }
+}
+
+/// The bytes of the components a log figure holds; `None` when there are none.
+fn logged(components: &[Component], figure: LogFigure) -> Option<f64> {
+    let mut found = components
+        .iter()
+        .filter(|c| c.id.logged_in() == Some(figure))
+        .peekable();
+    found.peek()?;
+    Some(found.map(|c| c.bytes.as_f64()).sum())
 }
 
 fn logged_value(value: &str, unit: &str) -> Option<f64> {
@@ -688,8 +682,8 @@ mod tests {
 
         for s in &all {
             assert!(
-                s.kind == ALL || RunKind::ALL.iter().any(|k| k.key() == s.kind),
-                "{} is no kind in RunKind::ALL",
+                s.kind == ALL || RunKind::all().iter().any(|k| k.key() == s.kind),
+                "{} is no kind in RunKind::all()",
                 s.kind
             );
         }

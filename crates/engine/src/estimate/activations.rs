@@ -9,6 +9,7 @@ use super::per_token::{
 };
 use super::stack::{explain, num, Stack};
 use crate::dtype::BYTE;
+use crate::estimate::ComponentId;
 use crate::model::Architecture;
 use crate::scenario::{Resolved, Scenario};
 use crate::workload::{Checkpointing, SequenceParallel};
@@ -25,14 +26,14 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split)
     let a = &r.arch;
     let e = r.act_dtype.bytes();
     let tokens = split.tokens(s);
-    let layers = f64::from(a.layers);
     let per_layer = layer_bytes_per_token(s, a, e, s.compile)
         + dropout_bytes_per_token(s, a)
         + adapter_bytes_per_token(s, r, e);
     let scores = eager_scores_bytes_per_token(s, a, e, split.sequence(s));
     let whole = Unsplit::new(s, a, e, split.tensor);
     let everything = per_layer + scores + whole.layer;
-    let (kept, kept_label) = match s.checkpointing {
+    // What a checkpointed layer keeps per token; with no checkpointing, everything.
+    let kept = match s.checkpointing {
         Checkpointing::None => (everything, "layer + scores"),
         Checkpointing::Selective => (per_layer + whole.layer, "layer, scores recomputed"),
         Checkpointing::Op => (
@@ -41,6 +42,51 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split)
         ),
         Checkpointing::Full => (f64::from(a.hidden) * e + whole.input, "layer input only"),
     };
+    let (saved, saved_formula) = saved_for_backward(s, a, tokens, kept, everything, ex);
+    let (on_gpu, saved_formula) = if s.offload_activations {
+        offloaded(saved, f64::from(a.layers), saved_formula, ex)
+    } else {
+        (saved, saved_formula)
+    };
+    // The backward pass of one layer needs that layer's activations (recomputed, under
+    // checkpointing) and their gradients at once.
+    let working = tokens * everything;
+    let head_input = tokens * whole.head_input;
+    let whole_note = if whole.layer > 0.0 {
+        explain!(
+            ex,
+            " (with {} B/token per layer {}, and the head's input {})",
+            num(whole.layer),
+            whole.what,
+            num(head_input)
+        )
+    } else {
+        String::new()
+    };
+    stack.push(
+        ComponentId::Activations,
+        "Activations",
+        (on_gpu + working + head_input) / split.model_parallel,
+        explain!(
+            ex,
+            "{saved_formula} + one layer in backward {}{whole_note}{}",
+            num(working),
+            split.note(split.model_parallel)
+        ),
+    );
+}
+
+/// What the forward pass saves for the backward pass over every layer: `kept` per token on the
+/// checkpointed layers, `everything` on the rest.
+fn saved_for_backward(
+    s: &Scenario,
+    a: &Architecture,
+    tokens: f64,
+    (kept, kept_label): (f64, &str),
+    everything: f64,
+    ex: bool,
+) -> (f64, String) {
+    let layers = f64::from(a.layers);
     let checkpointed = if s.checkpointing == Checkpointing::None {
         0.0
     } else {
@@ -48,7 +94,7 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split)
     };
     let plain = layers - checkpointed;
     let saved = tokens * (checkpointed * kept + plain * everything);
-    let saved_formula = if plain == 0.0 || checkpointed == 0.0 {
+    let formula = if plain == 0.0 || checkpointed == 0.0 {
         explain!(
             ex,
             "L × b·s × {} B ({kept_label}) = {} × {} × {}",
@@ -73,37 +119,7 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split)
             num(everything)
         )
     };
-    let (on_gpu, saved_formula) = if s.offload_activations {
-        offloaded(saved, layers, saved_formula, ex)
-    } else {
-        (saved, saved_formula)
-    };
-    // The backward pass of one layer needs that layer's activations (recomputed, under
-    // checkpointing) and their gradients at once.
-    let working = tokens * everything;
-    let head_input = tokens * whole.head_input;
-    let whole_note = if whole.layer > 0.0 {
-        explain!(
-            ex,
-            " (with {} B/token per layer {}, and the head's input {})",
-            num(whole.layer),
-            whole.what,
-            num(head_input)
-        )
-    } else {
-        String::new()
-    };
-    stack.push(
-        "activations",
-        "Activations",
-        (on_gpu + working + head_input) / split.model_parallel,
-        explain!(
-            ex,
-            "{saved_formula} + one layer in backward {}{whole_note}{}",
-            num(working),
-            split.note(split.model_parallel)
-        ),
-    );
+    (saved, formula)
 }
 
 /// What tensor parallelism over `t` GPUs leaves whole, per token, as the excess over the 1/t

@@ -6,6 +6,7 @@ use super::parallel::Split;
 use super::per_token::{eager_scores_bytes_per_token, layer_bytes_per_token};
 use super::stack::{explain, num, Stack};
 use crate::dtype::{Dtype, QuantKernel, BYTE, FP32_BYTES, HALF_BYTES, NIBBLE_BYTES};
+use crate::estimate::ComponentId;
 use crate::model::{Architecture, MatrixShape};
 use crate::scenario::{Resolved, Scenario};
 use crate::sharding::Sharding;
@@ -55,88 +56,144 @@ fn bytes_per_cached_value(s: &Scenario, tokens: f64, b: f64) -> f64 {
 /// context, a sliding-window layer at most its window (transformers' `SlidingWindowCache`,
 /// vLLM's `SlidingWindowSpec`), and an MLA layer its latent or its expanded heads ([`MlaCache`]).
 fn push_kv_cache(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split) {
-    let ex = stack.explain;
-    let a = &r.arch;
-    let batch = f64::from(s.batch);
     let seq = cached_tokens(s);
-    let b = bytes_per_cached_value(s, seq, r.kv_dtype.bytes());
-    let note = split.note(split.model_parallel);
+    let cache = Cache {
+        batch: f64::from(s.batch),
+        seq,
+        b: bytes_per_cached_value(s, seq, r.kv_dtype.bytes()),
+    };
+    let a = &r.arch;
     if a.mla.is_mla() {
-        let m = &a.mla;
-        // The latent is one tensor shared by every head, so tensor parallelism replicates it on
-        // each rank (vLLM's `MLAAttentionSpec`: one KV head, not split by TP); a pipeline still
-        // divides the layers.
-        let ways = if s.sharding == Sharding::Tensor && s.mla_cache == MlaCache::Latent {
-            1.0
-        } else {
-            split.model_parallel
-        };
-        let note = split.note(ways);
-        let (per_token_layer, label, formula) = match s.mla_cache {
-            MlaCache::Latent => (
-                f64::from(m.kv_rank) + f64::from(m.rope_dim),
-                "KV cache (MLA latent)",
-                explain!(ex, "L × (kv-lora-rank + rope-head-dim) × b·cached × {} B = {} × ({} + {}) × {} × {}{}", num(b), a.layers, m.kv_rank, m.rope_dim, num(batch * seq), num(b), note),
-            ),
-            MlaCache::Expanded => (
-                f64::from(a.heads) * (f64::from(a.head_dim) + f64::from(m.v_head_dim)),
-                "KV cache (MLA, expanded per head)",
-                explain!(ex, "L × heads × (head-dim + v-head-dim) × b·cached × {} B = {} × {} × ({} + {}) × {} × {}{}", num(b), a.layers, a.heads, a.head_dim, m.v_head_dim, num(batch * seq), num(b), note),
-            ),
-        };
-        let bytes = f64::from(a.attention_layers()) * per_token_layer * batch * seq * b;
-        stack.push("kv_cache", label, bytes / ways, formula);
+        push_mla_cache(s, a, stack, split, &cache);
         return;
     }
-    let per_token_layer = KV_TENSORS * a.kv_width() * b;
     // QuantizedCache builds every layer at full length, sliding or not.
     let windowed = if s.cache == KvCache::Quantized {
         0
     } else {
         a.window.layers.min(a.attention_layers())
     };
-    let full = a.attention_layers() - windowed;
-    let full_bytes = f64::from(full) * per_token_layer * batch * seq;
+    push_full_attention_cache(
+        a,
+        stack,
+        split,
+        &cache,
+        a.attention_layers() - windowed,
+        windowed > 0,
+    );
+    if windowed > 0 {
+        push_sliding_window_cache(s, a, stack, split, &cache, windowed);
+    }
+}
+
+/// What the cache holds: `batch` sequences of `seq` cached tokens, at `b` bytes a value.
+struct Cache {
+    batch: f64,
+    seq: f64,
+    b: f64,
+}
+
+impl Cache {
+    /// Keys and values, per token and layer.
+    fn kv_bytes_per_token_layer(&self, a: &Architecture) -> f64 {
+        KV_TENSORS * a.kv_width() * self.b
+    }
+}
+
+/// An MLA layer caches its latent and RoPE key, or (transformers) every head's keys and values.
+fn push_mla_cache(s: &Scenario, a: &Architecture, stack: &mut Stack, split: &Split, cache: &Cache) {
+    let ex = stack.explain;
+    let m = &a.mla;
+    let Cache { batch, seq, b } = *cache;
+    // The latent is one tensor shared by every head, so tensor parallelism replicates it on
+    // each rank (vLLM's `MLAAttentionSpec`: one KV head, not split by TP); a pipeline still
+    // divides the layers.
+    let ways = if s.sharding == Sharding::Tensor && s.mla_cache == MlaCache::Latent {
+        1.0
+    } else {
+        split.model_parallel
+    };
+    let note = split.note(ways);
+    let (per_token_layer, label, formula) = match s.mla_cache {
+        MlaCache::Latent => (
+            f64::from(m.kv_rank) + f64::from(m.rope_dim),
+            "KV cache (MLA latent)",
+            explain!(ex, "L × (kv-lora-rank + rope-head-dim) × b·cached × {} B = {} × ({} + {}) × {} × {}{}", num(b), a.layers, m.kv_rank, m.rope_dim, num(batch * seq), num(b), note),
+        ),
+        MlaCache::Expanded => (
+            f64::from(a.heads) * (f64::from(a.head_dim) + f64::from(m.v_head_dim)),
+            "KV cache (MLA, expanded per head)",
+            explain!(ex, "L × heads × (head-dim + v-head-dim) × b·cached × {} B = {} × {} × ({} + {}) × {} × {}{}", num(b), a.layers, a.heads, a.head_dim, m.v_head_dim, num(batch * seq), num(b), note),
+        ),
+    };
+    let bytes = f64::from(a.attention_layers()) * per_token_layer * batch * seq * b;
+    stack.push(ComponentId::KvCache, label, bytes / ways, formula);
+}
+
+/// `full` layers that cache every token; labelled as one kind of two when `beside_sliding`.
+fn push_full_attention_cache(
+    a: &Architecture,
+    stack: &mut Stack,
+    split: &Split,
+    cache: &Cache,
+    full: u32,
+    beside_sliding: bool,
+) {
+    let Cache { batch, seq, b } = *cache;
+    let full_bytes = f64::from(full) * cache.kv_bytes_per_token_layer(a) * batch * seq;
     stack.push(
-        "kv_cache",
-        if windowed > 0 {
+        ComponentId::KvCache,
+        if beside_sliding {
             "KV cache (full-attention layers)"
         } else {
             "KV cache"
         },
         full_bytes / split.model_parallel,
         explain!(
-            ex,
-            "{kv} × L × kv-heads × head-dim × b·cached × {} B = {kv} × {} × {} × {} × {} × {}{note}",
+            stack.explain,
+            "{kv} × L × kv-heads × head-dim × b·cached × {} B = {kv} × {} × {} × {} × {} × {}{}",
             num(b),
             full,
             a.kv_heads,
             a.head_dim,
             num(batch * seq),
             num(b),
+            split.note(split.model_parallel),
             kv = num(KV_TENSORS)
         ),
     );
-    if windowed > 0 {
-        let cached = seq.min(f64::from(a.window.tokens));
-        stack.push(
-            "kv_cache_sliding",
-            "KV cache (sliding-window layers)",
-            f64::from(windowed) * per_token_layer * batch * cached / split.model_parallel,
-            explain!(
-                ex,
-                "{kv} × L_window × kv-heads × head-dim × b × min(cached, window) × {} B = {kv} × {} × {} × {} × {} × {} × {}{note}",
-                b,
-                windowed,
-                a.kv_heads,
-                a.head_dim,
-                s.batch,
-                num(cached),
-                b,
-                kv = num(KV_TENSORS)
-            ),
-        );
-    }
+}
+
+/// `windowed` sliding-window layers, each caching at most its window.
+fn push_sliding_window_cache(
+    s: &Scenario,
+    a: &Architecture,
+    stack: &mut Stack,
+    split: &Split,
+    cache: &Cache,
+    windowed: u32,
+) {
+    let Cache { batch, seq, b } = *cache;
+    let cached = seq.min(f64::from(a.window.tokens));
+    stack.push(
+        ComponentId::KvCacheSliding,
+        "KV cache (sliding-window layers)",
+        f64::from(windowed) * cache.kv_bytes_per_token_layer(a) * batch * cached
+            / split.model_parallel,
+        explain!(
+            stack.explain,
+            "{kv} × L_window × kv-heads × head-dim × b × min(cached, window) × {} B = {kv} × {} × {} × {} × {} × {} × {}{}",
+            b,
+            windowed,
+            a.kv_heads,
+            a.head_dim,
+            s.batch,
+            num(cached),
+            b,
+            split.note(split.model_parallel),
+            kv = num(KV_TENSORS)
+        ),
+    );
 }
 
 /// A recurrent layer's state per sequence, whatever the context: the `heads × head_dim × state`
@@ -151,7 +208,7 @@ fn push_recurrent_state(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &S
     let (b, e) = (r.state_dtype.bytes(), r.act_dtype.bytes());
     let per_sequence = f64::from(rec.layers) * (state * b + conv * e);
     stack.push(
-        "recurrent_state",
+        ComponentId::RecurrentState,
         "Recurrent state (Mamba / linear attention)",
         f64::from(s.batch) * per_sequence / split.model_parallel,
         explain!(
@@ -189,7 +246,7 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split)
     };
     let (kernel_bytes, kernel_label) = quantized_matmul_bytes(s, r, tokens);
     stack.push(
-        "activations",
+        ComponentId::Activations,
         "Activations (one layer's working set)",
         (one_layer + dequantized + kernel_bytes) / split.model_parallel,
         explain!(

@@ -10,6 +10,7 @@
 use super::parallel::Split;
 use super::stack::{explain, num, Stack};
 use crate::dtype::FP32_BYTES;
+use crate::estimate::ComponentId;
 use crate::scenario::{Resolved, Scenario};
 use crate::sharding::Offload;
 use crate::units::GB;
@@ -29,7 +30,7 @@ pub(super) fn lesson(s: &Scenario, r: &Resolved, stack: &mut Stack) -> f64 {
     let p = r.params;
     let bw = r.weights.bytes();
     stack.push(
-        "weights",
+        ComponentId::Weights,
         "Model weights",
         p * bw / split.weights,
         explain!(
@@ -75,7 +76,7 @@ fn training_terms(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split) 
     };
     let bg = r.grads.bytes();
     stack.push(
-        "gradients",
+        ComponentId::Gradients,
         "Gradients",
         trainable * bg / split.gradients,
         explain!(
@@ -92,7 +93,7 @@ fn training_terms(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split) 
         .unwrap_or(0.5 * r.weights.bytes());
     let optimizer_on_gpu = if s.offload == Offload::None { 1.0 } else { 0.0 };
     stack.push(
-        "optimizer",
+        ComponentId::Optimizer,
         "Optimizer states",
         trainable * bo * optimizer_on_gpu / split.optimizer,
         explain!(
@@ -106,7 +107,7 @@ fn training_terms(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split) 
     );
     if r.master_weights {
         stack.push(
-            "master_weights",
+            ComponentId::MasterWeights,
             "fp32 master weights",
             trainable * FP32_BYTES * optimizer_on_gpu / split.optimizer,
             explain!(ex, "{} trainable × {} B", num(trainable), num(FP32_BYTES)),
@@ -133,7 +134,7 @@ fn activations(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split) {
         * checkpoint
         / split.model_parallel;
     stack.push(
-        "activations",
+        ComponentId::Activations,
         "Activations",
         activations,
         explain!(
@@ -159,7 +160,7 @@ fn activations(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split) {
 fn overhead(stack: &mut Stack) {
     let ex = stack.explain;
     stack.push(
-        "cuda_context",
+        ComponentId::CudaContext,
         "Overhead (CUDA kernels + workspace)",
         LESSON_OVERHEAD_BYTES,
         explain!(ex, "fixed {} GB", num(LESSON_OVERHEAD_BYTES / GB as f64)),

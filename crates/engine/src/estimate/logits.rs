@@ -5,6 +5,7 @@
 use super::parallel::Split;
 use super::stack::{explain, num, Stack};
 use crate::dtype::FP32_BYTES;
+use crate::estimate::ComponentId;
 use crate::scenario::{Resolved, Scenario};
 use crate::workload::{Head, KeptScores, Loss};
 
@@ -32,98 +33,135 @@ pub(super) fn push_training(
                 .to_string(),
         );
     }
+    let logits = TrainingLogits {
+        tokens: split.tokens(s),
+        vocab: r.arch.vocab,
+        e: r.act_dtype.bytes(),
+        // One loss chunk's logits: the chunked loss's unit of work.
+        chunk: f64::from(s.batch)
+            * LOSS_CHUNK_TOKENS.min(split.sequence(s))
+            * f64::from(r.arch.vocab),
+    };
     let ex = stack.explain;
-    let vocab = f64::from(r.arch.vocab);
-    let e = r.act_dtype.bytes();
-    let tokens = split.tokens(s);
-    let elements = tokens * vocab;
-    // One loss chunk's logits: the chunked loss's unit of work.
-    let chunk = f64::from(s.batch) * LOSS_CHUNK_TOKENS.min(split.sequence(s)) * vocab;
     let (bytes, formula) = match (s.loss, s.compile) {
-        (Loss::Cce, _) => {
-            // Apple's Cut Cross-Entropy (apple/ml-cross-entropy, cut_cross_entropy/cce.py,
-            // `LinearCrossEntropyFunction`): the forward kernel computes each token's log-sum-exp
-            // from the hidden states and the classifier block by block, saves only that fp32 value
-            // per token, and the backward kernel recomputes the logit blocks it needs.
-            (
-                tokens * FP32_BYTES,
-                explain!(
-                    ex,
-                    "b·s × {} B (fp32 log-sum-exp; no logits kept)",
-                    num(FP32_BYTES)
-                ),
-            )
-        }
-        (Loss::Chunked, true) => {
-            // torchtune compiles the chunked loss's `compute_cross_entropy` (the fp32 upcast and
-            // the cross-entropy, torchtune/training/_compile.py `compile_loss`) in place; a whole
-            // loss module stays eager, as the recipes drop `compile_loss`'s result. The partitioner
-            // saves the 16-bit chunk and recomputes the upcast and log-softmax in one backward
-            // kernel, whose only output is the chunk's 16-bit gradient.
-            (
-                (elements + chunk) * e,
-                explain!(
-                    ex,
-                    "b·s·V × {} B + one {}-token chunk's gradient × {} B (compiled: no fp32 copy)",
-                    e,
-                    num(LOSS_CHUNK_TOKENS),
-                    e
-                ),
-            )
-        }
-        (Loss::Chunked, false) => {
-            (
-                elements * e + chunk * LOG_PROBS_AND_GRAD_BYTES,
-                explain!(
-                    ex,
-                    "b·s·V × {} B + one {}-token chunk × {} B (fp32 log-probs + grad)",
-                    e,
-                    num(LOSS_CHUNK_TOKENS),
-                    num(LOG_PROBS_AND_GRAD_BYTES)
-                ),
-            )
-        }
-        (Loss::InPlace, _) => {
-            // Megatron-LM's `_VocabParallelCrossEntropy` (megatron/core/tensor_parallel/
-            // cross_entropy.py): the forward upcasts the logits to fp32 and runs the max subtraction,
-            // `exp` and division in place on that copy, saves it as the softmax, and the backward
-            // subtracts the one-hot target and scales it in place, returning it as the gradient,
-            // which autograd casts back to the logits' dtype. At either peak one 16-bit and one fp32
-            // tensor of the logits' size exist.
-            (
-                elements * (e + FP32_BYTES),
-                explain!(
-                    ex,
-                    "b·s·V × ({} B logits + {} B fp32 softmax, in place its own grad) = {} × {} × {}",
-                    e,
-                    num(FP32_BYTES),
-                    num(tokens),
-                    r.arch.vocab,
-                    e + FP32_BYTES
-                ),
-            )
-        }
-        (Loss::Whole, _) => {
-            (
-                elements * (e + LOG_PROBS_AND_GRAD_BYTES),
-                explain!(
-                    ex,
-                    "b·s·V × ({} B logits + {fp32} B fp32 log-probs + {fp32} B their grad) = {} × {} × {}",
-                    e,
-                    num(tokens),
-                    r.arch.vocab,
-                    e + LOG_PROBS_AND_GRAD_BYTES,
-                    fp32 = num(FP32_BYTES)
-                ),
-            )
-        }
+        (Loss::Cce, _) => logits.cut_cross_entropy(ex),
+        (Loss::Chunked, true) => logits.chunked_compiled(ex),
+        (Loss::Chunked, false) => logits.chunked(ex),
+        (Loss::InPlace, _) => logits.in_place(ex),
+        (Loss::Whole, _) => logits.whole(ex),
     };
     stack.push(
-        "logits",
+        ComponentId::Logits,
         "Logits & cross-entropy",
         bytes / split.vocab(),
         formula + split.note(split.vocab()),
     );
+}
+
+/// The logits a training step's loss reads: `tokens` (b·s) rows of `vocab` values at `e` bytes,
+/// and the `chunk` of them a chunked loss works on at once. Each loss returns its bytes and
+/// formula.
+struct TrainingLogits {
+    tokens: f64,
+    vocab: u32,
+    e: f64,
+    chunk: f64,
+}
+
+impl TrainingLogits {
+    /// b·s·V.
+    fn elements(&self) -> f64 {
+        self.tokens * f64::from(self.vocab)
+    }
+
+    /// Apple's Cut Cross-Entropy (apple/ml-cross-entropy, cut_cross_entropy/cce.py,
+    /// `LinearCrossEntropyFunction`): the forward kernel computes each token's log-sum-exp from
+    /// the hidden states and the classifier block by block, saves only that fp32 value per token,
+    /// and the backward kernel recomputes the logit blocks it needs.
+    fn cut_cross_entropy(&self, ex: bool) -> (f64, String) {
+        (
+            self.tokens * FP32_BYTES,
+            explain!(
+                ex,
+                "b·s × {} B (fp32 log-sum-exp; no logits kept)",
+                num(FP32_BYTES)
+            ),
+        )
+    }
+
+    /// torchtune compiles the chunked loss's `compute_cross_entropy` (the fp32 upcast and the
+    /// cross-entropy, torchtune/training/_compile.py `compile_loss`) in place; a whole loss module
+    /// stays eager, as the recipes drop `compile_loss`'s result. The partitioner saves the 16-bit
+    /// chunk and recomputes the upcast and log-softmax in one backward kernel, whose only output
+    /// is the chunk's 16-bit gradient.
+    fn chunked_compiled(&self, ex: bool) -> (f64, String) {
+        let e = self.e;
+        (
+            (self.elements() + self.chunk) * e,
+            explain!(
+                ex,
+                "b·s·V × {} B + one {}-token chunk's gradient × {} B (compiled: no fp32 copy)",
+                e,
+                num(LOSS_CHUNK_TOKENS),
+                e
+            ),
+        )
+    }
+
+    /// Eager chunks: the whole logits, and one chunk's fp32 log-probabilities and gradient.
+    fn chunked(&self, ex: bool) -> (f64, String) {
+        (
+            self.elements() * self.e + self.chunk * LOG_PROBS_AND_GRAD_BYTES,
+            explain!(
+                ex,
+                "b·s·V × {} B + one {}-token chunk × {} B (fp32 log-probs + grad)",
+                self.e,
+                num(LOSS_CHUNK_TOKENS),
+                num(LOG_PROBS_AND_GRAD_BYTES)
+            ),
+        )
+    }
+
+    /// Megatron-LM's `_VocabParallelCrossEntropy` (megatron/core/tensor_parallel/
+    /// cross_entropy.py): the forward upcasts the logits to fp32 and runs the max subtraction,
+    /// `exp` and division in place on that copy, saves it as the softmax, and the backward
+    /// subtracts the one-hot target and scales it in place, returning it as the gradient, which
+    /// autograd casts back to the logits' dtype. At either peak one 16-bit and one fp32 tensor of
+    /// the logits' size exist.
+    fn in_place(&self, ex: bool) -> (f64, String) {
+        let what = explain!(
+            ex,
+            "{} B fp32 softmax, in place its own grad",
+            num(FP32_BYTES)
+        );
+        self.beside_every_logit(FP32_BYTES, &what, ex)
+    }
+
+    /// `F.cross_entropy` on the whole logits: their fp32 log-softmax and its gradient.
+    fn whole(&self, ex: bool) -> (f64, String) {
+        let what = explain!(
+            ex,
+            "{fp32} B fp32 log-probs + {fp32} B their grad",
+            fp32 = num(FP32_BYTES)
+        );
+        self.beside_every_logit(LOG_PROBS_AND_GRAD_BYTES, &what, ex)
+    }
+
+    /// The whole logits with `loss_bytes` of the loss's fp32 tensors (`what`) beside each.
+    fn beside_every_logit(&self, loss_bytes: f64, what: &str, ex: bool) -> (f64, String) {
+        let per_logit = self.e + loss_bytes;
+        (
+            self.elements() * per_logit,
+            explain!(
+                ex,
+                "b·s·V × ({} B logits + {what}) = {} × {} × {}",
+                self.e,
+                num(self.tokens),
+                self.vocab,
+                per_logit
+            ),
+        )
+    }
 }
 
 /// Inference: the next token's logits for each sequence. transformers' `generate` asks the model
@@ -139,7 +177,7 @@ pub(super) fn push_prompt(s: &Scenario, r: &Resolved, stack: &mut Stack) {
     let e = r.act_dtype.bytes();
     let sequences = f64::from(s.batch);
     stack.push(
-        "logits",
+        ComponentId::Logits,
         "Next-token logits",
         sequences * f64::from(r.arch.vocab) * (e + FP32_BYTES),
         explain!(
@@ -183,7 +221,7 @@ pub(super) fn push_kept_scores(
     let steps = s.seq.saturating_sub(prompt).saturating_sub(steps_skipped);
     let per_step = f64::from(s.batch) * f64::from(r.arch.vocab) * tensors_per_token * bytes;
     stack.push(
-        "kept_scores",
+        ComponentId::KeptScores,
         "Kept scores (generate's per-token distributions)",
         f64::from(steps) * per_step,
         explain!(

@@ -7,6 +7,7 @@
 
 mod activations;
 mod budget;
+mod component;
 mod detailed;
 mod inference;
 mod lesson;
@@ -20,21 +21,20 @@ mod training;
 mod weights;
 
 pub use budget::{Budget, Verdict};
+pub use component::{ComponentId, Lifetime, LogFigure, Slack};
 pub use lesson::{LESSON_ACTIVATION_FACTOR, LESSON_CHECKPOINT_FACTOR, LESSON_OVERHEAD_BYTES};
 pub use logits::{LOG_PROBS_AND_GRAD_BYTES, LOSS_CHUNK_TOKENS};
 pub use overhead::{FRAGMENTATION_OF_STATIC, FRAGMENTATION_OF_TRANSIENT};
-pub(crate) use serving::MODEL_LOAD;
 pub use serving::{
-    Serving, Setting, FUSED_MOE_CHUNK_TOKENS, GRAPH_BYTES_PER_DENSE_LAYER,
-    GRAPH_BYTES_PER_MOE_LAYER, GRAPH_BYTES_PER_SHARED_EXPERT, GRAPH_POOL_BYTES,
-    NON_TORCH_SINGLE_GPU, NON_TORCH_TENSOR_PARALLEL, SAMPLER_BYTES_PER_LOGIT,
+    Build, LoggedFigure, PoolWords, Reads, RuntimeRules, Serving, Setting, FUSED_MOE_CHUNK_TOKENS,
+    GRAPH_BYTES_PER_DENSE_LAYER, GRAPH_BYTES_PER_MOE_LAYER, GRAPH_BYTES_PER_SHARED_EXPERT,
+    GRAPH_POOL_BYTES, NON_TORCH_SINGLE_GPU, NON_TORCH_TENSOR_PARALLEL, SAMPLER_BYTES_PER_LOGIT,
 };
 pub use stack::Component;
 pub use weights::{NF4_BLOCK, NF4_DOUBLE_QUANT_BLOCK};
 
 use crate::dtype::{Dtype, QuantKernel};
 use crate::model::{Family, LayerCounts};
-use crate::runtime::Runtime;
 use crate::scenario::{FieldError, Resolved, Scenario};
 use crate::units::Bytes;
 use crate::workload::{KeptScores, KvCache, Method, Mode, SequenceParallel};
@@ -85,11 +85,11 @@ pub struct Estimate {
 }
 
 impl Estimate {
-    pub fn component(&self, id: &str) -> Option<&Component> {
+    pub fn component(&self, id: ComponentId) -> Option<&Component> {
         self.components.iter().find(|c| c.id == id)
     }
 
-    pub fn bytes_of(&self, id: &str) -> Bytes {
+    pub fn bytes_of(&self, id: ComponentId) -> Bytes {
         self.component(id).map(|c| c.bytes).unwrap_or(Bytes::ZERO)
     }
 
@@ -97,15 +97,15 @@ impl Estimate {
     /// no paged optimizer state (CUDA managed memory, which PyTorch's allocator never sees).
     pub fn allocated_bytes(&self) -> Bytes {
         self.reserved_bytes()
-            .saturating_sub(self.bytes_of("fragmentation"))
+            .saturating_sub(self.bytes_of(ComponentId::Fragmentation))
     }
 
     /// What `torch.cuda.max_memory_reserved()` would report: allocator slack but no context and
     /// no paged optimizer state.
     pub fn reserved_bytes(&self) -> Bytes {
         self.total_bytes
-            .saturating_sub(self.bytes_of("cuda_context"))
-            .saturating_sub(self.bytes_of("paged_optimizer"))
+            .saturating_sub(self.bytes_of(ComponentId::CudaContext))
+            .saturating_sub(self.bytes_of(ComponentId::PagedOptimizer))
     }
 }
 
@@ -126,7 +126,7 @@ pub struct Breakdown {
 }
 
 impl Breakdown {
-    pub fn bytes_of(&self, id: &str) -> Bytes {
+    pub fn bytes_of(&self, id: ComponentId) -> Bytes {
         self.components
             .iter()
             .find(|c| c.id == id)
@@ -143,7 +143,7 @@ impl Breakdown {
 fn verdict(budget: &Budget, total: Bytes, serving: Option<&Serving>) -> Verdict {
     match (budget.verdict(total), serving) {
         (_, Some(s)) if !s.starts => Verdict::Oom,
-        (Verdict::Tight, Some(s)) if s.runtime.pools_kv() => Verdict::Fits,
+        (Verdict::Tight, Some(s)) if s.runtime.rules().pools_kv() => Verdict::Fits,
         (verdict, _) => verdict,
     }
 }
@@ -180,7 +180,7 @@ fn build_stack(
     };
     for c in &s.custom {
         stack.push(
-            format!("custom:{}", c.name),
+            ComponentId::custom(&c.name),
             &c.name,
             c.bytes.as_f64(),
             explain!(explain, "given: {} bytes", c.bytes.0),
@@ -206,7 +206,7 @@ fn unused_cache_settings(s: &Scenario) -> Option<String> {
     }
     let why = if s.mode.is_training() {
         "training processes all seq tokens, keeps no cache and samples nothing".to_string()
-    } else if s.runtime != Runtime::Transformers {
+    } else if s.runtime.rules().serves() {
         format!(
             "{} keeps its own cache and runs its own sampling",
             s.runtime
@@ -222,9 +222,9 @@ fn unused_cache_settings(s: &Scenario) -> Option<String> {
     Some(format!("{} not used: {why}.", set.join(", ")))
 }
 
-fn estimate_resolved(s: &Scenario, r: &Resolved) -> Estimate {
-    let mut notes = Vec::new();
-    let (stack, trainable, serving) = build_stack(s, r, true, &mut notes);
+/// What the estimate assumed about the model or knows it misses: QLoRA's measured gap, a shape
+/// taken from a preset, the MLA cache's form.
+fn note_how_the_model_is_read(s: &Scenario, r: &Resolved, notes: &mut Vec<String>) {
     if s.method == Method::Detailed && s.mode == Mode::Qlora {
         notes.push(format!(
             "Published QLoRA runs (LitGPT with bitsandbytes) used a median {QLORA_MEASURED_ABOVE_PCT}% \
@@ -259,6 +259,10 @@ fn estimate_resolved(s: &Scenario, r: &Resolved) -> Estimate {
             crate::wire::Wire::help(cache)
         ));
     }
+}
+
+/// Settings given that this run does not read, each named rather than ignored silently.
+fn note_unused_settings(s: &Scenario, r: &Resolved, notes: &mut Vec<String>) {
     notes.extend(unused_cache_settings(s));
     if s.sequence_parallel != SequenceParallel::Dtensor
         && s.mode.is_training()
@@ -274,20 +278,27 @@ fn estimate_resolved(s: &Scenario, r: &Resolved) -> Estimate {
     }
     if s.quant_kernel != QuantKernel::Auto
         && (s.mode.is_training()
-            || s.runtime != Runtime::Transformers
+            || s.runtime.rules().serves()
             || !matches!(r.weights, Dtype::Int8 | Dtype::Fp8))
     {
         notes.push(format!(
             "quant-kernel not used: it picks the matmul for int8 or fp8 weights in transformers' inference, and this run {}.",
             if s.mode.is_training() {
                 "trains".to_string()
-            } else if s.runtime != Runtime::Transformers {
+            } else if s.runtime.rules().serves() {
                 format!("runs on {}", s.runtime)
             } else {
                 format!("keeps {} weights", r.weights)
             }
         ));
     }
+}
+
+fn estimate_resolved(s: &Scenario, r: &Resolved) -> Estimate {
+    let mut notes = Vec::new();
+    let (stack, trainable, serving) = build_stack(s, r, true, &mut notes);
+    note_how_the_model_is_read(s, r, &mut notes);
+    note_unused_settings(s, r, &mut notes);
     let total = stack.total();
     let budget = Budget::new(s, r);
     Estimate {

@@ -3,6 +3,7 @@
 
 use super::stack::{explain, num, Stack};
 use crate::dtype::BYTE;
+use crate::estimate::ComponentId;
 use crate::scenario::{Resolved, Scenario};
 use crate::sharding::Sharding;
 use crate::workload::{Float8, Mode};
@@ -233,7 +234,7 @@ pub(super) fn push_all_to_all(s: &Scenario, r: &Resolved, stack: &mut Stack) {
     let tokens = f64::from(s.batch) * super::inference::forward_tokens(s);
     let k = f64::from(r.arch.moe.per_token) * super::per_token::routed_copies_per_route(s);
     stack.push(
-        "all_to_all",
+        ComponentId::AllToAll,
         "Expert all-to-all buffers",
         BUFFERS * tokens * k * f64::from(r.arch.hidden) * e,
         explain!(

@@ -2,17 +2,14 @@
 //! with the numbers substituted in. Formula text is built only when it will be shown, so the
 //! solver's thousands of estimates stay cheap.
 
+use super::component::{ComponentId, Lifetime, Slack};
 use crate::units::Bytes;
 use serde::{Deserialize, Serialize};
-use std::borrow::Cow;
 
 /// One slice of the memory stack.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Component {
-    /// Stable: `weights`, `quant_constants`, `adapters`, `gradients`, `optimizer`, `master_weights`,
-    /// `weight_copies`, `activations`, `logits`, `kv_cache`, `cuda_context`, `fragmentation`,
-    /// `custom:<name>`.
-    pub id: Cow<'static, str>,
+    pub id: ComponentId,
     pub label: String,
     pub bytes: Bytes,
     /// The formula with its numbers substituted ("show your work").
@@ -66,15 +63,8 @@ impl Stack {
     }
 
     /// Adds a component; one of 0 bytes is left out, except the weights.
-    pub fn push(
-        &mut self,
-        id: impl Into<Cow<'static, str>>,
-        label: &str,
-        bytes: f64,
-        formula: String,
-    ) {
-        let id = id.into();
-        if bytes > 0.0 || id == "weights" {
+    pub fn push(&mut self, id: ComponentId, label: &str, bytes: f64, formula: String) {
+        if bytes > 0.0 || id == ComponentId::Weights {
             self.components.push(Component {
                 id,
                 label: if self.explain {
@@ -88,11 +78,25 @@ impl Stack {
         }
     }
 
-    /// The bytes of the components with these ids.
-    pub fn sum(&self, ids: &[&str]) -> f64 {
+    /// The bytes of the components the allocator holds this way.
+    pub fn sum_slack(&self, slack: Slack) -> f64 {
+        self.sum(|id| id.slack() == slack)
+    }
+
+    /// The bytes of the components a training step holds this long.
+    pub fn sum_lifetime(&self, lifetime: Lifetime) -> f64 {
+        self.sum(|id| id.lifetime() == lifetime)
+    }
+
+    /// The bytes of what a runtime's model load holds.
+    pub fn model_load(&self) -> f64 {
+        self.sum(ComponentId::is_model_load)
+    }
+
+    fn sum(&self, wanted: impl Fn(&ComponentId) -> bool) -> f64 {
         self.components
             .iter()
-            .filter(|c| ids.contains(&c.id.as_ref()))
+            .filter(|c| wanted(&c.id))
             .map(|c| c.bytes.as_f64())
             .sum()
     }

@@ -3,8 +3,9 @@
 
 use super::parallel::{routed_fraction, Gathered, Split};
 use super::stack::{explain, num, Stack};
-use super::weights::{linear_params, on_gpu};
+use super::weights::{linear_params, on_gpu, plus_buffer};
 use crate::dtype::{Dtype, FP32_BYTES};
+use crate::estimate::{ComponentId, Lifetime};
 use crate::model::{Architecture, Block, MatrixShape};
 use crate::optimizer::{Optimizer, OptimizerStep};
 use crate::scenario::{Resolved, Scenario};
@@ -71,28 +72,9 @@ pub(super) fn push_state(
     split: &Split,
     notes: &mut Vec<String>,
 ) -> TrainableState {
-    let ex = stack.explain;
     let (matrices, routed_elements) = trainable_matrices(s, &r.arch);
-    // What the shape trains: every parameter for full fine-tuning, else the matrices' elements.
-    let shape_elements = if s.mode == Mode::Full {
-        r.shape_params
-    } else {
-        matrices.iter().map(MatrixShape::elements).sum()
-    };
-    // A bare --params is the count to train in full fine-tuning; norms are part of it.
-    let trainable = if s.mode == Mode::Full {
-        r.params
-    } else {
-        shape_elements
-    };
-    let largest_tensor = matrices.iter().map(|m| m.rows * m.cols).fold(0.0, f64::max);
-    let state = TrainableState {
-        trainable,
-        shape_elements,
-        routed: routed_elements / shape_elements.max(1.0),
-        largest_tensor,
-    };
-    if s.mode.is_adapter() && trainable == 0.0 {
+    let state = TrainableState::new(s, r, &matrices, routed_elements);
+    if s.mode.is_adapter() && state.trainable == 0.0 {
         notes.push(format!(
             "lora-targets {} name no nn.Linear in this model{}: nothing is trained.",
             s.lora_targets.to_wire(),
@@ -104,50 +86,70 @@ pub(super) fn push_state(
         ));
     }
     if s.mode.is_adapter() {
-        // Adapters are parameters like any other: ZeRO-3/FSDP shard them with the rest, and tensor
-        // or pipeline parallelism place them with the layer they adapt.
-        stack.push(
-            "adapters",
-            "LoRA adapters",
-            state.per_gpu(split, r.trained_dtype.bytes(), split.weights),
-            explain!(
-                ex,
-                "{} params (r={} on {}) × {} B ({}){}",
-                num(trainable),
-                s.lora_rank,
-                s.lora_targets.to_wire(),
-                r.trained_dtype.bytes(),
-                r.trained_dtype,
-                split.share_note(split.weights)
-            ),
-        );
+        push_adapters(s, r, stack, split, state);
     }
     if r.master_weights && r.trained_dtype != Dtype::Fp32 {
-        stack.push(
-            "master_weights",
-            "fp32 master weights",
-            state.per_gpu(split, FP32_BYTES * optimizer_on_gpu(s), split.optimizer),
-            explain!(
-                ex,
-                "{} × {} B{}",
-                num(trainable),
-                num(FP32_BYTES),
-                split.share_note(split.optimizer)
-            ),
-        );
+        push_master_weights(s, stack, split, state);
     }
-    let reduce = Gathered::new(s, r, split, linear_params(r)).reduce;
-    let reduce_note = || {
-        if reduce > 0.0 {
-            format!(
-                " + one layer's unsharded grads and reduce-scatter buffer {}",
-                Bytes::from_f64(reduce).display(s.units)
-            )
-        } else {
-            String::new()
-        }
-    };
-    let (grad_bytes, grad_formula) = if s.optimizer_step == OptimizerStep::InBackward {
+    push_gradients(s, r, stack, split, state);
+    push_optimizer(s, r, stack, split, notes, state, &matrices);
+    state
+}
+
+/// Adapters are parameters like any other: ZeRO-3/FSDP shard them with the rest, and tensor or
+/// pipeline parallelism place them with the layer they adapt.
+fn push_adapters(
+    s: &Scenario,
+    r: &Resolved,
+    stack: &mut Stack,
+    split: &Split,
+    state: TrainableState,
+) {
+    stack.push(
+        ComponentId::Adapters,
+        "LoRA adapters",
+        state.per_gpu(split, r.trained_dtype.bytes(), split.weights),
+        explain!(
+            stack.explain,
+            "{} params (r={} on {}) × {} B ({}){}",
+            num(state.trainable),
+            s.lora_rank,
+            s.lora_targets.to_wire(),
+            r.trained_dtype.bytes(),
+            r.trained_dtype,
+            split.share_note(split.weights)
+        ),
+    );
+}
+
+/// The fp32 copy of the trained weights that the optimizer updates, beside their 16-bit copies.
+fn push_master_weights(s: &Scenario, stack: &mut Stack, split: &Split, state: TrainableState) {
+    stack.push(
+        ComponentId::MasterWeights,
+        "fp32 master weights",
+        state.per_gpu(split, FP32_BYTES * optimizer_on_gpu(s), split.optimizer),
+        explain!(
+            stack.explain,
+            "{} × {} B{}",
+            num(state.trainable),
+            num(FP32_BYTES),
+            split.share_note(split.optimizer)
+        ),
+    );
+}
+
+/// The gradients alive at the backward pass's peak, plus the unsharded gradients and
+/// reduce-scatter buffer of the layer a fully sharded backward pass works on.
+fn push_gradients(
+    s: &Scenario,
+    r: &Resolved,
+    stack: &mut Stack,
+    split: &Split,
+    state: TrainableState,
+) {
+    let ex = stack.explain;
+    let bytes = r.grads.bytes();
+    let (grad_bytes, counted, where_note) = if s.optimizer_step == OptimizerStep::InBackward {
         // torchtune's `register_optim_in_bwd_hooks` (torchtune/training/memory.py) gives each
         // parameter its own optimizer, steps it in a post-accumulate-grad hook and frees the
         // gradient with `zero_grad()`, so gradients exist one tensor at a time. The largest is
@@ -156,37 +158,33 @@ pub(super) fn push_state(
         // hook fires only once both have accumulated.
         let largest = state.largest_tensor;
         (
-            largest * r.grads.bytes() / split.gradients,
-            explain!(
-                ex,
-                "largest tensor {} × {} B ({}), stepped in backward{}",
-                num(largest),
-                r.grads.bytes(),
-                r.grads,
-                split.note(split.gradients)
-            ),
+            largest * bytes / split.gradients,
+            explain!(ex, "largest tensor {}", num(largest)),
+            explain!(ex, ", stepped in backward{}", split.note(split.gradients)),
         )
     } else {
         (
-            state.per_gpu(split, r.grads.bytes(), split.gradients),
-            explain!(
-                ex,
-                "{} × {} B ({}){}",
-                num(trainable),
-                r.grads.bytes(),
-                r.grads,
-                split.share_note(split.gradients)
-            ),
+            state.per_gpu(split, bytes, split.gradients),
+            explain!(ex, "{}", num(state.trainable)),
+            explain!(ex, "{}", split.share_note(split.gradients)),
         )
     };
+    let reduce = Gathered::new(s, r, split, linear_params(r)).reduce;
     stack.push(
-        "gradients",
+        ComponentId::Gradients,
         "Gradients",
         grad_bytes + reduce,
-        explain!(ex, "{}{}", grad_formula, reduce_note()),
+        explain!(
+            ex,
+            "{counted} × {bytes} B ({}){where_note}{}",
+            r.grads,
+            plus_buffer(
+                "one layer's unsharded grads and reduce-scatter buffer",
+                reduce,
+                s.units
+            )
+        ),
     );
-    push_optimizer(s, r, stack, split, notes, state, &matrices);
-    state
 }
 
 /// The trainable parameters, the elements the shape trains (which a bare `--params` may scale),
@@ -200,6 +198,33 @@ pub(super) struct TrainableState {
 }
 
 impl TrainableState {
+    /// What `matrices` train, `routed_elements` of their elements in routed experts.
+    fn new(
+        s: &Scenario,
+        r: &Resolved,
+        matrices: &[MatrixShape],
+        routed_elements: f64,
+    ) -> TrainableState {
+        // What the shape trains: every parameter for full fine-tuning, else the matrices' elements.
+        let shape_elements = if s.mode == Mode::Full {
+            r.shape_params
+        } else {
+            matrices.iter().map(MatrixShape::elements).sum()
+        };
+        // A bare --params is the count to train in full fine-tuning; norms are part of it.
+        let trainable = if s.mode == Mode::Full {
+            r.params
+        } else {
+            shape_elements
+        };
+        TrainableState {
+            trainable,
+            shape_elements,
+            routed: routed_elements / shape_elements.max(1.0),
+            largest_tensor: matrices.iter().map(|m| m.rows * m.cols).fold(0.0, f64::max),
+        }
+    }
+
     /// The trainable parameters that `elements` of the shape's stand for.
     fn share_of(self, elements: f64) -> f64 {
         self.trainable * (elements / self.shape_elements.max(1.0)).min(1.0)
@@ -245,7 +270,7 @@ fn push_optimizer(
     let on_gpu = optimizer_on_gpu(s);
     let paged = paged_state_bytes(s, notes, state, matrices) * on_gpu;
     stack.push(
-        "optimizer",
+        ComponentId::Optimizer,
         "Optimizer states",
         split.share(
             optimizer_bytes * on_gpu - paged,
@@ -266,7 +291,7 @@ fn push_optimizer(
     );
     if paged > 0.0 {
         stack.push(
-            "paged_optimizer",
+            ComponentId::PagedOptimizer,
             "Paged optimizer states (CUDA managed)",
             split.share(paged, split.optimizer, state.routed),
             explain!(
@@ -291,16 +316,6 @@ fn push_optimizer(
         ));
     }
 }
-
-/// The tensors alive only while the forward and backward passes run; the optimizer step comes
-/// after them, when they are freed.
-const FREED_BEFORE_THE_STEP: &[&str] = &[
-    "activations",
-    "weight_copies",
-    "logits",
-    "all_to_all",
-    "dequantized_experts",
-];
 
 /// What the optimizer step needs beyond the backward pass's peak. The step runs once the backward
 /// pass has freed the activations and logits, with the weights, every gradient and the optimizer
@@ -333,9 +348,9 @@ pub(super) fn push_optimizer_step(
         ),
         OptimizerStep::Fused => (0.0, 0.0),
     };
-    let freed = stack.sum(FREED_BEFORE_THE_STEP);
+    let freed = stack.sum_lifetime(Lifetime::ForwardBackward);
     stack.push(
-        "optimizer_step",
+        ComponentId::OptimizerStep,
         "Optimizer step (beyond the backward peak)",
         (temporary - freed).max(0.0),
         explain!(
@@ -388,7 +403,7 @@ pub(super) fn push_weight_copies(
         return;
     }
     stack.push(
-        "weight_copies",
+        ComponentId::WeightCopies,
         "16-bit weight copies (autocast)",
         split.share(
             copied * e * on_gpu(s),

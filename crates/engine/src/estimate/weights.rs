@@ -4,10 +4,11 @@ use super::parallel::{routed_fraction, weights_per_gpu, Gathered, Split};
 use super::stack::{explain, num, Stack};
 use crate::dtype::{Dtype, BYTE, FP32_BYTES};
 use crate::dtype::{Nf4Kernel, QuantScope};
+use crate::estimate::ComponentId;
 use crate::model::Block;
 use crate::scenario::{Resolved, Scenario};
 use crate::sharding::Offload;
-use crate::units::Bytes;
+use crate::units::{Bytes, Units};
 
 /// bitsandbytes NF4 quantizes in blocks of 64 weights with one fp32 absmax each (Dettmers et al.
 /// 2023, QLoRA §2); double quantization stores those absmax values as 8-bit with one fp32 constant per
@@ -69,6 +70,15 @@ pub(super) fn on_gpu(s: &Scenario) -> f64 {
     }
 }
 
+/// ` + {what} {bytes}` for a buffer a formula adds, or nothing when there is none.
+pub(super) fn plus_buffer(what: &str, bytes: f64, units: Units) -> String {
+    if bytes > 0.0 {
+        format!(" + {what} {}", Bytes::from_f64(bytes).display(units))
+    } else {
+        String::new()
+    }
+}
+
 /// Pushes the weights and, for quantized formats, their constants.
 pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split) {
     let ex = stack.explain;
@@ -82,7 +92,7 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split)
     let routed = routed_bytes / weight_bytes.max(1.0);
     let (per_gpu, split_note) = weights_per_gpu(s, r, split, weight_bytes, routed);
     stack.push(
-        "weights",
+        ComponentId::Weights,
         "Model weights",
         per_gpu * on_gpu + gathered.layers + gathered.root,
         explain!(
@@ -93,22 +103,12 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split)
             } else {
                 ""
             },
-            if gathered.layers > 0.0 {
-                format!(
-                    " + 2 gathered layers {}",
-                    Bytes::from_f64(gathered.layers).display(s.units)
-                )
-            } else {
-                String::new()
-            },
-            if gathered.root > 0.0 {
-                format!(
-                    " + the unsharded root (embeddings, head) {}",
-                    Bytes::from_f64(gathered.root).display(s.units)
-                )
-            } else {
-                String::new()
-            }
+            plus_buffer("2 gathered layers", gathered.layers, s.units),
+            plus_buffer(
+                "the unsharded root (embeddings, head)",
+                gathered.root,
+                s.units
+            )
         ),
     );
     push_mtp(s, r, stack, split, weight_bytes / text.max(1.0));
@@ -168,7 +168,7 @@ fn push_quant_constants(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &S
     let (constants, formula) = quant_constants(s, r, quantized, stack.explain);
     let routed = routed_fraction(r) * r.params / quantized.max(1.0);
     stack.push(
-        "quant_constants",
+        ComponentId::QuantConstants,
         "Quantization constants",
         split.share(constants * on_gpu(s), split.weights, routed),
         formula,
@@ -185,7 +185,7 @@ fn push_mtp(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split, per_pa
     let on_gpu = on_gpu(s);
     let mtp = share(r, r.arch.mtp_params());
     stack.push(
-        "mtp",
+        ComponentId::Mtp,
         "Multi-token-prediction modules (optional)",
         mtp * per_param * on_gpu / split.weights,
         explain!(
@@ -205,7 +205,7 @@ fn push_vision_tower(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Spli
     let on_gpu = on_gpu(s);
     let bytes = tower_dtype(r).bytes();
     stack.push(
-        "vision",
+        ComponentId::Vision,
         "Vision tower",
         vision * bytes * on_gpu / split.weights,
         explain!(
@@ -229,7 +229,7 @@ fn push_vision_activations(s: &Scenario, r: &Resolved, stack: &mut Stack, split:
     let patches = f64::from(s.batch) * f64::from(s.images) * v.patches_per_image();
     let per_patch = v.layer_bytes_per_patch(r.act_dtype.bytes());
     stack.push(
-        "vision_activations",
+        ComponentId::VisionActivations,
         "Vision tower activations (one layer)",
         patches * per_patch / split.model_parallel,
         explain!(
@@ -257,95 +257,86 @@ fn tower_dtype(r: &Resolved) -> Dtype {
 /// The scales (and zero points) a quantized format keeps for `linear` weights.
 fn quant_constants(s: &Scenario, r: &Resolved, linear: f64, ex: bool) -> (f64, String) {
     match r.weights {
-        Dtype::Fp8 => (
-            linear / FP8_BLOCK * FP32_BYTES,
-            explain!(
-                ex,
-                "{} / {} blocks (128×128) × {} B scale",
-                num(linear),
-                num(FP8_BLOCK),
-                num(FP32_BYTES)
-            ),
+        Dtype::Fp8 => per_block(
+            linear,
+            FP8_BLOCK,
+            " blocks (128×128)",
+            FP32_BYTES,
+            " scale",
+            ex,
         ),
-        Dtype::Mxfp4 => (
-            linear / MXFP4_BLOCK * BYTE,
-            explain!(
-                ex,
-                "{} / {} × {} B E8M0 scale",
-                num(linear),
-                num(MXFP4_BLOCK),
-                num(BYTE)
-            ),
-        ),
+        Dtype::Mxfp4 => per_block(linear, MXFP4_BLOCK, "", BYTE, " E8M0 scale", ex),
         // torchao's NF4Tensor always double-quantizes: int8 scalers per 64 weights and one
         // 16-bit factor per 256 scalers, within 2 bytes per 16,384 weights of bitsandbytes'.
         Dtype::Nf4 if s.double_quant || s.nf4_kernel == Nf4Kernel::Torchao => {
+            let (scalers, scalers_formula) = per_block(linear, NF4_BLOCK, "", BYTE, "", ex);
             let second_level = NF4_BLOCK * NF4_DOUBLE_QUANT_BLOCK;
+            let (factors, factors_formula) =
+                per_block(linear, second_level, "", FP32_BYTES, "", ex);
             (
-                linear / NF4_BLOCK + linear / second_level * FP32_BYTES,
-                explain!(
-                    ex,
-                    "double-quant: {} / {} × {} B + {} / {} × {} B",
-                    num(linear),
-                    num(NF4_BLOCK),
-                    num(BYTE),
-                    num(linear),
-                    num(second_level),
-                    num(FP32_BYTES)
-                ),
+                scalers + factors,
+                explain!(ex, "double-quant: {scalers_formula} + {factors_formula}"),
             )
         }
-        Dtype::Nf4 => (
-            linear / NF4_BLOCK * FP32_BYTES,
-            explain!(
-                ex,
-                "{} / {} blocks × {} B absmax",
-                num(linear),
-                num(NF4_BLOCK),
-                num(FP32_BYTES)
-            ),
+        Dtype::Nf4 => per_block(linear, NF4_BLOCK, " blocks", FP32_BYTES, " absmax", ex),
+        Dtype::Int4 => per_block(
+            linear,
+            f64::from(s.int4_group.max(1)),
+            " groups",
+            s.int4_layout.group_bytes(),
+            format_args!(" ({} scale and zero)", s.int4_layout),
+            ex,
         ),
-        Dtype::Int4 => {
-            let group = f64::from(s.int4_group.max(1));
-            let bytes = s.int4_layout.group_bytes();
-            (
-                linear / group * bytes,
-                explain!(
-                    ex,
-                    "{} / {} groups × {} B ({} scale and zero)",
-                    num(linear),
-                    num(group),
-                    num(bytes),
-                    s.int4_layout
-                ),
-            )
-        }
-        // LLM.int8 keeps one fp32 scale per output row (Dettmers et al. 2022); a quantized LM
-        // head adds one per vocabulary entry.
-        Dtype::Int8 => {
-            let head_rows = if head_params(s, r) > 0.0 {
-                f64::from(r.arch.vocab)
-            } else {
-                0.0
-            };
-            let rows: f64 = head_rows
-                + r.arch
-                    .block_linears()
-                    .iter()
-                    .map(|m| m.cols * m.count)
-                    .sum::<f64>();
-            (
-                rows * FP32_BYTES,
-                explain!(
-                    ex,
-                    "{} output rows × {fp32} B scale",
-                    num(rows),
-                    fp32 = num(FP32_BYTES)
-                ),
-            )
-        }
+        Dtype::Int8 => int8_row_scales(s, r, ex),
         _ => (0.0, String::new()),
     }
+}
+
+/// One `bytes`-byte constant per `block` of the `linear` weights: `blocks` names the unit and
+/// `what` the constant.
+fn per_block(
+    linear: f64,
+    block: f64,
+    blocks: &str,
+    bytes: f64,
+    what: impl std::fmt::Display,
+    ex: bool,
+) -> (f64, String) {
+    (
+        linear / block * bytes,
+        explain!(
+            ex,
+            "{} / {}{blocks} × {} B{what}",
+            num(linear),
+            num(block),
+            num(bytes)
+        ),
+    )
+}
+
+/// LLM.int8 keeps one fp32 scale per output row (Dettmers et al. 2022); a quantized LM head adds
+/// one per vocabulary entry.
+fn int8_row_scales(s: &Scenario, r: &Resolved, ex: bool) -> (f64, String) {
+    let head_rows = if head_params(s, r) > 0.0 {
+        f64::from(r.arch.vocab)
+    } else {
+        0.0
+    };
+    let rows: f64 = head_rows
+        + r.arch
+            .block_linears()
+            .iter()
+            .map(|m| m.cols * m.count)
+            .sum::<f64>();
+    (
+        rows * FP32_BYTES,
+        explain!(
+            ex,
+            "{} output rows × {fp32} B scale",
+            num(rows),
+            fp32 = num(FP32_BYTES)
+        ),
+    )
 }
 
 /// One layer's routed experts, dequantized whole while that layer runs, under axolotl's
@@ -384,7 +375,7 @@ pub(super) fn push_dequantized_experts(
     let one_layer = share(r, r.routed_params) / moe_layers;
     let e = r.act_dtype.bytes();
     stack.push(
-        "dequantized_experts",
+        ComponentId::DequantizedExperts,
         "Dequantized experts (one layer)",
         one_layer * e / split.experts / tensor_parallel,
         explain!(

@@ -31,6 +31,22 @@ pub struct Linear {
     pub shape: MatrixShape,
 }
 
+impl Linear {
+    fn new(
+        projection: Option<Projection>,
+        block: Block,
+        rows: f64,
+        cols: f64,
+        count: f64,
+    ) -> Linear {
+        Linear {
+            projection,
+            block,
+            shape: MatrixShape { rows, cols, count },
+        }
+    }
+}
+
 impl Architecture {
     pub fn q_width(&self) -> f64 {
         f64::from(self.heads) * f64::from(self.head_dim)
@@ -94,71 +110,80 @@ impl Architecture {
 
     /// Visits every kind of linear layer in the blocks: the one place block shapes are written.
     /// The parameter count, quantization, LoRA and the optimizer all read them here.
-    ///
-    /// MLA's projections (DeepSeek-V3's modeling code) are tagged by what they feed: q_a and q_b
-    /// as q, kv_a (the latent and the shared RoPE key) as k, kv_b (the per-head keys and values)
-    /// as v.
     pub fn each_linear(&self, mut visit: impl FnMut(Linear)) {
-        let layers = f64::from(self.attention_layers());
-        let h = f64::from(self.hidden);
-        let mut linear = |projection, block, rows, cols, count| {
-            visit(Linear {
-                projection,
-                block,
-                shape: MatrixShape { rows, cols, count },
-            })
-        };
-        let attention = Block::Attention;
         if self.mla.is_mla() {
-            let m = &self.mla;
-            let heads = f64::from(self.heads);
-            let (q_rank, kv_rank, rope) = (
-                f64::from(m.q_rank),
-                f64::from(m.kv_rank),
-                f64::from(m.rope_dim),
-            );
-            if m.q_rank > 0 {
-                linear(Some(Projection::Q), attention, h, q_rank, layers);
-                linear(
-                    Some(Projection::Q),
-                    attention,
-                    q_rank,
-                    self.q_proj_width(),
-                    layers,
-                );
-            } else {
-                linear(
-                    Some(Projection::Q),
-                    attention,
-                    h,
-                    self.q_proj_width(),
-                    layers,
-                );
-            }
-            let nope = f64::from(self.head_dim.saturating_sub(m.rope_dim));
-            let v = f64::from(m.v_head_dim);
-            linear(Some(Projection::K), attention, h, kv_rank + rope, layers);
-            linear(
-                Some(Projection::V),
-                attention,
-                kv_rank,
-                heads * (nope + v),
-                layers,
-            );
-            linear(Some(Projection::O), attention, heads * v, h, layers);
+            self.latent_attention_linears(&mut visit);
         } else {
-            for p in [Projection::Q, Projection::K, Projection::V, Projection::O] {
-                if let Some((rows, cols)) = self.projection(p) {
-                    linear(Some(p), attention, rows, cols, layers);
-                }
+            self.attention_linears(&mut visit);
+        }
+        self.recurrent_linears(&mut visit);
+        self.mlp_linears(&mut visit);
+    }
+
+    fn attention_linears(&self, visit: &mut impl FnMut(Linear)) {
+        let layers = f64::from(self.attention_layers());
+        for p in [Projection::Q, Projection::K, Projection::V, Projection::O] {
+            if let Some((rows, cols)) = self.projection(p) {
+                visit(Linear::new(Some(p), Block::Attention, rows, cols, layers));
             }
         }
+    }
+
+    /// MLA's projections (DeepSeek-V3's modeling code), tagged by what they feed: q_a and q_b
+    /// as q, kv_a (the latent and the shared RoPE key) as k, kv_b (the per-head keys and values)
+    /// as v.
+    fn latent_attention_linears(&self, visit: &mut impl FnMut(Linear)) {
+        let layers = f64::from(self.attention_layers());
+        let h = f64::from(self.hidden);
+        let m = &self.mla;
+        let heads = f64::from(self.heads);
+        let (q_rank, kv_rank, rope) = (
+            f64::from(m.q_rank),
+            f64::from(m.kv_rank),
+            f64::from(m.rope_dim),
+        );
+        let mut attention = |projection, rows, cols| {
+            visit(Linear::new(
+                Some(projection),
+                Block::Attention,
+                rows,
+                cols,
+                layers,
+            ))
+        };
+        if m.q_rank > 0 {
+            attention(Projection::Q, h, q_rank);
+            attention(Projection::Q, q_rank, self.q_proj_width());
+        } else {
+            attention(Projection::Q, h, self.q_proj_width());
+        }
+        let nope = f64::from(self.head_dim.saturating_sub(m.rope_dim));
+        let v = f64::from(m.v_head_dim);
+        attention(Projection::K, h, kv_rank + rope);
+        attention(Projection::V, kv_rank, heads * (nope + v));
+        attention(Projection::O, heads * v, h);
+    }
+
+    /// A recurrent mixer's input and output projections.
+    fn recurrent_linears(&self, visit: &mut impl FnMut(Linear)) {
         let rec = &self.recurrent;
         if rec.layers > 0 {
             let count = f64::from(rec.layers);
-            linear(None, Block::Recurrent, h, rec.in_width(), count);
-            linear(None, Block::Recurrent, rec.inner(), h, count);
+            let h = f64::from(self.hidden);
+            visit(Linear::new(
+                None,
+                Block::Recurrent,
+                h,
+                rec.in_width(),
+                count,
+            ));
+            visit(Linear::new(None, Block::Recurrent, rec.inner(), h, count));
         }
+    }
+
+    /// The dense layers' MLPs, then the routed and shared experts and the router.
+    fn mlp_linears(&self, visit: &mut impl FnMut(Linear)) {
+        let h = f64::from(self.hidden);
         let moe_layers = self.moe_layers();
         let layers = f64::from(self.mlp_layers());
         let gated = self.gated;
@@ -168,10 +193,10 @@ impl Architecture {
             }
             let w = f64::from(width);
             if gated {
-                linear(Some(Projection::Gate), block, h, w, count);
+                visit(Linear::new(Some(Projection::Gate), block, h, w, count));
             }
-            linear(Some(Projection::Up), block, h, w, count);
-            linear(Some(Projection::Down), block, w, h, count);
+            visit(Linear::new(Some(Projection::Up), block, h, w, count));
+            visit(Linear::new(Some(Projection::Down), block, w, h, count));
         };
         mlp(Block::Mlp, self.ffn, layers - moe_layers);
         if moe_layers > 0.0 {
@@ -182,7 +207,7 @@ impl Architecture {
                 moe_layers * experts,
             );
             mlp(Block::SharedExpert, self.moe.shared_ffn, moe_layers);
-            linear(None, Block::Router, h, experts, moe_layers);
+            visit(Linear::new(None, Block::Router, h, experts, moe_layers));
         }
     }
 
@@ -308,7 +333,7 @@ impl Architecture {
 
     /// The shape as scenario `key=value` pairs, so a pasted config.json fills the same fields a
     /// person would type; every one is written, so nothing comes from a previous preset.
-    pub fn pairs(&self) -> [(&'static str, String); 40] {
+    pub fn pairs(&self) -> [(&'static str, String); 41] {
         let value = |n: u32| n.to_string();
         [
             ("layers", value(self.layers)),
@@ -353,6 +378,7 @@ impl Architecture {
             ("no-mlp-layers", value(self.no_mlp)),
             ("mtp-layers", value(self.mtp_layers)),
             ("attention-gate", self.attention_gate.to_string()),
+            ("fused-qkv", self.fused_qkv.to_string()),
             ("rope-positions", value(self.rope.positions)),
             ("rope-local-positions", value(self.rope.local_positions)),
             ("rotary-dim", value(self.rope.dim)),

@@ -8,7 +8,7 @@
 //! makes layer `il` sliding when `il % n < n − 1`; Gemma 2 and gpt-oss use 2, Cohere 2 uses 4,
 //! Gemma 3 uses 6, and files that write `attention.sliding_window_pattern` give it per layer).
 
-use super::{Architecture, Rope};
+use super::{Architecture, Mla, Moe, Recurrent, Rope, Window};
 use crate::units::group_thousands;
 use std::fmt;
 use vramfit_gguf::{parse_header, FileType, Header, MetaArray, MetaValue, ParseError, PerLayer};
@@ -289,7 +289,7 @@ fn file_weights(header: &Header) -> Result<FileWeights, GgufError> {
         }
     }
     // A tied model's output layer is token_embd loaded a second time (`TENSOR_DUPLICATED`).
-    if !header.tensors.iter().any(|t| t.name == "output.weight") {
+    if is_tied(header) {
         weights.output = weights.output.saturating_add(weights.token_embd);
     }
     Ok(weights)
@@ -309,232 +309,376 @@ fn per_layer_max(value: &PerLayer) -> u64 {
     value.max().unwrap_or(0)
 }
 
-/// The RoPE table a serving runtime would build for this shape (vLLM loads GGUF files too), read
-/// as [`super::hf_config`] reads config.json: `context_length` positions, × a linear scaling's
-/// factor, or a YaRN scaling's original length × factor; Gemma 3's sliding layers add a second,
-/// unscaled table. Architectures llama.cpp gives no RoPE have no table.
-fn rope(header: &Header, architecture: &str, rope_dim: u32, head_dim: u32, mla: bool) -> Rope {
-    let key = |suffix: &str| format!("{architecture}.{suffix}");
-    let Some(context) = header.arch_u64("context_length").filter(|_| rope_dim > 0) else {
-        return Rope::default();
-    };
-    let factor = header
-        .f32_key(&key("rope.scaling.factor"))
-        .map_or(1.0, f64::from)
-        .max(1.0);
-    let positions = match header.string(&key("rope.scaling.type")) {
-        Some("linear") => context as f64 * factor,
-        Some("yarn") => header
-            .arch_u64("rope.scaling.original_context_length")
-            .map_or(context as f64, |original| original as f64 * factor),
-        _ => context as f64,
-    };
-    Rope {
-        positions: positions.min(f64::from(u32::MAX)) as u32,
-        local_positions: if architecture == "gemma3" {
-            context.min(u64::from(u32::MAX)) as u32
-        } else {
-            0
-        },
-        dim: if mla || rope_dim >= head_dim {
-            0
-        } else {
-            rope_dim
-        },
-    }
+/// A size as the shape holds it, saturated at `u32::MAX`.
+fn to_u32(value: u64) -> u32 {
+    u32::try_from(value).unwrap_or(u32::MAX)
 }
 
-/// The architecture the metadata states.
+/// A tied model has no `output.weight`: its output layer is `token_embd`.
+fn is_tied(header: &Header) -> bool {
+    !header.tensors.iter().any(|t| t.name == "output.weight")
+}
+
+/// The architecture the metadata states, read part by part; the parts run in the order their
+/// warnings are listed.
 fn shape(
     header: &Header,
     architecture: &str,
     weights: &FileWeights,
     warnings: &mut Vec<String>,
 ) -> Result<Architecture, GgufError> {
-    let key = |suffix: &str| format!("{architecture}.{suffix}");
-    let int = |suffix: &str| header.arch_u64(suffix);
-    let mut missing = Vec::new();
-    let mut required = |suffix: &str| {
-        let value = int(suffix);
-        if value.is_none() {
-            missing.push(key(suffix));
-        }
-        value.unwrap_or(0)
+    let meta = Metadata {
+        header,
+        architecture,
     };
-    let layers = required("block_count");
-    let hidden = required("embedding_length");
-    let heads_per_layer = header.arch_per_layer_u64("attention.head_count");
-    if heads_per_layer.is_none() {
-        missing.push(key("attention.head_count"));
+    let sizes = meta.dense_sizes(warnings)?;
+    let mut arch = meta.dense_shape(&sizes);
+    arch.window = meta.window(sizes.layers, warnings);
+    arch.recurrent = meta.recurrent(&sizes, warnings);
+    // A recurrent layer's mixer replaces its attention.
+    arch.no_attention = arch.recurrent.layers;
+    let rope_dim = meta.int("rope.dimension_count").unwrap_or(0);
+    arch.mla = meta.latent_attention(sizes.head_dim, rope_dim, warnings);
+    arch.moe = meta.experts(sizes.ffn, weights, warnings);
+    arch.rope = meta.rope(to_u32(rope_dim), to_u32(sizes.head_dim), arch.mla.is_mla());
+    arch.mtp_layers = to_u32(meta.int("nextn_predict_layers").unwrap_or(0));
+    Ok(arch)
+}
+
+/// The dense transformer's sizes as the file writes them, before the shape saturates them to
+/// `u32`.
+struct DenseSizes {
+    layers: u64,
+    hidden: u64,
+    heads: u64,
+    kv_heads: u64,
+    /// Layers with 0 KV heads: a hybrid's recurrent layers.
+    kv_less_layers: u64,
+    head_dim: u64,
+    ffn: u64,
+    vocab: u64,
+}
+
+/// A file's `{arch}.*` metadata and tensors, which the shape is read from.
+struct Metadata<'a> {
+    header: &'a Header,
+    architecture: &'a str,
+}
+
+impl Metadata<'_> {
+    fn key(&self, suffix: &str) -> String {
+        format!("{}.{suffix}", self.architecture)
     }
-    if !missing.is_empty() {
-        return Err(GgufError::Missing(missing));
+
+    fn int(&self, suffix: &str) -> Option<u64> {
+        self.header.arch_u64(suffix)
     }
-    let to_u32 = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
-    let heads = heads_per_layer.as_ref().map_or(0, per_layer_max);
-    let kv_per_layer = header
-        .arch_per_layer_u64("attention.head_count_kv")
-        .unwrap_or(PerLayer::Same(heads));
-    // Hybrid files write 0 KV heads for their recurrent layers.
-    let (kv_heads, recurrent_layers) = match &kv_per_layer {
-        PerLayer::Same(kv) => (*kv, 0),
-        PerLayer::Each(each) => {
-            let attention: Vec<u64> = each.iter().copied().filter(|&kv| kv > 0).collect();
-            let max = attention.iter().copied().max().unwrap_or(0);
-            if attention.iter().any(|&kv| kv != max) {
-                warnings.push(format!(
-                    "{} differs by layer; every attention layer is sized with {max}",
-                    key("attention.head_count_kv")
-                ));
-            }
-            (max, (each.len() - attention.len()) as u64)
-        }
-    };
-    let head_dim = int("attention.key_length_mla")
-        .or_else(|| int("attention.key_length"))
-        .unwrap_or(hidden.checked_div(heads).unwrap_or(0));
-    let vocab = int("vocab_size")
-        .or_else(|| match header.get("tokenizer.ggml.tokens") {
-            Some(MetaValue::Array(tokens)) => Some(tokens.len()),
-            _ => None,
-        })
-        .or_else(|| {
-            header
-                .tensors
-                .iter()
-                .find(|t| t.name == "token_embd.weight")
-                .and_then(|t| t.dims.get(1).copied())
-        })
-        .unwrap_or(0);
-    let has = |role: &str| {
-        header
+
+    /// Whether some block holds a tensor whose name contains `role`.
+    fn has_block_tensor(&self, role: &str) -> bool {
+        self.header
             .tensors
             .iter()
             .any(|t| t.name.starts_with("blk.") && t.name.contains(role))
-    };
-    let ffn_per_layer = header.arch_per_layer_u64("feed_forward_length");
-    let experts = int("expert_count").unwrap_or(0);
-    let expert_ffn = int("expert_feed_forward_length").unwrap_or(0);
-    // An all-expert model may write no dense width; its MLP is the experts'.
-    let ffn = ffn_per_layer
-        .as_ref()
-        .map_or(0, per_layer_max)
-        .max(if experts > 0 { expert_ffn } else { 0 });
-    if matches!(&ffn_per_layer, Some(PerLayer::Each(each)) if each.iter().any(|&f| f != ffn && f != 0))
-    {
-        warnings.push(format!(
-            "{} differs by layer; the compute buffer uses the widest ({ffn}); the weights are the file's",
-            key("feed_forward_length")
-        ));
     }
-    let expert_ffn = if expert_ffn > 0 { expert_ffn } else { ffn };
-    let shared = int("expert_shared_count").unwrap_or(0);
-    let shared_ffn = int("expert_shared_feed_forward_length").unwrap_or(expert_ffn) * shared;
-    let window = int("attention.sliding_window").unwrap_or(0);
-    let sliding_layers = match header.get(&key("attention.sliding_window_pattern")) {
-        Some(MetaValue::Array(MetaArray::Values(values))) => match values {
-            vramfit_gguf::ArrayValues::Bool(each) => each.iter().filter(|&&s| s).count() as u64,
-            other => other
-                .to_u64s()
-                .map_or(0, |each| each.iter().filter(|&&s| s != 0).count() as u64),
-        },
-        Some(MetaValue::Array(_)) | None => {
-            swa_pattern(architecture).map_or(0, |n| layers - layers / n)
+
+    fn dense_sizes(&self, warnings: &mut Vec<String>) -> Result<DenseSizes, GgufError> {
+        let (layers, hidden, heads) = self.required_sizes()?;
+        let (kv_heads, kv_less_layers) = self.kv_heads(heads, warnings);
+        Ok(DenseSizes {
+            layers,
+            hidden,
+            heads,
+            kv_heads,
+            kv_less_layers,
+            head_dim: self
+                .int("attention.key_length_mla")
+                .or_else(|| self.int("attention.key_length"))
+                .unwrap_or(hidden.checked_div(heads).unwrap_or(0)),
+            ffn: self.ffn(warnings),
+            vocab: self.vocab(),
+        })
+    }
+
+    /// The layers, the width and the most heads of any layer, each key named when it is missing.
+    fn required_sizes(&self) -> Result<(u64, u64, u64), GgufError> {
+        let mut missing = Vec::new();
+        let mut required = |suffix: &str| {
+            let value = self.int(suffix);
+            if value.is_none() {
+                missing.push(self.key(suffix));
+            }
+            value.unwrap_or(0)
+        };
+        let layers = required("block_count");
+        let hidden = required("embedding_length");
+        let heads_per_layer = self.header.arch_per_layer_u64("attention.head_count");
+        if heads_per_layer.is_none() {
+            missing.push(self.key("attention.head_count"));
         }
-        Some(value) => value
-            .as_u64()
-            .filter(|&n| n > 0)
-            .map_or(layers, |n| layers - layers / n),
-    };
-    let sliding_layers = if window > 0 { sliding_layers } else { 0 };
-    if window > 0 && sliding_layers == 0 {
-        warnings.push(format!(
-            "{} is {window} but llama.cpp applies no sliding-window pattern to {architecture} that vramfit knows; every layer is cached at full length",
-            key("attention.sliding_window")
-        ));
+        if !missing.is_empty() {
+            return Err(GgufError::Missing(missing));
+        }
+        Ok((
+            layers,
+            hidden,
+            heads_per_layer.as_ref().map_or(0, per_layer_max),
+        ))
     }
-    let kv_rank = int("attention.kv_lora_rank").unwrap_or(0);
-    let rope_dim = int("rope.dimension_count").unwrap_or(0);
-    let recurrent_layers = if int("ssm.state_size").is_some() && recurrent_layers == 0 {
-        // A pure state-space model (Mamba) has no KV heads at all.
-        if kv_heads == 0 {
-            layers
+
+    /// The attention layers' KV heads, and how many layers have none.
+    fn kv_heads(&self, heads: u64, warnings: &mut Vec<String>) -> (u64, u64) {
+        let kv_per_layer = self
+            .header
+            .arch_per_layer_u64("attention.head_count_kv")
+            .unwrap_or(PerLayer::Same(heads));
+        // Hybrid files write 0 KV heads for their recurrent layers.
+        match &kv_per_layer {
+            PerLayer::Same(kv) => (*kv, 0),
+            PerLayer::Each(each) => {
+                let attention: Vec<u64> = each.iter().copied().filter(|&kv| kv > 0).collect();
+                let max = attention.iter().copied().max().unwrap_or(0);
+                if attention.iter().any(|&kv| kv != max) {
+                    warnings.push(format!(
+                        "{} differs by layer; every attention layer is sized with {max}",
+                        self.key("attention.head_count_kv")
+                    ));
+                }
+                (max, (each.len() - attention.len()) as u64)
+            }
+        }
+    }
+
+    /// `vocab_size`, else the tokenizer's token count, else `token_embd`'s rows.
+    fn vocab(&self) -> u64 {
+        self.int("vocab_size")
+            .or_else(|| match self.header.get("tokenizer.ggml.tokens") {
+                Some(MetaValue::Array(tokens)) => Some(tokens.len()),
+                _ => None,
+            })
+            .or_else(|| {
+                self.header
+                    .tensors
+                    .iter()
+                    .find(|t| t.name == "token_embd.weight")
+                    .and_then(|t| t.dims.get(1).copied())
+            })
+            .unwrap_or(0)
+    }
+
+    /// The widest layer's MLP.
+    fn ffn(&self, warnings: &mut Vec<String>) -> u64 {
+        let ffn_per_layer = self.header.arch_per_layer_u64("feed_forward_length");
+        let experts = self.int("expert_count").unwrap_or(0);
+        let expert_ffn = self.int("expert_feed_forward_length").unwrap_or(0);
+        // An all-expert model may write no dense width; its MLP is the experts'.
+        let ffn = ffn_per_layer
+            .as_ref()
+            .map_or(0, per_layer_max)
+            .max(if experts > 0 { expert_ffn } else { 0 });
+        if matches!(&ffn_per_layer, Some(PerLayer::Each(each)) if each.iter().any(|&f| f != ffn && f != 0))
+        {
+            warnings.push(format!(
+                "{} differs by layer; the compute buffer uses the widest ({ffn}); the weights are the file's",
+                self.key("feed_forward_length")
+            ));
+        }
+        ffn
+    }
+
+    /// The dense shape of `sizes`, with what the tensors show: a tied output, a gated MLP and
+    /// fused QKV.
+    fn dense_shape(&self, sizes: &DenseSizes) -> Architecture {
+        Architecture {
+            // The phi3 graph splits `attn_qkv`'s output into views (src/models/phi3.cpp).
+            fused_qkv: self.architecture == "phi3" && self.has_block_tensor(".attn_qkv"),
+            // Their `attn_q` holds each head's query and output gate (src/models/qwen35.cpp).
+            attention_gate: matches!(self.architecture, "qwen3next" | "qwen35" | "qwen35moe"),
+            ..super::dense_shape(
+                to_u32(sizes.layers),
+                to_u32(sizes.hidden),
+                to_u32(sizes.heads),
+                to_u32(sizes.kv_heads),
+                to_u32(sizes.head_dim),
+                to_u32(sizes.ffn),
+                to_u32(sizes.vocab),
+                is_tied(self.header),
+                self.has_block_tensor(".ffn_gate"),
+            )
+        }
+    }
+
+    /// The sliding window and the layers that use it.
+    fn window(&self, layers: u64, warnings: &mut Vec<String>) -> Window {
+        let tokens = self.int("attention.sliding_window").unwrap_or(0);
+        let sliding_layers = if tokens > 0 {
+            self.sliding_layers(layers)
         } else {
             0
+        };
+        if tokens > 0 && sliding_layers == 0 {
+            warnings.push(format!(
+                "{} is {tokens} but llama.cpp applies no sliding-window pattern to {} that vramfit knows; every layer is cached at full length",
+                self.key("attention.sliding_window"),
+                self.architecture
+            ));
         }
-    } else {
-        recurrent_layers
-    };
-    let ssm_inner = int("ssm.inner_size").unwrap_or(0);
-    let ssm_heads = int("ssm.time_step_rank").unwrap_or(0);
-    if recurrent_layers > 0 && ssm_inner == 0 {
-        warnings.push(format!(
-            "{recurrent_layers} layers have no attention but {} is absent: their recurrent state is not counted",
-            key("ssm.inner_size")
-        ));
+        Window {
+            tokens: to_u32(tokens),
+            layers: to_u32(sliding_layers),
+        }
     }
-    let mut arch = super::dense_shape(
-        to_u32(layers),
-        to_u32(hidden),
-        to_u32(heads),
-        to_u32(kv_heads),
-        to_u32(head_dim),
-        to_u32(ffn),
-        to_u32(vocab),
-        !header.tensors.iter().any(|t| t.name == "output.weight"),
-        has(".ffn_gate"),
-    );
-    // The phi3 graph splits `attn_qkv`'s output into views (src/models/phi3.cpp).
-    arch.fused_qkv = architecture == "phi3" && has(".attn_qkv");
-    // Their `attn_q` holds each head's query and output gate (src/models/qwen35.cpp).
-    arch.attention_gate = matches!(architecture, "qwen3next" | "qwen35" | "qwen35moe");
-    arch.moe.experts = to_u32(experts);
-    arch.moe.per_token = to_u32(int("expert_used_count").unwrap_or(0));
-    arch.moe.expert_ffn = to_u32(if experts > 0 { expert_ffn } else { 0 });
-    arch.moe.shared_ffn = to_u32(if experts > 0 { shared_ffn } else { 0 });
-    arch.moe.dense_layers = to_u32(int("leading_dense_block_count").unwrap_or(0));
-    if kv_rank > 0 {
-        arch.mla.kv_rank = to_u32(kv_rank);
-        arch.mla.q_rank = to_u32(int("attention.q_lora_rank").unwrap_or(0));
-        arch.mla.rope_dim = to_u32(rope_dim);
-        arch.mla.v_head_dim = to_u32(
-            int("attention.value_length_mla")
-                .or_else(|| int("attention.value_length"))
-                .unwrap_or(head_dim),
-        );
-    } else if let Some(v) = int("attention.value_length").filter(|&v| v != head_dim) {
-        warnings.push(format!(
-            "{} ({v}) differs from the key length ({head_dim}); values are sized like keys",
-            key("attention.value_length")
-        ));
+
+    /// The layers the file's sliding-window pattern makes sliding (a flag per layer, or a
+    /// period), else the family's pattern.
+    fn sliding_layers(&self, layers: u64) -> u64 {
+        match self
+            .header
+            .get(&self.key("attention.sliding_window_pattern"))
+        {
+            Some(MetaValue::Array(MetaArray::Values(values))) => match values {
+                vramfit_gguf::ArrayValues::Bool(each) => each.iter().filter(|&&s| s).count() as u64,
+                other => other
+                    .to_u64s()
+                    .map_or(0, |each| each.iter().filter(|&&s| s != 0).count() as u64),
+            },
+            Some(MetaValue::Array(_)) | None => {
+                swa_pattern(self.architecture).map_or(0, |n| layers - layers / n)
+            }
+            Some(value) => value
+                .as_u64()
+                .filter(|&n| n > 0)
+                .map_or(layers, |n| layers - layers / n),
+        }
     }
-    arch.window.tokens = to_u32(window);
-    arch.window.layers = to_u32(sliding_layers);
-    arch.rope = rope(
-        header,
-        architecture,
-        to_u32(rope_dim),
-        to_u32(head_dim),
-        kv_rank > 0,
-    );
-    if recurrent_layers > 0 {
-        let heads = ssm_heads.max(1);
-        arch.recurrent.layers = to_u32(recurrent_layers);
-        arch.recurrent.heads = to_u32(heads);
-        arch.recurrent.head_dim = to_u32(ssm_inner / heads);
-        arch.recurrent.state = to_u32(int("ssm.state_size").unwrap_or(0));
-        arch.recurrent.groups = to_u32(int("ssm.group_count").unwrap_or(1));
-        arch.recurrent.conv = to_u32(int("ssm.conv_kernel").unwrap_or(0));
-        arch.no_attention = to_u32(recurrent_layers);
+
+    /// The recurrent (`ssm.*`) layers: a hybrid's layers without KV heads, or every layer of a
+    /// model without attention.
+    fn recurrent(&self, sizes: &DenseSizes, warnings: &mut Vec<String>) -> Recurrent {
+        let layers = if self.int("ssm.state_size").is_some() && sizes.kv_less_layers == 0 {
+            // A pure state-space model (Mamba) has no KV heads at all.
+            if sizes.kv_heads == 0 {
+                sizes.layers
+            } else {
+                0
+            }
+        } else {
+            sizes.kv_less_layers
+        };
+        let inner = self.int("ssm.inner_size").unwrap_or(0);
+        if layers > 0 && inner == 0 {
+            warnings.push(format!(
+                "{layers} layers have no attention but {} is absent: their recurrent state is not counted",
+                self.key("ssm.inner_size")
+            ));
+        }
+        if layers == 0 {
+            return Recurrent::default();
+        }
+        let heads = self.int("ssm.time_step_rank").unwrap_or(0).max(1);
+        Recurrent {
+            layers: to_u32(layers),
+            heads: to_u32(heads),
+            head_dim: to_u32(inner / heads),
+            state: to_u32(self.int("ssm.state_size").unwrap_or(0)),
+            groups: to_u32(self.int("ssm.group_count").unwrap_or(1)),
+            conv: to_u32(self.int("ssm.conv_kernel").unwrap_or(0)),
+            state_dtype: None,
+        }
     }
-    arch.mtp_layers = to_u32(int("nextn_predict_layers").unwrap_or(0));
-    if weights.blocks.iter().all(|b| b.experts == 0) && experts > 1 {
-        warnings.push(format!(
-            "{} is {experts} but no block has *_exps tensors; --n-cpu-moe moves nothing",
-            key("expert_count")
-        ));
+
+    /// Multi-head latent attention, when the file has a KV latent; without one, a value width
+    /// other than the keys' is named.
+    fn latent_attention(&self, head_dim: u64, rope_dim: u64, warnings: &mut Vec<String>) -> Mla {
+        let kv_rank = self.int("attention.kv_lora_rank").unwrap_or(0);
+        if kv_rank > 0 {
+            return Mla {
+                kv_rank: to_u32(kv_rank),
+                q_rank: to_u32(self.int("attention.q_lora_rank").unwrap_or(0)),
+                rope_dim: to_u32(rope_dim),
+                v_head_dim: to_u32(
+                    self.int("attention.value_length_mla")
+                        .or_else(|| self.int("attention.value_length"))
+                        .unwrap_or(head_dim),
+                ),
+            };
+        }
+        if let Some(v) = self
+            .int("attention.value_length")
+            .filter(|&v| v != head_dim)
+        {
+            warnings.push(format!(
+                "{} ({v}) differs from the key length ({head_dim}); values are sized like keys",
+                self.key("attention.value_length")
+            ));
+        }
+        Mla::default()
     }
-    Ok(arch)
+
+    /// The experts, `ffn` wide where the file gives them no width of their own.
+    fn experts(&self, ffn: u64, weights: &FileWeights, warnings: &mut Vec<String>) -> Moe {
+        let experts = self.int("expert_count").unwrap_or(0);
+        let expert_ffn = self
+            .int("expert_feed_forward_length")
+            .filter(|&width| width > 0)
+            .unwrap_or(ffn);
+        let shared = self.int("expert_shared_count").unwrap_or(0);
+        // Saturating: both are the file's u64s, and their product overflowed (a panic in debug
+        // builds, a wrapped width in release).
+        let shared_ffn = self
+            .int("expert_shared_feed_forward_length")
+            .unwrap_or(expert_ffn)
+            .saturating_mul(shared);
+        if weights.blocks.iter().all(|b| b.experts == 0) && experts > 1 {
+            warnings.push(format!(
+                "{} is {experts} but no block has *_exps tensors; --n-cpu-moe moves nothing",
+                self.key("expert_count")
+            ));
+        }
+        let routed = |width: u64| if experts > 0 { to_u32(width) } else { 0 };
+        Moe {
+            experts: to_u32(experts),
+            per_token: to_u32(self.int("expert_used_count").unwrap_or(0)),
+            expert_ffn: routed(expert_ffn),
+            shared_ffn: routed(shared_ffn),
+            dense_layers: to_u32(self.int("leading_dense_block_count").unwrap_or(0)),
+        }
+    }
+
+    /// The RoPE table a serving runtime would build for this shape (vLLM loads GGUF files too), read
+    /// as [`super::hf_config`] reads config.json: `context_length` positions, × a linear scaling's
+    /// factor, or a YaRN scaling's original length × factor; Gemma 3's sliding layers add a second,
+    /// unscaled table. Architectures llama.cpp gives no RoPE have no table.
+    fn rope(&self, rope_dim: u32, head_dim: u32, mla: bool) -> Rope {
+        let Some(context) = self.int("context_length").filter(|_| rope_dim > 0) else {
+            return Rope::default();
+        };
+        let factor = self
+            .header
+            .f32_key(&self.key("rope.scaling.factor"))
+            .map_or(1.0, f64::from)
+            .max(1.0);
+        let positions = match self.header.string(&self.key("rope.scaling.type")) {
+            Some("linear") => context as f64 * factor,
+            Some("yarn") => self
+                .int("rope.scaling.original_context_length")
+                .map_or(context as f64, |original| original as f64 * factor),
+            _ => context as f64,
+        };
+        Rope {
+            positions: positions.min(f64::from(u32::MAX)) as u32,
+            local_positions: if self.architecture == "gemma3" {
+                context.min(u64::from(u32::MAX)) as u32
+            } else {
+                0
+            },
+            dim: if mla || rope_dim >= head_dim {
+                0
+            } else {
+                rope_dim
+            },
+        }
+    }
 }
 
 #[cfg(test)]
@@ -581,6 +725,7 @@ mod tests {
         }
         assert_eq!(scenario.validate(), vec![]);
         assert!(crate::estimate::estimate(&scenario).is_ok());
+        assert_eq!(scenario.resolve().unwrap().arch, model.arch, "one shape");
         scenario
     }
 

@@ -93,9 +93,12 @@ impl HfConfig {
         let mut scenario = self.applied_to(inference).map_err(|e| vec![e])?;
         scenario.mtp = self.arch.mtp_layers > 0;
         let b = breakdown(&scenario)?;
-        let weight_bytes = ["weights", "quant_constants", "vision", "mtp"]
+        // What the checkpoint holds is what a runtime's model load holds.
+        let weight_bytes = b
+            .components
             .iter()
-            .map(|id| b.bytes_of(id).0 as f64)
+            .filter(|c| c.id.is_model_load())
+            .map(|c| c.bytes.0 as f64)
             .sum();
         let input_embedding = f64::from(self.arch.vocab) * f64::from(self.arch.hidden);
         let active = self

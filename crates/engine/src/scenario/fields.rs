@@ -57,7 +57,7 @@ pub enum Group {
 
 impl Group {
     /// In the order the page shows them.
-    pub const ALL: [Group; 15] = [
+    pub const ALL: &'static [Group] = &[
         Group::Model,
         Group::Architecture,
         Group::Experts,
@@ -91,12 +91,10 @@ impl Group {
     /// Whether the group's settings mean anything for this runtime: a runtime's own settings
     /// are shown only when it is chosen.
     pub fn applies_to(self, runtime: Runtime) -> bool {
-        match self {
-            Group::Serving => runtime.pools_kv(),
-            Group::Vllm => runtime == Runtime::Vllm,
-            Group::Sglang => runtime == Runtime::Sglang,
-            Group::LlamaCpp => runtime == Runtime::LlamaCpp,
-            _ => true,
+        match (self, Runtime::owning(self)) {
+            (Group::Serving, _) => runtime.rules().pools_kv(),
+            (_, Some(owner)) => owner == runtime,
+            (_, None) => true,
         }
     }
 
@@ -454,6 +452,10 @@ scenario_fields! {
     attention_gate: Option<bool> = None,
         "attention-gate", Optional { inner: Flag, none: FROM_PRESET }, Layers,
         "Attention output gate", "true if q_proj also computes a sigmoid gate on each attention output (Qwen3-Next, Qwen3.5: q_proj twice as wide)";
+    /// Phi-3's fused `qkv_proj`, which llama.cpp splits into views.
+    fused_qkv: Option<bool> = None,
+        "fused-qkv", Optional { inner: Flag, none: FROM_PRESET }, Layers,
+        "Fused QKV projection", "true if queries, keys and values come from one fused projection (Phi-3's qkv_proj, GGUF attn_qkv), which llama.cpp splits into views";
     sliding_window: Option<u32> = None,
         "sliding-window", Optional { inner: Whole, none: FROM_PRESET }, Layers,
         "Sliding window", "tokens a sliding-window layer attends to and caches (0: none)";

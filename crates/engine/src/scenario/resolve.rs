@@ -5,7 +5,6 @@ use super::{FieldError, Scenario};
 use crate::dtype::{Dtype, QuantScope};
 use crate::gpu_catalogue::{self, Gpu};
 use crate::model::{self, Architecture, Block, Mla, Moe, Preset, Recurrent, Rope, Vision, Window};
-use crate::runtime::Runtime;
 use crate::sharding::{Offload, Sharding};
 use crate::units::{format_size_exact, Bytes};
 use crate::workload::{Float8, KvCache, Method, Mode};
@@ -89,15 +88,12 @@ impl Scenario {
             ));
         }
         self.check_method(&arch, formats.weights, &mut errors);
-        let state_dtype = arch.recurrent.state_dtype.unwrap_or(match self.runtime {
-            // vLLM's "auto" keeps the state in the convolution state's format, the model's
-            // dtype (`MambaStateDtypeCalculator._mamba_state_dtype`,
-            // vllm/model_executor/layers/mamba/mamba_utils.py).
-            Runtime::Vllm => formats.act_dtype,
-            // SGLang's `mamba2_state_dtype` defaults to float32; transformers' gated-DeltaNet
-            // kernels return fp32 final states; llama.cpp keeps R and S in f32.
-            _ => Dtype::Fp32,
-        });
+        // SGLang's `mamba2_state_dtype` defaults to float32; transformers' gated-DeltaNet
+        // kernels return fp32 final states; llama.cpp keeps R and S in f32; vLLM's is its own.
+        let state_dtype = arch
+            .recurrent
+            .state_dtype
+            .unwrap_or(self.runtime.rules().default_state_dtype(formats.act_dtype));
         if !state_dtype.is_float() {
             errors.push(FieldError::new(
                 "ssm-dtype",
@@ -255,7 +251,7 @@ impl Scenario {
             no_attention: or_base(self.no_attention_layers, base.no_attention),
             no_mlp: or_base(self.no_mlp_layers, base.no_mlp),
             mtp_layers: or_base(self.mtp_layers, base.mtp_layers),
-            fused_qkv: from_preset && base.fused_qkv,
+            fused_qkv: self.fused_qkv.unwrap_or(from_preset && base.fused_qkv),
             attention_gate: self
                 .attention_gate
                 .unwrap_or(from_preset && base.attention_gate),
@@ -326,7 +322,7 @@ impl Scenario {
     /// expert parallelism.
     fn check_runtime(&self, errors: &mut Vec<FieldError>) {
         let runtime = self.runtime;
-        if runtime == Runtime::Transformers {
+        if !runtime.rules().serves() {
             return;
         }
         if self.mode.is_training() {
@@ -335,12 +331,7 @@ impl Scenario {
                 format!("{runtime} serves inference; set mode to inference, or runtime to transformers to train"),
             ));
         }
-        if runtime == Runtime::LlamaCpp && self.cache_type_v.is_quantized() && !self.flash_attn {
-            errors.push(FieldError::new(
-                "cache-type-v",
-                "llama.cpp quantizes the V cache only with flash attention (V cache quantization requires flash_attn); set flash-attn=true or cache-type-v=f16",
-            ));
-        }
+        runtime.rules().check(self, errors);
         if self.method == Method::Lesson {
             errors.push(FieldError::new(
                 "runtime",
@@ -442,6 +433,16 @@ impl Scenario {
     }
 
     fn check_method(&self, arch: &Architecture, weights: Dtype, errors: &mut Vec<FieldError>) {
+        self.check_weights_for_mode(weights, errors);
+        self.check_runtime(errors);
+        self.check_cache(errors);
+        self.check_model_features(arch, weights, errors);
+        self.check_parallel_layout(errors);
+        self.check_training_memory_features(errors);
+    }
+
+    /// Full fine-tuning and LoRA train float weights; QLoRA keeps quantized ones.
+    fn check_weights_for_mode(&self, weights: Dtype, errors: &mut Vec<FieldError>) {
         match self.mode {
             Mode::Full | Mode::Lora if weights.is_quantized() => errors.push(FieldError::new(
                 "weights",
@@ -453,8 +454,16 @@ impl Scenario {
             )),
             _ => {}
         }
-        self.check_runtime(errors);
-        self.check_cache(errors);
+    }
+
+    /// Settings that need a part of the model: a GGUF file of its layers, a LoRA rank within
+    /// its width, NF4 weights, a vision tower, MTP modules, routed experts.
+    fn check_model_features(
+        &self,
+        arch: &Architecture,
+        weights: Dtype,
+        errors: &mut Vec<FieldError>,
+    ) {
         if let Some(file) = &self.gguf_weights {
             if file.blocks.len() != arch.layers as usize {
                 errors.push(FieldError::new(
@@ -500,7 +509,10 @@ impl Scenario {
                 "expert parallelism splits routed experts; this model has none",
             ));
         }
-        self.check_parallel_layout(errors);
+    }
+
+    /// float8 training and parameter offloading, each with what it needs.
+    fn check_training_memory_features(&self, errors: &mut Vec<FieldError>) {
         if self.float8.is_on() && self.mode.is_adapter() {
             errors.push(FieldError::new(
                 "float8",

@@ -63,17 +63,83 @@
 //!   (calibration/runtime-logs.csv; `cargo xtask accuracy` prints the GPU median).
 //! - Output buffer (`output_reserve`): `n_vocab × slots × 4` bytes in pinned host memory.
 
-use super::{Deployment, Serving, Settings, MODEL_LOAD};
-use crate::dtype::FP32_BYTES;
+use super::{
+    Build, Deployment, LoggedFigure, PoolWords, Reads, RuntimeRules, Serving, Setting, Settings,
+};
+use crate::dtype::{Dtype, FP32_BYTES};
 use crate::estimate::overhead;
 use crate::estimate::stack::{explain, Component, Stack};
+use crate::estimate::ComponentId;
+use crate::estimate::LogFigure;
 use crate::model::{Architecture, Block, Projection};
 use crate::runtime::{GpuBackend, LogitRows, OffloadOutput, Runtime};
+use crate::scenario::{FieldError, Group};
 use crate::scenario::{Resolved, Scenario};
 use crate::units::{Bytes, MIB};
 use std::ops::Range;
 use vramfit_gguf::quantize::{NameRules, NamedTensor, QuantModel, QuantTensor};
 use vramfit_gguf::GgmlType;
+
+pub(super) struct LlamaCpp;
+
+impl RuntimeRules for LlamaCpp {
+    fn name(&self) -> &'static str {
+        "llama.cpp"
+    }
+
+    fn settings_group(&self) -> Option<Group> {
+        Some(Group::LlamaCpp)
+    }
+
+    fn check(&self, s: &Scenario, errors: &mut Vec<FieldError>) {
+        if s.cache_type_v.is_quantized() && !s.flash_attn {
+            errors.push(FieldError::new(
+                "cache-type-v",
+                "llama.cpp quantizes the V cache only with flash attention (V cache quantization requires flash_attn); set flash-attn=true or cache-type-v=f16",
+            ));
+        }
+    }
+
+    fn reads_gguf_weights(&self) -> bool {
+        true
+    }
+
+    fn places_layers(&self) -> bool {
+        true
+    }
+
+    fn pool_words(&self) -> PoolWords {
+        PoolWords {
+            pool: "KV cache, GPU and system RAM",
+            tokens: "KV cells",
+            whole_slots: true,
+        }
+    }
+
+    fn accuracy_label(&self) -> &'static str {
+        "llama.cpp"
+    }
+
+    fn logged_figures(&self) -> &'static [LoggedFigure] {
+        const FIGURES: &[LoggedFigure] = &[
+            LoggedFigure::new("model_buffer_gpu", Reads::Gpu(LogFigure::ModelLoad)),
+            LoggedFigure::new("model_buffer_host", Reads::Host(LogFigure::ModelLoad)),
+            LoggedFigure::new("kv_buffer", Reads::GpuAndHost(LogFigure::KvBuffer)),
+            LoggedFigure::new("compute_buffer_gpu", Reads::Gpu(LogFigure::ComputeBuffer)),
+            LoggedFigure::new("compute_buffer_host", Reads::Host(LogFigure::ComputeBuffer)),
+            LoggedFigure::new("recurrent_buffer", Reads::Gpu(LogFigure::RecurrentBuffer)),
+            LoggedFigure::new("output_buffer", Reads::Host(LogFigure::OutputBuffer)),
+        ];
+        FIGURES
+    }
+
+    fn push(&self, b: Build<'_>) -> Option<Serving> {
+        if b.r.arch.recurrent.layers > 0 && b.s.ssm_dtype.is_some_and(|t| t != Dtype::Fp32) {
+            b.notes.push("llama.cpp keeps the recurrent state (its R and S buffers) in f32 whatever ssm-dtype says, so it is counted in f32.".to_string());
+        }
+        Some(push(b.s, b.r, &b.d, b.stack))
+    }
+}
 
 /// llama.cpp pads the context, a slot and a sliding window's cells to this many.
 const CELL_PADDING: u32 = 256;
@@ -423,80 +489,7 @@ impl QuantizedFile {
         // published file of those types was made with one.
         model.has_imatrix = true;
         let classes = LayerClasses::new(n);
-        let last_layers = classes.last_layers();
-        let (attention_blocks, recurrent_blocks) = LayerSet::mixers(a);
-        let mut starts: Vec<LayerStart> = Vec::new();
-        let mut seen_in_block = [0usize; BLOCK_KINDS];
-        a.each_linear(|linear| {
-            let order = seen_in_block
-                .get_mut(linear.block as usize)
-                .map_or(0, |seen| {
-                    *seen += 1;
-                    *seen - 1
-                });
-            let role = gguf_role(linear.block, linear.projection, order);
-            let shape = linear.shape;
-            let experts = if linear.block == Block::RoutedExpert {
-                f64::from(a.moe.experts.max(1))
-            } else {
-                1.0
-            };
-            // Rounded half up by adding a half and truncating: the same whole number as
-            // `f64::round` (at least one), without its libm call (one per tensor per estimate).
-            let layers_with = ((shape.count / experts + 0.5) as u32).max(1);
-            let held = match linear.block {
-                _ if layers_with >= n => LayerSet::From(0),
-                Block::Attention => attention_blocks,
-                Block::Recurrent => recurrent_blocks,
-                // A hybrid's MLP-only and mixer-only blocks interleave too.
-                _ if a.no_mlp > 0 => LayerSet::Spread(layers_with),
-                _ => LayerSet::From(n - layers_with),
-            };
-            let elements = shape.rows * shape.cols * experts;
-            let dims = [shape.rows as u64, shape.cols as u64, experts as u64];
-            let tensor = NamedTensor::with_rules(
-                QuantTensor {
-                    name: role.name,
-                    dims: &dims,
-                    source_type: GgmlType::BF16,
-                },
-                role.rules,
-            );
-            let bytes_at = |layer: u32| {
-                if linear.block == Block::Router {
-                    elements * FP32_BYTES
-                } else {
-                    let t = tensor
-                        .in_block(layer)
-                        .type_at(quant, &model, layer, !a.tied)
-                        .unwrap_or(GgmlType::F16);
-                    size(t, elements)
-                }
-            };
-            let is_expert = linear.block == Block::RoutedExpert;
-            let start = match starts.iter().position(|start| start.held == held) {
-                Some(found) => &mut starts[found],
-                None => {
-                    starts.push(LayerStart::new(held));
-                    let last = starts.len() - 1;
-                    &mut starts[last]
-                }
-            };
-            // A class's type is the same in each of its blocks, so its last block stands for it.
-            let first = match held {
-                LayerSet::From(first) => first,
-                LayerSet::Spread(_) | LayerSet::Rest(_) => 0,
-            };
-            if !tensor.reads_layer_in(quant) {
-                start.alike.add(bytes_at(first), is_expert);
-                return;
-            }
-            for (class, last) in start.by_class.iter_mut().zip(last_layers) {
-                if let Some(layer) = last.filter(|&layer| layer >= first) {
-                    class.add(bytes_at(layer), is_expert);
-                }
-            }
-        });
+        let starts = block_starts(a, quant, &model, &classes);
         let table = f64::from(a.vocab) * f64::from(a.hidden);
         let embd_dims = [u64::from(a.hidden), u64::from(a.vocab)];
         let typed = |table_role: Role| {
@@ -561,6 +554,109 @@ impl QuantizedFile {
     }
 }
 
+/// Each block tensor typed as llama-quantize types it, added to the set of blocks that holds it:
+/// once where its file type's rules do not read the layer, else once per layer class.
+fn block_starts(
+    a: &Architecture,
+    quant: vramfit_gguf::FileType,
+    model: &QuantModel,
+    classes: &LayerClasses,
+) -> Vec<LayerStart> {
+    let n = a.layers.max(1);
+    let last_layers = classes.last_layers();
+    let mixers = LayerSet::mixers(a);
+    let mut starts: Vec<LayerStart> = Vec::new();
+    let mut seen_in_block = [0usize; BLOCK_KINDS];
+    a.each_linear(|linear| {
+        let order = seen_in_block
+            .get_mut(linear.block as usize)
+            .map_or(0, |seen| {
+                *seen += 1;
+                *seen - 1
+            });
+        let role = gguf_role(linear.block, linear.projection, order);
+        let shape = linear.shape;
+        let experts = if linear.block == Block::RoutedExpert {
+            f64::from(a.moe.experts.max(1))
+        } else {
+            1.0
+        };
+        let held = blocks_holding(a, n, linear.block, shape.count / experts, mixers);
+        let elements = shape.rows * shape.cols * experts;
+        let dims = [shape.rows as u64, shape.cols as u64, experts as u64];
+        let tensor = NamedTensor::with_rules(
+            QuantTensor {
+                name: role.name,
+                dims: &dims,
+                source_type: GgmlType::BF16,
+            },
+            role.rules,
+        );
+        let bytes_at = |layer: u32| {
+            if linear.block == Block::Router {
+                elements * FP32_BYTES
+            } else {
+                let t = tensor
+                    .in_block(layer)
+                    .type_at(quant, model, layer, !a.tied)
+                    .unwrap_or(GgmlType::F16);
+                size(t, elements)
+            }
+        };
+        let is_expert = linear.block == Block::RoutedExpert;
+        let start = start_of(&mut starts, held);
+        // A class's type is the same in each of its blocks, so its last block stands for it.
+        let first = match held {
+            LayerSet::From(first) => first,
+            LayerSet::Spread(_) | LayerSet::Rest(_) => 0,
+        };
+        if !tensor.reads_layer_in(quant) {
+            start.alike.add(bytes_at(first), is_expert);
+            return;
+        }
+        for (class, last) in start.by_class.iter_mut().zip(last_layers) {
+            if let Some(layer) = last.filter(|&layer| layer >= first) {
+                class.add(bytes_at(layer), is_expert);
+            }
+        }
+    });
+    starts
+}
+
+/// The blocks that hold a tensor found in `layers_with` of the `n` blocks: all of them, the
+/// attention or recurrent mixers' (`mixers`), a hybrid's interleaved MLP blocks, or the last ones.
+fn blocks_holding(
+    a: &Architecture,
+    n: u32,
+    block: Block,
+    layers_with: f64,
+    (attention_blocks, recurrent_blocks): (LayerSet, LayerSet),
+) -> LayerSet {
+    // Rounded half up by adding a half and truncating: the same whole number as `f64::round`
+    // (at least one), without its libm call (one per tensor per estimate).
+    let layers_with = ((layers_with + 0.5) as u32).max(1);
+    match block {
+        _ if layers_with >= n => LayerSet::From(0),
+        Block::Attention => attention_blocks,
+        Block::Recurrent => recurrent_blocks,
+        // A hybrid's MLP-only and mixer-only blocks interleave too.
+        _ if a.no_mlp > 0 => LayerSet::Spread(layers_with),
+        _ => LayerSet::From(n - layers_with),
+    }
+}
+
+/// The entry for a set of blocks, added the first time it is seen.
+fn start_of(starts: &mut Vec<LayerStart>, held: LayerSet) -> &mut LayerStart {
+    let found = match starts.iter().position(|start| start.held == held) {
+        Some(found) => found,
+        None => {
+            starts.push(LayerStart::new(held));
+            starts.len() - 1
+        }
+    };
+    &mut starts[found]
+}
+
 /// A tensor's bytes in a ggml type.
 fn size(t: GgmlType, elements: f64) -> f64 {
     elements * t.block_bytes() as f64 / t.block_elements() as f64
@@ -593,160 +689,388 @@ impl Placement {
     }
 }
 
-pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack) -> Serving {
-    let ex = stack.explain;
-    let a = &r.arch;
-    let n = a.layers;
-    let gpus = s.gpus.max(1);
-    let ngl = s.n_gpu_layers.unwrap_or(n + 1).min(n + 1);
-    let (gpu_blocks, output_on_gpu) = match s.offload_output {
-        OffloadOutput::First => (ngl.saturating_sub(1), ngl >= 1),
-        OffloadOutput::Last => (ngl.min(n), ngl > n),
-    };
-    let first_gpu_block = n - gpu_blocks;
-    let weights = file_weights(s, a, first_gpu_block, s.n_cpu_moe);
+/// Which blocks `-ngl` puts on the GPU.
+struct Layers {
+    /// Blocks in the model.
+    n: u32,
+    /// `-ngl`, capped at the blocks and the output layer.
+    ngl: u32,
+    gpu_blocks: u32,
+    output_on_gpu: bool,
+    /// Blocks from here on are offloaded.
+    first_gpu_block: u32,
+    /// GPUs the offloaded blocks are split over, by layer.
+    gpus: u32,
+}
 
-    // Per-slot and total cells.
-    let slots = s.parallel.max(1);
-    let n_ctx = s.ctx_size.unwrap_or(s.seq);
-    // A unified cache is one stream of every cell; otherwise each slot has its own stream.
-    let (streams, cells_per_stream) = if s.kv_unified || slots == 1 {
-        (1, pad(n_ctx, CELL_PADDING))
-    } else {
-        (slots, pad(n_ctx.div_ceil(slots), CELL_PADDING))
-    };
-    let cells = f64::from(cells_per_stream) * f64::from(streams);
-    // A sliding-window layer keeps the window of every sequence in its stream, plus a ubatch
-    // (llama-kv-cache-iswa.cpp: `n_swa · (unified ? n_seq_max : 1) + n_ubatch`, padded).
-    let window_cells = if a.window.tokens > 0 {
-        let sequences_per_stream = slots / streams;
-        f64::from(pad(
-            cells_per_stream.min(
-                a.window
-                    .tokens
-                    .saturating_mul(sequences_per_stream)
-                    .saturating_add(s.ubatch_size),
-            ),
-            CELL_PADDING,
-        )) * f64::from(streams)
-    } else {
-        cells
-    };
-    let (k, v) = (
-        s.cache_type_k.bytes_per_value(),
-        s.cache_type_v.bytes_per_value(),
-    );
-    let per_cell = if a.mla.is_mla() {
-        (f64::from(a.mla.kv_rank) + f64::from(a.mla.rope_dim)) * k
-    } else {
-        f64::from(a.kv_heads) * f64::from(a.head_dim) * (k + v)
-    };
-    let attention = a.attention_layers();
-    let sliding = a.window.layers.min(attention);
-    // Which attention blocks slide is not known block by block: spread evenly among them.
-    let sliding_share = f64::from(sliding) / f64::from(attention.max(1));
-    let attention_kv = per_cell * ((1.0 - sliding_share) * cells + sliding_share * window_cells);
-    let (state, conv) = a.recurrent.state_elements();
-    let layer_state = (state + conv) * FP32_BYTES * f64::from(slots);
-    let (attention_blocks, recurrent_blocks) = LayerSet::mixers(a);
-    let (gpu_range, host_range) = (first_gpu_block..n, 0..first_gpu_block);
-    let (gpu_kv, host_kv, gpu_state) = (
-        attention_kv * f64::from(attention_blocks.count_in(&gpu_range, n)),
-        attention_kv * f64::from(attention_blocks.count_in(&host_range, n)),
-        if a.recurrent.layers > 0 {
-            layer_state * f64::from(recurrent_blocks.count_in(&gpu_range, n))
-        } else {
-            0.0
-        },
-    );
-    let placed = &weights.placed;
-    let (mut gpu_model, mut host_model, largest_host) = (
-        placed.gpu,
-        weights.token_embd + placed.host,
-        placed.largest_host,
-    );
-    if output_on_gpu {
-        gpu_model += weights.output;
-    } else {
-        host_model += weights.output;
+impl Layers {
+    fn new(s: &Scenario, n: u32) -> Layers {
+        let ngl = s.n_gpu_layers.unwrap_or(n + 1).min(n + 1);
+        let (gpu_blocks, output_on_gpu) = match s.offload_output {
+            OffloadOutput::First => (ngl.saturating_sub(1), ngl >= 1),
+            OffloadOutput::Last => (ngl.min(n), ngl > n),
+        };
+        Layers {
+            n,
+            ngl,
+            gpu_blocks,
+            output_on_gpu,
+            first_gpu_block: n - gpu_blocks,
+            gpus: s.gpus.max(1),
+        }
     }
-    // The fullest GPU of a layer split holds its share of the blocks and the output layer.
-    let share = 1.0 / f64::from(gpus);
-    let fullest = |bytes: f64, extra: f64| (bytes - extra) * share + extra;
-    let output_gpu = if output_on_gpu { weights.output } else { 0.0 };
 
-    let u = f64::from(s.ubatch_size.min(n_ctx).max(1));
-    let (e, f, vocab) = (
-        f64::from(a.hidden),
-        f64::from(a.ffn.max(a.moe.expert_ffn * a.moe.per_token)),
-        f64::from(a.vocab),
-    );
-    let logit_rows = match s.logit_rows {
-        LogitRows::Slots => u.min(f64::from(slots).min(f64::from(LLAMA_SERVER_BATCH))),
-        LogitRows::Ubatch => u,
-    };
-    let logits = FP32_BYTES * logit_rows * (vocab + e);
-    // The KQ mask holds a stream's cells for each token of the ubatch: f32 as the host writes it,
-    // and its f16 cast on the GPU with flash attention.
-    let mask = f64::from(cells_per_stream) * u;
-    let mask_copies = if s.flash_attn { 6.0 } else { 4.0 } * mask;
-    let vulkan = s.gpu_backend == GpuBackend::Vulkan;
-    // Vulkan keeps the mask's copies allocated below everything after them (llama-035/036).
-    let kept_masks = if vulkan { mask_copies } else { 0.0 };
-    let layer_work = if s.flash_attn {
-        let ffn = FP32_BYTES * u * (2.0 * e + 3.0 * f);
-        if vulkan {
-            ffn + mask_copies
+    /// The fullest GPU's share of what the layer split divides.
+    fn share(&self) -> f64 {
+        1.0 / f64::from(self.gpus)
+    }
+
+    fn some_blocks_on_the_cpu(&self) -> bool {
+        self.gpu_blocks < self.n
+    }
+}
+
+/// The KV cache's cells: per slot, per stream and in all.
+struct Cells {
+    slots: u32,
+    n_ctx: u32,
+    per_stream: u32,
+    all: f64,
+    /// What a sliding-window layer keeps, in all streams.
+    window: f64,
+}
+
+impl Cells {
+    fn new(s: &Scenario, a: &Architecture) -> Cells {
+        let slots = s.parallel.max(1);
+        let n_ctx = s.ctx_size.unwrap_or(s.seq);
+        // A unified cache is one stream of every cell; otherwise each slot has its own stream.
+        let (streams, per_stream) = if s.kv_unified || slots == 1 {
+            (1, pad(n_ctx, CELL_PADDING))
         } else {
-            // The FFN with the f16 mask alive, or the cast itself, computed in the first
-            // attention layer (the module's doc says what sits below it).
-            let q_width = a.q_width();
-            let q_and_gate = if a.attention_gate {
-                FP32_BYTES * u * a.q_proj_width()
+            (slots, pad(n_ctx.div_ceil(slots), CELL_PADDING))
+        };
+        let all = f64::from(per_stream) * f64::from(streams);
+        // A sliding-window layer keeps the window of every sequence in its stream, plus a ubatch
+        // (llama-kv-cache-iswa.cpp: `n_swa · (unified ? n_seq_max : 1) + n_ubatch`, padded).
+        let window = if a.window.tokens > 0 {
+            let sequences_per_stream = slots / streams;
+            f64::from(pad(
+                per_stream.min(
+                    a.window
+                        .tokens
+                        .saturating_mul(sequences_per_stream)
+                        .saturating_add(s.ubatch_size),
+                ),
+                CELL_PADDING,
+            )) * f64::from(streams)
+        } else {
+            all
+        };
+        Cells {
+            slots,
+            n_ctx,
+            per_stream,
+            all,
+            window,
+        }
+    }
+}
+
+/// The KV and recurrent-state buffers, each on its layer's device.
+struct Caches {
+    /// Bytes per cell and attention layer.
+    per_cell: f64,
+    gpu_kv: f64,
+    host_kv: f64,
+    gpu_state: f64,
+}
+
+impl Caches {
+    fn new(s: &Scenario, a: &Architecture, cells: &Cells, layers: &Layers) -> Caches {
+        let (k, v) = (
+            s.cache_type_k.bytes_per_value(),
+            s.cache_type_v.bytes_per_value(),
+        );
+        let per_cell = if a.mla.is_mla() {
+            (f64::from(a.mla.kv_rank) + f64::from(a.mla.rope_dim)) * k
+        } else {
+            f64::from(a.kv_heads) * f64::from(a.head_dim) * (k + v)
+        };
+        let attention = a.attention_layers();
+        let sliding = a.window.layers.min(attention);
+        // Which attention blocks slide is not known block by block: spread evenly among them.
+        let sliding_share = f64::from(sliding) / f64::from(attention.max(1));
+        let attention_kv =
+            per_cell * ((1.0 - sliding_share) * cells.all + sliding_share * cells.window);
+        let (state, conv) = a.recurrent.state_elements();
+        let layer_state = (state + conv) * FP32_BYTES * f64::from(cells.slots);
+        let (attention_blocks, recurrent_blocks) = LayerSet::mixers(a);
+        let n = layers.n;
+        let (gpu_range, host_range) = (layers.first_gpu_block..n, 0..layers.first_gpu_block);
+        Caches {
+            per_cell,
+            gpu_kv: attention_kv * f64::from(attention_blocks.count_in(&gpu_range, n)),
+            host_kv: attention_kv * f64::from(attention_blocks.count_in(&host_range, n)),
+            gpu_state: if a.recurrent.layers > 0 {
+                layer_state * f64::from(recurrent_blocks.count_in(&gpu_range, n))
             } else {
                 0.0
-            };
-            (ffn + 2.0 * mask).max(FP32_BYTES * u * (2.0 * e + q_width) + q_and_gate + mask_copies)
+            },
         }
-    } else {
-        // A fused QKV output keeps its roped Q and K beside it (the module's doc says why).
-        let roped_copies = if a.fused_qkv {
-            FP32_BYTES * u * f64::from(a.heads + a.kv_heads) * f64::from(a.head_dim)
+    }
+}
+
+/// The model buffers: the offloaded blocks and the output layer on the GPU, the rest and
+/// `token_embd` in system RAM.
+struct ModelBuffers {
+    gpu: f64,
+    host: f64,
+    /// The output layer's share of `gpu`, which the layer split does not divide.
+    output_gpu: f64,
+    output: f64,
+    largest_host: f64,
+}
+
+impl ModelBuffers {
+    fn new(s: &Scenario, a: &Architecture, layers: &Layers) -> ModelBuffers {
+        let weights = file_weights(s, a, layers.first_gpu_block, s.n_cpu_moe);
+        let placed = &weights.placed;
+        let output_gpu = if layers.output_on_gpu {
+            weights.output
         } else {
             0.0
         };
-        FP32_BYTES * (f64::from(a.heads) * mask + mask + 4.0 * u * e) + roped_copies
-    };
-    // ggml-cuda runs a matmul of a CPU-resident weight on the GPU when the batch is large: the
-    // weight is copied into the compute buffer beside the matmul's input and output.
-    let offloads_ops = s.ubatch_size >= GPU_OFFLOAD_MIN_BATCH;
-    let block_copy = if gpu_blocks < n && offloads_ops {
-        largest_host + FP32_BYTES * u * (e + f)
-    } else {
-        0.0
-    };
-    let inputs = FP32_BYTES * (mask + u * e);
-    // With no layer offloaded the CPU backend runs the whole graph, in its own compute buffer.
-    let (gpu_compute, host_compute) = if ngl == 0 {
-        (block_copy, layer_work.max(logits))
-    } else if output_on_gpu {
-        (layer_work.max(logits + kept_masks).max(block_copy), inputs)
-    } else if offloads_ops {
-        // The output matmul runs on the GPU with a copy of the output weight.
-        let output_copy = weights.output + logits;
-        (layer_work.max(output_copy).max(block_copy), inputs)
-    } else {
-        (layer_work.max(block_copy), inputs + logits)
-    };
-    let output_buffer = vocab * f64::from(slots) * FP32_BYTES;
+        ModelBuffers {
+            gpu: placed.gpu + output_gpu,
+            host: weights.token_embd + placed.host + (weights.output - output_gpu),
+            output_gpu,
+            output: weights.output,
+            largest_host: placed.largest_host,
+        }
+    }
 
-    stack
-        .components
-        .retain(|c| !MODEL_LOAD.contains(&c.id.as_ref()));
+    /// The fullest GPU of a layer split: its share of the blocks, and the output layer.
+    fn fullest_gpu(&self, layers: &Layers) -> f64 {
+        (self.gpu - self.output_gpu) * layers.share() + self.output_gpu
+    }
+}
+
+/// The compute buffers on the GPU and in pinned host memory, each with its formula, written by
+/// the same branches that size it.
+struct ComputeBuffers {
+    gpu: f64,
+    host: f64,
+    formula: String,
+}
+
+impl ComputeBuffers {
+    fn new(
+        s: &Scenario,
+        a: &Architecture,
+        cells: &Cells,
+        layers: &Layers,
+        model: &ModelBuffers,
+        explain: bool,
+    ) -> ComputeBuffers {
+        let u = f64::from(s.ubatch_size.min(cells.n_ctx).max(1));
+        let (e, f, vocab) = (
+            f64::from(a.hidden),
+            f64::from(a.ffn.max(a.moe.expert_ffn * a.moe.per_token)),
+            f64::from(a.vocab),
+        );
+        let logit_rows = match s.logit_rows {
+            LogitRows::Slots => u.min(f64::from(cells.slots).min(f64::from(LLAMA_SERVER_BATCH))),
+            LogitRows::Ubatch => u,
+        };
+        let logits = FP32_BYTES * logit_rows * (vocab + e);
+        // The KQ mask holds a stream's cells for each token of the ubatch: f32 as the host
+        // writes it, and its f16 cast on the GPU with flash attention.
+        let mask = f64::from(cells.per_stream) * u;
+        let mask_copies = if s.flash_attn { 6.0 } else { 4.0 } * mask;
+        let vulkan = s.gpu_backend == GpuBackend::Vulkan;
+        let (layer_work, layer_text) = layer_work(s, a, u, e, f, mask, mask_copies);
+        // ggml-cuda runs a matmul of a CPU-resident weight on the GPU when the batch is large:
+        // the weight is copied into the compute buffer beside the matmul's input and output.
+        let offloads_ops = s.ubatch_size >= GPU_OFFLOAD_MIN_BATCH;
+        let copies_a_block = layers.some_blocks_on_the_cpu() && offloads_ops;
+        let block_copy = if copies_a_block {
+            model.largest_host + FP32_BYTES * u * (e + f)
+        } else {
+            0.0
+        };
+        let inputs = FP32_BYTES * (mask + u * e);
+        // With no layer offloaded the CPU backend runs the whole graph, in its own compute buffer.
+        let (gpu, host, logits_text) = if layers.ngl == 0 {
+            (block_copy, layer_work.max(logits), " (on the CPU)")
+        } else if layers.output_on_gpu {
+            // Vulkan keeps the mask's copies allocated below everything after them
+            // (llama-035/036).
+            let (kept_masks, text) = if vulkan {
+                (mask_copies, " + the masks Vulkan keeps")
+            } else {
+                (0.0, "")
+            };
+            (
+                layer_work.max(logits + kept_masks).max(block_copy),
+                inputs,
+                text,
+            )
+        } else if offloads_ops {
+            // The output matmul runs on the GPU with a copy of the output weight.
+            let output_copy = model.output + logits;
+            (
+                layer_work.max(output_copy).max(block_copy),
+                inputs,
+                " + the CPU output weight copied for its matmul",
+            )
+        } else {
+            (layer_work.max(block_copy), inputs + logits, " (on the CPU)")
+        };
+        let formula = explain!(
+            explain,
+            "the peak of: logits 4·{}·(V + E){}; the layer {}; {}u = {}, mask cells = {} per stream",
+            logit_rows,
+            logits_text,
+            layer_text,
+            if copies_a_block {
+                "the largest CPU block weight + 4u(E + F) copied for its matmul; "
+            } else {
+                ""
+            },
+            u,
+            cells.per_stream
+        );
+        ComputeBuffers { gpu, host, formula }
+    }
+}
+
+/// A layer's working set in the compute buffer, and its formula.
+fn layer_work(
+    s: &Scenario,
+    a: &Architecture,
+    u: f64,
+    e: f64,
+    f: f64,
+    mask: f64,
+    mask_copies: f64,
+) -> (f64, &'static str) {
+    if s.flash_attn {
+        let ffn = FP32_BYTES * u * (2.0 * e + 3.0 * f);
+        if s.gpu_backend == GpuBackend::Vulkan {
+            return (ffn + mask_copies, "4u(2E + 3F) + 6·mask");
+        }
+        // The FFN with the f16 mask alive, or the cast itself, computed in the first attention
+        // layer (the module's doc says what sits below it).
+        let (q_and_gate, text) = if a.attention_gate {
+            (
+                FP32_BYTES * u * a.q_proj_width(),
+                "4u(2E + 3F) + 2·mask, or 4u(2E + E_q) + 8u·E_q (Q + gate) + 6·mask at the mask's cast",
+            )
+        } else {
+            (
+                0.0,
+                "4u(2E + 3F) + 2·mask, or 4u(2E + E_q) + 6·mask at the mask's cast",
+            )
+        };
+        let at_the_cast = FP32_BYTES * u * (2.0 * e + a.q_width()) + q_and_gate + mask_copies;
+        ((ffn + 2.0 * mask).max(at_the_cast), text)
+    } else {
+        let scores = FP32_BYTES * (f64::from(a.heads) * mask + mask + 4.0 * u * e);
+        if a.fused_qkv {
+            // A fused QKV output keeps its roped Q and K beside it (the module's doc says why).
+            let roped_copies =
+                FP32_BYTES * u * f64::from(a.heads + a.kv_heads) * f64::from(a.head_dim);
+            (
+                scores + roped_copies,
+                "4·mask·(H + 1) + 16uE + 4u(E_q + E_kv) (fused QKV)",
+            )
+        } else {
+            (scores, "4·mask·(H + 1) + 16uE")
+        }
+    }
+}
+
+fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack) -> Serving {
+    let ex = stack.explain;
+    let a = &r.arch;
+    let layers = Layers::new(s, a.layers);
+    let cells = Cells::new(s, a);
+    let caches = Caches::new(s, a, &cells, &layers);
+    let model = ModelBuffers::new(s, a, &layers);
+    let compute = ComputeBuffers::new(s, a, &cells, &layers, &model, ex);
+    push_gpu_buffers(
+        s,
+        &layers,
+        &cells,
+        &caches,
+        &model,
+        compute.gpu,
+        compute.formula,
+        stack,
+    );
+    overhead::push_context(s, stack);
+    let output_buffer = f64::from(a.vocab) * f64::from(cells.slots) * FP32_BYTES;
+    let host_components = host_buffers(
+        ex,
+        [
+            (
+                ComponentId::Weights,
+                "Model buffer (system RAM)",
+                model.host,
+            ),
+            (
+                ComponentId::KvCache,
+                "KV buffer (system RAM)",
+                caches.host_kv,
+            ),
+            (
+                ComponentId::ComputeBuffer,
+                "Compute buffer (pinned host)",
+                compute.host,
+            ),
+            (
+                ComponentId::OutputBuffer,
+                "Output buffer (pinned host)",
+                output_buffer,
+            ),
+        ],
+    );
+    let reason = refusal(s, d, stack.total());
+    Serving {
+        runtime: Runtime::LlamaCpp,
+        kv_pool_bytes: Bytes::from_f64(caches.gpu_kv * layers.share() + caches.host_kv),
+        kv_tokens: cells.all as u64,
+        kv_blocks: None,
+        max_concurrency: f64::from(cells.slots),
+        context_tokens: cells.per_stream,
+        starts: reason.is_none(),
+        reason,
+        host_bytes: Some(host_components.iter().map(|c| c.bytes).sum()),
+        host_components,
+        settings: settings(s, &layers, &cells, ex),
+    }
+}
+
+/// The GPU's buffers, in the order llama.cpp's log prints them. The weights replace the
+/// model-load components the detailed method pushed: the file's tensors are the buffer.
+#[allow(clippy::too_many_arguments)]
+fn push_gpu_buffers(
+    s: &Scenario,
+    layers: &Layers,
+    cells: &Cells,
+    caches: &Caches,
+    model: &ModelBuffers,
+    compute: f64,
+    compute_formula: String,
+    stack: &mut Stack,
+) {
+    let ex = stack.explain;
+    stack.components.retain(|c| !c.id.is_model_load());
     stack.push(
-        "weights",
+        ComponentId::Weights,
         "Model buffer (GPU)",
-        fullest(gpu_model, output_gpu),
+        model.fullest_gpu(layers),
         explain!(
             ex,
             "{}: {} of {} blocks{} on the GPU{}",
@@ -755,106 +1079,84 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
             } else {
                 s.quant.to_string()
             },
-            gpu_blocks,
-            n,
-            if output_on_gpu {
+            layers.gpu_blocks,
+            layers.n,
+            if layers.output_on_gpu {
                 " and the output layer"
             } else {
                 ""
             },
-            if gpus > 1 { ", split by layer" } else { "" }
+            if layers.gpus > 1 {
+                ", split by layer"
+            } else {
+                ""
+            }
         ),
     );
     stack.push(
-        "kv_cache",
+        ComponentId::KvCache,
         "KV buffer (GPU)",
-        gpu_kv * share,
+        caches.gpu_kv * layers.share(),
         explain!(
             ex,
             "{} cells × {} B per cell and layer (K {}, V {}) on the GPU's layers",
-            cells,
-            per_cell,
+            cells.all,
+            caches.per_cell,
             s.cache_type_k,
             s.cache_type_v
         ),
     );
     stack.push(
-        "recurrent_state",
+        ComponentId::RecurrentState,
         "Recurrent state (GPU)",
-        gpu_state * share,
-        explain!(ex, "R + S in f32 × {slots} slots"),
+        caches.gpu_state * layers.share(),
+        explain!(ex, "R + S in f32 × {} slots", cells.slots),
     );
     stack.push(
-        "compute_buffer",
+        ComponentId::ComputeBuffer,
         "Compute buffer (GPU)",
-        gpu_compute,
-        explain!(
-            ex,
-            "the peak of: logits 4·{}·(V + E){}; the layer {}; {}u = {}, mask cells = {} per stream",
-            logit_rows,
-            match (output_on_gpu, offloads_ops) {
-                (true, _) if vulkan => " + the masks Vulkan keeps",
-                (true, _) => "",
-                (false, true) => " + the CPU output weight copied for its matmul",
-                (false, false) => " (on the CPU)",
-            },
-            match (s.flash_attn, vulkan) {
-                (true, false) if a.attention_gate => {
-                    "4u(2E + 3F) + 2·mask, or 4u(2E + E_q) + 8u·E_q (Q + gate) + 6·mask at the mask's cast"
-                }
-                (true, false) => "4u(2E + 3F) + 2·mask, or 4u(2E + E_q) + 6·mask at the mask's cast",
-                (true, true) => "4u(2E + 3F) + 6·mask",
-                (false, _) if a.fused_qkv => "4·mask·(H + 1) + 16uE + 4u(E_q + E_kv) (fused QKV)",
-                (false, _) => "4·mask·(H + 1) + 16uE",
-            },
-            if gpu_blocks < n && offloads_ops {
-                "the largest CPU block weight + 4u(E + F) copied for its matmul; "
-            } else {
-                ""
-            },
-            u,
-            cells_per_stream
-        ),
+        compute,
+        compute_formula,
     );
-    overhead::push_context(s, stack);
+}
 
-    let host_part = |id: &'static str, label: &str, bytes: f64| Component {
-        id: id.into(),
-        label: if ex { label.to_string() } else { String::new() },
-        bytes: Bytes::from_f64(bytes),
-        formula: String::new(),
-    };
-    let host_components: Vec<Component> = [
-        host_part("weights", "Model buffer (system RAM)", host_model),
-        host_part("kv_cache", "KV buffer (system RAM)", host_kv),
-        host_part(
-            "compute_buffer",
-            "Compute buffer (pinned host)",
-            host_compute,
-        ),
-        host_part(
-            "output_buffer",
-            "Output buffer (pinned host)",
-            output_buffer,
-        ),
-    ]
-    .into_iter()
-    .filter(|c| c.bytes.0 > 0)
-    .collect();
-    let host_bytes: Bytes = host_components.iter().map(|c| c.bytes).sum();
-    let total = stack.total();
+/// System RAM's buffers, those that hold anything.
+fn host_buffers(explain: bool, parts: [(ComponentId, &str, f64); 4]) -> Vec<Component> {
+    parts
+        .into_iter()
+        .filter(|&(_, _, bytes)| Bytes::from_f64(bytes).0 > 0)
+        .map(|(id, label, bytes)| Component {
+            id,
+            label: if explain {
+                label.to_string()
+            } else {
+                String::new()
+            },
+            bytes: Bytes::from_f64(bytes),
+            formula: String::new(),
+        })
+        .collect()
+}
+
+/// llama.cpp's refusal when its GPU buffers exceed what is free.
+fn refusal(s: &Scenario, d: &Deployment, total: Bytes) -> Option<String> {
     let free = d
         .cuda_total
         .saturating_sub(s.context)
         .saturating_sub(s.reserved);
-    let reason = (total.saturating_sub(s.context) > free).then(|| {
+    let buffers = total.saturating_sub(s.context);
+    (buffers > free).then(|| {
         format!(
             "The GPU buffers need {} MiB and about {} MiB are free: llama.cpp's allocation fails (\"cudaMalloc failed: out of memory\"). Lower --n-gpu-layers, the context or the quant.",
-            total.saturating_sub(s.context).0 / MIB,
+            buffers.0 / MIB,
             free.0 / MIB
         )
-    });
-    let mut settings = Settings::new(ex);
+    })
+}
+
+/// The settings as llama.cpp applies them.
+fn settings(s: &Scenario, layers: &Layers, cells: &Cells, explain: bool) -> Vec<Setting> {
+    let mut settings = Settings::new(explain);
     settings.given("quant", s.quant);
     match &s.gguf_weights {
         Some(file) => settings.given(
@@ -863,9 +1165,14 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
         ),
         None => settings.push("gguf-weights", "none", false, "sized from the quant"),
     }
-    settings.push("n-gpu-layers", ngl, s.n_gpu_layers.is_some(), "all layers");
-    settings.push("ctx-size", n_ctx, s.ctx_size.is_some(), "seq");
-    settings.given("parallel", slots);
+    settings.push(
+        "n-gpu-layers",
+        layers.ngl,
+        s.n_gpu_layers.is_some(),
+        "all layers",
+    );
+    settings.push("ctx-size", cells.n_ctx, s.ctx_size.is_some(), "seq");
+    settings.given("parallel", cells.slots);
     settings.given("cache-type-k", s.cache_type_k);
     settings.given("cache-type-v", s.cache_type_v);
     settings.given("flash-attn", s.flash_attn);
@@ -875,19 +1182,7 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
     settings.given("offload-output", s.offload_output);
     settings.given("gpu-backend", s.gpu_backend);
     settings.given("n-cpu-moe", s.n_cpu_moe);
-    Serving {
-        runtime: Runtime::LlamaCpp,
-        kv_pool_bytes: Bytes::from_f64(gpu_kv * share + host_kv),
-        kv_tokens: cells as u64,
-        kv_blocks: None,
-        max_concurrency: f64::from(slots),
-        context_tokens: cells_per_stream,
-        starts: reason.is_none(),
-        reason,
-        host_bytes: Some(host_bytes),
-        host_components,
-        settings: settings.into_list(),
-    }
+    settings.into_list()
 }
 
 #[cfg(test)]

@@ -4,10 +4,13 @@
 
 mod layout;
 mod llamacpp;
+mod rules;
 mod sglang;
+mod transformers;
 mod vllm;
 mod vllm_graphs;
 
+use super::component::ComponentId;
 use super::stack::{explain, Component, Stack};
 use crate::dtype::Dtype;
 use crate::gpu_catalogue::DRIVER_RESERVE_FALLBACK;
@@ -18,6 +21,7 @@ use crate::units::{Bytes, GIB};
 use serde::{Deserialize, Serialize};
 
 pub(crate) use layout::KvLayout;
+pub use rules::{Build, LoggedFigure, PoolWords, Reads, RuntimeRules};
 pub use vllm::{FUSED_MOE_CHUNK_TOKENS, SAMPLER_BYTES_PER_LOGIT};
 pub use vllm_graphs::{
     GRAPH_BYTES_PER_DENSE_LAYER, GRAPH_BYTES_PER_MOE_LAYER, GRAPH_BYTES_PER_SHARED_EXPERT,
@@ -159,7 +163,7 @@ fn push_non_torch(s: &Scenario, d: &Deployment, label: &str, stack: &mut Stack) 
         NON_TORCH_SINGLE_GPU
     };
     stack.push(
-        "non_torch",
+        ComponentId::NonTorch,
         label,
         bytes.as_f64(),
         explain!(
@@ -185,35 +189,21 @@ pub(in crate::estimate) fn push(
     stack: &mut Stack,
     notes: &mut Vec<String>,
 ) -> Option<Serving> {
-    if s.gguf_weights.is_some() && s.runtime != Runtime::LlamaCpp {
+    if s.gguf_weights.is_some() && !s.runtime.rules().reads_gguf_weights() {
         notes.push(format!("gguf-weights (a .gguf file's tensors) is read only under llama.cpp; {} sizes the weights from the shape and the weight format.", s.runtime));
     }
     let d = Deployment::new(s, r);
-    let serving = match s.runtime {
-        Runtime::Transformers => return None,
-        Runtime::LlamaCpp => {
-            if r.arch.recurrent.layers > 0 && s.ssm_dtype.is_some_and(|t| t != Dtype::Fp32) {
-                notes.push("llama.cpp keeps the recurrent state (its R and S buffers) in f32 whatever ssm-dtype says, so it is counted in f32.".to_string());
-            }
-            llamacpp::push(s, r, &d, stack)
-        }
-        Runtime::Vllm => vllm::push(s, r, &d, stack),
-        Runtime::Sglang => sglang::push(s, r, &d, stack, notes),
-    };
-    if matches!(s.runtime, Runtime::Vllm | Runtime::Sglang) && r.arch.rope.positions == 0 {
-        notes.push(format!("No RoPE table is counted (rope-positions 0). If the model rotates its queries and keys, {} keeps a cos/sin table of max_position_embeddings (× a linear scaling's factor) positions on every GPU with the weights: set rope-positions, or paste its config.json.", s.runtime));
-    }
-    notes.extend(d.note());
+    let note = d.note();
+    let serving = s.runtime.rules().push(Build {
+        s,
+        r,
+        d,
+        stack,
+        notes,
+    })?;
+    notes.extend(note);
     Some(serving)
 }
-
-/// What a runtime's model load holds, the figure it logs as the weights (vLLM's "Model loading
-/// took", SGLang's "Load weight end", llama.cpp's model buffer): the weights, their quantization
-/// constants, the vision tower, MTP modules, and the RoPE tables.
-pub(crate) const MODEL_LOAD: &[&str] =
-    &["weights", "quant_constants", "vision", "mtp", ROPE_TABLES];
-
-const ROPE_TABLES: &str = "rope_tables";
 
 /// The RoPE cos/sin tables vLLM and SGLang build while they load the model, whole on every GPU:
 /// `(positions + second table's positions) × rotated width` elements of `element` bytes
@@ -224,7 +214,7 @@ const ROPE_TABLES: &str = "rope_tables";
 fn push_rope_tables(r: &Resolved, element: Dtype, stack: &mut Stack) {
     let rope = r.arch.rope;
     stack.push(
-        ROPE_TABLES,
+        ComponentId::RopeTables,
         "RoPE cos/sin tables",
         r.arch.rope_table_elements() * element.bytes(),
         explain!(
@@ -237,6 +227,13 @@ fn push_rope_tables(r: &Resolved, element: Dtype, stack: &mut Stack) {
             element
         ),
     );
+}
+
+/// Says so when a model loaded with RoPE tables has none counted.
+fn note_unknown_rope_tables(s: &Scenario, r: &Resolved, notes: &mut Vec<String>) {
+    if r.arch.rope.positions == 0 {
+        notes.push(format!("No RoPE table is counted (rope-positions 0). If the model rotates its queries and keys, {} keeps a cos/sin table of max_position_embeddings (× a linear scaling's factor) positions on every GPU with the weights: set rope-positions, or paste its config.json.", s.runtime));
+    }
 }
 
 /// GiB to two decimals, as vLLM and SGLang print them.

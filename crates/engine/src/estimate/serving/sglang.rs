@@ -17,14 +17,53 @@
 //! - `max_running_requests` defaults to `min(max(tokens / context_len × 512, 2048), 4096)`.
 
 use super::{
-    gib2, push_non_torch, push_rope_tables, Deployment, KvLayout, Serving, Settings, MODEL_LOAD,
+    gib2, note_unknown_rope_tables, push_non_torch, push_rope_tables, Build, Deployment, KvLayout,
+    LoggedFigure, Reads, RuntimeRules, Serving, Setting, Settings,
 };
 use crate::dtype::Dtype;
 use crate::estimate::overhead;
 use crate::estimate::stack::{explain, num, Stack};
+use crate::estimate::ComponentId;
+use crate::estimate::LogFigure;
 use crate::runtime::Runtime;
+use crate::scenario::Group;
 use crate::scenario::{Resolved, Scenario};
 use crate::units::{Bytes, MIB};
+
+pub(super) struct Sglang;
+
+impl RuntimeRules for Sglang {
+    fn name(&self) -> &'static str {
+        "SGLang"
+    }
+
+    fn pools_kv(&self) -> bool {
+        true
+    }
+
+    fn settings_group(&self) -> Option<Group> {
+        Some(Group::Sglang)
+    }
+
+    fn accuracy_label(&self) -> &'static str {
+        "SGLang serving"
+    }
+
+    fn logged_figures(&self) -> &'static [LoggedFigure] {
+        const FIGURES: &[LoggedFigure] = &[
+            LoggedFigure::new("weights", Reads::Gpu(LogFigure::ModelLoad)),
+            LoggedFigure::new("kv_pool", Reads::PoolBytes),
+            LoggedFigure::new("kv_tokens", Reads::PoolTokens),
+        ];
+        FIGURES
+    }
+
+    fn push(&self, b: Build<'_>) -> Option<Serving> {
+        let serving = push(b.s, b.r, &b.d, b.stack, b.notes);
+        note_unknown_rope_tables(b.s, b.r, b.notes);
+        Some(serving)
+    }
+}
 
 /// The capacity buckets of SGLang's heuristic, in MiB of nvidia-smi's total: the bucket's upper
 /// bound, its `chunked_prefill_size`, and `cuda_graph_max_bs` below and from TP4.
@@ -73,26 +112,20 @@ fn defaults(s: &Scenario, r: &Resolved, d: &Deployment) -> Defaults {
     }
 }
 
-pub(super) fn push(
+fn push(
     s: &Scenario,
     r: &Resolved,
     d: &Deployment,
     stack: &mut Stack,
     notes: &mut Vec<String>,
 ) -> Serving {
-    let ex = stack.explain;
     let context_len = s.max_model_len.unwrap_or(s.seq);
     let dflt = defaults(s, r, d);
     let fraction = s.mem_fraction_static.unwrap_or(dflt.fraction);
     let layout = KvLayout::new(r, d);
-    if layout.recurrent_layers > 0 {
-        notes.push("SGLang splits a hybrid model's pool between the Mamba cache and the KV cache (mamba_full_memory_ratio); that split is not modelled, so the pool is counted as KV cache.".to_string());
-    }
-    if layout.sliding_layers > 0 {
-        notes.push("SGLang's separate sliding-window pool (swa_full_tokens_ratio) is not modelled: every layer's tokens are counted at full length, so the token count is a lower bound.".to_string());
-    }
+    note_unmodelled_pools(&layout, notes);
     push_rope_tables(r, Dtype::Fp32, stack);
-    let weights = stack.sum(MODEL_LOAD);
+    let weights = stack.model_load();
     let non_torch = push_non_torch(s, d, "NCCL and workspaces (before the pool)", stack);
     let free_before_weights =
         (d.cuda_total.as_f64() - s.context.as_f64() - s.reserved.as_f64() - non_torch.as_f64())
@@ -100,32 +133,16 @@ pub(super) fn push(
     let available = fraction * free_before_weights - weights;
     let pool = available.max(0.0);
     stack.push(
-        "kv_cache",
+        ComponentId::KvCache,
         "KV cache pool (preallocated)",
         pool,
         explain!(
-            ex,
+            stack.explain,
             "{fraction} × free after init {} − weights",
             Bytes::from_f64(free_before_weights).display(s.units)
         ),
     );
-    // What lives in the rest of the free memory: the heuristic's own terms for a prefill chunk's
-    // activations (1.5 MB per token) and the CUDA graphs (2 MB per captured batch size).
-    let workspace = (1.5 * f64::from(dflt.chunked_prefill.max(2048))
-        + GRAPH_MB_PER_BATCH * f64::from(dflt.graph_batch))
-        * MIB as f64;
-    stack.push(
-        "activations",
-        "Prefill chunk and CUDA graphs (outside the fraction)",
-        workspace,
-        explain!(
-            ex,
-            "1.5 MB × {} tokens + {} MB × {} graph batch sizes",
-            dflt.chunked_prefill.max(2048),
-            num(GRAPH_MB_PER_BATCH),
-            dflt.graph_batch
-        ),
-    );
+    push_outside_the_fraction(&dflt, stack);
     overhead::push_context(s, stack);
     let cell = layout.attention_token_bytes();
     let kv_tokens = if cell > 0.0 {
@@ -133,10 +150,6 @@ pub(super) fn push(
     } else {
         0
     };
-    let max_concurrency = kv_tokens as f64 / f64::from(context_len.max(1));
-    let running = s.max_num_seqs.unwrap_or(
-        ((kv_tokens as f64 / f64::from(context_len.max(1)) * 512.0) as u32).clamp(2048, 4096),
-    );
     let reason = (kv_tokens == 0).then(|| {
         format!(
             "Not enough memory. Please try to increase --mem-fraction-static. (The weights take {} GiB of the {} GiB the fraction allows.)",
@@ -144,8 +157,65 @@ pub(super) fn push(
             gib2(fraction * free_before_weights)
         )
     });
+    Serving {
+        runtime: Runtime::Sglang,
+        kv_pool_bytes: Bytes::from_f64(pool),
+        kv_tokens,
+        kv_blocks: None,
+        max_concurrency: kv_tokens as f64 / f64::from(context_len.max(1)),
+        context_tokens: context_len,
+        starts: reason.is_none(),
+        reason,
+        host_bytes: None,
+        host_components: Vec::new(),
+        settings: settings(s, &dflt, fraction, kv_tokens, stack.explain),
+    }
+}
+
+/// The pools SGLang keeps beside the KV cache that the planner counts as KV cache.
+fn note_unmodelled_pools(layout: &KvLayout, notes: &mut Vec<String>) {
+    if layout.recurrent_layers > 0 {
+        notes.push("SGLang splits a hybrid model's pool between the Mamba cache and the KV cache (mamba_full_memory_ratio); that split is not modelled, so the pool is counted as KV cache.".to_string());
+    }
+    if layout.sliding_layers > 0 {
+        notes.push("SGLang's separate sliding-window pool (swa_full_tokens_ratio) is not modelled: every layer's tokens are counted at full length, so the token count is a lower bound.".to_string());
+    }
+}
+
+/// What lives in the rest of the free memory: the heuristic's own terms for a prefill chunk's
+/// activations (1.5 MB per token) and the CUDA graphs (2 MB per captured batch size).
+fn push_outside_the_fraction(dflt: &Defaults, stack: &mut Stack) {
+    let workspace = (1.5 * f64::from(dflt.chunked_prefill.max(2048))
+        + GRAPH_MB_PER_BATCH * f64::from(dflt.graph_batch))
+        * MIB as f64;
+    stack.push(
+        ComponentId::Activations,
+        "Prefill chunk and CUDA graphs (outside the fraction)",
+        workspace,
+        explain!(
+            stack.explain,
+            "1.5 MB × {} tokens + {} MB × {} graph batch sizes",
+            dflt.chunked_prefill.max(2048),
+            num(GRAPH_MB_PER_BATCH),
+            dflt.graph_batch
+        ),
+    );
+}
+
+/// The settings as SGLang applies them; `max_running_requests` from the pool's tokens.
+fn settings(
+    s: &Scenario,
+    dflt: &Defaults,
+    fraction: f64,
+    kv_tokens: u64,
+    explain: bool,
+) -> Vec<Setting> {
+    let context_len = s.max_model_len.unwrap_or(s.seq);
+    let running = s.max_num_seqs.unwrap_or(
+        ((kv_tokens as f64 / f64::from(context_len.max(1)) * 512.0) as u32).clamp(2048, 4096),
+    );
     let default = "SGLang's default for this GPU";
-    let mut settings = Settings::new(stack.explain);
+    let mut settings = Settings::new(explain);
     settings.push(
         "max-model-len",
         context_len,
@@ -165,17 +235,5 @@ pub(super) fn push(
         default,
     );
     settings.push("max-num-seqs", running, s.max_num_seqs.is_some(), default);
-    Serving {
-        runtime: Runtime::Sglang,
-        kv_pool_bytes: Bytes::from_f64(pool),
-        kv_tokens,
-        kv_blocks: None,
-        max_concurrency,
-        context_tokens: context_len,
-        starts: reason.is_none(),
-        reason,
-        host_bytes: None,
-        host_components: Vec::new(),
-        settings: settings.into_list(),
-    }
+    settings.into_list()
 }

@@ -25,16 +25,64 @@
 //!   elsewhere 2048 and 256. `block_size` 16; MLA backends (FlashMLA, CUTLASS MLA) use 64.
 
 use super::{
-    gib2, push_non_torch, push_rope_tables, vllm_graphs, Deployment, KvLayout, Serving, Settings,
-    MODEL_LOAD,
+    gib2, note_unknown_rope_tables, push_non_torch, push_rope_tables, vllm_graphs, Build,
+    Deployment, KvLayout, LoggedFigure, Reads, RuntimeRules, Serving, Settings,
 };
 use crate::dtype::Dtype;
 use crate::estimate::overhead;
 use crate::estimate::stack::{explain, num, Stack};
+use crate::estimate::ComponentId;
+use crate::estimate::LogFigure;
 use crate::runtime::Runtime;
+use crate::scenario::Group;
 use crate::scenario::{Resolved, Scenario, DEFAULT_GPU_MEMORY_UTILIZATION};
 use crate::sharding::Sharding;
 use crate::units::{Bytes, GIB};
+
+pub(super) struct Vllm;
+
+impl RuntimeRules for Vllm {
+    fn name(&self) -> &'static str {
+        "vLLM"
+    }
+
+    fn pools_kv(&self) -> bool {
+        true
+    }
+
+    fn settings_group(&self) -> Option<Group> {
+        Some(Group::Vllm)
+    }
+
+    /// vLLM's "auto" keeps the state in the convolution state's format, the model's dtype
+    /// (`MambaStateDtypeCalculator._mamba_state_dtype`, vllm/model_executor/layers/mamba/mamba_utils.py).
+    fn default_state_dtype(&self, act_dtype: Dtype) -> Dtype {
+        act_dtype
+    }
+
+    fn accuracy_label(&self) -> &'static str {
+        "vLLM serving"
+    }
+
+    fn logged_figures(&self) -> &'static [LoggedFigure] {
+        const FIGURES: &[LoggedFigure] = &[
+            LoggedFigure::new("weights", Reads::Gpu(LogFigure::ModelLoad)),
+            LoggedFigure::new("activation_peak", Reads::Gpu(LogFigure::ActivationPeak)),
+            LoggedFigure::new("non_torch", Reads::Gpu(LogFigure::NonTorch)),
+            LoggedFigure::new("cuda_graphs", Reads::Gpu(LogFigure::CudaGraphs)),
+            LoggedFigure::new("kv_pool", Reads::PoolBytes),
+            LoggedFigure::new("kv_tokens", Reads::PoolTokens),
+            LoggedFigure::new("max_concurrency", Reads::Concurrency),
+        ];
+        FIGURES
+    }
+
+    fn push(&self, b: Build<'_>) -> Option<Serving> {
+        let serving = push(b.s, b.r, &b.d, b.stack);
+        note_unknown_rope_tables(b.s, b.r, b.notes);
+        Some(serving)
+    }
+}
 
 /// Bytes the dummy sampler keeps per logit at its peak: the logits, an fp32 copy, the
 /// probabilities, the random-sampling tensor and top-k/top-p masks. Fitted to the dense H100 runs
@@ -247,10 +295,8 @@ fn longest_fitting(layout: &KvLayout, sched: &Scheduler, pool: f64, upper: u32) 
     lo
 }
 
-pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack) -> Serving {
-    let ex = stack.explain;
-    let mut settings = Settings::new(ex);
-    let util = s.gpu_memory_utilization;
+fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack) -> Serving {
+    let mut settings = Settings::new(stack.explain);
     let max_model_len = s.max_model_len.unwrap_or(s.seq);
     settings.push(
         "max-model-len",
@@ -268,38 +314,9 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
         settings.push("ssm-dtype", r.state_dtype, s.ssm_dtype.is_some(), from);
     }
     let sched = scheduler(s, r, &layout, &mut settings);
-    let total = d.cuda_total.as_f64();
-    let requested = util * total;
     push_rope_tables(r, r.act_dtype, stack);
-    let weights = stack.sum(MODEL_LOAD);
-    let workspace = moe_workspace(r, d, s.sharding == Sharding::Expert, &sched);
-    let activations = activation_peak(r, &sched, workspace);
-    stack.push(
-        "activations",
-        "Profile-run activation peak",
-        activations,
-        explain!(
-            ex,
-            "max(sampler min(seqs, tokens) × V × {} B + tokens × H × {} B, forward tokens × {} × {} B){} with tokens {}, seqs {}, V {}, H {}, F {}",
-            num(SAMPLER_BYTES_PER_LOGIT),
-            r.act_dtype.bytes(),
-            if has_dense_mlp(r) { "(2H + 4F)" } else { "2H" },
-            r.act_dtype.bytes(),
-            if workspace > 0.0 {
-                format!(
-                    " + fused-MoE workspace {} (kept between forwards)",
-                    Bytes::from_f64(workspace).display(s.units)
-                )
-            } else {
-                String::new()
-            },
-            sched.batched_tokens,
-            sched.seqs.min(sched.batched_tokens),
-            r.arch.vocab,
-            r.arch.hidden,
-            r.arch.ffn
-        ),
-    );
+    let weights = stack.model_load();
+    let activations = push_activation_peak(s, r, d, &sched, stack);
     let non_torch = push_non_torch(
         s,
         d,
@@ -323,21 +340,125 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
         "vLLM's default since 0.21 (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1); false for 0.20 and older, which capture the graphs outside the budget",
     );
     let graphs_in_budget = if in_budget { graphs.bytes } else { 0.0 };
-    let available = requested - weights - activations - non_torch.as_f64() - graphs_in_budget;
+    let budget = Budget::new(s, d);
+    let available =
+        budget.requested - weights - activations - non_torch.as_f64() - graphs_in_budget;
     let pool = available.max(0.0);
+    push_pool_and_graphs(s, &budget, pool, &graphs, in_budget, stack);
+    overhead::push_context(s, stack);
+    let b = blocks(&layout, &sched, max_model_len);
+    let num_blocks = (pool / b.page.max(1.0) / b.group_size).floor() as u64;
+    let reason = refusal(&budget, available, pool, &b, max_model_len, || {
+        longest_fitting(&layout, &sched, pool, max_model_len)
+    });
+    let util = s.gpu_memory_utilization;
+    settings.push(
+        "gpu-memory-utilization",
+        util,
+        util != DEFAULT_GPU_MEMORY_UTILIZATION,
+        "vLLM's default in current releases (0.9 through v0.19)",
+    );
+    Serving {
+        runtime: Runtime::Vllm,
+        kv_pool_bytes: Bytes::from_f64(pool),
+        kv_tokens: num_blocks / b.groups * u64::from(sched.block),
+        kv_blocks: Some(num_blocks),
+        max_concurrency: num_blocks as f64 / b.per_request as f64,
+        context_tokens: max_model_len,
+        starts: reason.is_none(),
+        reason,
+        host_bytes: None,
+        host_components: Vec::new(),
+        settings: settings.into_list(),
+    }
+}
+
+/// What vLLM asks of the GPU at start.
+struct Budget {
+    /// `cudaMemGetInfo`'s total.
+    total: f64,
+    /// `gpu_memory_utilization × total`.
+    requested: f64,
+    /// What is free when the worker starts.
+    free_at_start: f64,
+    util: f64,
+}
+
+impl Budget {
+    fn new(s: &Scenario, d: &Deployment) -> Budget {
+        let total = d.cuda_total.as_f64();
+        Budget {
+            total,
+            requested: s.gpu_memory_utilization * total,
+            free_at_start: (total - s.context.as_f64() - s.reserved.as_f64()).max(0.0),
+            util: s.gpu_memory_utilization,
+        }
+    }
+}
+
+/// Pushes the profile run's activation peak and returns it.
+fn push_activation_peak(
+    s: &Scenario,
+    r: &Resolved,
+    d: &Deployment,
+    sched: &Scheduler,
+    stack: &mut Stack,
+) -> f64 {
+    let workspace = moe_workspace(r, d, s.sharding == Sharding::Expert, sched);
+    let activations = activation_peak(r, sched, workspace);
     stack.push(
-        "kv_cache",
+        ComponentId::Activations,
+        "Profile-run activation peak",
+        activations,
+        explain!(
+            stack.explain,
+            "max(sampler min(seqs, tokens) × V × {} B + tokens × H × {} B, forward tokens × {} × {} B){} with tokens {}, seqs {}, V {}, H {}, F {}",
+            num(SAMPLER_BYTES_PER_LOGIT),
+            r.act_dtype.bytes(),
+            if has_dense_mlp(r) { "(2H + 4F)" } else { "2H" },
+            r.act_dtype.bytes(),
+            if workspace > 0.0 {
+                format!(
+                    " + fused-MoE workspace {} (kept between forwards)",
+                    Bytes::from_f64(workspace).display(s.units)
+                )
+            } else {
+                String::new()
+            },
+            sched.batched_tokens,
+            sched.seqs.min(sched.batched_tokens),
+            r.arch.vocab,
+            r.arch.hidden,
+            r.arch.ffn
+        ),
+    );
+    activations
+}
+
+/// Pushes the KV pool and the CUDA graphs, inside the budget or beside it.
+fn push_pool_and_graphs(
+    s: &Scenario,
+    budget: &Budget,
+    pool: f64,
+    graphs: &vllm_graphs::Graphs,
+    in_budget: bool,
+    stack: &mut Stack,
+) {
+    let ex = stack.explain;
+    stack.push(
+        ComponentId::KvCache,
         "KV cache pool (preallocated)",
         pool,
         explain!(
             ex,
-            "{util} × CUDA total {} − weights − activation peak − non-torch{}",
-            Bytes::from_f64(total).display(s.units),
+            "{} × CUDA total {} − weights − activation peak − non-torch{}",
+            budget.util,
+            Bytes::from_f64(budget.total).display(s.units),
             if in_budget { " − CUDA graphs" } else { "" }
         ),
     );
     stack.push(
-        "cuda_graphs",
+        ComponentId::CudaGraphs,
         if in_budget {
             "CUDA graphs (estimated inside the budget)"
         } else {
@@ -355,18 +476,25 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
             graphs.explanation()
         ),
     );
-    overhead::push_context(s, stack);
-    let b = blocks(&layout, &sched, max_model_len);
-    let num_blocks = (pool / b.page.max(1.0) / b.group_size).floor() as u64;
-    let kv_tokens = num_blocks / b.groups * u64::from(sched.block);
-    let max_concurrency = num_blocks as f64 / b.per_request as f64;
-    let free_at_start = (total - s.context.as_f64() - s.reserved.as_f64()).max(0.0);
-    let reason = if free_at_start < requested {
+}
+
+/// vLLM's refusal to start, in its own words: too little free memory for the budget, no room
+/// for the pool, or a pool too small for one request of `max_model_len`.
+fn refusal(
+    budget: &Budget,
+    available: f64,
+    pool: f64,
+    b: &Blocks,
+    max_model_len: u32,
+    longest_fitting: impl FnOnce() -> u32,
+) -> Option<String> {
+    if budget.free_at_start < budget.requested {
         Some(format!(
-            "Free memory on device ({}/{} GiB) on startup is less than desired GPU memory utilization ({util}, {} GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.",
-            gib2(free_at_start),
-            gib2(total),
-            gib2(requested)
+            "Free memory on device ({}/{} GiB) on startup is less than desired GPU memory utilization ({}, {} GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.",
+            gib2(budget.free_at_start),
+            gib2(budget.total),
+            budget.util,
+            gib2(budget.requested)
         ))
     } else if available <= 0.0 {
         Some("No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.".to_string())
@@ -375,28 +503,9 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
             "To serve at least one request with the model's max seq len ({max_model_len}), ({} GiB KV cache is needed, which is larger than the available KV cache memory ({} GiB). Based on the available memory, the estimated maximum model length is {}. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
             gib2(b.needed),
             gib2(pool),
-            longest_fitting(&layout, &sched, pool, max_model_len)
+            longest_fitting()
         ))
     } else {
         None
-    };
-    settings.push(
-        "gpu-memory-utilization",
-        util,
-        util != DEFAULT_GPU_MEMORY_UTILIZATION,
-        "vLLM's default in current releases (0.9 through v0.19)",
-    );
-    Serving {
-        runtime: Runtime::Vllm,
-        kv_pool_bytes: Bytes::from_f64(pool),
-        kv_tokens,
-        kv_blocks: Some(num_blocks),
-        max_concurrency,
-        context_tokens: max_model_len,
-        starts: reason.is_none(),
-        reason,
-        host_bytes: None,
-        host_components: Vec::new(),
-        settings: settings.into_list(),
     }
 }

@@ -30,6 +30,7 @@
 use super::Settings;
 use crate::dtype::{Dtype, FP32_BYTES};
 use crate::estimate::stack::num;
+use crate::model::Architecture;
 use crate::runtime::{AttentionBackend, CudagraphMode};
 use crate::scenario::{Resolved, Scenario};
 use crate::units::{Bytes, KIB, MIB};
@@ -49,7 +50,8 @@ const FLASH_ATTN_SPLITS: f64 = 32.0;
 /// vLLM's cap on the default largest capture size.
 const MAX_DEFAULT_CAPTURE: u32 = 512;
 
-/// What the capture holds, and the terms it is made of.
+/// What the capture holds, and the terms it is made of; nothing under `--enforce-eager`.
+#[derive(Default)]
 pub(super) struct Graphs {
     pub bytes: f64,
     piecewise: usize,
@@ -128,63 +130,15 @@ pub(super) fn cuda_graphs(
 ) -> Graphs {
     settings.given("enforce-eager", s.enforce_eager);
     if s.enforce_eager {
-        return Graphs {
-            bytes: 0.0,
-            piecewise: 0,
-            full: 0,
-            dense_layers: 0.0,
-            moe_layers: 0.0,
-            moe_layer: 0,
-            decode_tokens: 0,
-            split_buffers: 0.0,
-        };
+        return Graphs::default();
     }
-    let mode = s.cudagraph_mode;
-    settings.push(
-        "cudagraph-mode",
-        mode,
-        mode != CudagraphMode::FullAndPiecewise,
-        "vLLM's default since 0.11",
-    );
-    let largest = s
-        .max_cudagraph_capture_size
-        .unwrap_or(seqs.saturating_mul(2).min(MAX_DEFAULT_CAPTURE))
-        .min(batched_tokens);
-    settings.push(
-        "max-cudagraph-capture-size",
-        largest,
-        s.max_cudagraph_capture_size.is_some(),
-        "vLLM's default: min(2 × max-num-seqs, 512, max-num-batched-tokens)",
-    );
-    let sizes = capture_sizes(largest);
-    let piecewise = if mode.piecewise() { sizes.len() } else { 0 };
-    let decode = sizes.iter().filter(|&&n| n <= seqs);
-    let full = if mode.full() {
-        decode.clone().count()
-    } else {
-        0
-    };
-    let decode_tokens = decode.clone().next_back().copied().unwrap_or(0);
-    let graphs = (piecewise + full) as f64;
-
+    let capture = Capture::new(s, seqs, batched_tokens, settings);
+    let graphs = (capture.piecewise + capture.full) as f64;
     let a = &r.arch;
-    let stages = f64::from(pp.max(1));
-    let moe_layers = if a.moe.experts > 0 {
-        a.layers.saturating_sub(a.moe.dense_layers)
-    } else {
-        0
-    };
-    let dense_layers = f64::from(a.layers - moe_layers) / stages;
-    let moe_layers = f64::from(moe_layers) / stages;
-    let moe_layer = GRAPH_BYTES_PER_MOE_LAYER.0
-        + if a.moe.shared_ffn > 0 {
-            GRAPH_BYTES_PER_SHARED_EXPERT.0
-        } else {
-            0
-        };
+    let layers = LayerNodes::new(a, pp);
     let nodes = graphs
-        * (dense_layers * GRAPH_BYTES_PER_DENSE_LAYER.as_f64() + moe_layers * moe_layer as f64);
-
+        * (layers.dense * GRAPH_BYTES_PER_DENSE_LAYER.as_f64()
+            + layers.moe * layers.per_moe_layer as f64);
     let (backend, fa3, backend_from) = attention(s, r);
     settings.push(
         "attention-backend",
@@ -192,27 +146,102 @@ pub(super) fn cuda_graphs(
         s.attention_backend != AttentionBackend::Auto,
         backend_from,
     );
-    let split_buffers = if fa3 && full > 0 {
-        let heads = f64::from(a.heads.div_ceil(tp.max(1)));
-        let value_width = if a.mla.is_mla() {
-            a.mla.kv_rank
-        } else {
-            a.head_dim
-        };
-        FLASH_ATTN_SPLITS * f64::from(decode_tokens) * heads * f64::from(value_width) * FP32_BYTES
+    let split_buffers = if fa3 && capture.full > 0 {
+        flash_attn_split_buffers(a, tp, capture.decode_tokens)
     } else {
         0.0
     };
     Graphs {
         bytes: GRAPH_POOL_BYTES.as_f64() + nodes + split_buffers,
-        piecewise,
-        full,
-        dense_layers,
-        moe_layers,
-        moe_layer,
-        decode_tokens,
+        piecewise: capture.piecewise,
+        full: capture.full,
+        dense_layers: layers.dense,
+        moe_layers: layers.moe,
+        moe_layer: layers.per_moe_layer,
+        decode_tokens: capture.decode_tokens,
         split_buffers,
     }
+}
+
+/// The graphs vLLM captures: how many of each kind, and the largest decode batch.
+struct Capture {
+    piecewise: usize,
+    full: usize,
+    decode_tokens: u32,
+}
+
+impl Capture {
+    fn new(s: &Scenario, seqs: u32, batched_tokens: u32, settings: &mut Settings) -> Capture {
+        let mode = s.cudagraph_mode;
+        settings.push(
+            "cudagraph-mode",
+            mode,
+            mode != CudagraphMode::FullAndPiecewise,
+            "vLLM's default since 0.11",
+        );
+        let largest = s
+            .max_cudagraph_capture_size
+            .unwrap_or(seqs.saturating_mul(2).min(MAX_DEFAULT_CAPTURE))
+            .min(batched_tokens);
+        settings.push(
+            "max-cudagraph-capture-size",
+            largest,
+            s.max_cudagraph_capture_size.is_some(),
+            "vLLM's default: min(2 × max-num-seqs, 512, max-num-batched-tokens)",
+        );
+        let sizes = capture_sizes(largest);
+        let decode = sizes.iter().filter(|&&n| n <= seqs);
+        Capture {
+            piecewise: if mode.piecewise() { sizes.len() } else { 0 },
+            full: if mode.full() {
+                decode.clone().count()
+            } else {
+                0
+            },
+            decode_tokens: decode.clone().next_back().copied().unwrap_or(0),
+        }
+    }
+}
+
+/// The layers each graph holds nodes for, on one pipeline stage.
+struct LayerNodes {
+    dense: f64,
+    moe: f64,
+    /// A MoE layer's nodes, with its shared expert's.
+    per_moe_layer: u64,
+}
+
+impl LayerNodes {
+    fn new(a: &Architecture, pp: u32) -> LayerNodes {
+        let stages = f64::from(pp.max(1));
+        let moe_layers = if a.moe.experts > 0 {
+            a.layers.saturating_sub(a.moe.dense_layers)
+        } else {
+            0
+        };
+        LayerNodes {
+            dense: f64::from(a.layers - moe_layers) / stages,
+            moe: f64::from(moe_layers) / stages,
+            per_moe_layer: GRAPH_BYTES_PER_MOE_LAYER.0
+                + if a.moe.shared_ffn > 0 {
+                    GRAPH_BYTES_PER_SHARED_EXPERT.0
+                } else {
+                    0
+                },
+        }
+    }
+}
+
+/// FlashAttention 3's split-KV buffers for the largest full decode graph: 32 splits of every
+/// token's heads on this rank, each as wide as a value, in fp32.
+fn flash_attn_split_buffers(a: &Architecture, tp: u32, decode_tokens: u32) -> f64 {
+    let heads = f64::from(a.heads.div_ceil(tp.max(1)));
+    let value_width = if a.mla.is_mla() {
+        a.mla.kv_rank
+    } else {
+        a.head_dim
+    };
+    FLASH_ATTN_SPLITS * f64::from(decode_tokens) * heads * f64::from(value_width) * FP32_BYTES
 }
 
 #[cfg(test)]

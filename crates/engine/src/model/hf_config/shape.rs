@@ -22,6 +22,8 @@ const PLAIN_MLP_FAMILIES: &[&str] = &[
     "gpt_bigcode",
 ];
 
+/// The architecture, part by part. Keys are read in this order because the family defaults they
+/// fall back on are reported in it.
 pub(super) fn architecture(
     keys: &Keys,
     warnings: &mut Vec<String>,
@@ -29,75 +31,14 @@ pub(super) fn architecture(
     let stated_layers = keys.positive(&["num_hidden_layers", "n_layer", "num_layers"]);
     let kinds = layer_kinds(keys, stated_layers, warnings);
     let nas = nas_blocks(keys, warnings);
-    let mut missing = Vec::new();
-    let mut required = |name: &str, value: Option<u32>| {
-        value.unwrap_or_else(|| {
-            missing.push(name.to_string());
-            0
-        })
-    };
-    let layers = required(
-        "num_hidden_layers",
-        stated_layers
-            .or(kinds.layers)
-            .or(nas.layers)
-            .filter(|n| *n > 0),
-    );
-    let hidden = required(
-        "hidden_size",
-        keys.positive(&["hidden_size", "n_embd", "d_model"]),
-    );
-    let heads = required(
-        "num_attention_heads",
-        keys.positive(&["num_attention_heads", "n_head"]),
-    );
-    let vocab = required("vocab_size", keys.positive(&["vocab_size"]));
-    if !missing.is_empty() {
-        return Err(ConfigError::Missing(missing));
-    }
+    let [layers, hidden, heads, vocab] =
+        required_sizes(keys, stated_layers.or(kinds.layers).or(nas.layers))?;
     let mla = latent_attention(keys);
-    let head_dim = if mla.is_mla() {
-        mla.rope_dim + keys.count(&["qk_nope_head_dim"]).unwrap_or(0)
-    } else {
-        keys.positive(&["head_dim"]).unwrap_or(hidden / heads)
-    };
-    if head_dim == 0 {
-        return Err(ConfigError::NoHeadDim { hidden, heads });
-    }
-    let activation = keys
-        .text(&["mlp_hidden_act", "hidden_act", "activation_function"])
-        .unwrap_or("silu");
-    let plain = PLAIN_MLP_FAMILIES.contains(&keys.family())
-        || activation.starts_with("gelu_new")
-        || matches!(activation, "relu" | "relu2");
-    let kv_heads = if mla.is_mla() {
-        heads
-    } else {
-        nas.kv_heads
-            .or_else(|| {
-                keys.positive(&[
-                    "num_key_value_heads",
-                    "num_kv_heads",
-                    "multi_query_group_num",
-                ])
-            })
-            .unwrap_or(heads)
-    };
+    let head_dim = head_dim(keys, &mla, hidden, heads)?;
+    let plain = plain_mlp(keys);
+    let kv_heads = kv_heads(keys, &nas, &mla, heads);
     let moe = experts(keys, layers, &kinds);
-    // Saturating: `hidden_size` may be any u32, and `4 * hidden` overflowed (a panic in debug
-    // builds, a wrapped and possibly zero ffn in release). The saturated value is past the
-    // scenario's 1e7 limit, so setting it is rejected by name.
-    let ffn = nas
-        .ffn
-        .or_else(|| {
-            keys.positive(&[
-                "intermediate_size_mlp",
-                "intermediate_size",
-                "n_inner",
-                "ffn_dim",
-            ])
-        })
-        .unwrap_or(hidden.saturating_mul(4));
+    let ffn = ffn(keys, &nas, hidden);
     Ok(Architecture {
         moe,
         mla,
@@ -132,6 +73,92 @@ pub(super) fn architecture(
             !plain,
         )
     })
+}
+
+/// The layers, width, heads and vocabulary, each named when it is missing.
+fn required_sizes(keys: &Keys, layers: Option<u32>) -> Result<[u32; 4], ConfigError> {
+    let mut missing = Vec::new();
+    let mut required = |name: &str, value: Option<u32>| {
+        value.unwrap_or_else(|| {
+            missing.push(name.to_string());
+            0
+        })
+    };
+    let sizes = [
+        required("num_hidden_layers", layers.filter(|n| *n > 0)),
+        required(
+            "hidden_size",
+            keys.positive(&["hidden_size", "n_embd", "d_model"]),
+        ),
+        required(
+            "num_attention_heads",
+            keys.positive(&["num_attention_heads", "n_head"]),
+        ),
+        required("vocab_size", keys.positive(&["vocab_size"])),
+    ];
+    if !missing.is_empty() {
+        return Err(ConfigError::Missing(missing));
+    }
+    Ok(sizes)
+}
+
+/// Whether the MLP is the plain two-matrix kind: by family, or by its activation (GELU-new,
+/// ReLU or squared ReLU).
+fn plain_mlp(keys: &Keys) -> bool {
+    let activation = keys
+        .text(&["mlp_hidden_act", "hidden_act", "activation_function"])
+        .unwrap_or("silu");
+    PLAIN_MLP_FAMILIES.contains(&keys.family())
+        || activation.starts_with("gelu_new")
+        || matches!(activation, "relu" | "relu2")
+}
+
+/// Each head's width: under latent attention its RoPE and non-RoPE parts, else `head_dim` or
+/// `hidden / heads`.
+fn head_dim(keys: &Keys, mla: &Mla, hidden: u32, heads: u32) -> Result<u32, ConfigError> {
+    let head_dim = if mla.is_mla() {
+        mla.rope_dim + keys.count(&["qk_nope_head_dim"]).unwrap_or(0)
+    } else {
+        keys.positive(&["head_dim"]).unwrap_or(hidden / heads)
+    };
+    if head_dim == 0 {
+        return Err(ConfigError::NoHeadDim { hidden, heads });
+    }
+    Ok(head_dim)
+}
+
+/// The KV heads: every head's under latent attention, else Nemotron-NAS's most common grouping
+/// or the config's count, else one per query head.
+fn kv_heads(keys: &Keys, nas: &NasBlocks, mla: &Mla, heads: u32) -> u32 {
+    if mla.is_mla() {
+        return heads;
+    }
+    nas.kv_heads
+        .or_else(|| {
+            keys.positive(&[
+                "num_key_value_heads",
+                "num_kv_heads",
+                "multi_query_group_num",
+            ])
+        })
+        .unwrap_or(heads)
+}
+
+/// The dense MLP's width: Nemotron-NAS's mean, the config's, else 4 × hidden.
+fn ffn(keys: &Keys, nas: &NasBlocks, hidden: u32) -> u32 {
+    // Saturating: `hidden_size` may be any u32, and `4 * hidden` overflowed (a panic in debug
+    // builds, a wrapped and possibly zero ffn in release). The saturated value is past the
+    // scenario's 1e7 limit, so setting it is rejected by name.
+    nas.ffn
+        .or_else(|| {
+            keys.positive(&[
+                "intermediate_size_mlp",
+                "intermediate_size",
+                "n_inner",
+                "ffn_dim",
+            ])
+        })
+        .unwrap_or(hidden.saturating_mul(4))
 }
 
 /// DeepSeek's multi-head latent attention, when `kv_lora_rank` is set.

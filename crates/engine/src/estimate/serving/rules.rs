@@ -1,0 +1,199 @@
+//! The runtime registry: each runtime's rules behind one trait, registered once in
+//! [`Runtime::rules`]. The form's groups, the resolver, the accuracy kinds, the serving plan, the
+//! page's serving panel and the CLI ask a runtime through it rather than naming runtimes, so a
+//! new runtime is its module, its field-table entries and its registration line.
+
+use super::{llamacpp, sglang, transformers, vllm, Deployment, Serving};
+use crate::dtype::Dtype;
+use crate::estimate::stack::Stack;
+use crate::runtime::Runtime;
+use crate::scenario::{FieldError, Group, Resolved, Scenario};
+
+/// What one runtime does with the GPU, and what the rest of the planner needs to know of it.
+pub trait RuntimeRules: Sync {
+    /// The name people know it by: "vLLM".
+    fn name(&self) -> &'static str;
+
+    /// A serving runtime: inference only, with memory rules of its own that replace
+    /// transformers' cache, logits and allocator.
+    fn serves(&self) -> bool {
+        true
+    }
+
+    /// It sizes a KV pool once at start and serves many requests from it.
+    fn pools_kv(&self) -> bool {
+        false
+    }
+
+    /// The form's group that holds its own settings, shown only while it is chosen.
+    fn settings_group(&self) -> Option<Group> {
+        None
+    }
+
+    /// The recurrent state's format when neither the checkpoint nor `ssm-dtype` says.
+    fn default_state_dtype(&self, _act_dtype: Dtype) -> Dtype {
+        Dtype::Fp32
+    }
+
+    /// Combinations of settings it refuses, beyond what every serving runtime refuses.
+    fn check(&self, _s: &Scenario, _errors: &mut Vec<FieldError>) {}
+
+    /// It reads a GGUF file's tensors (`gguf-weights`) rather than sizing weights from the shape.
+    fn reads_gguf_weights(&self) -> bool {
+        false
+    }
+
+    /// It places layers itself (a GGUF file's quantization, `-ngl`), so the serving plan also
+    /// answers the best quantization and the most GPU layers that fit.
+    fn places_layers(&self) -> bool {
+        false
+    }
+
+    /// How its pool is spoken of: the page's serving panel reads these.
+    fn pool_words(&self) -> PoolWords {
+        PoolWords {
+            pool: "KV pool per GPU",
+            tokens: "KV tokens",
+            whole_slots: false,
+        }
+    }
+
+    /// The accuracy panel's name for its kind of run.
+    fn accuracy_label(&self) -> &'static str;
+
+    /// The figures its startup log prints that calibration/runtime-logs.csv compares, and where
+    /// the estimate holds each.
+    fn logged_figures(&self) -> &'static [LoggedFigure] {
+        &[]
+    }
+
+    /// Pushes its components onto the stack and returns what it does with its pool; `None` for
+    /// transformers, whose cache the detailed method sizes per sequence.
+    fn push(&self, build: Build<'_>) -> Option<Serving>;
+}
+
+/// How a runtime's pool is spoken of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PoolWords {
+    /// The pool's bytes: "KV pool per GPU".
+    pub pool: &'static str,
+    /// Its size in tokens: "KV tokens".
+    pub tokens: &'static str,
+    /// Requests run in whole slots (`-np`), not a fractional concurrency.
+    pub whole_slots: bool,
+}
+
+/// A figure a runtime's log prints, by its name in calibration/runtime-logs.csv.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoggedFigure {
+    pub name: &'static str,
+    pub reads: Reads,
+}
+
+impl LoggedFigure {
+    pub const fn new(name: &'static str, reads: Reads) -> LoggedFigure {
+        LoggedFigure { name, reads }
+    }
+}
+
+/// Where the estimate holds a logged figure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reads {
+    /// The GPU's components that this log figure holds (`ComponentId::logged_in`).
+    Gpu(crate::estimate::LogFigure),
+    /// The same in system RAM (`Serving::host_components`).
+    Host(crate::estimate::LogFigure),
+    /// The GPU's and system RAM's together.
+    GpuAndHost(crate::estimate::LogFigure),
+    /// The pool's bytes, tokens or concurrency.
+    PoolBytes,
+    PoolTokens,
+    Concurrency,
+}
+
+/// What a runtime's rules read, and the stack and notes they add to: opaque outside the engine.
+pub struct Build<'a> {
+    pub(super) s: &'a Scenario,
+    pub(super) r: &'a Resolved,
+    pub(super) d: Deployment,
+    pub(super) stack: &'a mut Stack,
+    pub(super) notes: &'a mut Vec<String>,
+}
+
+impl Runtime {
+    /// Its rules: the one place each runtime is registered with its module.
+    pub fn rules(self) -> &'static dyn RuntimeRules {
+        match self {
+            Runtime::Transformers => &transformers::Transformers,
+            Runtime::Vllm => &vllm::Vllm,
+            Runtime::Sglang => &sglang::Sglang,
+            Runtime::LlamaCpp => &llamacpp::LlamaCpp,
+        }
+    }
+
+    /// The runtime whose own settings a form group holds, if any.
+    pub fn owning(group: Group) -> Option<Runtime> {
+        Runtime::ALL
+            .iter()
+            .copied()
+            .find(|r| r.rules().settings_group() == Some(group))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::accuracy::RunKind;
+    use crate::scenario::FIELDS;
+
+    /// Every registered runtime is found where a person meets it: its settings' group in the
+    /// form with fields of its own, a kind of run in the accuracy table, and a name.
+    #[test]
+    fn every_runtime_is_found_in_each_place_that_lists_runtimes() {
+        for &runtime in Runtime::ALL {
+            let rules = runtime.rules();
+            assert!(!rules.name().is_empty());
+            if let Some(group) = rules.settings_group() {
+                assert!(
+                    Group::ALL.contains(&group),
+                    "{runtime}'s group is in the form"
+                );
+                assert_eq!(Runtime::owning(group), Some(runtime));
+                assert!(
+                    FIELDS.iter().any(|f| f.group == group),
+                    "{runtime}'s group has fields"
+                );
+            }
+            if rules.serves() {
+                assert!(
+                    RunKind::all().contains(&RunKind::Serving(runtime)),
+                    "{runtime} has an accuracy kind"
+                );
+                assert!(
+                    !rules.logged_figures().is_empty(),
+                    "{runtime}'s log figures"
+                );
+            }
+        }
+    }
+
+    /// Each row of the runtime logs names a figure its runtime's log prints.
+    #[test]
+    fn every_calibration_log_row_names_a_figure_of_its_runtime() {
+        let rows =
+            crate::accuracy::records(include_str!("../../../../../calibration/runtime-logs.csv"));
+        assert!(rows.len() > 100);
+        for row in rows {
+            let runtime = Runtime::parse(&row["runtime"]).unwrap();
+            let figure = &row["figure"];
+            assert!(
+                runtime
+                    .rules()
+                    .logged_figures()
+                    .iter()
+                    .any(|f| f.name == figure),
+                "{runtime} logs no `{figure}`"
+            );
+        }
+    }
+}
