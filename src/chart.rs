@@ -90,7 +90,7 @@ impl Theme {
     /// Chart text of `size` CSS pixels in the foreground colour.
     fn font(&self, size: f64) -> TextStyle<'static> {
         // The enum, not the name "sans-serif": plotters reads a family name through Unicode
-        // lowercasing, whose tables cost the page ~8 KiB of wasm.
+        // lowercasing, whose tables would enter the page's wasm.
         (FontFamily::SansSerif, size * self.scale)
             .into_font()
             .color(&self.foreground)

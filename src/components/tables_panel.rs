@@ -2,7 +2,7 @@
 //! current scenario's cell highlighted and Markdown/CSV copy buttons.
 //!
 //! Written as HTML, with one click handler on the section for every copy button: the typed view
-//! (a reactive class per cell) cost the page's wasm several KB of gzip more.
+//! (a reactive class per cell) made the page's wasm markedly larger.
 
 use crate::browser::copy_text;
 use crate::html::{escape, target_attribute};

@@ -294,8 +294,8 @@ pub fn gpu_table(current: &Scenario) -> Table {
 }
 
 /// The catalogue presets by published size, in catalogue order among equals: each preset goes
-/// in after those no larger. A handful of presets; the standard library's stable sort would add
-/// 3 KB of gzip to the page.
+/// in after those no larger. A handful of presets; the standard library's stable sort would bring
+/// its merge machinery into the page's wasm.
 fn catalogue_by_size() -> Vec<&'static Preset> {
     let mut models: Vec<&Preset> = Vec::with_capacity(CATALOGUE_PRESETS);
     for preset in &PRESETS[..CATALOGUE_PRESETS] {

@@ -76,7 +76,7 @@ pub(crate) fn parse(value: Value) -> Result<Snapshot, ParseError> {
 /// Reads a `vramfit.snapshot/1` document. As the schema promises, a missing key keeps its
 /// default and an unknown one is skipped; a key holding the wrong kind of value is an error that
 /// names it. Written over the `Value` already read rather than derived: serde's derived readers
-/// for the five snapshot types cost the page ~5 KiB of wasm. A test reads back what the derived
+/// for the five snapshot types would each enter the page's wasm. A test reads back what the derived
 /// writer writes for every fixture, so the two cannot drift apart.
 fn snapshot(root: &Value) -> Result<Snapshot, String> {
     let doc = Object::of(root, "the snapshot")?;

@@ -64,8 +64,8 @@ pub(crate) fn parse(text: &str) -> Snapshot {
     }
     snapshot_blocks(text, &mut snap);
     // By index, in the order seen among equals: each GPU goes in after those with an index no
-    // larger. There are at most MAX_LOOKUP_GPUS, and the standard library's stable sort would add
-    // 3 KB of gzip to the page.
+    // larger. There are at most MAX_LOOKUP_GPUS, and the standard library's stable sort would bring
+    // its merge machinery into the page's wasm.
     for gpu in std::mem::take(&mut snap.gpus) {
         let at = snap.gpus.partition_point(|g| g.index <= gpu.index);
         snap.gpus.insert(at, gpu);

@@ -1,6 +1,6 @@
 //! Reading a decimal number into an `f64`, with exactly the result and the syntax of
 //! `str::parse::<f64>`, but without the standard library's table of 128-bit powers of five: that
-//! table alone is 9.8 KB of the page's gzipped wasm, and the page reads a few numbers per edit.
+//! table is a large share of the page's wasm, and the page reads a few numbers per edit.
 //!
 //! Short numbers take the exact fast path (at most 15 digits, times or over a power of ten up to
 //! 10^22: one correctly rounded operation). Longer ones start from an estimate and are settled by

@@ -343,8 +343,8 @@ macro_rules! scenario_fields {
             $($(#[doc = $doc])* pub $name: $ty,)+
         }
 
-        /// Field by field through [`FIELDS`]: one loop, where a derived comparison wrote out every
-        /// field (3 KB of the page's wasm).
+        /// Field by field through [`FIELDS`]: one loop, where a derived comparison writes out every
+        /// field in the page's wasm.
         impl PartialEq for Scenario {
             fn eq(&self, other: &Scenario) -> bool {
                 FIELDS.iter().all(|f| f.slot.same(self, other))
