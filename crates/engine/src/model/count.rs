@@ -331,60 +331,6 @@ impl Architecture {
         Some(self.param_count() - routed * unused)
     }
 
-    /// The shape as scenario `key=value` pairs, so a pasted config.json fills the same fields a
-    /// person would type; every one is written, so nothing comes from a previous preset.
-    pub fn pairs(&self) -> [(&'static str, String); 41] {
-        let value = |n: u32| n.to_string();
-        [
-            ("layers", value(self.layers)),
-            ("hidden", value(self.hidden)),
-            ("heads", value(self.heads)),
-            ("kv-heads", value(self.kv_heads)),
-            ("head-dim", value(self.head_dim)),
-            ("ffn", value(self.ffn)),
-            ("vocab", value(self.vocab)),
-            ("tied", self.tied.to_string()),
-            ("gated", self.gated.to_string()),
-            ("experts", value(self.moe.experts)),
-            ("experts-per-token", value(self.moe.per_token)),
-            ("expert-ffn", value(self.moe.expert_ffn)),
-            ("shared-ffn", value(self.moe.shared_ffn)),
-            ("dense-layers", value(self.moe.dense_layers)),
-            ("q-lora-rank", value(self.mla.q_rank)),
-            ("kv-lora-rank", value(self.mla.kv_rank)),
-            ("rope-head-dim", value(self.mla.rope_dim)),
-            ("v-head-dim", value(self.mla.v_head_dim)),
-            ("sliding-window", value(self.window.tokens)),
-            ("sliding-layers", value(self.window.layers)),
-            ("vision-layers", value(self.vision.layers)),
-            ("vision-hidden", value(self.vision.hidden)),
-            ("vision-ffn", value(self.vision.ffn)),
-            ("vision-patch", value(self.vision.patch)),
-            ("vision-image", value(self.vision.image)),
-            ("vision-merge", value(self.vision.merge)),
-            ("recurrent-layers", value(self.recurrent.layers)),
-            ("recurrent-heads", value(self.recurrent.heads)),
-            ("recurrent-head-dim", value(self.recurrent.head_dim)),
-            ("recurrent-state", value(self.recurrent.state)),
-            ("recurrent-groups", value(self.recurrent.groups)),
-            ("recurrent-conv", value(self.recurrent.conv)),
-            (
-                "ssm-dtype",
-                self.recurrent
-                    .state_dtype
-                    .map_or("auto".to_string(), |d| d.to_string()),
-            ),
-            ("no-attention-layers", value(self.no_attention)),
-            ("no-mlp-layers", value(self.no_mlp)),
-            ("mtp-layers", value(self.mtp_layers)),
-            ("attention-gate", self.attention_gate.to_string()),
-            ("fused-qkv", self.fused_qkv.to_string()),
-            ("rope-positions", value(self.rope.positions)),
-            ("rope-local-positions", value(self.rope.local_positions)),
-            ("rotary-dim", value(self.rope.dim)),
-        ]
-    }
-
     /// Every field that must be positive, with its value, for validation.
     pub fn fields(&self) -> [(&'static str, u32); 7] {
         [

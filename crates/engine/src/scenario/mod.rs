@@ -10,6 +10,7 @@ mod fields;
 mod json;
 pub use json::JsonError;
 mod resolve;
+mod shape;
 
 pub(crate) use codec::MAX_COUNT;
 pub use codec::{Control, CustomComponent, MAX_CUSTOM};

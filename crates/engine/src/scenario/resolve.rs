@@ -4,7 +4,7 @@
 use super::{FieldError, Scenario};
 use crate::dtype::{Dtype, QuantScope};
 use crate::gpu_catalogue::{self, Gpu};
-use crate::model::{self, Architecture, Block, Mla, Moe, Preset, Recurrent, Rope, Vision, Window};
+use crate::model::{self, Architecture, Block, Preset};
 use crate::sharding::{Offload, Sharding};
 use crate::units::{format_size_exact, Bytes};
 use crate::workload::{Float8, KvCache, Method, Mode};
@@ -195,70 +195,12 @@ impl Scenario {
             vocab: self.vocab.unwrap_or(base.vocab),
             tied: self.tied.unwrap_or(base.tied),
             gated: self.gated.unwrap_or(base.gated),
-            ..self.parts(&base, from_preset)
+            ..self.shape_parts(&base, from_preset)
         };
         (arch, base_preset, assumed)
     }
 
     /// The formats, with inference defaulting to the format the preset's checkpoint ships in.
-    /// The parts beyond the dense shape (experts, latent attention, windows, vision, recurrent
-    /// layers, MTP): each field given, else the preset's, or none for a shape typed by hand.
-    fn parts(&self, base: &Architecture, from_preset: bool) -> Architecture {
-        let or_base =
-            |given: Option<u32>, base: u32| given.unwrap_or(if from_preset { base } else { 0 });
-        Architecture {
-            moe: Moe {
-                experts: or_base(self.experts, base.moe.experts),
-                per_token: or_base(self.experts_per_token, base.moe.per_token),
-                expert_ffn: or_base(self.expert_ffn, base.moe.expert_ffn),
-                shared_ffn: or_base(self.shared_ffn, base.moe.shared_ffn),
-                dense_layers: or_base(self.dense_layers, base.moe.dense_layers),
-            },
-            mla: Mla {
-                q_rank: or_base(self.q_lora_rank, base.mla.q_rank),
-                kv_rank: or_base(self.kv_lora_rank, base.mla.kv_rank),
-                rope_dim: or_base(self.rope_head_dim, base.mla.rope_dim),
-                v_head_dim: or_base(self.v_head_dim, base.mla.v_head_dim),
-            },
-            window: Window {
-                tokens: or_base(self.sliding_window, base.window.tokens),
-                layers: or_base(self.sliding_layers, base.window.layers),
-            },
-            vision: Vision {
-                layers: or_base(self.vision_layers, base.vision.layers),
-                hidden: or_base(self.vision_hidden, base.vision.hidden),
-                ffn: or_base(self.vision_ffn, base.vision.ffn),
-                patch: or_base(self.vision_patch, base.vision.patch),
-                image: or_base(self.vision_image, base.vision.image),
-                merge: or_base(self.vision_merge, base.vision.merge),
-            },
-            recurrent: Recurrent {
-                layers: or_base(self.recurrent_layers, base.recurrent.layers),
-                heads: or_base(self.recurrent_heads, base.recurrent.heads),
-                head_dim: or_base(self.recurrent_head_dim, base.recurrent.head_dim),
-                state: or_base(self.recurrent_state, base.recurrent.state),
-                groups: or_base(self.recurrent_groups, base.recurrent.groups),
-                conv: or_base(self.recurrent_conv, base.recurrent.conv),
-                state_dtype: self
-                    .ssm_dtype
-                    .or(base.recurrent.state_dtype.filter(|_| from_preset)),
-            },
-            rope: Rope {
-                positions: or_base(self.rope_positions, base.rope.positions),
-                local_positions: or_base(self.rope_local_positions, base.rope.local_positions),
-                dim: or_base(self.rotary_dim, base.rope.dim),
-            },
-            no_attention: or_base(self.no_attention_layers, base.no_attention),
-            no_mlp: or_base(self.no_mlp_layers, base.no_mlp),
-            mtp_layers: or_base(self.mtp_layers, base.mtp_layers),
-            fused_qkv: self.fused_qkv.unwrap_or(from_preset && base.fused_qkv),
-            attention_gate: self
-                .attention_gate
-                .unwrap_or(from_preset && base.attention_gate),
-            ..*base
-        }
-    }
-
     fn resolve_formats(&self, preset: &Preset, errors: &mut Vec<FieldError>) -> Formats {
         let weights = self.weights.unwrap_or(match self.mode {
             Mode::Inference if self.model.is_some() => preset.checkpoint.0,

@@ -81,7 +81,7 @@ impl HfConfig {
         // The format is always written ("auto" where the config names none), so a format from an
         // earlier paste or preset never stays behind.
         let auto = |value: Option<String>| value.unwrap_or_else(|| "auto".to_string());
-        let mut pairs = self.arch.pairs().to_vec();
+        let mut pairs = self.arch.pairs();
         pairs.push(("weights", auto(self.weights.map(|w| w.to_string()))));
         pairs.push(("quantized", auto(self.quantized.map(|q| q.to_string()))));
         pairs.push((
