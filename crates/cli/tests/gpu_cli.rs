@@ -30,6 +30,26 @@ fn watch_climb() -> Command {
     command
 }
 
+/// `vramfit run` over the recorded H100, writing its measurement to `out`; the caller adds any
+/// other options, then `--` and the command.
+fn run_on_h100(out: &Path) -> Command {
+    let mut command = vramfit();
+    command.args([
+        "run",
+        "--replay",
+        &fixture("replay-h100-probe.json"),
+        "--out",
+        &out.display().to_string(),
+    ]);
+    command
+}
+
+/// The measurement `vramfit run` wrote to `path`.
+fn measurement(path: &Path) -> serde_json::Value {
+    let written = std::fs::read_to_string(path).expect("measurement written");
+    serde_json::from_str(&written).expect("JSON")
+}
+
 fn run(command: &mut Command) -> Output {
     command.output().expect("the binary runs")
 }
@@ -72,8 +92,16 @@ fn wait_for(what: &str, mut ready: impl FnMut() -> bool) {
     }
 }
 
-fn lines_in(path: &PathBuf) -> usize {
+fn lines_in(path: &Path) -> usize {
     std::fs::read_to_string(path).map_or(0, |t| t.lines().count())
+}
+
+/// Starts [`watch_climb`] logging to `log` every 10 ms, once its first samples are logged.
+fn watch_logging(log: &Path) -> Child {
+    let child =
+        spawn(watch_climb().args(["--interval", "10ms", "--log", &log.display().to_string()]));
+    wait_for("the first samples", || lines_in(log) >= 4);
+    child
 }
 
 fn signal(child: &Child, name: &str) {
@@ -123,23 +151,14 @@ fn replayed_output_says_so_everywhere() {
     // The page and --from-probe still import it as a card.
     assert_eq!(value["gpus"][0]["memory"]["total_bytes"], 85_520_809_984u64);
     let out_file = temp("replayed-measurement.json");
-    let measured = run(vramfit().args([
-        "run",
-        "--replay",
-        &replay,
-        "--out",
-        &out_file.display().to_string(),
-        "--",
-        "true",
-    ]));
+    let measured = run(run_on_h100(&out_file).args(["--", "true"]));
     assert_eq!(
         measured.status.code(),
         Some(0),
         "{}",
         text(&measured.stderr)
     );
-    let written = std::fs::read_to_string(&out_file).expect("measurement written");
-    let value: serde_json::Value = serde_json::from_str(&written).expect("JSON");
+    let value = measurement(&out_file);
     assert_eq!(value["warnings"][0], replayed("replay-h100-probe.json"));
     let _ = std::fs::remove_file(&out_file);
     let gpustat = run(vramfit().args(["probe", "--gpustat", "--replay", &replay]));
@@ -288,19 +307,8 @@ fn watch_rejects_bad_thresholds_and_gpus() {
 
 #[test]
 fn sigterm_ends_watch_with_a_summary_and_sigkill_keeps_the_log() {
-    let replay = fixture("replay-watch-climb-gpu1-lost.json");
     let log = temp("terminated.jsonl");
-    let log_arg = log.display().to_string();
-    let child = spawn(vramfit().args([
-        "watch",
-        "--replay",
-        &replay,
-        "--interval",
-        "10ms",
-        "--log",
-        &log_arg,
-    ]));
-    wait_for("the first samples", || lines_in(&log) >= 4);
+    let child = watch_logging(&log);
     signal(&child, "-TERM");
     let out = child.wait_with_output().expect("exits");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -312,16 +320,7 @@ fn sigterm_ends_watch_with_a_summary_and_sigkill_keeps_the_log() {
     let _ = std::fs::remove_file(&log);
 
     let log = temp("killed.jsonl");
-    let child = spawn(vramfit().args([
-        "watch",
-        "--replay",
-        &replay,
-        "--interval",
-        "10ms",
-        "--log",
-        &log.display().to_string(),
-    ]));
-    wait_for("the first samples", || lines_in(&log) >= 4);
+    let child = watch_logging(&log);
     signal(&child, "-KILL");
     let _ = child.wait_with_output();
     let logged = std::fs::read_to_string(&log).expect("log written");
@@ -337,35 +336,16 @@ fn sigterm_ends_watch_with_a_summary_and_sigkill_keeps_the_log() {
 #[test]
 fn run_passes_the_exit_code_through_and_writes_the_measurement() {
     let out_file = temp("measurement.json");
-    let out = run(vramfit().args([
-        "run",
-        "--replay",
-        &fixture("replay-h100-probe.json"),
-        "--out",
-        &out_file.display().to_string(),
-        "--",
-        "sh",
-        "-c",
-        "echo from-child; exit 7",
-    ]));
+    let out = run(run_on_h100(&out_file).args(["--", "sh", "-c", "echo from-child; exit 7"]));
     assert_eq!(out.status.code(), Some(7), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "from-child\n");
-    let written = std::fs::read_to_string(&out_file).expect("measurement written");
-    let value: serde_json::Value = serde_json::from_str(&written).expect("JSON");
+    let value = measurement(&out_file);
     assert_eq!(value["schema"], "vramfit.measurement/1");
     assert_eq!(value["exit"]["code"], 7);
     assert_eq!(value["command"][0], "sh");
     let _ = std::fs::remove_file(&out_file);
 
-    let missing = run(vramfit().args([
-        "run",
-        "--replay",
-        &fixture("replay-h100-probe.json"),
-        "--out",
-        &out_file.display().to_string(),
-        "--",
-        "/nonexistent/vramfit-test",
-    ]));
+    let missing = run(run_on_h100(&out_file).args(["--", "/nonexistent/vramfit-test"]));
     assert_eq!(missing.status.code(), Some(127));
     let usage = run(vramfit().args(["run", "--replay", &fixture("replay-h100-probe.json")]));
     assert_eq!(usage.status.code(), Some(2));
@@ -379,17 +359,7 @@ fn run_forwards_sigterm_to_the_command() {
         "trap 'exit 42' TERM; touch '{}'; while :; do sleep 0.05; done",
         trapped.display()
     );
-    let child = spawn(vramfit().args([
-        "run",
-        "--replay",
-        &fixture("replay-h100-probe.json"),
-        "--out",
-        &out_file.display().to_string(),
-        "--",
-        "sh",
-        "-c",
-        &script,
-    ]));
+    let child = spawn(run_on_h100(&out_file).args(["--", "sh", "-c", &script]));
     wait_for("the command's trap", || trapped.exists());
     signal(&child, "-TERM");
     let out = child.wait_with_output().expect("exits");
@@ -553,20 +523,8 @@ fn run_forwards_hup_quit_usr1_usr2_once_each_and_still_writes_the_measurement() 
     // In its own process group, as a job of an interactive shell or a batch script is: then
     // `kill -SIG -PGID` (or the shell's `kill %1`) reaches vramfit and not the command.
     let child = spawn(
-        vramfit()
-            .args([
-                "run",
-                "--replay",
-                &fixture("replay-h100-probe.json"),
-                "--interval",
-                "20ms",
-                "--out",
-                &out_file.display().to_string(),
-                "--",
-                "sh",
-                "-c",
-                &script,
-            ])
+        run_on_h100(&out_file)
+            .args(["--interval", "20ms", "--", "sh", "-c", &script])
             .process_group(0)
             .default_signals(),
     );
@@ -589,8 +547,7 @@ fn run_forwards_hup_quit_usr1_usr2_once_each_and_still_writes_the_measurement() 
     assert_eq!(out.status.code(), Some(42), "{}", text(&out.stderr));
     let trapped = std::fs::read_to_string(&got).expect("trapped");
     assert_eq!(trapped, "HUP\nQUIT\nUSR1\nUSR2\n");
-    let written = std::fs::read_to_string(&out_file).expect("measurement written");
-    let value: serde_json::Value = serde_json::from_str(&written).expect("JSON");
+    let value = measurement(&out_file);
     assert_eq!(value["exit"]["code"], 42);
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -611,18 +568,8 @@ fn a_command_out_of_vramfits_group_dies_with_vramfit() {
         pid_file.display()
     );
     let child = spawn(
-        vramfit()
-            .args([
-                "run",
-                "--replay",
-                &fixture("replay-h100-probe.json"),
-                "--out",
-                &dir.join("m.json").display().to_string(),
-                "--",
-                "sh",
-                "-c",
-                &script,
-            ])
+        run_on_h100(&dir.join("m.json"))
+            .args(["--", "sh", "-c", &script])
             .process_group(0),
     );
     wait_for("the command", || {
@@ -781,8 +728,7 @@ fn run_signals_and_execs_once_per_crossing_and_reports_growth() {
         std::fs::read_to_string(&got).expect("trapped"),
         "USR1\nUSR1\n"
     );
-    let measured: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&out_file).expect("written")).expect("JSON");
+    let measured = measurement(&out_file);
     let pid = measured["actions"][0]["pid"]
         .as_u64()
         .expect("the command's pid");

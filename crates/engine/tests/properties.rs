@@ -73,48 +73,40 @@ enum ModelSpec {
     /// A preset id; the parameter count is the shape's.
     Preset(&'static str),
     /// A parameter count with every architecture field given.
-    Explicit {
-        params: u64,
-        layers: u32,
-        hidden: u32,
-        kv_heads: u32,
-        group: u32,
-        head_dim: u32,
-        ffn: u32,
-        vocab: u32,
-        tied: bool,
-        gated: bool,
-    },
+    Explicit(Explicit),
     /// Only a parameter count: the shape is assumed from the nearest preset.
     Bare(u64),
+}
+
+#[derive(Clone, Debug)]
+struct Explicit {
+    params: u64,
+    layers: u32,
+    hidden: u32,
+    kv_heads: u32,
+    group: u32,
+    head_dim: u32,
+    ffn: u32,
+    vocab: u32,
+    tied: bool,
+    gated: bool,
 }
 
 impl ModelSpec {
     fn pairs(&self) -> Pairs {
         match self {
             ModelSpec::Preset(id) => vec![("model", id.to_string())],
-            ModelSpec::Explicit {
-                params,
-                layers,
-                hidden,
-                kv_heads,
-                group,
-                head_dim,
-                ffn,
-                vocab,
-                tied,
-                gated,
-            } => vec![
-                ("params", params.to_string()),
-                ("layers", layers.to_string()),
-                ("hidden", hidden.to_string()),
-                ("heads", (kv_heads * group).to_string()),
-                ("kv-heads", kv_heads.to_string()),
-                ("head-dim", head_dim.to_string()),
-                ("ffn", ffn.to_string()),
-                ("vocab", vocab.to_string()),
-                ("tied", tied.to_string()),
-                ("gated", gated.to_string()),
+            ModelSpec::Explicit(m) => vec![
+                ("params", m.params.to_string()),
+                ("layers", m.layers.to_string()),
+                ("hidden", m.hidden.to_string()),
+                ("heads", (m.kv_heads * m.group).to_string()),
+                ("kv-heads", m.kv_heads.to_string()),
+                ("head-dim", m.head_dim.to_string()),
+                ("ffn", m.ffn.to_string()),
+                ("vocab", m.vocab.to_string()),
+                ("tied", m.tied.to_string()),
+                ("gated", m.gated.to_string()),
             ],
             ModelSpec::Bare(params) => vec![("params", params.to_string())],
         }
@@ -145,7 +137,7 @@ fn explicit_model() -> impl Strategy<Value = ModelSpec> {
     )
         .prop_map(
             |(params, layers, hidden, kv_heads, group, head_dim, ffn, vocab, tied, gated)| {
-                ModelSpec::Explicit {
+                ModelSpec::Explicit(Explicit {
                     params,
                     layers,
                     hidden,
@@ -156,7 +148,7 @@ fn explicit_model() -> impl Strategy<Value = ModelSpec> {
                     vocab,
                     tied,
                     gated,
-                }
+                })
             },
         )
 }

@@ -939,78 +939,65 @@ mod tests {
     #[test]
     fn rows_that_are_not_whole_blocks_fall_back() {
         let model = dense(32);
-        // gpt-oss's 2880 = 11.25 blocks of 256 but 90 of 32.
-        assert_eq!(
-            one(
+        for (file_type, name, dims, layer, expected) in [
+            // gpt-oss's 2880 = 11.25 blocks of 256 but 90 of 32.
+            (
                 FileType::Q4_K_M,
-                &model,
                 "blk.1.attn_q.weight",
-                &[2880, 4096],
-                1
+                [2880, 4096],
+                1,
+                GgmlType::Q5_0,
             ),
-            GgmlType::Q5_0
-        );
-        assert_eq!(
-            one(
+            (
                 FileType::Q5_K_M,
-                &model,
                 "blk.1.attn_q.weight",
-                &[2880, 4096],
-                1
+                [2880, 4096],
+                1,
+                GgmlType::Q5_1,
             ),
-            GgmlType::Q5_1
-        );
-        assert_eq!(
-            one(
+            (
                 FileType::Q4_K_M,
-                &model,
                 "blk.0.attn_v.weight",
-                &[2880, 512],
-                0
+                [2880, 512],
+                0,
+                GgmlType::Q8_0,
             ),
-            GgmlType::Q8_0
-        );
-        assert_eq!(
-            one(
+            (
                 FileType::IQ4_XS,
-                &model,
                 "blk.1.attn_q.weight",
-                &[2880, 4096],
-                1
+                [2880, 4096],
+                1,
+                GgmlType::IQ4_NL,
             ),
-            GgmlType::IQ4_NL
-        );
-        assert_eq!(
-            one(
+            (
                 FileType::Q3_K_S,
-                &model,
                 "blk.1.attn_q.weight",
-                &[2880, 4096],
-                1
+                [2880, 4096],
+                1,
+                GgmlType::Q4_0,
             ),
-            GgmlType::Q4_0
-        );
-        assert_eq!(
-            one(
+            (
                 FileType::Q4_K_M,
-                &model,
                 "blk.1.attn_q.weight",
-                &[100, 4096],
-                1
+                [100, 4096],
+                1,
+                GgmlType::F16,
             ),
-            GgmlType::F16
-        );
-        // The output rule sends such a row straight to Q8_0.
-        assert_eq!(
-            one(
+            // The output rule sends such a row straight to Q8_0.
+            (
                 FileType::Q4_K_M,
-                &model,
                 "output.weight",
-                &[2880, 201088],
-                0
+                [2880, 201088],
+                0,
+                GgmlType::Q8_0,
             ),
-            GgmlType::Q8_0
-        );
+        ] {
+            assert_eq!(
+                one(file_type, &model, name, &dims, layer),
+                expected,
+                "{file_type} {name} {dims:?}"
+            );
+        }
         let tensor = QuantTensor {
             name: "blk.1.attn_q.weight",
             dims: &[100, 64],
@@ -1121,57 +1108,50 @@ mod tests {
             !QuantModel::new("llama", 80, 64, 64, 0).size_class_70b,
             "LLaMA-1 65B"
         );
-        assert_eq!(
-            one(
-                FileType::Q4_K_M,
+        let mixtral = QuantModel::new("llama", 32, 32, 8, 8);
+        for (model, name, dims, layer, expected) in [
+            (
                 &llama_70b,
                 "blk.40.attn_v.weight",
-                &[8192, 1024],
-                40
+                [8192, 1024],
+                40,
+                GgmlType::Q5_K,
             ),
-            GgmlType::Q5_K
-        );
-        assert_eq!(
-            one(
-                FileType::Q4_K_M,
+            (
                 &llama_70b,
                 "blk.0.attn_v.weight",
-                &[8192, 1024],
-                0
+                [8192, 1024],
+                0,
+                GgmlType::Q6_K,
             ),
-            GgmlType::Q6_K
-        );
-        let mixtral = QuantModel::new("llama", 32, 32, 8, 8);
-        assert_eq!(
-            one(
-                FileType::Q4_K_M,
+            (
                 &mixtral,
                 "blk.5.attn_v.weight",
-                &[4096, 1024],
-                5
+                [4096, 1024],
+                5,
+                GgmlType::Q8_0,
             ),
-            GgmlType::Q8_0
-        );
-        assert_eq!(
-            one(
-                FileType::Q4_K_M,
+            (
                 &mixtral,
                 "blk.5.attn_k.weight",
-                &[4096, 1024],
-                5
+                [4096, 1024],
+                5,
+                GgmlType::Q8_0,
             ),
-            GgmlType::Q8_0
-        );
-        assert_eq!(
-            one(
-                FileType::Q4_K_M,
+            (
                 &mixtral,
                 "blk.5.attn_output.weight",
-                &[4096, 4096],
-                5
+                [4096, 4096],
+                5,
+                GgmlType::Q5_K,
             ),
-            GgmlType::Q5_K
-        );
+        ] {
+            assert_eq!(
+                one(FileType::Q4_K_M, model, name, &dims, layer),
+                expected,
+                "{name}"
+            );
+        }
     }
 
     #[test]

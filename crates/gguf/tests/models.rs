@@ -49,18 +49,12 @@ const MISTRAL_7B: Shape = Shape {
     post_norms: false,
 };
 
-/// Llama-3.1-8B(-Instruct) (its config.json).
+/// Llama-3.1-8B(-Instruct) (its config.json): Mistral-7B's layers with a larger vocabulary and
+/// `rope_freqs`.
 const LLAMA_3_1_8B: Shape = Shape {
-    n_layer: 32,
-    n_embd: 4096,
-    n_head: 32,
-    n_head_kv: 8,
-    head_dim: 128,
-    n_ff: 14336,
     vocab: 128_256,
-    tied: false,
     rope_freqs: true,
-    post_norms: false,
+    ..MISTRAL_7B
 };
 
 /// gemma-2-2b-it (its config.json: head_dim 256, tied embeddings).
@@ -128,17 +122,22 @@ impl Shape {
     /// The type llama-quantize gives each tensor, in [`Shape::tensors`] order.
     fn quantized(&self, architecture: &str, file_type: FileType) -> Vec<(SourceTensor, GgmlType)> {
         let tensors = self.tensors();
-        let views: Vec<QuantTensor<'_>> = tensors
-            .iter()
-            .map(|(name, dims, source_type)| QuantTensor {
-                name,
-                dims,
-                source_type: *source_type,
-            })
-            .collect();
-        let types = tensor_types(file_type, &self.quant_model(architecture), &views).unwrap();
+        let types =
+            tensor_types(file_type, &self.quant_model(architecture), &views(&tensors)).unwrap();
         tensors.clone().into_iter().zip(types).collect()
     }
+}
+
+/// The tensors as the quantizer takes them.
+fn views(tensors: &[SourceTensor]) -> Vec<QuantTensor<'_>> {
+    tensors
+        .iter()
+        .map(|(name, dims, source_type)| QuantTensor {
+            name,
+            dims,
+            source_type: *source_type,
+        })
+        .collect()
 }
 
 /// `type name: count` as llama.cpp's loader logs it.
@@ -150,27 +149,32 @@ fn counts(types: impl IntoIterator<Item = GgmlType>) -> BTreeMap<&'static str, u
     out
 }
 
-fn type_counts(
+/// Checks the types the quantizer gives `shape` as `file_type`, counted, against the counts
+/// llama.cpp logged for that file.
+fn assert_logged_counts(
     shape: &Shape,
     architecture: &str,
     file_type: FileType,
-) -> BTreeMap<&'static str, usize> {
-    counts(
+    logged: [(&'static str, usize); 3],
+) {
+    let got = counts(
         shape
             .quantized(architecture, file_type)
             .into_iter()
             .map(|(_, t)| t),
-    )
+    );
+    assert_eq!(got, BTreeMap::from(logged));
 }
 
 /// TheBloke's Mistral-7B-Instruct-v0.1 Q4_K_M logs `type f32: 65`, `type q4_K: 193`,
 /// `type q6_K: 33` (vramfit calibration row llama-032).
 #[test]
 fn mistral_7b_q4_k_m_matches_the_logged_type_counts() {
-    let got = type_counts(&MISTRAL_7B, "llama", FileType::Q4_K_M);
-    assert_eq!(
-        got,
-        BTreeMap::from([("f32", 65), ("q4_K", 193), ("q6_K", 33)])
+    assert_logged_counts(
+        &MISTRAL_7B,
+        "llama",
+        FileType::Q4_K_M,
+        [("f32", 65), ("q4_K", 193), ("q6_K", 33)],
     );
 }
 
@@ -178,10 +182,11 @@ fn mistral_7b_q4_k_m_matches_the_logged_type_counts() {
 /// embeddings the token embedding takes the output's Q6_K.
 #[test]
 fn gemma_2_2b_q4_k_m_matches_the_logged_type_counts() {
-    let got = type_counts(&GEMMA_2_2B, "gemma2", FileType::Q4_K_M);
-    assert_eq!(
-        got,
-        BTreeMap::from([("f32", 4 * 26 + 1), ("q4_K", 156), ("q6_K", 27)])
+    assert_logged_counts(
+        &GEMMA_2_2B,
+        "gemma2",
+        FileType::Q4_K_M,
+        [("f32", 4 * 26 + 1), ("q4_K", 156), ("q6_K", 27)],
     );
 }
 
@@ -189,10 +194,11 @@ fn gemma_2_2b_q4_k_m_matches_the_logged_type_counts() {
 /// bumped, and without an imatrix no ffn_down becomes Q4_1.
 #[test]
 fn llama_3_1_8b_q4_0_matches_the_logged_type_counts() {
-    let got = type_counts(&LLAMA_3_1_8B, "llama", FileType::Q4_0);
-    assert_eq!(
-        got,
-        BTreeMap::from([("f32", 66), ("q4_0", 225), ("q6_K", 1)])
+    assert_logged_counts(
+        &LLAMA_3_1_8B,
+        "llama",
+        FileType::Q4_0,
+        [("f32", 66), ("q4_0", 225), ("q6_K", 1)],
     );
 }
 
@@ -205,15 +211,7 @@ fn llama_3_1_8b_q4_k_m_matches_the_logged_type_counts() {
     model.has_imatrix = true;
     let tensors = LLAMA_3_1_8B.tensors();
     assert_eq!(tensors.len(), 292);
-    let views: Vec<QuantTensor<'_>> = tensors
-        .iter()
-        .map(|(name, dims, t)| QuantTensor {
-            name,
-            dims,
-            source_type: *t,
-        })
-        .collect();
-    let got = counts(tensor_types(FileType::Q4_K_M, &model, &views).unwrap());
+    let got = counts(tensor_types(FileType::Q4_K_M, &model, &views(&tensors)).unwrap());
     assert_eq!(
         got,
         BTreeMap::from([("f32", 66), ("q4_K", 193), ("q6_K", 33)])
@@ -233,14 +231,7 @@ fn one_tensor_at_a_time_agrees_with_the_whole_walk() {
         let mut model = shape.quant_model(architecture);
         model.has_imatrix = true;
         let tensors = shape.tensors();
-        let views: Vec<QuantTensor<'_>> = tensors
-            .iter()
-            .map(|(name, dims, t)| QuantTensor {
-                name,
-                dims,
-                source_type: *t,
-            })
-            .collect();
+        let views = views(&tensors);
         for file_type in FileType::ALL {
             let whole = tensor_types(file_type, &model, &views);
             let single: Result<Vec<GgmlType>, _> = views

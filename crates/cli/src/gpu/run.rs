@@ -380,8 +380,7 @@ impl Driver for Measuring<'_> {
     }
 
     fn sampled(&mut self, tick: &Tick, _: &Monitor) -> ControlFlow<Self::End> {
-        self.recorder
-            .observe(tick.elapsed, &tick.timestamp, &tick.results, &self.tree);
+        self.recorder.observe(tick, &self.tree);
         for crossed in &tick.crossed {
             let _ = writeln!(self.err, "{}", crossed.crossing.message(&tick.timestamp));
             for action in &crossed.actions {
@@ -556,15 +555,11 @@ impl Recorder {
         }
     }
 
-    fn observe(
-        &mut self,
-        elapsed: Duration,
-        timestamp: &str,
-        results: &[(u32, Result<DeviceSample, GpuError>)],
-        tree: &HashSet<u32>,
-    ) {
+    /// Accounts for one sample, as the monitor judged it.
+    fn observe(&mut self, tick: &Tick, tree: &HashSet<u32>) {
+        let timestamp = tick.timestamp.as_str();
         let mut gpus = Vec::new();
-        for (index, result) in results {
+        for (index, result) in &tick.results {
             gpus.push(match result {
                 Ok(sample) => self.readable(*index, sample, timestamp, tree),
                 Err(e) => self.unreadable(*index, e, timestamp),
@@ -580,7 +575,7 @@ impl Recorder {
             known_sum(gpus.iter().map(|g| g.delta)),
             timestamp,
         );
-        self.samples.push((millis(elapsed), gpus));
+        self.samples.push((millis(tick.elapsed), gpus));
     }
 
     fn unreadable(&mut self, index: u32, error: &GpuError, timestamp: &str) -> RawGpu {
@@ -800,14 +795,24 @@ mod tests {
 
     const CRITICAL: Threshold = Threshold::Percent(95.0);
 
-    /// [`measure`] with its notes thrown away.
-    fn measure_quietly(
-        source: &mut dyn GpuSource,
-        args: &RunArgs,
-        group: ChildGroup,
-        interrupts: &mut dyn FnMut() -> Option<Received>,
-    ) -> Result<(Measurement, i32), RunError> {
-        measure(source, args, group, interrupts, &mut io::sink())
+    /// [`measure`] of `command` over the recorded H100, in vramfit's process group, with no
+    /// signal arriving and the notes thrown away.
+    fn measure_h100(command: &[&str]) -> Result<(Measurement, i32), RunError> {
+        measure(
+            &mut replay(H100),
+            &args(command),
+            ChildGroup::Shared,
+            &mut || None,
+            &mut io::sink(),
+        )
+    }
+
+    /// Runs `sh -c script` and checks that it ended as `exit` says and vramfit exits with its code.
+    fn exits(script: &str, exit: ExitInfo) -> Measurement {
+        let (m, code) = measure_h100(&["sh", "-c", script]).expect("ran");
+        assert_eq!(code, exit.exit_code);
+        assert_eq!(m.exit, exit);
+        m
     }
 
     fn args(command: &[&str]) -> RunArgs {
@@ -860,9 +865,10 @@ mod tests {
             results: &[(u32, Result<DeviceSample, GpuError>)],
             tree: &HashSet<u32>,
         ) {
-            self.monitor
+            let tick = self
+                .monitor
                 .judge(elapsed, timestamp.to_string(), results.to_vec());
-            self.recorder.observe(elapsed, timestamp, results, tree);
+            self.recorder.observe(&tick, tree);
         }
 
         fn finish(mut self, snapshot: &Snapshot, gpus: &[u32], context: Context) -> Measurement {
@@ -1250,11 +1256,12 @@ mod tests {
                 from_terminal: true,
             })
         };
-        let (m, code) = measure_quietly(
+        let (m, code) = measure(
             &mut replay(H100),
             &args(&["sh", "-c", &script]),
             ChildGroup::Own,
             &mut interrupts,
+            &mut io::sink(),
         )
         .expect("ran");
         assert_eq!(code, 42);
@@ -1266,21 +1273,13 @@ mod tests {
 
     #[test]
     fn exit_codes_pass_through() {
-        let (m, code) = measure_quietly(
-            &mut replay(H100),
-            &args(&["sh", "-c", "sleep 0.1; exit 7"]),
-            ChildGroup::Shared,
-            &mut || None,
-        )
-        .expect("ran");
-        assert_eq!(code, 7);
-        assert_eq!(
-            m.exit,
+        let m = exits(
+            "sleep 0.1; exit 7",
             ExitInfo {
                 code: Some(7),
                 signal: None,
-                exit_code: 7
-            }
+                exit_code: 7,
+            },
         );
         assert_eq!(m.command, ["sh", "-c", "sleep 0.1; exit 7"]);
         assert_eq!(m.accounting, Accounting::DeviceDelta);
@@ -1292,21 +1291,13 @@ mod tests {
 
     #[test]
     fn a_killed_command_exits_128_plus_the_signal() {
-        let (m, code) = measure_quietly(
-            &mut replay(H100),
-            &args(&["sh", "-c", "kill -KILL $$"]),
-            ChildGroup::Shared,
-            &mut || None,
-        )
-        .expect("ran");
-        assert_eq!(code, 137);
-        assert_eq!(
-            m.exit,
+        exits(
+            "kill -KILL $$",
             ExitInfo {
                 code: None,
                 signal: Some(9),
-                exit_code: 137
-            }
+                exit_code: 137,
+            },
         );
     }
 
@@ -1326,11 +1317,12 @@ mod tests {
             None
         };
         let script = "trap 'exit 42' TERM; while :; do sleep 0.05; done";
-        let (_, code) = measure_quietly(
+        let (_, code) = measure(
             &mut replay(H100),
             &args(&["sh", "-c", script]),
             ChildGroup::Shared,
             &mut interrupts,
+            &mut io::sink(),
         )
         .expect("ran");
         assert_eq!(code, 42);
@@ -1342,11 +1334,12 @@ mod tests {
             signal: libc::SIGTERM,
             from_terminal: true,
         });
-        let (_, code) = measure_quietly(
+        let (_, code) = measure(
             &mut replay(H100),
             &args(&["sleep", "0.2"]),
             ChildGroup::Shared,
             &mut || once.take(),
+            &mut io::sink(),
         )
         .expect("ran");
         assert_eq!(code, 0);
@@ -1354,12 +1347,7 @@ mod tests {
 
     #[test]
     fn a_missing_program_is_reported() {
-        let result = measure_quietly(
-            &mut replay(H100),
-            &args(&["/nonexistent/vramfit-test"]),
-            ChildGroup::Shared,
-            &mut || None,
-        );
+        let result = measure_h100(&["/nonexistent/vramfit-test"]);
         match result {
             Err(RunError::Spawn { program, error }) => {
                 assert_eq!(program, "/nonexistent/vramfit-test");
@@ -1376,7 +1364,13 @@ mod tests {
             ..args(&["true"])
         };
         assert!(matches!(
-            measure_quietly(&mut replay(H100), &run, ChildGroup::Shared, &mut || None),
+            measure(
+                &mut replay(H100),
+                &run,
+                ChildGroup::Shared,
+                &mut || None,
+                &mut io::sink()
+            ),
             Err(RunError::Gpu(GpuError::NoSuchGpu { index: 3, count: 1 }))
         ));
     }
@@ -1423,11 +1417,12 @@ mod tests {
 
     #[test]
     fn a_real_child_is_accounted_per_process() {
-        let (m, code) = measure_quietly(
+        let (m, code) = measure(
             &mut ChildrenOnGpu,
             &args(&["sleep", "0.3"]),
             ChildGroup::Shared,
             &mut || None,
+            &mut io::sink(),
         )
         .expect("ran");
         assert_eq!(code, 0);
@@ -1440,13 +1435,7 @@ mod tests {
 
     #[test]
     fn measurements_round_trip_with_stable_names() {
-        let (m, _) = measure_quietly(
-            &mut replay(H100),
-            &args(&["sleep", "0.1"]),
-            ChildGroup::Shared,
-            &mut || None,
-        )
-        .expect("ran");
+        let (m, _) = measure_h100(&["sleep", "0.1"]).expect("ran");
         let text = serde_json::to_string(&m).expect("serialises");
         let back: Measurement = serde_json::from_str(&text).expect("parses");
         assert_eq!(back, m);

@@ -274,6 +274,68 @@ const fn qwen3_5_moe(
     )
 }
 
+/// DeepSeek-V3's shape (`DeepseekV3Config`), which Kimi K2 reuses, `positions` long: 61 layers of
+/// width 7168; `heads` MLA heads with a 1536-wide query latent and a 512-wide KV latent, 192-wide
+/// queries and keys (64 of them rotary) and 128-wide values; an untied `vocab`-token head. All but
+/// the first `dense_layers` layers (dense FFN 18432) hold `experts_count` routed experts of 2048,
+/// 8 per token, and one shared expert as wide.
+const fn deepseek_v3(
+    heads: u32,
+    vocab: u32,
+    positions: u32,
+    experts_count: u32,
+    dense_layers: u32,
+) -> Architecture {
+    latent(
+        experts(
+            rope(
+                arch(61, 7168, heads, heads, 192, 18432, vocab, false, true),
+                positions,
+            ),
+            experts_count,
+            8,
+            2048,
+            2048,
+            dense_layers,
+        ),
+        1536,
+        512,
+        64,
+        128,
+    )
+}
+
+/// Llama 4's shape (`Llama4TextConfig`), `positions` long: 48 layers of width 5120, 40 query and
+/// 8 KV heads of 128, an untied 202,048-token head. Three of every four layers attend within
+/// 8192-token chunks (`attention_chunk_size`), cached here as a window of that size. All but
+/// `dense_layers` layers hold `experts_count` routed experts of 8192 (one per token) and one
+/// shared expert as wide; a 34-block vision tower of width 1408 takes 14-pixel patches of
+/// 336-pixel images.
+const fn llama_4(positions: u32, experts_count: u32, dense_layers: u32) -> Architecture {
+    with_vision(
+        windowed(
+            experts(
+                rope(
+                    arch(48, 5120, 40, 8, 128, 16384, 202048, false, true),
+                    positions,
+                ),
+                experts_count,
+                1,
+                8192,
+                8192,
+                dense_layers,
+            ),
+            8192,
+            36,
+        ),
+        34,
+        1408,
+        5632,
+        14,
+        336,
+    )
+}
+
 const fn with_vision(
     arch: Architecture,
     layers: u32,
@@ -808,33 +870,10 @@ pub const PRESETS: &[Preset] = &[
         config: "openai/gpt-oss-120b",
         checkpoint: MXFP4_EXPERTS_CHECKPOINT,
     },
-    // Three of every four layers attend within 8192-token chunks (`attention_chunk_size`),
-    // cached here as a window of that size; every MoE layer has one shared expert.
     Preset {
         id: "llama-4-scout",
         name: "Llama-4-Scout-17B-16E",
-        arch: with_vision(
-            windowed(
-                experts(
-                    rope(
-                        arch(48, 5120, 40, 8, 128, 16384, 202048, false, true),
-                        10485760,
-                    ),
-                    16,
-                    1,
-                    8192,
-                    8192,
-                    0,
-                ),
-                8192,
-                36,
-            ),
-            34,
-            1408,
-            5632,
-            14,
-            336,
-        ),
+        arch: llama_4(10485760, 16, 0),
         published_params: 109e9,
         published_with_mtp: false,
         published_active: Some(17e9),
@@ -845,28 +884,7 @@ pub const PRESETS: &[Preset] = &[
     Preset {
         id: "llama-4-maverick",
         name: "Llama-4-Maverick-17B-128E",
-        arch: with_vision(
-            windowed(
-                experts(
-                    rope(
-                        arch(48, 5120, 40, 8, 128, 16384, 202048, false, true),
-                        1048576,
-                    ),
-                    128,
-                    1,
-                    8192,
-                    8192,
-                    24,
-                ),
-                8192,
-                36,
-            ),
-            34,
-            1408,
-            5632,
-            14,
-            336,
-        ),
+        arch: llama_4(1048576, 128, 24),
         published_params: 400e9,
         published_with_mtp: false,
         published_active: Some(17e9),
@@ -874,31 +892,12 @@ pub const PRESETS: &[Preset] = &[
         config: "meta-llama/Llama-4-Maverick-17B-128E-Instruct",
         checkpoint: BF16_CHECKPOINT,
     },
-    // MLA with a 1536-wide query latent and a 512-wide KV latent; the first 3 layers are dense.
+    // The first 3 layers are dense, and one MTP module follows the last.
     // "Activated 36.6B (including 0.9B for the output head)" leaves out the input embedding.
     Preset {
         id: "deepseek-v3",
         name: "DeepSeek-V3 / R1",
-        arch: with_mtp(
-            latent(
-                experts(
-                    rope(
-                        arch(61, 7168, 128, 128, 192, 18432, 129280, false, true),
-                        163840,
-                    ),
-                    256,
-                    8,
-                    2048,
-                    2048,
-                    3,
-                ),
-                1536,
-                512,
-                64,
-                128,
-            ),
-            1,
-        ),
+        arch: with_mtp(deepseek_v3(128, 129280, 163840, 256, 3), 1),
         published_params: 671e9,
         published_with_mtp: false,
         published_active: Some(36.6e9),
@@ -909,23 +908,7 @@ pub const PRESETS: &[Preset] = &[
     Preset {
         id: "kimi-k2",
         name: "Kimi-K2",
-        arch: latent(
-            experts(
-                rope(
-                    arch(61, 7168, 64, 64, 192, 18432, 163840, false, true),
-                    131072,
-                ),
-                384,
-                8,
-                2048,
-                2048,
-                1,
-            ),
-            1536,
-            512,
-            64,
-            128,
-        ),
+        arch: deepseek_v3(64, 163840, 131072, 384, 1),
         // The card's "1 trillion" rounds; this is the checkpoint's tensor inventory
         // (1,026,470,731,056 elements) less its 62,518,232 fp32 block scales and 3,416 RoPE buffers.
         published_params: 1_026_408_232_448.0,
