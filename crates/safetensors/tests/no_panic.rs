@@ -209,3 +209,22 @@ proptest! {
         let _ = exercise(&bytes);
     }
 }
+
+/// The fuzz target's seeds (`fuzz/seeds`): each `.header` is a whole header and each `.json` the
+/// JSON alone, which the target also reads framed by its own length. All are valid.
+#[test]
+fn the_fuzz_seeds_are_valid_headers() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds");
+    let mut read = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let bytes = std::fs::read(&path).unwrap();
+        let bytes = match path.extension().and_then(|e| e.to_str()) {
+            Some("json") => framed(&bytes),
+            _ => bytes,
+        };
+        assert!(exercise(&bytes).is_ok(), "{}", path.display());
+        read += 1;
+    }
+    assert_eq!(read, 12);
+}
