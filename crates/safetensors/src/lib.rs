@@ -14,6 +14,19 @@
 //! refuses too, except that a name given twice is refused here (the format's README disallows it;
 //! the reference keeps the last one).
 //!
+//! ```
+//! use vramfit_safetensors::{parse_header, write_header, Dtype, Header, ParseError};
+//!
+//! let w = ("w".to_string(), Dtype::BF16, vec![2, 3]);
+//! let file = write_header(&Header::lay_out([w], vec![]).unwrap());
+//! // The first 8 bytes say exactly how many to read (one Range request: bytes=0-(needed-1)).
+//! let Err(ParseError::Truncated { needed }) = parse_header(&file[..8]) else {
+//!     unreachable!()
+//! };
+//! let header = parse_header(&file[..needed as usize]).unwrap();
+//! assert_eq!((header.tensor_bytes(), header.file_len()), (12, needed + 12));
+//! ```
+//!
 //! Nothing here does IO, reads a clock or holds global state; it builds for wasm32 and native.
 
 mod dtype;
