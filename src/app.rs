@@ -102,6 +102,20 @@ pub fn App() -> impl IntoView {
     browser::report_height_to_parent();
 
     let shows = |panel| layout.shows(panel);
+    // The panels below the first screen (from the curves on, and the tables) mount once it is
+    // painted, so the first frame, the answer, costs only what it shows.
+    let below = layout.clone();
+    let painted = RwSignal::new(false);
+    browser::after_first_paint(move || {
+        if !painted.get_untracked() {
+            painted.set(true);
+            // They mount in microtasks after this task; a task queued now runs after them.
+            set_timeout(
+                || browser::mark("vramfit:page-mounted"),
+                std::time::Duration::ZERO,
+            );
+        }
+    });
     let embed = layout.embed;
     let whole_form = layout.whole_form();
     view! {
@@ -133,15 +147,20 @@ pub fn App() -> impl IntoView {
                     {whole_form.then(|| view! { <LessonExamples/> })}
                     {shows(Panel::Serving).then(|| view! { <ServingPanel/> })}
                     {shows(Panel::Chart).then(|| view! { <ChartPanel/> })}
-                    {shows(Panel::Curves).then(|| view! { <CurvesPanel/> })}
-                    {shows(Panel::Breakdown).then(|| view! { <Breakdown/> })}
-                    {shows(Panel::Accuracy).then(|| view! { <AccuracyPanel/> })}
-                    {shows(Panel::Solver).then(|| view! { <SolverPanel/> })}
-                    {shows(Panel::Gpu).then(|| view! { <GpuNow/> })}
-                    {shows(Panel::Measured).then(|| view! { <MeasuredPanel/> })}
+                    {move || painted.get().then(|| {
+                        let shows = |panel| below.shows(panel);
+                        view! {
+                            {shows(Panel::Curves).then(|| view! { <CurvesPanel/> })}
+                            {shows(Panel::Breakdown).then(|| view! { <Breakdown/> })}
+                            {shows(Panel::Accuracy).then(|| view! { <AccuracyPanel/> })}
+                            {shows(Panel::Solver).then(|| view! { <SolverPanel/> })}
+                            {shows(Panel::Gpu).then(|| view! { <GpuNow/> })}
+                            {shows(Panel::Measured).then(|| view! { <MeasuredPanel/> })}
+                        }
+                    })}
                 </section>
             </main>
-            {shows(Panel::Tables).then(|| view! { <TablesPanel/> })}
+            {shows(Panel::Tables).then_some(move || painted.get().then(|| view! { <TablesPanel/> }))}
             {(!embed).then(|| view! {
                 <footer class="site-footer">
                     "Runs entirely in your browser; nothing is sent anywhere. GB = 10"<sup>"9"</sup>" bytes, GiB = 2"<sup>"30"</sup>" bytes."

@@ -201,6 +201,18 @@ pub fn install_panic_banner() {
     }));
 }
 
+/// Calls `then` once the page's first frame has been painted, from a task an animation frame
+/// queues: such a task runs after that frame. A frame that never comes (a hidden tab, an iframe
+/// the browser throttles off screen) must not hold the rest of the page back, so a timer also
+/// calls it; `then` must tolerate a second call.
+pub fn after_first_paint(then: impl Fn() + Clone + 'static) {
+    use leptos::prelude::{request_animation_frame, set_timeout};
+    use std::time::Duration;
+    let fallback = then.clone();
+    request_animation_frame(move || set_timeout(then, Duration::ZERO));
+    set_timeout(fallback, Duration::from_millis(500));
+}
+
 /// Adds a mark to the page's performance timeline, which `cargo xtask bench-web` reads.
 pub fn mark(name: &str) {
     if let Some(performance) = web_sys::window().and_then(|w| w.performance()) {

@@ -70,6 +70,7 @@ const DEFAULT_RESULTS: [Panel; 7] = [
     Panel::Solver,
 ];
 
+#[derive(Clone)]
 pub struct Layout {
     pub embed: bool,
     /// The panels `show=` names, if it names any.

@@ -150,6 +150,32 @@ fn group_fields(group: Group, shown: Shown) -> impl IntoView {
         .collect_view()
 }
 
+/// A folded group: its fields are made when it is first opened, not with the page, as most of the
+/// form's fields are folded. A field refused by the scenario or by an edit is made at once, so its
+/// message is on the page, as the unfolded fields' are.
+fn folded_group(group: Group, summary: &'static str, shown: Shown) -> impl IntoView {
+    let state = expect_context::<PageState>();
+    let opened = RwSignal::new(false);
+    let here = move |e: &FieldError| FIELDS.iter().any(|f| f.group == group && f.key == e.field);
+    let refused = move || {
+        shown.refused.with(|errors| errors.iter().any(here))
+            || state.field_errors.with(|errors| errors.iter().any(here))
+    };
+    let made = Memo::new(move |_| opened.get() || refused());
+    // A details element starts closed, so its first toggle opens it.
+    let on_toggle = move |_| {
+        if !opened.get_untracked() {
+            opened.set(true);
+        }
+    };
+    view! {
+        <details on:toggle=on_toggle>
+            <summary>{summary}</summary>
+            {move || made.get().then(|| group_fields(group, shown))}
+        </details>
+    }
+}
+
 /// One group's fields, folded inside `<details>` where the group is, and present only while the
 /// group applies to the scenario.
 fn group_view(group: Group, shown: Shown) -> impl IntoView {
@@ -157,13 +183,7 @@ fn group_view(group: Group, shown: Shown) -> impl IntoView {
     move || {
         applies.get().then(|| match group.folded() {
             None => group_fields(group, shown).into_any(),
-            Some(summary) => view! {
-                <details>
-                    <summary>{summary}</summary>
-                    {group_fields(group, shown)}
-                </details>
-            }
-            .into_any(),
+            Some(summary) => folded_group(group, summary, shown).into_any(),
         })
     }
 }

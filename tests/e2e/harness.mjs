@@ -108,7 +108,16 @@ export async function openPage(context, url, problems) {
   });
   await page.goto(url);
   await page.waitForSelector('[data-testid=total]', { timeout: 30_000 });
+  await mounted(page);
   return page;
+}
+
+/**
+ * Waits for the whole page: the answer comes first, and the panels below the first screen mount
+ * once it has been painted.
+ */
+export async function mounted(page) {
+  await page.waitForFunction(() => performance.getEntriesByName('vramfit:page-mounted').length > 0, null, { timeout: 30_000 });
 }
 
 /**

@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { serve, origin, launch, cliEstimate, total, openPage, DIST, ARTIFACTS, SUB_PATH } from './harness.mjs';
+import { serve, origin, launch, cliEstimate, total, openPage, mounted, DIST, ARTIFACTS, SUB_PATH } from './harness.mjs';
 
 const OOM = 'model=llama-3.1-8b&mode=full&gpu=rtx-4090&batch=8';
 const INFERENCE = 'model=llama-3.1-8b&mode=inference&runtime=vllm&gpu=rtx-4090&max-model-len=8192';
@@ -207,6 +207,7 @@ test('the first screen explains itself and offers three starting points, each on
     const axePage = await axeContext.newPage();
     await axePage.goto(base);
     await axePage.waitForSelector('[data-testid=total]');
+    await mounted(axePage);
     await axePage.addScriptTag({ path: 'node_modules/axe-core/axe.min.js' });
     const violations = await axePage.evaluate(async () => {
       const result = await window.axe.run(document, { resultTypes: ['violations'] });

@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { serve, origin, launch, cliEstimate, total, openPage, BIN, DIST, SUB_PATH } from './harness.mjs';
+import { serve, origin, launch, cliEstimate, total, openPage, mounted, BIN, DIST, SUB_PATH } from './harness.mjs';
 
 const START = 'model=llama-3.1-8b&mode=inference&gpu=h100-80';
 
@@ -140,6 +140,7 @@ test('axe finds no serious or critical violations with the list open', async () 
   const page = await axeContext.newPage();
   await page.goto(`${base}?${START}`);
   await page.waitForSelector('[data-testid=total]');
+  await mounted(page);
   await page.focus('#f-model');
   await page.keyboard.press('Control+A');
   await page.keyboard.type('llama');
