@@ -4,6 +4,7 @@
 //! write back and read back the same.
 
 use proptest::prelude::*;
+use vramfit_damage::{apply, damage, Damage};
 use vramfit_gguf::{parse_header, write_header, Header, ParseError};
 
 const FIXTURE: &[u8] = include_bytes!("fixtures/llama-3.1-8b-instruct-q4_k_m.header.gguf");
@@ -35,23 +36,8 @@ fn exercise(bytes: &[u8]) -> Result<Header, ParseError> {
     Ok(header)
 }
 
-#[derive(Debug, Clone)]
-enum Damage {
-    /// Cut the file short.
-    Truncate(prop::sample::Index),
-    /// Overwrite one byte.
-    Set(prop::sample::Index, u8),
-    /// Overwrite 8 bytes with a count-like value (lengths and counts are u64s).
-    SetU64(prop::sample::Index, u64),
-    /// Overwrite 4 bytes with a type-like value.
-    SetU32(prop::sample::Index, u32),
-    /// Insert bytes.
-    Insert(prop::sample::Index, Vec<u8>),
-    /// Remove a run of bytes.
-    Remove(prop::sample::Index, usize),
-}
-
-fn damage() -> impl Strategy<Value = Damage> {
+/// What a GGUF file reads as lengths and counts (u64) and as types (u32), written over any place.
+fn fields() -> impl Strategy<Value = Damage> {
     let count = prop_oneof![
         0..16u64,
         Just(u64::MAX),
@@ -62,44 +48,11 @@ fn damage() -> impl Strategy<Value = Damage> {
         any::<u64>(),
     ];
     let type_id = prop_oneof![0..16u32, 36..44u32, Just(u32::MAX), any::<u32>()];
+    let index = any::<prop::sample::Index>;
     prop_oneof![
-        any::<prop::sample::Index>().prop_map(Damage::Truncate),
-        (any::<prop::sample::Index>(), any::<u8>()).prop_map(|(i, b)| Damage::Set(i, b)),
-        (any::<prop::sample::Index>(), count).prop_map(|(i, v)| Damage::SetU64(i, v)),
-        (any::<prop::sample::Index>(), type_id).prop_map(|(i, v)| Damage::SetU32(i, v)),
-        (
-            any::<prop::sample::Index>(),
-            prop::collection::vec(any::<u8>(), 1..16)
-        )
-            .prop_map(|(i, b)| Damage::Insert(i, b)),
-        (any::<prop::sample::Index>(), 1..64usize).prop_map(|(i, n)| Damage::Remove(i, n)),
+        (index(), count).prop_map(|(i, v)| Damage::Put(i, v.to_le_bytes().to_vec())),
+        (index(), type_id).prop_map(|(i, v)| Damage::Put(i, v.to_le_bytes().to_vec())),
     ]
-}
-
-fn apply(bytes: &mut Vec<u8>, damage: &Damage) {
-    let len = bytes.len().max(1);
-    let put = |bytes: &mut Vec<u8>, at: usize, value: &[u8]| {
-        for (k, b) in value.iter().enumerate() {
-            if let Some(slot) = bytes.get_mut(at + k) {
-                *slot = *b;
-            }
-        }
-    };
-    match damage {
-        Damage::Truncate(i) => bytes.truncate(i.index(len)),
-        Damage::Set(i, b) => put(bytes, i.index(len), &[*b]),
-        Damage::SetU64(i, v) => put(bytes, i.index(len), &v.to_le_bytes()),
-        Damage::SetU32(i, v) => put(bytes, i.index(len), &v.to_le_bytes()),
-        Damage::Insert(i, b) => {
-            let at = i.index(len + 1).min(bytes.len());
-            bytes.splice(at..at, b.iter().copied());
-        }
-        Damage::Remove(i, n) => {
-            let at = i.index(len).min(bytes.len());
-            let end = (at + n).min(bytes.len());
-            bytes.drain(at..end);
-        }
-    }
 }
 
 /// The start of a GGUF v3 file with small counts, so random bytes after it reach the metadata
@@ -135,7 +88,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(1500))]
 
     #[test]
-    fn a_damaged_real_header_never_panics(damages in prop::collection::vec(damage(), 1..4)) {
+    fn a_damaged_real_header_never_panics(damages in prop::collection::vec(damage(fields()), 1..4)) {
         let mut bytes = FIXTURE.to_vec();
         for d in &damages {
             apply(&mut bytes, d);

@@ -5,31 +5,11 @@
 //! `Header::lay_out` builds must read back equal.
 
 use proptest::prelude::*;
-use vramfit_safetensors::{parse_header, write_header, Dtype, Header, ParseError};
+mod common;
 
-/// Reads `bytes`; on success uses every derived figure and checks the header survives writing and
-/// reading back.
-fn exercise(bytes: &[u8]) -> Result<Header, ParseError> {
-    let header = match parse_header(bytes) {
-        Err(ParseError::Truncated { needed }) => {
-            assert!(needed > bytes.len() as u64, "Truncated asks for more");
-            return Err(ParseError::Truncated { needed });
-        }
-        other => other?,
-    };
-    let _ = (header.tensor_bytes(), header.file_len());
-    for t in &header.tensors {
-        assert_eq!(t.expected_bytes(), Some(t.bytes()), "{}", t.name);
-    }
-    assert_eq!(header.check_file_len(header.file_len()), Ok(()));
-    let written = write_header(&header);
-    let reread = parse_header(&written).expect("a written header reads back");
-    assert_eq!(reread.tensors, header.tensors);
-    assert_eq!(reread.metadata, header.metadata);
-    assert_eq!(reread.data_start, written.len() as u64);
-    assert_eq!(write_header(&reread), written, "writing is stable");
-    Ok(header)
-}
+use common::exercise;
+use vramfit_damage::{apply, damage, Damage};
+use vramfit_safetensors::{parse_header, write_header, Dtype, Header};
 
 /// `8-byte length ++ body`.
 fn framed(body: &[u8]) -> Vec<u8> {
@@ -112,23 +92,9 @@ fn token_soup() -> impl Strategy<Value = Vec<u8>> {
     prop::collection::vec(token, 0..48).prop_map(|t| t.concat().into_bytes())
 }
 
-#[derive(Debug, Clone)]
-enum Damage {
-    /// Cut the file short.
-    Truncate(prop::sample::Index),
-    /// Overwrite one byte.
-    Set(prop::sample::Index, u8),
-    /// Overwrite the length with a count-like value.
-    Length(u64),
-    /// Overwrite bytes with a number's digits (shapes and offsets are decimal).
-    Digits(prop::sample::Index, u64),
-    /// Insert bytes.
-    Insert(prop::sample::Index, Vec<u8>),
-    /// Remove a run of bytes.
-    Remove(prop::sample::Index, usize),
-}
-
-fn damage() -> impl Strategy<Value = Damage> {
+/// What a safetensors file reads as its header's length (the first 8 bytes) and, in the JSON,
+/// as shapes and offsets (decimal numbers).
+fn fields() -> impl Strategy<Value = Damage> {
     let count = prop_oneof![
         0..600u64,
         Just(u64::MAX),
@@ -137,43 +103,10 @@ fn damage() -> impl Strategy<Value = Damage> {
         any::<u64>(),
     ];
     prop_oneof![
-        any::<prop::sample::Index>().prop_map(Damage::Truncate),
-        (any::<prop::sample::Index>(), any::<u8>()).prop_map(|(i, b)| Damage::Set(i, b)),
-        count.prop_map(Damage::Length),
-        (any::<prop::sample::Index>(), any::<u64>()).prop_map(|(i, v)| Damage::Digits(i, v)),
-        (
-            any::<prop::sample::Index>(),
-            prop::collection::vec(any::<u8>(), 1..16)
-        )
-            .prop_map(|(i, b)| Damage::Insert(i, b)),
-        (any::<prop::sample::Index>(), 1..64usize).prop_map(|(i, n)| Damage::Remove(i, n)),
+        count.prop_map(|v| Damage::PutAtStart(v.to_le_bytes().to_vec())),
+        (any::<prop::sample::Index>(), any::<u64>())
+            .prop_map(|(i, v)| Damage::Put(i, v.to_string().into_bytes())),
     ]
-}
-
-fn apply(bytes: &mut Vec<u8>, damage: &Damage) {
-    let len = bytes.len().max(1);
-    let put = |bytes: &mut Vec<u8>, at: usize, value: &[u8]| {
-        for (k, b) in value.iter().enumerate() {
-            if let Some(slot) = bytes.get_mut(at + k) {
-                *slot = *b;
-            }
-        }
-    };
-    match damage {
-        Damage::Truncate(i) => bytes.truncate(i.index(len)),
-        Damage::Set(i, b) => put(bytes, i.index(len), &[*b]),
-        Damage::Length(v) => put(bytes, 0, &v.to_le_bytes()),
-        Damage::Digits(i, v) => put(bytes, i.index(len), v.to_string().as_bytes()),
-        Damage::Insert(i, b) => {
-            let at = i.index(len + 1).min(bytes.len());
-            bytes.splice(at..at, b.iter().copied());
-        }
-        Damage::Remove(i, n) => {
-            let at = i.index(len).min(bytes.len());
-            let end = (at + n).min(bytes.len());
-            bytes.drain(at..end);
-        }
-    }
 }
 
 proptest! {
@@ -200,7 +133,7 @@ proptest! {
     #[test]
     fn damaged_headers_never_panic(
         header in header(),
-        damages in prop::collection::vec(damage(), 1..4),
+        damages in prop::collection::vec(damage(fields()), 1..4),
     ) {
         let mut bytes = write_header(&header);
         for d in &damages {

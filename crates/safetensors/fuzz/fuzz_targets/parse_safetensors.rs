@@ -8,33 +8,13 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use vramfit_safetensors::{parse_header, write_header, ParseError};
 
-fn check(bytes: &[u8]) {
-    let header = match parse_header(bytes) {
-        Ok(header) => header,
-        Err(ParseError::Truncated { needed }) => {
-            assert!(needed > bytes.len() as u64, "Truncated asks for more");
-            return;
-        }
-        Err(_) => return,
-    };
-    let _ = (header.tensor_bytes(), header.file_len());
-    for t in &header.tensors {
-        assert_eq!(t.expected_bytes(), Some(t.bytes()), "{}", t.name);
-    }
-    assert!(header.check_file_len(header.file_len()).is_ok());
-    let written = write_header(&header);
-    let reread = parse_header(&written).expect("a written header reads back");
-    assert_eq!(reread.tensors, header.tensors);
-    assert_eq!(reread.metadata, header.metadata);
-    assert_eq!(reread.data_start, written.len() as u64);
-    assert_eq!(write_header(&reread), written, "writing is stable");
-}
+#[path = "../../tests/common/mod.rs"]
+mod common;
 
 fuzz_target!(|data: &[u8]| {
-    check(data);
+    let _ = common::exercise(data);
     let mut framed = (data.len() as u64).to_le_bytes().to_vec();
     framed.extend_from_slice(data);
-    check(&framed);
+    let _ = common::exercise(&framed);
 });
