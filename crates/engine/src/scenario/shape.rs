@@ -6,20 +6,23 @@
 use super::Scenario;
 use crate::model::Architecture;
 
-/// A whole-number part of the shape beyond the dense fields: zero when the model lacks it.
-struct Part {
-    key: &'static str,
-    given: fn(&Scenario) -> Option<u32>,
-    part: fn(&mut Architecture) -> &mut u32,
-}
-
+/// The whole-number parts of the shape beyond the dense fields, each zero when the model lacks
+/// it: the macro writes straight-line code for each direction (a resolve runs in the solver's
+/// inner loop), from this one list.
 macro_rules! parts {
     ($($key:literal: $field:ident => $($path:ident).+;)*) => {
-        const PARTS: &[Part] = &[$(Part {
-            key: $key,
-            given: |s| s.$field,
-            part: |a| &mut a.$($path).+,
-        }),*];
+        /// Every part's key, in the list's order.
+        const PART_KEYS: &[&str] = &[$($key),*];
+
+        /// Each part as its scenario `key=value` pair.
+        fn part_pairs(a: &Architecture) -> [(&'static str, String); PART_KEYS.len()] {
+            [$(($key, a.$($path).+.to_string())),*]
+        }
+
+        /// Each part given in the scenario, else the preset's (`from_preset`) or none.
+        fn resolve_parts(s: &Scenario, arch: &mut Architecture, from_preset: bool) {
+            $(arch.$($path).+ = s.$field.unwrap_or(if from_preset { arch.$($path).+ } else { 0 });)*
+        }
     };
 }
 
@@ -59,7 +62,6 @@ impl Architecture {
     /// The shape as scenario `key=value` pairs, so a pasted config.json fills the same fields a
     /// person would type; every one is written, so nothing comes from a previous preset.
     pub fn pairs(&self) -> Vec<(&'static str, String)> {
-        let mut shape = *self;
         let mut pairs = vec![
             ("layers", self.layers.to_string()),
             ("hidden", self.hidden.to_string()),
@@ -71,11 +73,7 @@ impl Architecture {
             ("tied", self.tied.to_string()),
             ("gated", self.gated.to_string()),
         ];
-        pairs.extend(
-            PARTS
-                .iter()
-                .map(|p| (p.key, (p.part)(&mut shape).to_string())),
-        );
+        pairs.extend(part_pairs(self));
         pairs.extend([
             (
                 "ssm-dtype",
@@ -96,10 +94,7 @@ impl Scenario {
     /// preset's, or none for a shape typed by hand (`from_preset` false).
     pub(super) fn shape_parts(&self, base: &Architecture, from_preset: bool) -> Architecture {
         let mut arch = *base;
-        for p in PARTS {
-            let preset = *(p.part)(&mut arch);
-            *(p.part)(&mut arch) = (p.given)(self).unwrap_or(if from_preset { preset } else { 0 });
-        }
+        resolve_parts(self, &mut arch, from_preset);
         arch.recurrent.state_dtype = self
             .ssm_dtype
             .or(base.recurrent.state_dtype.filter(|_| from_preset));
@@ -119,9 +114,9 @@ mod tests {
     /// Every part's key is a scenario key, once.
     #[test]
     fn every_part_is_a_field_of_its_own() {
-        for (i, p) in PARTS.iter().enumerate() {
-            assert!(KEYS.contains(&p.key), "{}", p.key);
-            assert!(PARTS[..i].iter().all(|q| q.key != p.key), "{}", p.key);
+        for (i, key) in PART_KEYS.iter().enumerate() {
+            assert!(KEYS.contains(key), "{key}");
+            assert!(!PART_KEYS[..i].contains(key), "{key}");
         }
     }
 }
