@@ -62,6 +62,7 @@ pub(crate) fn parse(text: &str) -> Snapshot {
             gpu.processes.push(process);
         }
     }
+    memory_used_cells(text, &mut snap);
     snapshot_blocks(text, &mut snap);
     // By index, in the order seen among equals: each GPU goes in after those with an index no
     // larger. There are at most MAX_LOOKUP_GPUS, and the standard library's stable sort would bring
@@ -72,9 +73,67 @@ pub(crate) fn parse(text: &str) -> Snapshot {
     }
     snap.warn(
         "read from nvitop's Python REPL output; only devices and processes shown in it are \
-         included, and devices without a snapshot have no used or free memory",
+         included, and devices without a snapshot or a memory_used() reading have no used or \
+         free memory",
     );
     snap
+}
+
+/// `name.memory_used()` cells, whose `Out[N]:` is the device's used bytes, for a name bound to a
+/// device earlier in the session: `name = Device(0)`, `Device(index=0)`, or
+/// `a, b = Device.from_indices([0, 1])`. A name bound to anything else (`Device(uuid=…)`) is
+/// forgotten, so a stale binding never attributes a reading to the wrong device.
+fn memory_used_cells(text: &str, snap: &mut Snapshot) {
+    let mut bound: Vec<(&str, u32)> = Vec::new();
+    let mut asked: Option<u32> = None;
+    for line in text.lines() {
+        let line = line.trim_start();
+        if let Some(out) = line.strip_prefix("Out[") {
+            let value = out.split_once("]:").map(|(_, v)| v.trim());
+            if let (Some(index), Some(bytes)) = (asked.take(), value.and_then(|v| v.parse().ok())) {
+                if let Some(gpu) = gpu_mut(snap, index) {
+                    gpu.memory.used_bytes = Some(bytes);
+                }
+            }
+            continue;
+        }
+        // The code after an `In [N]:` or `...:` prompt, without its comment.
+        let Some((_, code)) = line.split_once("]:").or_else(|| line.split_once("...:")) else {
+            continue;
+        };
+        let code = code.split('#').next().unwrap_or("").trim();
+        if let Some(name) = code.strip_suffix(".memory_used()") {
+            asked = bound
+                .iter()
+                .rev()
+                .find(|(n, _)| *n == name)
+                .map(|&(_, i)| i);
+        } else if let Some((names, value)) = code.split_once('=') {
+            let names: Vec<&str> = names.split(',').map(str::trim).collect();
+            bound.retain(|(n, _)| !names.contains(n));
+            let indices = device_indices(value.trim());
+            if indices.len() == names.len() {
+                bound.extend(names.into_iter().zip(indices));
+            }
+        }
+    }
+}
+
+/// The physical indices a `Device(…)` or `Device.from_indices([…])` call names; empty for any
+/// other value.
+fn device_indices(value: &str) -> Vec<u32> {
+    let call = |prefix: &str| value.strip_prefix(prefix).and_then(|v| v.strip_suffix(')'));
+    if let Some(list) = call("Device.from_indices(") {
+        let list = list.trim().trim_start_matches('[').trim_end_matches(']');
+        let indices: Option<Vec<u32>> = list.split(',').map(values::uint).collect();
+        return indices.unwrap_or_default();
+    }
+    match call("Device(") {
+        Some(args) => values::uint(args.strip_prefix("index=").unwrap_or(args))
+            .into_iter()
+            .collect(),
+        None => Vec::new(),
+    }
 }
 
 /// `PhysicalDeviceSnapshot(` … `)` blocks: one `key=value,` per line, `# comments` allowed.
@@ -178,7 +237,23 @@ fn unquote(v: &str) -> &str {
 
 #[cfg(test)]
 mod tests {
-    use super::arg;
+    use super::{arg, parse};
+
+    #[test]
+    fn a_memory_used_reading_goes_to_the_device_its_name_is_bound_to() {
+        let text = "In [1]: a, b = Device.from_indices([0, 3])  # two devices\n\
+                    In [2]: b.memory_used()\nOut[2]: 1000\n\
+                    In [3]: a = Device(uuid='GPU-0')\n\
+                    In [4]: a.memory_used()\nOut[4]: 2000\n\
+                    In [5]: c = Device(index=5)\n   ...: c.memory_used()\nOut[5]: 3000\n";
+        let used: Vec<(Option<u32>, Option<u64>)> = parse(text)
+            .gpus
+            .iter()
+            .map(|g| (g.index, g.memory.used_bytes))
+            .collect();
+        // `a` was rebound to a device by UUID, so its reading is not GPU 0's.
+        assert_eq!(used, [(Some(3), Some(1000)), (Some(5), Some(3000))]);
+    }
 
     #[test]
     fn arg_matches_whole_keys_only() {

@@ -141,7 +141,8 @@ fn cases() -> Vec<Case> {
             NvitopSnapshot,
             {
                 let mut gpus = vec![G(m(11019), NA, NA, 0, 0); 10];
-                gpus[0].3 = 2;
+                // `nvidia0 = Device(0)`, then `nvidia0.memory_used()` → 9293398016 (in bytes).
+                gpus[0] = G(m(11019), b(9_293_398_016), NA, 2, 0);
                 gpus[1] = G(b(11_554_717_696), b(1_092_485_120), b(10_462_232_576), 0, 0);
                 gpus
             },
