@@ -810,6 +810,33 @@ mod tests {
             .any(|w| w.contains("general.file_type")));
     }
 
+    /// The shared experts' width is the product of two of the file's u64s; one that overflows is
+    /// read (saturated), never a panic.
+    #[test]
+    fn an_overflowing_shared_expert_width_does_not_panic() {
+        use MetaValue::{U32, U64};
+        let bytes = file(
+            "qwen2moe",
+            &[
+                ("block_count", U32(1)),
+                ("embedding_length", U32(256)),
+                ("feed_forward_length", U32(512)),
+                ("attention.head_count", U32(4)),
+                ("attention.head_count_kv", U32(4)),
+                ("expert_count", U32(4)),
+                ("expert_used_count", U32(2)),
+                ("expert_feed_forward_length", U32(64)),
+                ("expert_shared_count", U64(u64::MAX / 2)),
+                ("expert_shared_feed_forward_length", U64(4)),
+            ],
+            &[
+                ("token_embd.weight", &[256, 1000], GgmlType::Q8_0),
+                ("blk.0.ffn_up_exps.weight", &[256, 64, 4], GgmlType::Q8_0),
+            ],
+        );
+        let _ = read_gguf(&bytes);
+    }
+
     #[test]
     fn experts_and_recurrent_layers_come_from_the_files_keys() {
         use MetaValue::U32;
