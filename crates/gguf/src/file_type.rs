@@ -22,67 +22,101 @@ use serde::{Serialize, Serializer};
 
 use crate::types::GgmlType;
 
-/// A llama.cpp file type. Variant names are the names `llama-quantize` takes.
-#[allow(non_camel_case_types)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum FileType {
-    F32,
-    F16,
-    BF16,
-    Q4_0,
-    Q4_1,
-    Q5_0,
-    Q5_1,
-    Q8_0,
-    Q2_K,
-    Q2_K_S,
-    Q3_K_S,
-    Q3_K_M,
-    Q3_K_L,
-    Q4_K_S,
-    Q4_K_M,
-    Q5_K_S,
-    Q5_K_M,
-    Q6_K,
-    IQ1_S,
-    IQ1_M,
-    IQ2_XXS,
-    IQ2_XS,
-    IQ2_S,
-    IQ2_M,
-    IQ3_XXS,
-    IQ3_XS,
-    IQ3_S,
-    IQ3_M,
-    IQ4_NL,
-    IQ4_XS,
-    TQ1_0,
-    TQ2_0,
-    MXFP4_MOE,
-    NVFP4,
-    Q1_0,
+/// Declares [`FileType`] from one table: each variant (the name `llama-quantize` takes) with its
+/// `general.file_type` id, the type most 2-D weights get and one line saying what it does.
+macro_rules! file_types {
+    ($($name:ident = $id:literal, $default:ident, $description:literal;)*) => {
+        /// A llama.cpp file type. Variant names are the names `llama-quantize` takes.
+        #[allow(non_camel_case_types)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum FileType {
+            $($name,)*
+        }
+
+        impl FileType {
+            /// The `general.file_type` value (`enum llama_ftype`).
+            pub fn id(self) -> u32 {
+                match self {
+                    $(FileType::$name => $id,)*
+                }
+            }
+
+            /// The name `llama-quantize` takes and Hugging Face file names carry: `Q4_K_M`, `BF16`.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(FileType::$name => stringify!($name),)*
+                }
+            }
+
+            /// One line saying what the recipe does.
+            pub fn description(self) -> &'static str {
+                match self {
+                    $(FileType::$name => $description,)*
+                }
+            }
+
+            /// The type most 2-D weights get before the per-tensor rules of [`crate::quantize`].
+            pub fn default_type(self) -> GgmlType {
+                match self {
+                    $(FileType::$name => GgmlType::$default,)*
+                }
+            }
+        }
+    };
 }
 
-/// One file type's facts.
-struct Recipe {
-    id: u32,
-    name: &'static str,
-    default_type: GgmlType,
-    description: &'static str,
-}
-
-const fn recipe(
-    id: u32,
-    name: &'static str,
-    default_type: GgmlType,
-    description: &'static str,
-) -> Recipe {
-    Recipe {
-        id,
-        name,
-        default_type,
-        description,
-    }
+file_types! {
+    F32 = 0, F32, "32-bit floats throughout, unquantized";
+    F16 = 1, F16, "16-bit floats for every 2-D weight; norms and other 1-D tensors stay F32";
+    BF16 = 32, BF16, "bfloat16 for every 2-D weight; norms and other 1-D tensors stay F32";
+    Q4_0 = 2, Q4_0, "legacy 4-bit (4.5 bits per weight) in 32-element blocks; Q6_K output";
+    Q4_1 = 3, Q4_1, "legacy 4-bit with an offset (5.0 bits per weight); Q6_K output";
+    Q5_0 = 8, Q5_0, "legacy 5-bit (5.5 bits per weight) in 32-element blocks; Q6_K output";
+    Q5_1 = 9, Q5_1, "legacy 5-bit with an offset (6.0 bits per weight); Q6_K output";
+    Q8_0 = 7, Q8_0, "8-bit (8.5 bits per weight) for every 2-D weight, the output included";
+    Q2_K = 10, Q2_K, "2-bit K-quant: Q2_K, with Q3_K or Q4_K attn_v, Q3_K ffn_down and \
+        attn_output, Q6_K output";
+    Q2_K_S = 21, Q2_K, "2-bit K-quant, small: Q2_K, Q4_K for the first eighth of ffn_down (and \
+        attn_v with 4+ query heads per KV head), Q6_K output";
+    Q3_K_S = 11, Q3_K, "3-bit K-quant, small: Q3_K throughout, Q6_K output";
+    Q3_K_M = 12, Q3_K, "3-bit K-quant, medium: Q3_K with Q4_K attn_output, Q4_K attn_v and \
+        ffn_down (Q5_K in the first layers), Q6_K output";
+    Q3_K_L = 13, Q3_K, "3-bit K-quant, large: Q3_K with Q5_K attn_v, ffn_down and attn_output, \
+        Q6_K output";
+    Q4_K_S = 14, Q4_K, "4-bit K-quant, small: Q4_K with Q5_K for the first 4 attn_v and the first \
+        eighth of ffn_down, Q6_K output";
+    Q4_K_M = 15, Q4_K, "4-bit K-quant, medium: Q4_K with Q6_K for half of attn_v/ffn_down and the \
+        output";
+    Q5_K_S = 16, Q5_K, "5-bit K-quant, small: Q5_K throughout, Q6_K output";
+    Q5_K_M = 17, Q5_K, "5-bit K-quant, medium: Q5_K with Q6_K for half of attn_v/ffn_down and the \
+        output";
+    Q6_K = 18, Q6_K, "6-bit K-quant (6.56 bits per weight) for every 2-D weight";
+    IQ1_S = 24, IQ1_S, "1.56-bit i-quant; Q2_K token embedding, Q5_K output";
+    IQ1_M = 31, IQ1_M, "1.75-bit i-quant; Q2_K token embedding, Q5_K output";
+    IQ2_XXS = 19, IQ2_XXS, "2.06-bit i-quant; Q2_K token embedding, Q5_K output";
+    IQ2_XS = 20, IQ2_XS, "2.31-bit i-quant; Q2_K token embedding, Q5_K output";
+    IQ2_S = 28, IQ2_XS, "2.5-bit i-quant mix: IQ2_XS with IQ3_S token embedding, attn_output and \
+        first eighth of ffn_down, IQ3_S or Q4_K attn_v, Q5_K output";
+    IQ2_M = 29, IQ2_S, "2.7-bit i-quant mix: IQ2_S with IQ3_S token embedding, attn_output and \
+        first eighth of ffn_down, IQ3_S or Q4_K attn_v, Q5_K output";
+    IQ3_XXS = 23, IQ3_XXS, "3.06-bit i-quant; IQ3_S token embedding and attn_output, IQ2_S \
+        attn_q/attn_k, Q5_K output";
+    IQ3_XS = 22, IQ3_S, "3.3-bit i-quant mix of IQ3_S and IQ3_XXS (attn_q, attn_k, middle \
+        ffn_gate/up)";
+    IQ3_S = 26, IQ3_S, "3.44-bit i-quant; Q6_K output";
+    IQ3_M = 27, IQ3_S, "3.66-bit i-quant mix: IQ3_S with Q4_K attn_v, attn_output and first \
+        eighth of ffn_down";
+    IQ4_NL = 25, IQ4_NL, "4.5-bit non-linear quant in 32-element blocks; Q6_K output";
+    IQ4_XS = 30, IQ4_XS, "4.25-bit non-linear quant in 256-element blocks; Q6_K output";
+    TQ1_0 = 36, TQ1_0, "1.69-bit ternary, for ternary-trained models; Q4_K token embedding, Q6_K \
+        output";
+    TQ2_0 = 37, TQ2_0, "2.06-bit ternary, for ternary-trained models; Q4_K token embedding, Q6_K \
+        output";
+    MXFP4_MOE = 38, MXFP4, "MXFP4 (4.25 bits per weight) for the routed-expert tensors, Q8_0 for \
+        every other 2-D weight";
+    NVFP4 = 39, NVFP4, "NVFP4 (4.5 bits per weight), as converted from NVFP4 checkpoints; Q6_K \
+        output";
+    Q1_0 = 40, Q1_0, "1.125-bit quant in 128-element blocks; Q6_K output";
 }
 
 impl FileType {
@@ -125,245 +159,9 @@ impl FileType {
         FileType::Q1_0,
     ];
 
-    fn recipe(self) -> Recipe {
-        use GgmlType as T;
-        match self {
-            FileType::F32 => recipe(0, "F32", T::F32, "32-bit floats throughout, unquantized"),
-            FileType::F16 => recipe(
-                1,
-                "F16",
-                T::F16,
-                "16-bit floats for every 2-D weight; norms and other 1-D tensors stay F32",
-            ),
-            FileType::BF16 => recipe(
-                32,
-                "BF16",
-                T::BF16,
-                "bfloat16 for every 2-D weight; norms and other 1-D tensors stay F32",
-            ),
-            FileType::Q4_0 => recipe(
-                2,
-                "Q4_0",
-                T::Q4_0,
-                "legacy 4-bit (4.5 bits per weight) in 32-element blocks; Q6_K output",
-            ),
-            FileType::Q4_1 => recipe(
-                3,
-                "Q4_1",
-                T::Q4_1,
-                "legacy 4-bit with an offset (5.0 bits per weight); Q6_K output",
-            ),
-            FileType::Q5_0 => recipe(
-                8,
-                "Q5_0",
-                T::Q5_0,
-                "legacy 5-bit (5.5 bits per weight) in 32-element blocks; Q6_K output",
-            ),
-            FileType::Q5_1 => recipe(
-                9,
-                "Q5_1",
-                T::Q5_1,
-                "legacy 5-bit with an offset (6.0 bits per weight); Q6_K output",
-            ),
-            FileType::Q8_0 => recipe(
-                7,
-                "Q8_0",
-                T::Q8_0,
-                "8-bit (8.5 bits per weight) for every 2-D weight, the output included",
-            ),
-            FileType::Q2_K => recipe(
-                10,
-                "Q2_K",
-                T::Q2_K,
-                "2-bit K-quant: Q2_K, with Q3_K or Q4_K attn_v, Q3_K ffn_down and attn_output, \
-                 Q6_K output",
-            ),
-            FileType::Q2_K_S => recipe(
-                21,
-                "Q2_K_S",
-                T::Q2_K,
-                "2-bit K-quant, small: Q2_K, Q4_K for the first eighth of ffn_down (and attn_v \
-                 with 4+ query heads per KV head), Q6_K output",
-            ),
-            FileType::Q3_K_S => recipe(
-                11,
-                "Q3_K_S",
-                T::Q3_K,
-                "3-bit K-quant, small: Q3_K throughout, Q6_K output",
-            ),
-            FileType::Q3_K_M => recipe(
-                12,
-                "Q3_K_M",
-                T::Q3_K,
-                "3-bit K-quant, medium: Q3_K with Q4_K attn_output, Q4_K attn_v and ffn_down (Q5_K \
-                 in the first layers), Q6_K output",
-            ),
-            FileType::Q3_K_L => recipe(
-                13,
-                "Q3_K_L",
-                T::Q3_K,
-                "3-bit K-quant, large: Q3_K with Q5_K attn_v, ffn_down and attn_output, Q6_K \
-                 output",
-            ),
-            FileType::Q4_K_S => recipe(
-                14,
-                "Q4_K_S",
-                T::Q4_K,
-                "4-bit K-quant, small: Q4_K with Q5_K for the first 4 attn_v and the first eighth \
-                 of ffn_down, Q6_K output",
-            ),
-            FileType::Q4_K_M => recipe(
-                15,
-                "Q4_K_M",
-                T::Q4_K,
-                "4-bit K-quant, medium: Q4_K with Q6_K for half of attn_v/ffn_down and the output",
-            ),
-            FileType::Q5_K_S => recipe(
-                16,
-                "Q5_K_S",
-                T::Q5_K,
-                "5-bit K-quant, small: Q5_K throughout, Q6_K output",
-            ),
-            FileType::Q5_K_M => recipe(
-                17,
-                "Q5_K_M",
-                T::Q5_K,
-                "5-bit K-quant, medium: Q5_K with Q6_K for half of attn_v/ffn_down and the output",
-            ),
-            FileType::Q6_K => recipe(
-                18,
-                "Q6_K",
-                T::Q6_K,
-                "6-bit K-quant (6.56 bits per weight) for every 2-D weight",
-            ),
-            FileType::IQ1_S => recipe(
-                24,
-                "IQ1_S",
-                T::IQ1_S,
-                "1.56-bit i-quant; Q2_K token embedding, Q5_K output",
-            ),
-            FileType::IQ1_M => recipe(
-                31,
-                "IQ1_M",
-                T::IQ1_M,
-                "1.75-bit i-quant; Q2_K token embedding, Q5_K output",
-            ),
-            FileType::IQ2_XXS => recipe(
-                19,
-                "IQ2_XXS",
-                T::IQ2_XXS,
-                "2.06-bit i-quant; Q2_K token embedding, Q5_K output",
-            ),
-            FileType::IQ2_XS => recipe(
-                20,
-                "IQ2_XS",
-                T::IQ2_XS,
-                "2.31-bit i-quant; Q2_K token embedding, Q5_K output",
-            ),
-            FileType::IQ2_S => recipe(
-                28,
-                "IQ2_S",
-                T::IQ2_XS,
-                "2.5-bit i-quant mix: IQ2_XS with IQ3_S token embedding, attn_output and first \
-                 eighth of ffn_down, IQ3_S or Q4_K attn_v, Q5_K output",
-            ),
-            FileType::IQ2_M => recipe(
-                29,
-                "IQ2_M",
-                T::IQ2_S,
-                "2.7-bit i-quant mix: IQ2_S with IQ3_S token embedding, attn_output and first \
-                 eighth of ffn_down, IQ3_S or Q4_K attn_v, Q5_K output",
-            ),
-            FileType::IQ3_XXS => recipe(
-                23,
-                "IQ3_XXS",
-                T::IQ3_XXS,
-                "3.06-bit i-quant; IQ3_S token embedding and attn_output, IQ2_S attn_q/attn_k, Q5_K \
-                 output",
-            ),
-            FileType::IQ3_XS => recipe(
-                22,
-                "IQ3_XS",
-                T::IQ3_S,
-                "3.3-bit i-quant mix of IQ3_S and IQ3_XXS (attn_q, attn_k, middle ffn_gate/up)",
-            ),
-            FileType::IQ3_S => recipe(
-                26,
-                "IQ3_S",
-                T::IQ3_S,
-                "3.44-bit i-quant; Q6_K output",
-            ),
-            FileType::IQ3_M => recipe(
-                27,
-                "IQ3_M",
-                T::IQ3_S,
-                "3.66-bit i-quant mix: IQ3_S with Q4_K attn_v, attn_output and first eighth of \
-                 ffn_down",
-            ),
-            FileType::IQ4_NL => recipe(
-                25,
-                "IQ4_NL",
-                T::IQ4_NL,
-                "4.5-bit non-linear quant in 32-element blocks; Q6_K output",
-            ),
-            FileType::IQ4_XS => recipe(
-                30,
-                "IQ4_XS",
-                T::IQ4_XS,
-                "4.25-bit non-linear quant in 256-element blocks; Q6_K output",
-            ),
-            FileType::TQ1_0 => recipe(
-                36,
-                "TQ1_0",
-                T::TQ1_0,
-                "1.69-bit ternary, for ternary-trained models; Q4_K token embedding, Q6_K output",
-            ),
-            FileType::TQ2_0 => recipe(
-                37,
-                "TQ2_0",
-                T::TQ2_0,
-                "2.06-bit ternary, for ternary-trained models; Q4_K token embedding, Q6_K output",
-            ),
-            FileType::MXFP4_MOE => recipe(
-                38,
-                "MXFP4_MOE",
-                T::MXFP4,
-                "MXFP4 (4.25 bits per weight) for the routed-expert tensors, Q8_0 for every other \
-                 2-D weight",
-            ),
-            FileType::NVFP4 => recipe(
-                39,
-                "NVFP4",
-                T::NVFP4,
-                "NVFP4 (4.5 bits per weight), as converted from NVFP4 checkpoints; Q6_K output",
-            ),
-            FileType::Q1_0 => recipe(40, "Q1_0", T::Q1_0, "1.125-bit quant in 128-element blocks; Q6_K output"),
-        }
-    }
-
     /// The file type a `general.file_type` value names.
     pub fn from_id(id: u32) -> Option<FileType> {
         FileType::ALL.into_iter().find(|t| t.id() == id)
-    }
-
-    /// The `general.file_type` value (`enum llama_ftype`).
-    pub fn id(self) -> u32 {
-        self.recipe().id
-    }
-
-    /// The name `llama-quantize` takes and Hugging Face file names carry: `Q4_K_M`, `BF16`.
-    pub fn name(self) -> &'static str {
-        self.recipe().name
-    }
-
-    /// One line saying what the recipe does.
-    pub fn description(self) -> &'static str {
-        self.recipe().description
-    }
-
-    /// The type most 2-D weights get before the per-tensor rules of [`crate::quantize`].
-    pub fn default_type(self) -> GgmlType {
-        self.recipe().default_type
     }
 
     /// Reads a name in any letter case. `llama-quantize`'s aliases are accepted too: `Q3_K`,
