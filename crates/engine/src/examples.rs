@@ -4,87 +4,59 @@
 
 use crate::units::Bytes;
 
-/// One of chapter 62's worked examples, as scenario `key=value` pairs on top of the defaults.
-pub struct LessonExample {
-    /// The page's `?lesson=<id>`.
+/// A scenario the page offers by name: `key=value` pairs on top of the defaults.
+pub struct NamedScenario {
+    /// The page's `?lesson=<id>` for chapter 62's examples.
     pub id: &'static str,
     pub title: &'static str,
     pub pairs: &'static [(&'static str, &'static str)],
 }
 
-const LLAMA_8B: [(&str, &str); 5] = [
-    ("method", "lesson"),
-    ("params", "8B"),
-    ("layers", "32"),
-    ("hidden", "4096"),
-    ("seq", "2048"),
-];
-
-macro_rules! lesson_pairs {
-    ($($k:literal = $v:literal),*) => {
-        &[LLAMA_8B[0], LLAMA_8B[1], LLAMA_8B[2], LLAMA_8B[3], LLAMA_8B[4], $(($k, $v)),*]
+/// Chapter 62's examples, each on top of the lesson's Llama-8B by the numbers (its method and
+/// shape), which every worked example starts from.
+macro_rules! lesson_examples {
+    ($($id:literal, $title:literal: $($k:literal = $v:literal),*;)*) => {
+        &[$(NamedScenario {
+            id: $id,
+            title: $title,
+            pairs: &[
+                ("method", "lesson"),
+                ("params", "8B"),
+                ("layers", "32"),
+                ("hidden", "4096"),
+                ("seq", "2048"),
+                $(($k, $v)),*
+            ],
+        },)*]
     };
 }
 
-pub const LESSON_EXAMPLES: &[LessonExample] = &[
-    LessonExample {
-        id: "full-ft-8b",
-        title: "Full fine-tune, Llama-8B FP16 (97.5 GB: an A100 80GB… times two)",
-        pairs: lesson_pairs!("mode" = "full", "weights" = "fp16", "gpu" = "a100-80"),
-    },
-    LessonExample {
-        id: "fp16-weights-t4",
-        title: "Second attempt: FP16 weights alone on a T4 (16 GB > 15 GB)",
-        pairs: lesson_pairs!("mode" = "inference", "weights" = "fp16", "gpu" = "t4"),
-    },
-    LessonExample {
-        id: "qlora-8b-t4",
-        title: "QLoRA, Llama-8B NF4 on a T4, with checkpointing",
-        pairs: lesson_pairs!(
-            "mode" = "qlora",
-            "weights" = "nf4",
-            "checkpointing" = "full",
-            "gpu" = "t4"
-        ),
-    },
-    LessonExample {
-        id: "inference-nf4",
-        title: "Inference, Llama-8B NF4 (4.5 GB)",
-        pairs: lesson_pairs!("mode" = "inference", "weights" = "nf4", "gpu" = "t4"),
-    },
-    LessonExample {
-        id: "t4-batch4-seq1024",
-        title: "T4 with 9.4 GB headroom → batch 4, seq 1024, accumulation 4",
-        pairs: lesson_pairs!(
-            "mode" = "qlora",
-            "weights" = "nf4",
-            "checkpointing" = "full",
-            "gpu" = "t4",
-            "batch" = "4",
-            "seq" = "1024",
-            "grad-accum" = "4"
-        ),
-    },
-];
+/// Chapter 62's worked examples.
+pub const LESSON_EXAMPLES: &[NamedScenario] = lesson_examples! {
+    "full-ft-8b", "Full fine-tune, Llama-8B FP16 (97.5 GB: an A100 80GB… times two)":
+        "mode" = "full", "weights" = "fp16", "gpu" = "a100-80";
+    "fp16-weights-t4", "Second attempt: FP16 weights alone on a T4 (16 GB > 15 GB)":
+        "mode" = "inference", "weights" = "fp16", "gpu" = "t4";
+    "qlora-8b-t4", "QLoRA, Llama-8B NF4 on a T4, with checkpointing":
+        "mode" = "qlora", "weights" = "nf4", "checkpointing" = "full", "gpu" = "t4";
+    "inference-nf4", "Inference, Llama-8B NF4 (4.5 GB)":
+        "mode" = "inference", "weights" = "nf4", "gpu" = "t4";
+    "t4-batch4-seq1024", "T4 with 9.4 GB headroom → batch 4, seq 1024, accumulation 4":
+        "mode" = "qlora", "weights" = "nf4", "checkpointing" = "full", "gpu" = "t4",
+        "batch" = "4", "seq" = "1024", "grad-accum" = "4";
+};
 
-pub fn lesson_example(id: &str) -> Option<&'static LessonExample> {
+pub fn lesson_example(id: &str) -> Option<&'static NamedScenario> {
     LESSON_EXAMPLES.iter().find(|e| e.id == id.trim())
 }
 
 /// The lesson's three attempts at fitting Llama-8B on a T4, in order.
 pub const LESSON_ATTEMPTS: [&str; 3] = ["full-ft-8b", "fp16-weights-t4", "qlora-8b-t4"];
 
-/// A starting point the first screen offers: a scenario, as pairs on top of the defaults.
-pub struct StartingPoint {
-    pub id: &'static str,
-    pub title: &'static str,
-    pub pairs: &'static [(&'static str, &'static str)],
-}
-
 /// Fine-tuning and serving an 8B model on a 24 GB desktop card, each set up to fit: QLoRA with
 /// checkpointing at batch 2, and vLLM at an 8k context (chapter 62's examples are the third).
-pub const STARTING_POINTS: [StartingPoint; 2] = [
-    StartingPoint {
+pub const STARTING_POINTS: [NamedScenario; 2] = [
+    NamedScenario {
         id: "fine-tune",
         title: "Fine-tune a model on my GPU",
         pairs: &[
@@ -95,7 +67,7 @@ pub const STARTING_POINTS: [StartingPoint; 2] = [
             ("gpu", "rtx-4090"),
         ],
     },
-    StartingPoint {
+    NamedScenario {
         id: "serve",
         title: "Serve a model",
         pairs: &[

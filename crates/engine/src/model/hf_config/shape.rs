@@ -39,6 +39,7 @@ pub(super) fn architecture(
     let kv_heads = kv_heads(keys, &nas, &mla, heads);
     let moe = experts(keys, layers, &kinds);
     let ffn = ffn(keys, &nas, hidden);
+    let tied = keys.tied();
     Ok(Architecture {
         moe,
         mla,
@@ -62,15 +63,7 @@ pub(super) fn architecture(
         attention_gate: GATED_DELTA_NET_FAMILIES.contains(&keys.family())
             || keys.flag(&["attn_output_gate"]) == Some(true),
         ..dense_shape(
-            layers,
-            hidden,
-            heads,
-            kv_heads,
-            head_dim,
-            ffn,
-            vocab,
-            keys.tied(),
-            !plain,
+            layers, hidden, heads, kv_heads, head_dim, ffn, vocab, tied, !plain,
         )
     })
 }
