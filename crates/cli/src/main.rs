@@ -3,6 +3,7 @@
 
 mod columns;
 mod gpu;
+mod model_source;
 mod parse_smi;
 mod render;
 mod scenario_args;

@@ -1,19 +1,22 @@
 //! The scenario flags. They are generated from the engine's list of scenario keys, so every URL
 //! query key `k=v` is the flag `--k v` and no key can be missing from one side.
 
+use crate::model_source::{self, HubRepo, ReadModel};
 use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
 use std::path::PathBuf;
 use vramfit_engine::card::{self, CardTarget};
 use vramfit_engine::scenario::{FieldError, FIELDS};
 use vramfit_engine::{model, Scenario};
 
-/// The scenario as given on the command line, applied in the order: `--config` or `--gguf`
-/// shape, then flags.
+/// The scenario as given on the command line, applied in the order: `--config`, `--gguf`, `--hf`
+/// or `--model-dir` shape, then flags.
 #[derive(Clone, Debug, Default)]
 pub struct ScenarioArgs {
     pairs: Vec<(String, String)>,
     config: Option<PathBuf>,
     gguf: Option<PathBuf>,
+    hf: Option<String>,
+    model_dir: Option<PathBuf>,
     from_probe: Option<PathBuf>,
     probe_gpu: usize,
     probe_mig: Option<usize>,
@@ -50,6 +53,23 @@ impl Args for ScenarioArgs {
                 .value_parser(clap::value_parser!(PathBuf))
                 .conflicts_with("config")
                 .help("a .gguf file: llama.cpp with its exact tensors and shape (only the header is read)")
+                .help_heading("Scenario"),
+        )
+        .arg(
+            Arg::new("hf")
+                .long("hf")
+                .value_name("REPO[@REV]")
+                .conflicts_with_all(["config", "gguf", "model-dir"])
+                .help("a Hugging Face repo: config.json and the safetensors headers, from the HF cache or the Hub at HF_ENDPOINT (HF_TOKEN for gated repos, HF_HUB_OFFLINE=1 for the cache only)")
+                .help_heading("Scenario"),
+        )
+        .arg(
+            Arg::new("model-dir")
+                .long("model-dir")
+                .value_name("DIR")
+                .value_parser(clap::value_parser!(PathBuf))
+                .conflicts_with_all(["config", "gguf"])
+                .help("a checkpoint directory: config.json and the *.safetensors headers (the tensors' data is not read)")
                 .help_heading("Scenario"),
         )
         .arg(
@@ -97,6 +117,8 @@ impl FromArgMatches for ScenarioArgs {
             pairs,
             config: matches.get_one::<PathBuf>("config").cloned(),
             gguf: matches.get_one::<PathBuf>("gguf").cloned(),
+            hf: matches.get_one::<String>("hf").cloned(),
+            model_dir: matches.get_one::<PathBuf>("model-dir").cloned(),
             from_probe: matches.get_one::<PathBuf>("from-probe").cloned(),
             probe_gpu: matches.get_one::<usize>("probe-gpu").copied().unwrap_or(0),
             probe_mig: matches.get_one::<usize>("probe-mig").copied(),
@@ -129,6 +151,16 @@ impl ScenarioArgs {
             eprintln!("vramfit: {}: {note}", path.display());
         }
         Ok(plan.changes)
+    }
+
+    /// The checkpoint `--hf` or `--model-dir` names, read; `None` when neither is given.
+    fn checkpoint(&self) -> Option<Result<ReadModel, (&'static str, String)>> {
+        if let Some(dir) = &self.model_dir {
+            return Some(model_source::read_dir(dir).map_err(|e| ("model-dir", e)));
+        }
+        let hf = self.hf.as_deref()?;
+        let read = HubRepo::parse(hf).and_then(|repo| model_source::read_hub(&repo));
+        Some(read.map_err(|e| ("hf", e)))
     }
 
     /// Builds and validates the scenario, or returns every bad field. The config's shape and the
@@ -168,6 +200,17 @@ impl ScenarioArgs {
                     pairs.extend(file.pairs().into_iter().map(|(k, v)| (k.to_string(), v)))
                 }
                 Err(message) => errors.push(FieldError::new("gguf", message)),
+            }
+        }
+        if let Some(read) = self.checkpoint() {
+            match read {
+                Ok(model) => {
+                    for line in model.messages() {
+                        eprintln!("vramfit: {line}");
+                    }
+                    pairs.extend(model.pairs().into_iter().map(|(k, v)| (k.to_string(), v)))
+                }
+                Err((key, message)) => errors.push(FieldError::new(key, message)),
             }
         }
         if let Some(path) = &self.from_probe {

@@ -17,6 +17,7 @@ pub(super) fn detailed(
 ) -> (f64, Option<Serving>) {
     let split = Split::new(s);
     weights::push(s, r, stack, &split);
+    notes.extend(weights::unused_checkpoint(s, r));
     if !s.mode.is_training() {
         if let Some(serving) = serving::push(s, r, stack, notes) {
             return (0.0, Some(serving));

@@ -5,7 +5,7 @@ use super::stack::{explain, num, Stack};
 use crate::dtype::{Dtype, BYTE, FP32_BYTES};
 use crate::dtype::{Nf4Kernel, QuantScope};
 use crate::estimate::ComponentId;
-use crate::model::Block;
+use crate::model::{Block, CheckpointWeights};
 use crate::scenario::{Resolved, Scenario};
 use crate::sharding::Offload;
 use crate::units::{Bytes, Units};
@@ -86,9 +86,19 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split)
     let gathered = Gathered::new(s, r, split, linear_params(r));
     let vision = vision_params(r);
     let text = r.params - vision;
-    let (weight_bytes, weight_formula) = text_weights(s, r, text, ex);
-    // Routed experts are in every quantized scope, so they take the weight format's bytes.
-    let routed_bytes = routed_fraction(r) * r.params * r.weights.bytes();
+    let checkpoint = checkpoint(s, r);
+    let (weight_bytes, weight_formula, routed_bytes) = match checkpoint {
+        Some(c) => checkpoint_weights(c, ex),
+        None => {
+            let (bytes, formula) = text_weights(s, r, text, ex);
+            // Routed experts are in every quantized scope, so they take the weight format's bytes.
+            (
+                bytes,
+                formula,
+                routed_fraction(r) * r.params * r.weights.bytes(),
+            )
+        }
+    };
     let routed = routed_bytes / weight_bytes.max(1.0);
     let (per_gpu, split_note) = weights_per_gpu(s, r, split, weight_bytes, routed);
     stack.push(
@@ -111,12 +121,54 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split)
             )
         ),
     );
-    push_mtp(s, r, stack, split, weight_bytes / text.max(1.0));
+    push_mtp(s, r, stack, split, weight_bytes / text.max(1.0), checkpoint);
     if vision > 0.0 {
         push_vision_activations(s, r, stack, split);
-        push_vision_tower(s, r, stack, split, vision);
+        push_vision_tower(s, r, stack, split, vision, checkpoint);
     }
-    push_quant_constants(s, r, stack, split);
+    // A checkpoint's bytes hold its scales already.
+    if checkpoint.is_none() {
+        push_quant_constants(s, r, stack, split);
+    }
+}
+
+/// The checkpoint's own tensor bytes (`checkpoint-weights`), where they stand for the weights:
+/// in the format the scenario keeps, under a runtime that loads safetensors and the detailed
+/// method (the lesson's formula is the chapter's).
+pub(super) fn checkpoint<'a>(s: &'a Scenario, r: &Resolved) -> Option<&'a CheckpointWeights> {
+    s.checkpoint_weights
+        .as_ref()
+        .filter(|c| c.format == r.weights && !s.runtime.rules().reads_gguf_weights())
+}
+
+/// Why `checkpoint-weights` is set but not used, when it is not.
+pub(super) fn unused_checkpoint(s: &Scenario, r: &Resolved) -> Option<String> {
+    let c = s.checkpoint_weights.as_ref()?;
+    if s.runtime.rules().reads_gguf_weights() {
+        Some(format!("checkpoint-weights (a safetensors checkpoint's tensors) is not read under {}, which loads a GGUF file; the weights are sized from the quant.", s.runtime))
+    } else if c.format != r.weights {
+        Some(format!("checkpoint-weights holds {} tensors but weights is {}, so the weights are sized from the shape in {}.", c.format, r.weights, r.weights))
+    } else {
+        None
+    }
+}
+
+/// The language model's tensors as the checkpoint stores them, and its routed experts.
+fn checkpoint_weights(c: &CheckpointWeights, ex: bool) -> (f64, String, f64) {
+    let layers: u64 = c.blocks.iter().map(|b| b.bytes).sum();
+    (
+        c.text() as f64,
+        explain!(
+            ex,
+            "the checkpoint's tensors ({}): embedding {} + {} layers {} + head {}",
+            c.format,
+            num(c.embed as f64),
+            c.blocks.len(),
+            num(layers as f64),
+            num(c.head as f64)
+        ),
+        c.experts() as f64,
+    )
 }
 
 /// The language model's weights in bytes, with their formula: a quantized format on the linear
@@ -175,46 +227,77 @@ fn push_quant_constants(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &S
     );
 }
 
-/// The multi-token-prediction modules, when loaded, at the model's own bytes per parameter (they
-/// are quantized like its layers).
-fn push_mtp(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split, per_param: f64) {
+/// The multi-token-prediction modules, when loaded: the checkpoint's, or at the model's own bytes
+/// per parameter (they are quantized like its layers).
+fn push_mtp(
+    s: &Scenario,
+    r: &Resolved,
+    stack: &mut Stack,
+    split: &Split,
+    per_param: f64,
+    checkpoint: Option<&CheckpointWeights>,
+) {
     if !s.mtp || r.arch.mtp_layers == 0 {
         return;
     }
     let ex = stack.explain;
     let on_gpu = on_gpu(s);
     let mtp = share(r, r.arch.mtp_params());
+    let (bytes, formula) = match checkpoint {
+        Some(c) => (
+            c.mtp as f64,
+            explain!(ex, "the checkpoint's MTP tensors {}", num(c.mtp as f64)),
+        ),
+        None => (
+            mtp * per_param,
+            explain!(
+                ex,
+                "{} × {} × {} B per parameter, as the model's weights",
+                r.arch.mtp_layers,
+                num(mtp / f64::from(r.arch.mtp_layers)),
+                num(per_param)
+            ),
+        ),
+    };
     stack.push(
         ComponentId::Mtp,
         "Multi-token-prediction modules (optional)",
-        mtp * per_param * on_gpu / split.weights,
-        explain!(
-            ex,
-            "{} × {} × {} B per parameter, as the model's weights{}",
-            r.arch.mtp_layers,
-            num(mtp / f64::from(r.arch.mtp_layers)),
-            num(per_param),
-            split.note(split.weights)
-        ),
+        bytes * on_gpu / split.weights,
+        explain!(ex, "{formula}{}", split.note(split.weights)),
     );
 }
 
-/// The vision tower's weights: in the compute dtype when the text model is quantized.
-fn push_vision_tower(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split, vision: f64) {
+/// The vision tower's weights: the checkpoint's, or in the compute dtype when the text model is
+/// quantized.
+fn push_vision_tower(
+    s: &Scenario,
+    r: &Resolved,
+    stack: &mut Stack,
+    split: &Split,
+    vision: f64,
+    checkpoint: Option<&CheckpointWeights>,
+) {
     let ex = stack.explain;
     let on_gpu = on_gpu(s);
-    let bytes = tower_dtype(r).bytes();
+    let (bytes, formula) = match checkpoint {
+        Some(c) => (
+            c.vision as f64,
+            explain!(
+                ex,
+                "the checkpoint's vision tensors {}",
+                num(c.vision as f64)
+            ),
+        ),
+        None => {
+            let b = tower_dtype(r).bytes();
+            (vision * b, explain!(ex, "{} × {} B", num(vision), b))
+        }
+    };
     stack.push(
         ComponentId::Vision,
         "Vision tower",
-        vision * bytes * on_gpu / split.weights,
-        explain!(
-            ex,
-            "{} × {} B{}",
-            num(vision),
-            bytes,
-            split.note(split.weights)
-        ),
+        bytes * on_gpu / split.weights,
+        explain!(ex, "{formula}{}", split.note(split.weights)),
     );
 }
 

@@ -18,7 +18,7 @@ use vramfit_gguf::{parse_header, FileType, Header, MetaArray, MetaValue, ParseEr
 pub const GGUF_FIRST_READ_BYTES: usize = 8 << 20;
 
 /// The most blocks a [`FileWeights`] holds (llama.cpp's `LLAMA_MAX_LAYERS`).
-const MAX_BLOCKS: usize = 512;
+pub(super) const MAX_BLOCKS: usize = 512;
 
 /// One block's tensors (`blk.N.*`) in the file.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -52,78 +52,96 @@ impl FileWeights {
             })
     }
 
-    /// The wire form: `token_embd,output,block,…` in bytes, each block `bytes:largest` or
-    /// `bytes:largest:experts`, a run of equal blocks written once with `*count`.
+    /// The wire form: `token_embd,output,block…` in bytes, the blocks as [`format_blocks`]
+    /// writes them.
     pub fn format(&self) -> String {
-        let mut out = format!("{},{}", self.token_embd, self.output);
-        let mut i = 0;
-        while let Some(block) = self.blocks.get(i) {
-            let run = self.blocks[i..].iter().take_while(|b| *b == block).count();
-            out.push_str(&format!(",{}:{}", block.bytes, block.largest));
-            if block.experts > 0 {
-                out.push_str(&format!(":{}", block.experts));
-            }
-            if run > 1 {
-                out.push_str(&format!("*{run}"));
-            }
-            i += run;
-        }
-        out
+        format!(
+            "{},{}{}",
+            self.token_embd,
+            self.output,
+            format_blocks(&self.blocks)
+        )
     }
 
     /// Reads [`FileWeights::format`]'s form.
     pub fn parse(text: &str) -> Result<FileWeights, String> {
-        let number = |part: &str| {
-            part.trim()
-                .parse::<u64>()
-                .map_err(|_| format!("`{}` is not a byte count", part.trim()))
-        };
-        let mut parts = text.split(',');
         let syntax = "token_embd,output,block… in bytes (set by --gguf or a dropped .gguf file)";
+        let mut parts = text.split(',');
         let (Some(embd), Some(output)) = (parts.next(), parts.next()) else {
             return Err(format!("expected {syntax}"));
         };
-        let mut weights = FileWeights {
-            token_embd: number(embd)?,
-            output: number(output)?,
-            blocks: Vec::new(),
-        };
-        for part in parts {
-            let (block, run) = match part.split_once('*') {
-                Some((block, run)) => (block, number(run)?),
-                None => (part, 1),
-            };
-            let mut fields = block.split(':');
-            let mut next = || fields.next().map(number).transpose();
-            let bytes = next()?.ok_or_else(|| format!("expected {syntax}"))?;
-            let largest = next()?.unwrap_or(0);
-            let experts = next()?.unwrap_or(0);
-            if largest > bytes || experts > bytes {
-                return Err(format!(
-                    "a block's largest tensor or experts exceed its {bytes} bytes"
-                ));
-            }
-            let room = MAX_BLOCKS - weights.blocks.len();
-            if run > room as u64 || run == 0 {
-                return Err(format!("from 1 to {MAX_BLOCKS} blocks"));
-            }
-            weights.blocks.extend(std::iter::repeat_n(
-                BlockBytes {
-                    bytes,
-                    largest,
-                    experts,
-                },
-                run as usize,
-            ));
-        }
-        if weights.blocks.is_empty() {
-            return Err(format!("expected {syntax}"));
-        }
-        Ok(weights)
+        Ok(FileWeights {
+            token_embd: byte_count(embd)?,
+            output: byte_count(output)?,
+            blocks: parse_blocks(parts, syntax)?,
+        })
     }
 }
 
-/// Why a file gave no model.
+/// `,bytes:largest[:experts]` for each block, a run of equal blocks written once with `*count`.
+pub(super) fn format_blocks(blocks: &[BlockBytes]) -> String {
+    let mut out = String::new();
+    let mut i = 0;
+    while let Some(block) = blocks.get(i) {
+        let run = blocks[i..].iter().take_while(|b| *b == block).count();
+        out.push_str(&format!(",{}:{}", block.bytes, block.largest));
+        if block.experts > 0 {
+            out.push_str(&format!(":{}", block.experts));
+        }
+        if run > 1 {
+            out.push_str(&format!("*{run}"));
+        }
+        i += run;
+    }
+    out
+}
+
+/// Reads [`format_blocks`]'s parts (split at the commas): at least one block, at most
+/// [`MAX_BLOCKS`].
+pub(super) fn parse_blocks<'a>(
+    parts: impl Iterator<Item = &'a str>,
+    syntax: &str,
+) -> Result<Vec<BlockBytes>, String> {
+    let mut blocks = Vec::new();
+    for part in parts {
+        let (block, run) = match part.split_once('*') {
+            Some((block, run)) => (block, byte_count(run)?),
+            None => (part, 1),
+        };
+        let mut fields = block.split(':');
+        let mut next = || fields.next().map(byte_count).transpose();
+        let bytes = next()?.ok_or_else(|| format!("expected {syntax}"))?;
+        let largest = next()?.unwrap_or(0);
+        let experts = next()?.unwrap_or(0);
+        if largest > bytes || experts > bytes {
+            return Err(format!(
+                "a block's largest tensor or experts exceed its {bytes} bytes"
+            ));
+        }
+        let room = MAX_BLOCKS - blocks.len();
+        if run > room as u64 || run == 0 {
+            return Err(format!("from 1 to {MAX_BLOCKS} blocks"));
+        }
+        let block = BlockBytes {
+            bytes,
+            largest,
+            experts,
+        };
+        blocks.extend(std::iter::repeat_n(block, run as usize));
+    }
+    if blocks.is_empty() {
+        return Err(format!("expected {syntax}"));
+    }
+    Ok(blocks)
+}
+
+/// A whole number of bytes (or of blocks in a run).
+pub(super) fn byte_count(part: &str) -> Result<u64, String> {
+    part.trim()
+        .parse::<u64>()
+        .map_err(|_| format!("`{}` is not a byte count", part.trim()))
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum GgufError {
     /// The header runs past the bytes given: read at least this many from the file's start.

@@ -1,8 +1,9 @@
 //! Transformer shapes: the architecture fields, the projections they imply, and the exact
 //! parameter count. `presets` holds the published models; `hf_config` reads a pasted
-//! Hugging Face config.json; `gguf` reads a GGUF file's header; `params` reads and writes
-//! parameter counts.
+//! Hugging Face config.json; `gguf` reads a GGUF file's header; `checkpoint` groups a
+//! safetensors checkpoint's tensors; `params` reads and writes parameter counts.
 
+mod checkpoint;
 mod count;
 mod gguf;
 mod hf_config;
@@ -11,6 +12,7 @@ mod parts;
 mod presets;
 mod published;
 
+pub use checkpoint::{read_checkpoint, Checkpoint, CheckpointError, CheckpointWeights};
 pub use count::{Block, Family, LayerCounts, Linear};
 pub use gguf::{read_gguf, BlockBytes, FileWeights, GgufError, GgufModel, GGUF_FIRST_READ_BYTES};
 pub use hf_config::{parse_hf_config, ConfigError, HfConfig};

@@ -479,6 +479,25 @@ impl Codec for GgufTensors {
     }
 }
 
+/// A checkpoint's tensor bytes by part, as [`model::CheckpointWeights::format`] writes them.
+pub struct CheckpointTensors;
+
+impl Codec for CheckpointTensors {
+    type Value = model::CheckpointWeights;
+
+    fn parse(&self, text: &str) -> Result<model::CheckpointWeights, String> {
+        model::CheckpointWeights::parse(text)
+    }
+
+    fn format(&self, value: &model::CheckpointWeights) -> String {
+        value.format()
+    }
+
+    fn syntax(&self) -> Option<&'static str> {
+        Some("format,embed,head,vision,mtp,block… in bytes, as --hf or --model-dir sets it")
+    }
+}
+
 /// A parameter count: `8B`, `1.1B`, `135M`, `8e9`.
 pub struct ParamCount;
 

@@ -6,7 +6,7 @@
 use super::codec::*;
 use crate::dtype::{Dtype, Int4Layout, Nf4Kernel, QuantKernel, QuantScope};
 use crate::lora::LoraTargets;
-use crate::model::FileWeights;
+use crate::model::{CheckpointWeights, FileWeights};
 use crate::optimizer::{Optimizer, OptimizerStep};
 use crate::runtime::{
     AttentionBackend, CacheType, CudagraphMode, GpuBackend, LogitRows, OffloadOutput, Runtime,
@@ -387,6 +387,11 @@ scenario_fields! {
     params: Option<f64> = None,
         "params", Optional { inner: ParamCount, none: "from the preset's shape" }, Model,
         "Parameters", "parameter count (overrides the preset's)";
+    /// A safetensors checkpoint's exact tensor bytes by part, read from its headers; unset, the
+    /// weights are sized from the shape and the weight format.
+    checkpoint_weights: Option<CheckpointWeights> = None,
+        "checkpoint-weights", Optional { inner: CheckpointTensors, none: "sized from the shape" }, Architecture,
+        "Checkpoint tensors", "a checkpoint's tensor bytes by part, set by --hf or --model-dir (unset: sized from the shape)";
     layers: Option<u32> = None,
         "layers", Optional { inner: Count, none: FROM_PRESET }, Architecture,
         "Layers", "transformer blocks";

@@ -406,13 +406,23 @@ impl Scenario {
         weights: Dtype,
         errors: &mut Vec<FieldError>,
     ) {
-        if let Some(file) = &self.gguf_weights {
-            if file.blocks.len() != arch.layers as usize {
+        // Tensors read from a file fill the layers of the shape read with them.
+        let files = [
+            (
+                "gguf-weights",
+                self.gguf_weights.as_ref().map(|f| f.blocks.len()),
+            ),
+            (
+                "checkpoint-weights",
+                self.checkpoint_weights.as_ref().map(|c| c.blocks.len()),
+            ),
+        ];
+        for (key, filled) in files {
+            if let Some(filled) = filled.filter(|&n| n != arch.layers as usize) {
                 errors.push(FieldError::new(
-                    "gguf-weights",
+                    key,
                     format!(
-                        "the file's tensors fill {} blocks but layers is {}; read the file again or clear gguf-weights",
-                        file.blocks.len(),
+                        "the tensors read fill {filled} layers but layers is {}; read the file again or clear {key}",
                         arch.layers
                     ),
                 ));
