@@ -1,7 +1,7 @@
 //! The scenario flags. They are generated from the engine's list of scenario keys, so every URL
 //! query key `k=v` is the flag `--k v` and no key can be missing from one side.
 
-use crate::model_source::{self, HubRepo, ReadModel};
+use crate::model_source::{self, HubModel, HubRepo};
 use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
 use std::path::PathBuf;
 use vramfit_engine::card::{self, CardTarget};
@@ -58,9 +58,9 @@ impl Args for ScenarioArgs {
         .arg(
             Arg::new("hf")
                 .long("hf")
-                .value_name("REPO[@REV]")
+                .value_name("REPO[@REV][:QUANT]")
                 .conflicts_with_all(["config", "gguf", "model-dir"])
-                .help("a Hugging Face repo: config.json and the safetensors headers, from the HF cache or the Hub at HF_ENDPOINT (HF_TOKEN for gated repos, HF_HUB_OFFLINE=1 for the cache only)")
+                .help("a Hugging Face repo: config.json and the safetensors headers, or with :QUANT a GGUF repo's file (headers only), from the HF cache or the Hub at HF_ENDPOINT (HF_TOKEN for gated repos, HF_HUB_OFFLINE=1 for the cache only)")
                 .help_heading("Scenario"),
         )
         .arg(
@@ -154,9 +154,10 @@ impl ScenarioArgs {
     }
 
     /// The checkpoint `--hf` or `--model-dir` names, read; `None` when neither is given.
-    fn checkpoint(&self) -> Option<Result<ReadModel, (&'static str, String)>> {
+    fn checkpoint(&self) -> Option<Result<HubModel, (&'static str, String)>> {
         if let Some(dir) = &self.model_dir {
-            return Some(model_source::read_dir(dir).map_err(|e| ("model-dir", e)));
+            let read = model_source::read_dir(dir).map(HubModel::Checkpoint);
+            return Some(read.map_err(|e| ("model-dir", e)));
         }
         let hf = self.hf.as_deref()?;
         let read = HubRepo::parse(hf).and_then(|repo| model_source::read_hub(&repo));
@@ -191,7 +192,7 @@ impl ScenarioArgs {
             }
         }
         if let Some(path) = &self.gguf {
-            match read_gguf_header(path) {
+            match model_source::read_gguf(path) {
                 Ok(file) => {
                     eprintln!("vramfit: {}: {}", path.display(), file.summary());
                     for warning in &file.warnings {
@@ -231,37 +232,6 @@ impl ScenarioArgs {
             Ok(scenario)
         } else {
             Err(errors)
-        }
-    }
-}
-
-/// Reads only as much of a GGUF file as its header takes: a first slice, then what the parser
-/// asks for.
-fn read_gguf_header(path: &PathBuf) -> Result<model::GgufModel, String> {
-    use std::io::Read;
-    let shown = path.display();
-    let file = std::fs::File::open(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
-    let mut bytes = Vec::new();
-    let mut want = model::GGUF_FIRST_READ_BYTES as u64;
-    loop {
-        let have = bytes.len() as u64;
-        (&file)
-            .take(want.saturating_sub(have))
-            .read_to_end(&mut bytes)
-            .map_err(|e| format!("cannot read {shown}: {e}"))?;
-        match model::read_gguf(&bytes) {
-            Err(model::GgufError::Truncated { needed_at_least })
-                if (bytes.len() as u64) == want && needed_at_least > want =>
-            {
-                want = needed_at_least.max(want.saturating_mul(2));
-            }
-            Err(model::GgufError::Truncated { needed_at_least }) => {
-                return Err(format!(
-                    "{shown} ends after {} bytes but its header needs {needed_at_least}: the file is incomplete; download it again",
-                    bytes.len()
-                ))
-            }
-            other => return other.map_err(|e| format!("{shown}: {e}")),
         }
     }
 }

@@ -5,7 +5,7 @@
 use super::hub::HubRepo;
 use std::path::{Path, PathBuf};
 
-/// The revision's snapshot folder, when the cache holds one with a config.json.
+/// The revision's snapshot folder, when the cache holds one.
 pub fn snapshot(cache: &Path, repo: &HubRepo) -> Option<PathBuf> {
     let folder = cache.join(format!("models--{}", repo.id.replace('/', "--")));
     let commit = if is_commit(&repo.revision) {
@@ -17,7 +17,7 @@ pub fn snapshot(cache: &Path, repo: &HubRepo) -> Option<PathBuf> {
             .to_string()
     };
     let dir = folder.join("snapshots").join(commit);
-    dir.join("config.json").is_file().then_some(dir)
+    dir.is_dir().then_some(dir)
 }
 
 /// A full commit hash, which names a snapshot without a ref.
@@ -35,15 +35,11 @@ mod tests {
         let commit = "0123456789abcdef0123456789abcdef01234567";
         let folder = cache.join("models--Org--Model");
         std::fs::create_dir_all(folder.join("refs")).unwrap();
-        std::fs::create_dir_all(folder.join("snapshots").join(commit)).unwrap();
-        std::fs::write(folder.join("refs/main"), commit).unwrap();
         let repo = HubRepo::parse("Org/Model").unwrap();
-        assert_eq!(snapshot(&cache, &repo), None, "no config.json yet");
-        std::fs::write(
-            folder.join("snapshots").join(commit).join("config.json"),
-            "{}",
-        )
-        .unwrap();
+        assert_eq!(snapshot(&cache, &repo), None, "no ref yet");
+        std::fs::write(folder.join("refs/main"), commit).unwrap();
+        assert_eq!(snapshot(&cache, &repo), None, "no snapshot yet");
+        std::fs::create_dir_all(folder.join("snapshots").join(commit)).unwrap();
         let dir = folder.join("snapshots").join(commit);
         assert_eq!(snapshot(&cache, &repo), Some(dir.clone()));
         let pinned = HubRepo::parse(&format!("Org/Model@{commit}")).unwrap();

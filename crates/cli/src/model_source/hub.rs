@@ -18,6 +18,8 @@ const SMALL_FILE_LIMIT_BYTES: u64 = 16 << 20;
 pub struct HubRepo {
     pub id: String,
     pub revision: String,
+    /// A GGUF repo's quant (`REPO:Q4_K_M`, as llama.cpp's `-hf` names it).
+    pub quant: Option<String>,
 }
 
 impl HubRepo {
@@ -27,13 +29,16 @@ impl HubRepo {
             .strip_prefix("https://huggingface.co/")
             .or_else(|| text.strip_prefix("http://huggingface.co/"))
             .unwrap_or(text);
+        let (path, quant) = match path.rsplit_once(':') {
+            Some((path, quant)) if !quant.is_empty() && !quant.contains('/') => {
+                (path, Some(quant.to_string()))
+            }
+            _ => (path, None),
+        };
         let (path, at) = match path.split_once('@') {
             Some((path, revision)) => (path, Some(revision.to_string())),
             None => (path, None),
         };
-        if path.contains(':') {
-            return Err(format!("`{text}` names a GGUF quant: GGUF repos are not read through --hf yet; download the file and pass --gguf FILE"));
-        }
         let mut parts = path.trim_end_matches('/').split('/');
         let (Some(org), Some(name)) = (parts.next(), parts.next()) else {
             return Err(format!(
@@ -58,13 +63,18 @@ impl HubRepo {
         Ok(HubRepo {
             id: format!("{org}/{name}"),
             revision: at.or(tree).unwrap_or_else(|| "main".to_string()),
+            quant,
         })
     }
 }
 
 impl fmt::Display for HubRepo {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}@{}", self.id, self.revision)
+        write!(f, "{}@{}", self.id, self.revision)?;
+        match &self.quant {
+            Some(quant) => write!(f, ":{quant}"),
+            None => Ok(()),
+        }
     }
 }
 
@@ -202,7 +212,7 @@ impl Files for Remote {
         self.repo.to_string()
     }
 
-    fn read(&mut self, name: &str) -> Result<Option<Vec<u8>>, String> {
+    fn read(&self, name: &str) -> Result<Option<Vec<u8>>, String> {
         let mut response = self.get(&self.file_url(name), None)?;
         match response.status().as_u16() {
             200 => response
@@ -223,7 +233,7 @@ impl Files for Remote {
         }
     }
 
-    fn read_range(&mut self, name: &str, start: u64, len: u64) -> Result<Vec<u8>, String> {
+    fn read_range(&self, name: &str, start: u64, len: u64) -> Result<Vec<u8>, String> {
         let mut response = self.get(&self.file_url(name), Some((start, len)))?;
         match response.status().as_u16() {
             206 => response
@@ -241,7 +251,7 @@ impl Files for Remote {
         }
     }
 
-    fn safetensors_files(&mut self) -> Result<Vec<String>, String> {
+    fn list(&self) -> Result<Vec<String>, String> {
         let url = format!(
             "{}/api/models/{}/revision/{}",
             self.env.endpoint, self.repo.id, self.repo.revision
@@ -261,7 +271,6 @@ impl Files for Remote {
             .into_iter()
             .flatten()
             .filter_map(|s| s["rfilename"].as_str())
-            .filter(|n| n.ends_with(".safetensors") && !n.contains('/'))
             .map(str::to_string)
             .collect();
         names.sort();
@@ -292,8 +301,11 @@ mod tests {
         );
         assert!(parse("llama").is_err());
         assert!(parse("a/b c").is_err());
-        assert!(parse("unsloth/gpt-oss-20b-GGUF:Q4_K_M")
-            .unwrap_err()
-            .contains("--gguf"));
+        let gguf = HubRepo::parse("unsloth/gpt-oss-20b-GGUF@v2:Q4_K_M").unwrap();
+        assert_eq!(
+            (gguf.id.as_str(), gguf.revision.as_str()),
+            ("unsloth/gpt-oss-20b-GGUF", "v2")
+        );
+        assert_eq!(gguf.quant.as_deref(), Some("Q4_K_M"));
     }
 }

@@ -4,25 +4,32 @@
 //! they give is applied as scenario fields, as a pasted config.json is.
 
 mod cache;
+mod gguf;
 mod hub;
 
 use std::path::{Path, PathBuf};
 use vramfit_engine::model::{self, Checkpoint, HfConfig};
 use vramfit_safetensors::{parse_header, ParseError, TensorInfo, HEADER_LENGTH_BYTES};
 
+pub use gguf::read_local as read_gguf;
 pub use hub::HubRepo;
 
-/// A place that holds a checkpoint's files, read by name and by byte range.
-trait Files {
+/// A place that holds a checkpoint's files, read by name and by byte range, from a few threads at
+/// once.
+trait Files: Sync {
     /// Where the files are, for messages.
     fn origin(&self) -> String;
     /// A whole small file (config.json, the index); `Ok(None)` when there is no such file.
-    fn read(&mut self, name: &str) -> Result<Option<Vec<u8>>, String>;
+    fn read(&self, name: &str) -> Result<Option<Vec<u8>>, String>;
     /// `len` bytes from `start` of a large file.
-    fn read_range(&mut self, name: &str, start: u64, len: u64) -> Result<Vec<u8>, String>;
-    /// The safetensors files when there is neither an index nor `model.safetensors`.
-    fn safetensors_files(&mut self) -> Result<Vec<String>, String>;
+    fn read_range(&self, name: &str, start: u64, len: u64) -> Result<Vec<u8>, String>;
+    /// Every file, by its path in the repo.
+    fn list(&self) -> Result<Vec<String>, String>;
 }
+
+/// How many shards' headers are read at once: enough to hide the Hub's latency, few enough to be
+/// polite to it.
+const HEADERS_IN_FLIGHT: usize = 4;
 
 /// What a checkpoint gave: the config and the tensors.
 pub struct ReadModel {
@@ -66,15 +73,46 @@ impl ReadModel {
 
 /// Reads a local checkpoint directory.
 pub fn read_dir(dir: &Path) -> Result<ReadModel, String> {
-    read_model(&mut LocalDir(dir.to_path_buf()))
+    read_model(&LocalDir(dir.to_path_buf()))
+}
+
+/// What a Hub repo gave: a safetensors checkpoint, or one quant of a GGUF repo.
+pub enum HubModel {
+    Checkpoint(ReadModel),
+    Gguf(model::GgufModel),
+}
+
+impl HubModel {
+    pub fn pairs(&self) -> Vec<(&'static str, String)> {
+        match self {
+            HubModel::Checkpoint(read) => read.pairs(),
+            HubModel::Gguf(file) => file.pairs(),
+        }
+    }
+
+    pub fn messages(&self) -> Vec<String> {
+        match self {
+            HubModel::Checkpoint(read) => read.messages(),
+            HubModel::Gguf(file) => std::iter::once(file.summary())
+                .chain(file.warnings.iter().cloned())
+                .collect(),
+        }
+    }
 }
 
 /// Reads a Hub repo: from the HF cache when it holds the revision's files, else from the Hub
 /// (never under `HF_HUB_OFFLINE=1`).
-pub fn read_hub(repo: &HubRepo) -> Result<ReadModel, String> {
+pub fn read_hub(repo: &HubRepo) -> Result<HubModel, String> {
     let env = hub::Env::from_process();
+    let read = |files: &dyn Files| match &repo.quant {
+        Some(quant) => {
+            let shards = gguf::pick_quant(&files.list()?, quant)?;
+            gguf::read_files(files, &shards).map(HubModel::Gguf)
+        }
+        None => read_model(files).map(HubModel::Checkpoint),
+    };
     if let Some(dir) = cache::snapshot(&env.hub_cache(), repo) {
-        let cached = read_model(&mut LocalDir(dir));
+        let cached = read(&LocalDir(dir));
         if cached.is_ok() || env.offline {
             return cached;
         }
@@ -84,10 +122,10 @@ pub fn read_hub(repo: &HubRepo) -> Result<ReadModel, String> {
             env.hub_cache().display()
         ));
     }
-    read_model(&mut hub::Remote::new(env, repo.clone())?)
+    read(&hub::Remote::new(env, repo.clone())?)
 }
 
-fn read_model(files: &mut dyn Files) -> Result<ReadModel, String> {
+fn read_model(files: &dyn Files) -> Result<ReadModel, String> {
     let origin = files.origin();
     let config = files
         .read("config.json")?
@@ -95,19 +133,24 @@ fn read_model(files: &mut dyn Files) -> Result<ReadModel, String> {
     let config = String::from_utf8_lossy(&config);
     let config = model::parse_hf_config(&config).map_err(|e| format!("{origin}: {e}"))?;
     let shards = shard_names(files)?;
+    if shards.len() > HEADERS_IN_FLIGHT {
+        eprintln!("vramfit: {origin}: reading {} headers", shards.len());
+    }
     let mut tensors = Vec::new();
     let mut header_bytes = 0;
-    for (i, shard) in shards.iter().enumerate() {
-        if shards.len() > 4 {
-            eprintln!(
-                "vramfit: reading {shard}'s header ({} of {})",
-                i + 1,
-                shards.len()
-            );
+    for batch in shards.chunks(HEADERS_IN_FLIGHT) {
+        let read: Vec<_> = std::thread::scope(|scope| {
+            let reads: Vec<_> = batch
+                .iter()
+                .map(|shard| scope.spawn(|| read_header(files, shard)))
+                .collect();
+            reads.into_iter().map(|r| r.join()).collect()
+        });
+        for result in read {
+            let (read, bytes) = result.map_err(|_| format!("{origin}: a header read failed"))??;
+            header_bytes += bytes;
+            tensors.extend(read);
         }
-        let (read, bytes) = read_header(files, shard)?;
-        header_bytes += bytes;
-        tensors.extend(read);
     }
     let format = config.weights.unwrap_or_else(|| dominant_format(&tensors));
     let checkpoint = model::read_checkpoint(&tensors, config.arch.layers, format)
@@ -121,7 +164,7 @@ fn read_model(files: &mut dyn Files) -> Result<ReadModel, String> {
 }
 
 /// The shards: the index's files, else `model.safetensors`, else every `.safetensors` file.
-fn shard_names(files: &mut dyn Files) -> Result<Vec<String>, String> {
+fn shard_names(files: &dyn Files) -> Result<Vec<String>, String> {
     let origin = files.origin();
     if let Some(index) = files.read("model.safetensors.index.json")? {
         let index: serde_json::Value = serde_json::from_slice(&index)
@@ -138,7 +181,11 @@ fn shard_names(files: &mut dyn Files) -> Result<Vec<String>, String> {
         names.dedup();
         return Ok(names);
     }
-    let names = files.safetensors_files()?;
+    let names: Vec<String> = files
+        .list()?
+        .into_iter()
+        .filter(|n| n.ends_with(".safetensors") && !n.contains('/'))
+        .collect();
     if names.is_empty() {
         return Err(format!(
             "{origin} has no safetensors weights (no model.safetensors or index); for a GGUF file use --gguf"
@@ -148,7 +195,7 @@ fn shard_names(files: &mut dyn Files) -> Result<Vec<String>, String> {
 }
 
 /// One shard's header in two reads: its length, then the JSON.
-fn read_header(files: &mut dyn Files, shard: &str) -> Result<(Vec<TensorInfo>, u64), String> {
+fn read_header(files: &dyn Files, shard: &str) -> Result<(Vec<TensorInfo>, u64), String> {
     let origin = files.origin();
     let length = files.read_range(shard, 0, HEADER_LENGTH_BYTES)?;
     let mut prefix = length.clone();
@@ -194,7 +241,7 @@ impl Files for LocalDir {
         self.0.display().to_string()
     }
 
-    fn read(&mut self, name: &str) -> Result<Option<Vec<u8>>, String> {
+    fn read(&self, name: &str) -> Result<Option<Vec<u8>>, String> {
         match std::fs::read(self.0.join(name)) {
             Ok(bytes) => Ok(Some(bytes)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
@@ -202,7 +249,7 @@ impl Files for LocalDir {
         }
     }
 
-    fn read_range(&mut self, name: &str, start: u64, len: u64) -> Result<Vec<u8>, String> {
+    fn read_range(&self, name: &str, start: u64, len: u64) -> Result<Vec<u8>, String> {
         use std::io::{Read, Seek, SeekFrom};
         let path = self.0.join(name);
         let fail = |e: std::io::Error| format!("cannot read {}: {e}", path.display());
@@ -213,14 +260,28 @@ impl Files for LocalDir {
         Ok(bytes)
     }
 
-    fn safetensors_files(&mut self) -> Result<Vec<String>, String> {
-        let entries = std::fs::read_dir(&self.0)
+    fn list(&self) -> Result<Vec<String>, String> {
+        let mut names = Vec::new();
+        list_into(&self.0, "", &mut names)
             .map_err(|e| format!("cannot read {}: {e}", self.0.display()))?;
-        let mut names: Vec<String> = entries
-            .filter_map(|e| e.ok()?.file_name().into_string().ok())
-            .filter(|n| n.ends_with(".safetensors"))
-            .collect();
         names.sort();
         Ok(names)
     }
+}
+
+/// The files under `dir`, and one level of folders below it (a GGUF repo's `Q4_K_M/`).
+fn list_into(dir: &Path, prefix: &str, names: &mut Vec<String>) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let Ok(name) = entry.file_name().into_string() else {
+            continue;
+        };
+        let path = entry.path();
+        if path.is_dir() && prefix.is_empty() {
+            list_into(&path, &format!("{name}/"), names)?;
+        } else if path.is_file() {
+            names.push(format!("{prefix}{name}"));
+        }
+    }
+    Ok(())
 }

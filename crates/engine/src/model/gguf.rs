@@ -241,6 +241,34 @@ impl GgufModel {
 /// Reads a GGUF header from the first bytes of a file: any prefix that holds the whole header.
 pub fn read_gguf(prefix: &[u8]) -> Result<GgufModel, GgufError> {
     let header = parse_header(prefix)?;
+    match header.u64_key("split.count") {
+        Some(count) if count > 1 => Err(GgufError::Layout(format!(
+            "this is one of {count} shards of a split file; read every shard (the CLI's --gguf \
+             reads them from the first)"
+        ))),
+        _ => model_of(header),
+    }
+}
+
+/// Reads a file `gguf-split` cut into shards: the first shard's header holds every key and its
+/// own tensors, each other shard's only its tensors (llama.cpp's `split.no`, `split.count`).
+/// `first` and each of `others` are prefixes holding a shard's whole header.
+pub fn read_gguf_split(first: &[u8], others: &[&[u8]]) -> Result<GgufModel, GgufError> {
+    let mut header = parse_header(first)?;
+    let count = header.u64_key("split.count").unwrap_or(1);
+    if count != others.len() as u64 + 1 {
+        return Err(GgufError::Layout(format!(
+            "the first shard says split.count {count}, but {} shards were read",
+            others.len() + 1
+        )));
+    }
+    for prefix in others {
+        header.tensors.extend(parse_header(prefix)?.tensors);
+    }
+    model_of(header)
+}
+
+fn model_of(header: Header) -> Result<GgufModel, GgufError> {
     let architecture = header
         .architecture()
         .ok_or_else(|| GgufError::Missing(vec!["general.architecture".into()]))?

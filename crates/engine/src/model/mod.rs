@@ -14,7 +14,10 @@ mod published;
 
 pub use checkpoint::{read_checkpoint, Checkpoint, CheckpointError, CheckpointWeights};
 pub use count::{Block, Family, LayerCounts, Linear};
-pub use gguf::{read_gguf, BlockBytes, FileWeights, GgufError, GgufModel, GGUF_FIRST_READ_BYTES};
+pub use gguf::{
+    read_gguf, read_gguf_split, BlockBytes, FileWeights, GgufError, GgufModel,
+    GGUF_FIRST_READ_BYTES,
+};
 pub use hf_config::{parse_hf_config, ConfigError, HfConfig};
 pub use params::{format_param_count, params_label, parse_param_count};
 pub use parts::{Mla, Moe, Recurrent, Rope, Vision, Window};
