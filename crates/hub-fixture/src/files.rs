@@ -64,7 +64,7 @@ impl RepoFile {
     /// Writes bytes `start..end` of the file to `out` in chunks, returning how many were
     /// written before `out` failed or the range ended.
     pub fn write_range(&self, out: &mut impl Write, start: u64, end: u64) -> (u64, io::Result<()>) {
-        const ZEROS: [u8; 64 * 1024] = [0; 64 * 1024];
+        static ZEROS: [u8; 64 * 1024] = [0; 64 * 1024];
         let mut pos = start;
         let end = end.min(self.size);
         while pos < end {

@@ -102,6 +102,7 @@ pub fn percent_decode(s: &str) -> String {
 fn reason(status: u16) -> &'static str {
     match status {
         200 => "OK",
+        204 => "No Content",
         206 => "Partial Content",
         302 => "Found",
         400 => "Bad Request",

@@ -1,6 +1,7 @@
 //! `vramfit-hub-fixture serve [--port N] [--ignore-range]`: the fixture Hub as a process, for
 //! end-to-end tests driven from outside Rust (the page's). Prints the endpoint, then serves until
-//! killed.
+//! killed. LFS
+//! redirects point at a second port, the CDN, reported on stderr.
 
 use std::process::ExitCode;
 
@@ -32,6 +33,7 @@ fn main() -> ExitCode {
     }
     let hub = Hub::start(options);
     println!("{}", hub.endpoint());
+    eprintln!("LFS files redirect to {}", hub.cdn_endpoint());
     loop {
         std::thread::park();
     }

@@ -50,6 +50,7 @@ pub struct Stats {
 
 struct State {
     endpoint: String,
+    cdn_endpoint: String,
     options: HubOptions,
     checkpoints: Vec<Checkpoint>,
     /// CDN path (an LFS file's etag) → (checkpoint, file).
@@ -61,15 +62,19 @@ struct State {
 pub struct Hub {
     state: Arc<State>,
     stop: Arc<AtomicBool>,
-    accept: Option<JoinHandle<()>>,
+    accept: Vec<JoinHandle<()>>,
 }
 
 impl Hub {
-    /// Serves [`all`] fixtures on 127.0.0.1. Panics when the port cannot be bound (a test
-    /// fixture has nothing better to do).
+    /// Serves [`all`] fixtures on 127.0.0.1: the Hub on `options.port`, its CDN on another free
+    /// port. The CDN must be another origin, as the real one is: huggingface_hub follows a
+    /// redirect to the same origin and would then read the CDN's headers instead of the
+    /// redirect's `X-Repo-Commit`. Panics when a port cannot be bound (a test fixture has nothing
+    /// better to do).
     pub fn start(options: HubOptions) -> Hub {
-        let listener = TcpListener::bind(("127.0.0.1", options.port)).expect("bind 127.0.0.1");
-        let endpoint = format!("http://{}", listener.local_addr().expect("bound address"));
+        let bind = |port| TcpListener::bind(("127.0.0.1", port)).expect("bind 127.0.0.1");
+        let (hub, cdn_listener) = (bind(options.port), bind(0));
+        let url = |l: &TcpListener| format!("http://{}", l.local_addr().expect("bound address"));
         let checkpoints = all();
         let mut cdn = HashMap::new();
         for (c, ckpt) in checkpoints.iter().enumerate() {
@@ -80,19 +85,25 @@ impl Hub {
             }
         }
         let state = Arc::new(State {
-            endpoint,
+            endpoint: url(&hub),
+            cdn_endpoint: url(&cdn_listener),
             options,
             checkpoints,
             cdn,
             stats: Mutex::new(Stats::default()),
         });
         let stop = Arc::new(AtomicBool::new(false));
-        let (s, flag) = (Arc::clone(&state), Arc::clone(&stop));
-        let accept = thread::spawn(move || accept_loop(listener, s, flag));
+        let accept = [hub, cdn_listener]
+            .into_iter()
+            .map(|listener| {
+                let (s, flag) = (Arc::clone(&state), Arc::clone(&stop));
+                thread::spawn(move || accept_loop(listener, s, flag))
+            })
+            .collect();
         Hub {
             state,
             stop,
-            accept: Some(accept),
+            accept,
         }
     }
 
@@ -101,7 +112,12 @@ impl Hub {
         &self.state.endpoint
     }
 
-    /// A copy of the request counts and log so far.
+    /// Where LFS redirects point: `http://127.0.0.1:OTHER_PORT`, serving `/cdn/{sha256}`.
+    pub fn cdn_endpoint(&self) -> &str {
+        &self.state.cdn_endpoint
+    }
+
+    /// A copy of the request counts and log so far (both origins).
     pub fn stats(&self) -> Stats {
         self.state
             .stats
@@ -121,9 +137,11 @@ impl Hub {
 impl Drop for Hub {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
-        // Wakes the blocking accept so it sees the flag.
-        let _ = TcpStream::connect(self.state.endpoint.trim_start_matches("http://"));
-        if let Some(accept) = self.accept.take() {
+        // Wakes the blocking accepts so they see the flag.
+        for url in [&self.state.endpoint, &self.state.cdn_endpoint] {
+            let _ = TcpStream::connect(url.trim_start_matches("http://"));
+        }
+        for accept in self.accept.drain(..) {
             let _ = accept.join();
         }
     }
@@ -176,9 +194,14 @@ fn serve(mut stream: TcpStream, state: &State) {
     };
     let mut headers = reply.headers;
     headers.push(("Content-Length".into(), len.to_string()));
+    headers.extend(CORS.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    let planned = if req.method == "HEAD" { 0 } else { len };
+    // Logged before the body goes out, so a client that has read the body finds it in the
+    // stats; corrected below when the client hangs up early.
+    let entry = log(state, &req, reply.status, planned);
     let mut out = io::BufWriter::with_capacity(64 * 1024, &stream);
     let mut written = 0;
-    if write_head(&mut out, reply.status, &headers).is_ok() && req.method != "HEAD" {
+    if write_head(&mut out, reply.status, &headers).is_ok() && planned > 0 {
         written = match reply.body {
             Body::Bytes(b) => out.write_all(&b).map_or(0, |_| b.len() as u64),
             Body::File {
@@ -192,24 +215,35 @@ fn serve(mut stream: TcpStream, state: &State) {
             }
         };
     }
-    let _ = out.flush();
+    if out.flush().is_err() {
+        written = written.min(planned.saturating_sub(1));
+    }
     drop(out);
+    if written < planned {
+        if let Ok(mut stats) = state.stats.lock() {
+            // A reset in between leaves nothing to correct.
+            if let Some(logged) = stats.log.get_mut(entry) {
+                logged.body_bytes = written;
+                stats.body_bytes = stats.body_bytes.saturating_sub(planned - written);
+            }
+        }
+    }
     let _ = stream.shutdown(Shutdown::Write);
-    log(state, &req, reply.status, written);
 }
 
-fn log(state: &State, req: &Request, status: u16, body_bytes: u64) {
-    if let Ok(mut stats) = state.stats.lock() {
-        stats.requests += 1;
-        stats.body_bytes += body_bytes;
-        stats.log.push(Logged {
-            method: req.method.clone(),
-            path: req.path.clone(),
-            range: req.header("range").map(str::to_string),
-            status,
-            body_bytes,
-        });
-    }
+/// Counts a response and returns its index in the log.
+fn log(state: &State, req: &Request, status: u16, body_bytes: u64) -> usize {
+    let mut stats = state.stats.lock().unwrap_or_else(|e| e.into_inner());
+    stats.requests += 1;
+    stats.body_bytes += body_bytes;
+    stats.log.push(Logged {
+        method: req.method.clone(),
+        path: req.path.clone(),
+        range: req.header("range").map(str::to_string),
+        status,
+        body_bytes,
+    });
+    stats.log.len() - 1
 }
 
 /// Who the request says it is.
@@ -233,7 +267,31 @@ fn auth(req: &Request) -> Auth {
     }
 }
 
+/// What the Hub sends so a page on another origin can read its answers (the expose list as in
+/// huggingface_hub's recorded Hub responses, tests/cassettes/*.yaml), plus a permissive
+/// preflight answer for the `Range` and `Authorization` headers.
+const CORS: [(&str, &str); 4] = [
+    ("Access-Control-Allow-Origin", "*"),
+    (
+        "Access-Control-Expose-Headers",
+        "X-Repo-Commit,X-Request-Id,X-Error-Code,X-Error-Message,X-Total-Count,ETag,Link,\
+         Accept-Ranges,Content-Range,X-Linked-Size,X-Linked-ETag,Content-Length",
+    ),
+    (
+        "Access-Control-Allow-Headers",
+        "Authorization,Range,Content-Type",
+    ),
+    ("Access-Control-Allow-Methods", "GET,HEAD,OPTIONS"),
+];
+
 fn route(state: &State, req: &Request) -> Reply {
+    if req.method == "OPTIONS" {
+        return Reply {
+            status: 204,
+            headers: vec![],
+            body: Body::Bytes(vec![]),
+        };
+    }
     if req.method != "GET" && req.method != "HEAD" {
         return error(405, None, "Method not allowed");
     }
@@ -357,7 +415,7 @@ fn resolve(
             .header("ETag", etag)
             .header("X-Repo-Commit", ckpt.sha);
     }
-    let location = format!("{}/cdn/{}", state.endpoint, file.etag());
+    let location = format!("{}/cdn/{}", state.cdn_endpoint, file.etag());
     Reply {
         status: 302,
         headers: vec![],

@@ -30,8 +30,11 @@ impl Response {
 
 /// Sends one request and reads the whole response (the server closes the connection).
 fn request(hub: &Hub, method: &str, target: &str, headers: &[(&str, &str)]) -> Response {
-    let addr = hub.endpoint().trim_start_matches("http://");
-    let target = target.strip_prefix(hub.endpoint()).unwrap_or(target);
+    let (origin, target) = match target.strip_prefix(hub.cdn_endpoint()) {
+        Some(path) => (hub.cdn_endpoint(), path),
+        None => (hub.endpoint(), target),
+    };
+    let addr = origin.trim_start_matches("http://");
     let mut stream = TcpStream::connect(addr).unwrap();
     let mut head = format!("{method} {target} HTTP/1.1\r\nHost: {addr}\r\n");
     for (k, v) in headers {
@@ -165,7 +168,12 @@ fn lfs_files_redirect_and_serve_ranges() {
     let etag = format!("\"{}\"", file.etag());
     assert_eq!(head.header("x-linked-etag"), Some(etag.as_str()));
     let location = head.header("location").unwrap().to_string();
-    assert!(location.starts_with(&format!("{}/cdn/", hub.endpoint())));
+    assert!(location.starts_with(&format!("{}/cdn/", hub.cdn_endpoint())));
+    assert_ne!(
+        hub.cdn_endpoint(),
+        hub.endpoint(),
+        "the CDN is another origin"
+    );
 
     let first8 = request(&hub, "GET", &location, &[("Range", "bytes=0-7")]);
     assert_eq!(first8.status, 206);
@@ -344,6 +352,37 @@ fn stats_show_that_only_headers_were_read() {
     assert_eq!(stats.body_bytes, 8 + n);
     assert_eq!(8 + n, file.head.len() as u64);
     assert!(file.size > 3_000_000_000);
+    assert!(
+        stats.log.iter().all(|l| l.status != 200),
+        "no whole-body answer"
+    );
     hub.reset_stats();
     assert_eq!(hub.stats().requests, 0);
+}
+
+#[test]
+fn pages_on_other_origins_may_read_the_answers() {
+    let hub = Hub::start(HubOptions::default());
+    let preflight = request(
+        &hub,
+        "OPTIONS",
+        &format!("/{QWEN}/resolve/main/{SHARD}"),
+        &[],
+    );
+    assert_eq!(preflight.status, 204);
+    assert!(preflight
+        .header("access-control-allow-headers")
+        .unwrap()
+        .contains("Range"));
+    let r = get(&hub, &format!("/{QWEN}/resolve/main/config.json"));
+    assert_eq!(r.header("access-control-allow-origin"), Some("*"));
+    let exposed = r.header("access-control-expose-headers").unwrap();
+    for h in [
+        "X-Repo-Commit",
+        "X-Error-Code",
+        "Content-Range",
+        "X-Linked-Size",
+    ] {
+        assert!(exposed.contains(h), "{h}");
+    }
 }
