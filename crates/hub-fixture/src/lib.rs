@@ -22,9 +22,12 @@
 //! - `GET`/`HEAD /{org}/{name}/resolve/{rev}/{path}` (`hub` constants.py
 //!   `HUGGINGFACE_CO_URL_TEMPLATE`), `rev` being `main` or the commit. Files kept in git (JSON)
 //!   answer 200 with `ETag` and `X-Repo-Commit`. LFS files (safetensors, GGUF) answer `302 Found`
-//!   with `Location` on this server's `/cdn/{sha256}`, and `X-Repo-Commit`, `X-Linked-Etag`,
-//!   `X-Linked-Size` (`hub` constants.py `HUGGINGFACE_HEADER_X_*`, file_download.py
-//!   `get_hf_file_metadata` reads them off the redirect, preferring `X-Linked-Etag` to `ETag`).
+//!   with `Location` on [`Hub::cdn_endpoint`]`/cdn/{sha256}`, and `X-Repo-Commit`,
+//!   `X-Linked-Etag`, `X-Linked-Size` (`hub` constants.py `HUGGINGFACE_HEADER_X_*`,
+//!   file_download.py `get_hf_file_metadata` reads them off the redirect, preferring
+//!   `X-Linked-Etag` to `ETag`). The CDN listens on a second port because huggingface_hub 2.x
+//!   follows redirects that stay on the Hub's origin; checked with huggingface_hub 2.4.0 against
+//!   this server (`model_info`, `get_hf_file_metadata`, `hf_hub_download` and its errors).
 //! - Ranges: `bytes=a-b`, `bytes=a-`, `bytes=-n` give 206 with `Content-Range: bytes a-b/total`;
 //!   a start past the end gives 416 with `Content-Range: bytes */total`.
 //!   [`HubOptions::ignore_range`] answers 200 with the whole body instead.
