@@ -684,7 +684,7 @@ fn every_query_key_is_a_flag() {
 #[test]
 fn flags_and_query_give_the_same_estimate() {
     let query =
-        "model=llama-3.2-1b&params=1.2B&layers=16&hidden=2048&heads=32&kv-heads=8&head-dim=64\
+        "model=llama-3.2-1b&params=1.2B&checkpoint-weights=bf16,1000,2000,0,0,3000:1000*16&layers=16&hidden=2048&heads=32&kv-heads=8&head-dim=64\
         &ffn=8192&vocab=128256&tied=true&gated=true&experts=0&experts-per-token=0&expert-ffn=0\
         &shared-ffn=0&dense-layers=0&capacity-factor=1.25&q-lora-rank=0&kv-lora-rank=0&rope-head-dim=0&v-head-dim=0\
         &attention-gate=true&fused-qkv=false&sliding-window=512&sliding-layers=8&vision-layers=0&vision-hidden=0&vision-ffn=0&vision-patch=0&vision-image=0&vision-merge=0\
