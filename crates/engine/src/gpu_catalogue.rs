@@ -27,6 +27,50 @@ pub struct Gpu {
     /// (`get_flash_attn_version`, vllm/v1/attention/backends/fa_utils.py); elsewhere it runs
     /// FlashAttention 2.
     pub hopper: bool,
+    /// What the card moves and computes, where its datasheet is cited.
+    pub datasheet: Option<Datasheet>,
+}
+
+/// A card's peak figures from its maker's datasheet: memory bandwidth and dense (not sparse)
+/// tensor throughput per format, and the link between cards. Peaks, not what a kernel reaches:
+/// the speed model applies each runtime's efficiency to them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Datasheet {
+    pub memory_bytes_per_s: f64,
+    /// Dense tensor FLOP/s with 16-bit inputs (bf16, or fp16 where the card has no bf16).
+    pub half_flops_per_s: f64,
+    /// Dense fp8 tensor FLOP/s; 0 where the card has no fp8 path (before Ada and Hopper).
+    pub fp8_flops_per_s: f64,
+    /// Dense int8 tensor ops/s.
+    pub int8_ops_per_s: f64,
+    /// Dense fp4 tensor FLOP/s; 0 before Blackwell.
+    pub fp4_flops_per_s: f64,
+    /// One direction of the card's link to its peers: NVLink where it has one, else its PCIe
+    /// slot.
+    pub link_bytes_per_s: f64,
+    /// The datasheet: its title or address.
+    pub source: &'static str,
+}
+
+/// A datasheet's figures in the units datasheets print: GB/s (10⁹ B/s) and dense TFLOPS or TOPS.
+pub const fn datasheet(
+    memory_gb_s: f64,
+    half_tflops: f64,
+    fp8_tflops: f64,
+    int8_tops: f64,
+    fp4_tflops: f64,
+    link_gb_s: f64,
+    source: &'static str,
+) -> Datasheet {
+    Datasheet {
+        memory_bytes_per_s: memory_gb_s * 1e9,
+        half_flops_per_s: half_tflops * 1e12,
+        fp8_flops_per_s: fp8_tflops * 1e12,
+        int8_ops_per_s: int8_tops * 1e12,
+        fp4_flops_per_s: fp4_tflops * 1e12,
+        link_bytes_per_s: link_gb_s * 1e9,
+        source,
+    }
 }
 
 /// nvidia-smi's total less CUDA's on the cards where both are published (the catalogue's
@@ -54,6 +98,12 @@ impl Gpu {
 
     const fn hopper(mut self) -> Gpu {
         self.hopper = true;
+        self
+    }
+
+    /// Records the card's datasheet figures.
+    const fn sheet(mut self, figures: Datasheet) -> Gpu {
+        self.datasheet = Some(figures);
         self
     }
 
@@ -86,6 +136,7 @@ const fn gpu(
         cuda_total_bytes: None,
         nvswitch: false,
         hopper: false,
+        datasheet: None,
     }
 }
 
@@ -123,7 +174,16 @@ pub const GPUS: &[Gpu] = &[
     gpu("a10", "A10 24GB", 24.0, Some(23028)),
     gpu("a10g", "A10G 24GB", 24.0, Some(23028)),
     gpu("l4", "L4 24GB", 24.0, Some(23034)),
-    gpu("rtx-4090", "GeForce RTX 4090 24GB", 24.0, Some(24564)),
+    gpu("rtx-4090", "GeForce RTX 4090 24GB", 24.0, Some(24564)).sheet(datasheet(
+        1008.0,
+        165.2,
+        330.3,
+        660.6,
+        0.0,
+        32.0,
+        "NVIDIA Ada GPU Architecture whitepaper v2.1, Appendix A Table 2 (RTX 4090: 1008 GB/s; \
+         FP16 tensor with FP32 accumulate 165.2 TFLOPS, FP8 330.3, INT8 660.6, dense); PCIe 4.0 x16",
+    )),
     // vLLM 0.5-era logs on an RTX 3090: total_gpu_memory 23.58 GiB (calibration/runtime-gpus.csv).
     gpu("rtx-3090", "GeForce RTX 3090 24GB", 24.0, Some(24576)).cuda(logged_gib(2358)),
     gpu("rtx-5090", "GeForce RTX 5090 32GB", 32.0, Some(32607)),
