@@ -40,7 +40,7 @@ enum Command {
     Estimate {
         #[command(flatten)]
         scenario: ScenarioArgs,
-        /// Print one JSON object (schema vramfit.estimate/2).
+        /// Print one JSON object (schema vramfit.estimate/3).
         #[arg(long)]
         json: bool,
         /// Also show how close estimates of this kind of run came to published measurements

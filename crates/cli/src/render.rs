@@ -4,6 +4,7 @@ use crate::columns::{grid, Column};
 use serde_json::{json, Map, Value};
 use vramfit_engine::accuracy::KindAccuracy;
 use vramfit_engine::estimate::Serving;
+use vramfit_engine::estimate::Speed;
 use vramfit_engine::gpu_catalogue::GPUS;
 use vramfit_engine::model::{params_label, PRESETS};
 use vramfit_engine::serving_plan::ServingPlan;
@@ -45,6 +46,9 @@ pub fn estimate(e: &Estimate) -> String {
     );
     if let Some(serving) = &e.serving {
         out += &serving_lines(serving, units);
+    }
+    if let Some(speed) = &e.speed {
+        out += &speed_lines(speed);
     }
     for note in &e.notes {
         out += &format!("note: {note}\n");
@@ -102,6 +106,25 @@ pub fn accuracy(a: &KindAccuracy) -> String {
     }
     for source in sources {
         out += &format!("source: {source}\n");
+    }
+    out
+}
+
+/// The speed section: each figure, the band, the basis and the command that measures it.
+fn speed_lines(s: &Speed) -> String {
+    let mut out = format!(
+        "\nspeed          a roofline at concurrency {}\nprefill        {:.0} tokens/s (first token after {:.2} s)\ndecode         {:.1} tokens/s per request\noutput         {:.1} tokens/s over all requests (band {:.1}–{:.1})\nbasis          {}\n",
+        s.concurrency,
+        s.prefill_tokens_per_s,
+        s.ttft_s,
+        s.decode_tokens_per_s,
+        s.output_tokens_per_s,
+        s.low,
+        s.high,
+        s.basis
+    );
+    if let Some(command) = &s.measure {
+        out += &format!("measure it     {command}\n");
     }
     out
 }

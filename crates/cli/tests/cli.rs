@@ -1,5 +1,5 @@
 //! The `vramfit` binary end to end (no GPU needed): `estimate --json` follows the
-//! `vramfit.estimate/2` schema and equals the engine's own estimate; the chapter-62 lesson golden
+//! `vramfit.estimate/3` schema and equals the engine's own estimate; the chapter-62 lesson golden
 //! holds through the CLI; the human output shows a table and the verdict; bad flags and invalid
 //! scenarios exit 2 naming each bad field without a panic; `fit`, `tables --markdown` and `list`
 //! answer; `--config` reads a Hugging Face config.json and names missing fields; `--gguf` reads a
@@ -132,9 +132,9 @@ const LLAMA_CONFIG: &str = r#"{
   "torch_dtype": "bfloat16"
 }"#;
 
-/// Checks the `vramfit.estimate/2` shape and returns the total.
+/// Checks the `vramfit.estimate/3` shape and returns the total.
 fn check_estimate_json(e: &Value) -> u64 {
-    assert_eq!(e["schema"], "vramfit.estimate/2");
+    assert_eq!(e["schema"], "vramfit.estimate/3");
     let components = e["components"].as_array().expect("components is an array");
     assert!(!components.is_empty());
     let mut sum = 0u64;
@@ -694,8 +694,8 @@ fn flags_and_query_give_the_same_estimate() {
         &max-num-batched-tokens=2048&gpu-memory-utilization=0.85&block-size=32&enforce-eager=true\
         &profile-cudagraphs=false&cudagraph-mode=piecewise&max-cudagraph-capture-size=256&attention-backend=triton\
         &mem-fraction-static=0.8&quant=Q5_K_M&gguf-weights=1000,2000,3000:1000*16&n-gpu-layers=20&offload-output=last&ctx-size=8192&parallel=2&kv-unified=true\
-        &cache-type-k=q8_0&cache-type-v=q8_0&flash-attn=true&ubatch-size=256&logit-rows=ubatch&gpu-backend=vulkan&n-cpu-moe=0&weights=nf4&quantized=all-linear&grads=bf16&adapter-dtype=fp32\
-        &act-dtype=bf16&kv-dtype=fp8&optimizer=adamw-8bit&optimizer-step=for-loop&paged-optimizer=true&float8=off&master-weights=false&batch=4&seq=1024\
+        &cache-type-k=q8_0&cache-type-v=q8_0&flash-attn=true&ubatch-size=256&logit-rows=ubatch&gpu-backend=vulkan&n-cpu-moe=0&host-bandwidth=60&weights=nf4&quantized=all-linear&grads=bf16&adapter-dtype=fp32\
+        &act-dtype=bf16&kv-dtype=fp8&optimizer=adamw-8bit&optimizer-step=for-loop&paged-optimizer=true&float8=off&master-weights=false&batch=4&concurrency=4&seq=1024\
         &prompt=512&cache=static&max-cache-len=2048&kept-scores=scores&grad-accum=8&images=0&checkpointing=selective&checkpoint-every=2&compile=true&offload-activations=true&attention=eager&lora-rank=32&lora-targets=all&lora-dropout=true\
         &double-quant=true&quant-kernel=torchao-wo&int4-layout=tinygemm&int4-group=64&quant-head=true&nf4-kernel=bnb-legacy&quantize-moe-experts=false&loss=chunked&dropout=true&attention-dropout=true&method=detailed\
         &gpu=t4&vram=15GiB&gpus=2&cp=2\

@@ -16,6 +16,7 @@ mod overhead;
 mod parallel;
 mod per_token;
 mod serving;
+pub(crate) mod speed;
 mod stack;
 mod training;
 mod weights;
@@ -30,6 +31,7 @@ pub use serving::{
     GRAPH_BYTES_PER_DENSE_LAYER, GRAPH_BYTES_PER_MOE_LAYER, GRAPH_BYTES_PER_SHARED_EXPERT,
     GRAPH_POOL_BYTES, NON_TORCH_SINGLE_GPU, NON_TORCH_TENSOR_PARALLEL, SAMPLER_BYTES_PER_LOGIT,
 };
+pub use speed::{Band, Bound, Efficiency, Speed, HOST_BANDWIDTH_DEFAULT_BYTES_PER_S};
 pub use stack::Component;
 pub use weights::{NF4_BLOCK, NF4_DOUBLE_QUANT_BLOCK};
 
@@ -42,8 +44,8 @@ use serde::{Deserialize, Serialize};
 use stack::{explain, Stack};
 
 /// Version 2 added `active_params` and `architecture`, and the components `kv_cache_sliding`,
-/// `recurrent_state` and `vision`.
-pub const ESTIMATE_SCHEMA: &str = "vramfit.estimate/2";
+/// `recurrent_state` and `vision`; version 3 added `speed`.
+pub const ESTIMATE_SCHEMA: &str = "vramfit.estimate/3";
 
 /// What the estimate read the model as.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -79,6 +81,8 @@ pub struct Estimate {
     pub verdict: Verdict,
     /// A serving runtime's pool, tokens and concurrency; `None` for transformers and training.
     pub serving: Option<Serving>,
+    /// Prefill and decode speed on the GPU, where its datasheet is known; `None` for training.
+    pub speed: Option<Speed>,
     pub gpu_name: String,
     pub gpus: u32,
     pub notes: Vec<String>,
@@ -193,7 +197,8 @@ fn build_stack(
 /// elsewhere they are named as unused rather than ignored silently.
 fn unused_cache_settings(s: &Scenario) -> Option<String> {
     let set: Vec<&str> = [
-        ("prompt", s.prompt.is_some()),
+        // A serving runtime's speed reads the prompt, so only training leaves it unused.
+        ("prompt", s.prompt.is_some() && s.mode.is_training()),
         ("cache", s.cache != KvCache::Dynamic),
         ("max-cache-len", s.max_cache_len.is_some()),
         ("kept-scores", s.kept_scores != KeptScores::None),
@@ -301,6 +306,9 @@ fn estimate_resolved(s: &Scenario, r: &Resolved) -> Estimate {
     note_unused_settings(s, r, &mut notes);
     let total = stack.total();
     let budget = Budget::new(s, r);
+    let speed = speed::speed(s, r, &stack.components, serving.as_ref())
+        .map_err(|why| notes.extend(why))
+        .ok();
     Estimate {
         schema: ESTIMATE_SCHEMA.to_string(),
         scenario: s.clone(),
@@ -323,6 +331,7 @@ fn estimate_resolved(s: &Scenario, r: &Resolved) -> Estimate {
         tight_threshold_bytes: budget.tight_threshold,
         verdict: verdict(&budget, total, serving.as_ref()),
         serving,
+        speed,
         gpu_name: r.gpu_name(),
         gpus: s.gpus,
         notes,

@@ -405,6 +405,12 @@ pub const FACTOR: Positive = Positive {
     example: "1.25 pads by a quarter",
 };
 
+/// A bandwidth in GB/s (10⁹ bytes per second), as datasheets print it.
+pub const BANDWIDTH_GB_S: Positive = Positive {
+    max: 100_000.0,
+    example: "89.6 is dual-channel DDR5-5600",
+};
+
 impl Codec for Positive {
     type Value = f64;
 

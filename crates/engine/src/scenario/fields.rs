@@ -642,6 +642,10 @@ scenario_fields! {
     n_cpu_moe: u32 = 0,
         "n-cpu-moe", Whole, LlamaCpp,
         "Experts on CPU (layers)", "layers whose routed experts stay in system RAM (--n-cpu-moe)";
+    /// What the speed model reads offloaded layers at; unset, a desktop's dual-channel DDR5.
+    host_bandwidth: Option<f64> = None,
+        "host-bandwidth", Optional { inner: BANDWIDTH_GB_S, none: "89.6 GB/s (dual-channel DDR5-5600)" }, Budget in Inference,
+        "System RAM bandwidth (GB/s)", "bandwidth of the system RAM that offloaded layers are read from, for the speed estimate";
     /// Unset means the mode's default: 16-bit, or NF4 for QLoRA.
     weights: Option<Dtype> = None,
         "weights", Optional { inner: pick::<Dtype>(), none: "auto" }, Precision,
@@ -687,6 +691,11 @@ scenario_fields! {
     batch: u32 = 1,
         "batch", Count, Batch,
         "Micro-batch", "micro-batch per GPU";
+    /// Requests decoding at once, for the speed estimate (`vllm bench serve --max-concurrency`);
+    /// unset, the batch.
+    concurrency: Option<u32> = None,
+        "concurrency", Optional { inner: Count, none: "batch" }, Batch in Inference,
+        "Concurrency", "requests decoding at once, for the speed estimate (vllm bench serve --max-concurrency)";
     seq: u32 = 2048,
         "seq", Count, Batch,
         "Sequence length", "sequence length in tokens";
@@ -694,7 +703,7 @@ scenario_fields! {
     /// chunk); `seq` is what the cache holds (prompt + new tokens).
     prompt: Option<u32> = None,
         "prompt", Optional { inner: Count, none: "seq" }, Batch in Inference,
-        "Prompt / chunk", "tokens one forward processes (the prompt or a prefill chunk); seq is prompt + new tokens, what the cache holds";
+        "Prompt / chunk", "tokens one forward processes (the prompt or a prefill chunk); seq is prompt + new tokens, what the cache holds; the speed estimate's prompt";
     /// transformers' cache class; serving runtimes have their own.
     cache: KvCache = KvCache::Dynamic,
         "cache", pick::<KvCache>(), Batch in Inference,

@@ -52,6 +52,10 @@ pub struct Serving {
     /// What makes up `host_bytes`, with the same ids as the GPU's components (`weights`,
     /// `kv_cache`, `compute_buffer`, `output_buffer`).
     pub host_components: Vec<Component>,
+    /// The weights in system RAM that every token passes through (llama.cpp's CPU layers, and
+    /// its output layer when not offloaded; `token_embd` is only looked up), which the speed
+    /// model reads at the host's bandwidth.
+    pub host_layer_bytes: Bytes,
     /// The settings the runtime applies, defaults filled in, and where each came from.
     pub settings: Vec<Setting>,
 }

@@ -5,6 +5,7 @@
 
 use super::{llamacpp, sglang, transformers, vllm, Deployment, Serving};
 use crate::dtype::Dtype;
+use crate::estimate::speed::Efficiency;
 use crate::estimate::stack::Stack;
 use crate::runtime::Runtime;
 use crate::scenario::{FieldError, Group, Resolved, Scenario};
@@ -60,6 +61,24 @@ pub trait RuntimeRules: Sync {
 
     /// The accuracy panel's name for its kind of run.
     fn accuracy_label(&self) -> &'static str;
+
+    /// What it reaches of the card's peak bandwidth in decode and peak tensor throughput in
+    /// prefill (the speed model's only tuned constants).
+    fn efficiency(&self) -> Efficiency {
+        llamacpp::LLAMA_CPP_CUDA
+    }
+
+    /// The benchmark command that measures the speed estimate's figures for this scenario, with
+    /// `prompt` tokens in and `output` out at `concurrency` requests.
+    fn bench_command(
+        &self,
+        _prompt: u32,
+        _output: u32,
+        _concurrency: u32,
+        _s: &Scenario,
+    ) -> Option<String> {
+        None
+    }
 
     /// The figures its startup log prints that calibration/runtime-logs.csv compares, and where
     /// the estimate holds each.

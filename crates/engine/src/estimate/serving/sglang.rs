@@ -49,6 +49,21 @@ impl RuntimeRules for Sglang {
         "SGLang serving"
     }
 
+    fn bench_command(
+        &self,
+        prompt: u32,
+        output: u32,
+        concurrency: u32,
+        _s: &Scenario,
+    ) -> Option<String> {
+        Some(format!(
+            "python -m sglang.bench_serving --backend sglang --dataset-name random \
+             --random-input-len {prompt} --random-output-len {output} --max-concurrency \
+             {concurrency} --num-prompts {}",
+            concurrency * 10
+        ))
+    }
+
     fn logged_figures(&self) -> &'static [LoggedFigure] {
         const FIGURES: &[LoggedFigure] = &[
             LoggedFigure::new("weights", Reads::Gpu(LogFigure::ModelLoad)),
@@ -167,6 +182,7 @@ fn push(
         starts: reason.is_none(),
         reason,
         host_bytes: None,
+        host_layer_bytes: Bytes::ZERO,
         host_components: Vec::new(),
         settings: settings(s, &dflt, fraction, kv_tokens, stack.explain),
     }

@@ -64,6 +64,20 @@ impl RuntimeRules for Vllm {
         "vLLM serving"
     }
 
+    fn bench_command(
+        &self,
+        prompt: u32,
+        output: u32,
+        concurrency: u32,
+        _s: &Scenario,
+    ) -> Option<String> {
+        Some(format!(
+            "vllm bench serve --model MODEL --dataset-name random --random-input-len {prompt} \
+             --random-output-len {output} --max-concurrency {concurrency} --num-prompts {}",
+            concurrency * 10
+        ))
+    }
+
     fn logged_figures(&self) -> &'static [LoggedFigure] {
         const FIGURES: &[LoggedFigure] = &[
             LoggedFigure::new("weights", Reads::Gpu(LogFigure::ModelLoad)),
@@ -368,6 +382,7 @@ fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack) -> Servin
         starts: reason.is_none(),
         reason,
         host_bytes: None,
+        host_layer_bytes: Bytes::ZERO,
         host_components: Vec::new(),
         settings: settings.into_list(),
     }

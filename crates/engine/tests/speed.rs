@@ -1,0 +1,155 @@
+//! The speed model against rooflines computed by hand: a dense model's decode reads its weights
+//! and cache at the card's bandwidth, a mixture of experts reads the experts a batch reaches in
+//! expectation, prefill is compute against the tensor peak, and a large batch turns decode
+//! compute-bound.
+
+use vramfit_engine::estimate::{Bound, ComponentId, Speed};
+use vramfit_engine::{estimate, Estimate, Scenario};
+
+/// The RTX 4090's datasheet (Ada whitepaper): 1,008 GB/s, 165.2 dense fp16 TFLOPS.
+const BANDWIDTH: f64 = 1008e9;
+const HALF_FLOPS: f64 = 165.2e12;
+/// llama.cpp's typical shares of those peaks, which every runtime takes today.
+const BANDWIDTH_SHARE: f64 = 0.70;
+const COMPUTE_SHARE: f64 = 0.65;
+
+fn run(pairs: &[(&str, &str)]) -> Estimate {
+    let (s, errors) = Scenario::from_pairs(pairs.iter().copied());
+    assert!(errors.is_empty(), "{errors:?}");
+    estimate(&s).unwrap()
+}
+
+fn speed(e: &Estimate) -> &Speed {
+    e.speed
+        .as_ref()
+        .expect("a catalogue GPU with a datasheet gives a speed")
+}
+
+fn close(got: f64, want: f64) {
+    assert!((got / want - 1.0).abs() < 1e-9, "got {got}, want {want}");
+}
+
+#[test]
+fn a_dense_decode_step_reads_the_weights_and_the_cache() {
+    // Llama-3.1-8B in bf16: 8,030,261,248 × 2 B of weights; its cache 32 layers × 2 × 8 KV heads
+    // × 128 × 2 B = 131,072 B per token, read at a mean 1.5 tokens (prompt 1, seq 2).
+    let e = run(&[
+        ("model", "llama-3.1-8b"),
+        ("mode", "inference"),
+        ("gpu", "rtx-4090"),
+        ("prompt", "1"),
+        ("seq", "2"),
+    ]);
+    assert_eq!(e.bytes_of(ComponentId::Weights).0, 16_060_522_496);
+    let read = 16_060_522_496.0 + 131_072.0 * 1.5;
+    let sp = speed(&e);
+    close(sp.decode_tokens_per_s, BANDWIDTH * BANDWIDTH_SHARE / read);
+    assert_eq!(sp.bound, Bound::Memory);
+    assert!(
+        sp.basis.contains("16.06 GB") && sp.basis.contains("1,008 GB/s"),
+        "{}",
+        sp.basis
+    );
+    assert!(sp.low < sp.output_tokens_per_s && sp.output_tokens_per_s < sp.high);
+}
+
+#[test]
+fn prefill_is_the_prompts_flops_against_the_tensor_peak() {
+    // 2 FLOPs per parameter per token, plus causal attention: 2 × prompt² × query width (4096)
+    // per layer (32).
+    let e = run(&[
+        ("model", "llama-3.1-8b"),
+        ("mode", "inference"),
+        ("gpu", "rtx-4090"),
+        ("prompt", "512"),
+        ("seq", "640"),
+    ]);
+    let prompt = 512.0;
+    let flops = 2.0 * 8_030_261_248.0 * prompt + 2.0 * prompt * prompt * 4096.0 * 32.0;
+    let seconds = flops / (HALF_FLOPS * COMPUTE_SHARE);
+    close(speed(&e).ttft_s, seconds);
+    close(speed(&e).prefill_tokens_per_s, prompt / seconds);
+}
+
+#[test]
+fn a_mixture_of_experts_reads_the_experts_a_batch_reaches() {
+    // Qwen3-30B-A3B: 48 layers × 128 experts × 3 × 2048 × 768 routed parameters; 4 tokens each
+    // choosing 8 reach 1 − (1 − 8/128)⁴ of a layer's experts in expectation.
+    let one = run(&[
+        ("model", "qwen3-30b-a3b"),
+        ("mode", "inference"),
+        ("gpu", "rtx-4090"),
+        ("vram", "200GiB"),
+        ("prompt", "1"),
+        ("seq", "2"),
+        ("batch", "4"),
+    ]);
+    let weights = one.bytes_of(ComponentId::Weights).as_f64();
+    let routed = 48.0 * 128.0 * 3.0 * 2048.0 * 768.0 / one.params;
+    let touched = 1.0 - (1.0 - 8.0 / 128.0_f64).powi(4);
+    // 48 layers × 2 × 4 KV heads × 128 × 2 B per token, 4 requests at a mean 1.5 tokens.
+    let cache = 4.0 * 1.5 * 48.0 * 2.0 * 4.0 * 128.0 * 2.0;
+    let read = weights * (1.0 - routed) + weights * routed * touched + cache;
+    close(
+        speed(&one).decode_tokens_per_s,
+        BANDWIDTH * BANDWIDTH_SHARE / read,
+    );
+    assert!(touched < 0.25, "far fewer than all experts: {touched}");
+}
+
+#[test]
+fn a_large_batch_turns_decode_compute_bound() {
+    let e = run(&[
+        ("model", "llama-3.1-8b"),
+        ("mode", "inference"),
+        ("runtime", "vllm"),
+        ("gpu", "rtx-4090"),
+        ("prompt", "128"),
+        ("seq", "256"),
+        ("concurrency", "1024"),
+    ]);
+    let sp = speed(&e);
+    assert_eq!(sp.bound, Bound::Compute, "{}", sp.basis);
+    assert!(sp.basis.starts_with("compute-bound"));
+    let single = run(&[
+        ("model", "llama-3.1-8b"),
+        ("mode", "inference"),
+        ("runtime", "vllm"),
+        ("gpu", "rtx-4090"),
+        ("prompt", "128"),
+        ("seq", "256"),
+        ("concurrency", "1"),
+    ]);
+    assert!(sp.output_tokens_per_s > 20.0 * speed(&single).output_tokens_per_s);
+    assert!(sp
+        .measure
+        .as_deref()
+        .unwrap()
+        .contains("--max-concurrency 1024"));
+}
+
+#[test]
+fn no_datasheet_is_said_not_guessed() {
+    let undocumented = vramfit_engine::gpu_catalogue::GPUS
+        .iter()
+        .filter(|g| g.datasheet.is_none());
+    for gpu in undocumented {
+        let e = run(&[
+            ("model", "llama-3.1-8b"),
+            ("mode", "inference"),
+            ("gpu", gpu.id),
+        ]);
+        assert!(e.speed.is_none());
+        assert!(
+            e.notes.iter().any(|n| n.contains("no datasheet")),
+            "{:?}",
+            e.notes
+        );
+    }
+    let training = run(&[
+        ("model", "llama-3.1-8b"),
+        ("mode", "qlora"),
+        ("gpu", "rtx-4090"),
+    ]);
+    assert!(training.speed.is_none());
+}
