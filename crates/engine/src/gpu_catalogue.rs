@@ -3,6 +3,16 @@
 //! published captures quoted in docs/gpu-totals.md, are the evidence). AMD Instinct cards have no
 //! NVML: their totals are rocm-smi's, and `vramfit probe` cannot read them (paste the totals).
 //! Not to be confused with the CLI's `gpu/`, which reads real GPUs through NVML.
+//!
+//! Each card's [`Datasheet`] is its maker's own figures, cited in its `source`: NVIDIA's product
+//! datasheets for the data-centre and workstation cards (T4, V100, A10, A40, A100, A800, L4, L40,
+//! L40S, H100 SXM/PCIe/NVL, H200, the Blackwell datasheet's HGX B200), the appendix tables of
+//! the Ampere GA102, Ada and RTX Blackwell architecture whitepapers for the GeForce and RTX
+//! workstation cards, and AMD's Instinct MI300X and MI325X datasheets. Where a datasheet prints
+//! only sparse figures (marked "with sparsity") they are halved; the whitepapers print the dense
+//! figure first. A card whose figures its maker does not publish (the A10G, the H20, GeForce
+//! cards that came after their architecture's whitepaper, the RTX PRO 6000's fp8/int8/fp4) has
+//! no datasheet rather than a guess.
 
 use crate::units::{Bytes, GIB, MIB};
 
@@ -37,16 +47,24 @@ pub struct Gpu {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Datasheet {
     pub memory_bytes_per_s: f64,
-    /// Dense tensor FLOP/s with 16-bit inputs (bf16, or fp16 where the card has no bf16).
+    /// Dense tensor FLOP/s with 16-bit inputs (bf16, or fp16 where the card has no bf16: V100,
+    /// T4), with FP32 accumulation, which is what PyTorch, vLLM and llama.cpp run bf16 and fp16
+    /// GEMMs with. GeForce whitepapers print two rows, FP16 accumulate and FP32 accumulate, the
+    /// latter half the former on GeForce cards: this is the FP32-accumulate row. Data-centre and
+    /// workstation cards print one figure.
     pub half_flops_per_s: f64,
-    /// Dense fp8 tensor FLOP/s; 0 where the card has no fp8 path (before Ada and Hopper).
+    /// Dense fp8 tensor FLOP/s, the FP32-accumulate row on GeForce cards as for 16-bit; 0 where
+    /// the card has no fp8 path (before Ada and Hopper).
     pub fp8_flops_per_s: f64,
-    /// Dense int8 tensor ops/s.
+    /// Dense int8 tensor ops/s; 0 where the tensor cores have no int8 path (Volta).
     pub int8_ops_per_s: f64,
-    /// Dense fp4 tensor FLOP/s; 0 before Blackwell.
+    /// Dense fp4 tensor FLOP/s; 0 before Blackwell. On GeForce Blackwell it is four times the
+    /// FP32-accumulate fp8 figure (the whitepaper's only fp4 row, with FP32 accumulate).
     pub fp4_flops_per_s: f64,
-    /// One direction of the card's link to its peers: NVLink where it has one, else its PCIe
-    /// slot.
+    /// One direction of the card's link to its peers: half the "total" (bidirectional) NVLink or
+    /// Infinity Fabric bandwidth of an SXM/OAM part or an H100 NVL pair, else its PCIe slot
+    /// (3.0 x16 ≈ 16 GB/s, 4.0 x16 32, 5.0 x16 64). Optional 2-way NVLink bridges on PCIe
+    /// cards (RTX 3090, A6000, A40) are not counted.
     pub link_bytes_per_s: f64,
     /// The datasheet: its title or address.
     pub source: &'static str,
@@ -147,16 +165,62 @@ const fn logged_gib(hundredths: u64) -> u64 {
 
 /// Ordered by capacity, smallest first, so "the smallest GPU that fits" is the first match.
 pub const GPUS: &[Gpu] = &[
-    gpu("rtx-3070", "GeForce RTX 3070 8GB", 8.0, Some(8192)),
-    gpu("rtx-3080", "GeForce RTX 3080 10GB", 10.0, Some(10240)),
+    gpu("rtx-3070", "GeForce RTX 3070 8GB", 8.0, Some(8192)).sheet(datasheet(
+        448.0,
+        40.6,
+        0.0,
+        162.6,
+        0.0,
+        32.0,
+        "NVIDIA Ampere GA102 GPU Architecture whitepaper v2, Appendix A (RTX 3070: 448 \
+         GB/s; FP16 tensor with FP32 accumulate 40.6, INT8 162.6, dense); PCIe 4.0 x16",
+    )),
+    gpu("rtx-3080", "GeForce RTX 3080 10GB", 10.0, Some(10240)).sheet(datasheet(
+        760.0,
+        59.5,
+        0.0,
+        238.0,
+        0.0,
+        32.0,
+        "NVIDIA Ampere GA102 GPU Architecture whitepaper v2, Table 2 (RTX 3080: 760 \
+         GB/s; FP16 tensor with FP32 accumulate 59.5, INT8 238, dense); PCIe 4.0 x16",
+    )),
     gpu("rtx-5070", "GeForce RTX 5070 12GB", 12.0, Some(12227)),
     gpu("rtx-4070", "GeForce RTX 4070 12GB", 12.0, Some(12282)),
     gpu("rtx-3060", "GeForce RTX 3060 12GB", 12.0, Some(12288)),
     gpu("rtx-3080-ti", "GeForce RTX 3080 Ti 12GB", 12.0, Some(12288)),
-    gpu("t4", "Tesla T4 16GB", 16.0, Some(15360)),
-    gpu("v100-16", "Tesla V100 16GB", 16.0, Some(16130)),
+    gpu("t4", "Tesla T4 16GB", 16.0, Some(15360)).sheet(datasheet(
+        320.0,
+        65.0,
+        0.0,
+        130.0,
+        0.0,
+        16.0,
+        "NVIDIA T4 datasheet (320 GB/s; mixed-precision FP16/FP32 tensor 65 TFLOPS, \
+         INT8 130 TOPS); PCIe 3.0 x16",
+    )),
+    gpu("v100-16", "Tesla V100 16GB", 16.0, Some(16130)).sheet(datasheet(
+        900.0,
+        125.0,
+        0.0,
+        0.0,
+        0.0,
+        150.0,
+        "NVIDIA Tesla V100 datasheet, SXM2 column (900 GB/s; FP16 tensor 125 TFLOPS, no \
+         int8 tensor path); NVLink 300 GB/s total",
+    )),
     gpu("rtx-5070-ti", "GeForce RTX 5070 Ti 16GB", 16.0, Some(16303)),
-    gpu("rtx-4080", "GeForce RTX 4080 16GB", 16.0, Some(16376)),
+    gpu("rtx-4080", "GeForce RTX 4080 16GB", 16.0, Some(16376)).sheet(datasheet(
+        716.8,
+        97.5,
+        194.9,
+        389.9,
+        0.0,
+        32.0,
+        "NVIDIA Ada GPU Architecture whitepaper v2.1, Appendix A (RTX 4080: 716.8 GB/s; \
+         FP16 tensor with FP32 accumulate 97.5, FP8 with FP32 accumulate 194.9, INT8 \
+         389.9, dense); PCIe 4.0 x16",
+    )),
     gpu(
         "rtx-4080-super",
         "GeForce RTX 4080 SUPER 16GB",
@@ -171,9 +235,27 @@ pub const GPUS: &[Gpu] = &[
     ),
     gpu("rtx-5080", "GeForce RTX 5080 16GB", 16.0, None),
     gpu("rtx-4060-ti-16", "GeForce RTX 4060 Ti 16GB", 16.0, None),
-    gpu("a10", "A10 24GB", 24.0, Some(23028)),
+    gpu("a10", "A10 24GB", 24.0, Some(23028)).sheet(datasheet(
+        600.0,
+        125.0,
+        0.0,
+        250.0,
+        0.0,
+        32.0,
+        "NVIDIA A10 datasheet (600 GB/s; BF16 tensor 125 TFLOPS, INT8 250 TOPS, dense); \
+         PCIe 4.0 x16 (64 GB/s both ways)",
+    )),
     gpu("a10g", "A10G 24GB", 24.0, Some(23028)),
-    gpu("l4", "L4 24GB", 24.0, Some(23034)),
+    gpu("l4", "L4 24GB", 24.0, Some(23034)).sheet(datasheet(
+        300.0,
+        121.0,
+        242.5,
+        242.5,
+        0.0,
+        32.0,
+        "NVIDIA L4 datasheet (300 GB/s; its sparse BF16 242, FP8 485, INT8 485 halved); \
+         PCIe 4.0 x16 (64 GB/s both ways)",
+    )),
     gpu("rtx-4090", "GeForce RTX 4090 24GB", 24.0, Some(24564)).sheet(datasheet(
         1008.0,
         165.2,
@@ -181,40 +263,182 @@ pub const GPUS: &[Gpu] = &[
         660.6,
         0.0,
         32.0,
-        "NVIDIA Ada GPU Architecture whitepaper v2.1, Appendix A Table 2 (RTX 4090: 1008 GB/s; \
-         FP16 tensor with FP32 accumulate 165.2 TFLOPS, FP8 330.3, INT8 660.6, dense); PCIe 4.0 x16",
+        "NVIDIA Ada GPU Architecture whitepaper v2.1, Appendix A (RTX 4090: 1008 GB/s; \
+         FP16 tensor with FP32 accumulate 165.2, FP8 with FP32 accumulate 330.3 as \
+         corrected in v2.02, INT8 660.6, dense); PCIe 4.0 x16",
     )),
     // vLLM 0.5-era logs on an RTX 3090: total_gpu_memory 23.58 GiB (calibration/runtime-gpus.csv).
-    gpu("rtx-3090", "GeForce RTX 3090 24GB", 24.0, Some(24576)).cuda(logged_gib(2358)),
-    gpu("rtx-5090", "GeForce RTX 5090 32GB", 32.0, Some(32607)),
-    gpu("v100-32", "Tesla V100 32GB", 32.0, None),
+    gpu("rtx-3090", "GeForce RTX 3090 24GB", 24.0, Some(24576))
+        .cuda(logged_gib(2358))
+        .sheet(datasheet(
+            936.0,
+            71.2,
+            0.0,
+            284.0,
+            0.0,
+            32.0,
+            "NVIDIA Ampere GA102 GPU Architecture whitepaper v2, Appendix A, and RTX \
+             Blackwell whitepaper Table 3 (RTX 3090: 936 GB/s; FP16 tensor with FP32 \
+             accumulate 71.2, INT8 284, dense); PCIe 4.0 x16",
+        )),
+    gpu("rtx-5090", "GeForce RTX 5090 32GB", 32.0, Some(32607)).sheet(datasheet(
+        1792.0,
+        209.5,
+        419.0,
+        838.0,
+        1676.0,
+        64.0,
+        "NVIDIA RTX Blackwell GPU Architecture whitepaper, Appendix A Table 3 (RTX \
+         5090: 1792 GB/s; BF16 and FP8 with FP32 accumulate 209.5 and 419, INT8 838, \
+         FP4 1676, dense); PCIe 5.0 x16",
+    )),
+    gpu("v100-32", "Tesla V100 32GB", 32.0, None).sheet(datasheet(
+        900.0,
+        125.0,
+        0.0,
+        0.0,
+        0.0,
+        150.0,
+        "NVIDIA Tesla V100 datasheet, SXM2 column (900 GB/s; FP16 tensor 125 TFLOPS, no \
+         int8 tensor path); NVLink 300 GB/s total",
+    )),
     // vLLM log on an A100 40GB: total_gpu_memory 39.38 GiB.
-    gpu("a100-40", "A100 40GB", 40.0, Some(40536)).cuda(logged_gib(3938)),
+    gpu("a100-40", "A100 40GB", 40.0, Some(40536))
+        .cuda(logged_gib(3938))
+        .sheet(datasheet(
+            1555.0,
+            312.0,
+            0.0,
+            624.0,
+            0.0,
+            300.0,
+            "NVIDIA A100 datasheet, 40GB SXM column (1555 GB/s; BF16 tensor 312 TFLOPS, \
+             INT8 624 TOPS, dense); NVLink 600 GB/s total",
+        )),
     // ECC on, as data-centre cards ship; with ECC off the L40 and A40 print 49140 MiB.
-    gpu("l40", "L40 48GB", 48.0, Some(46068)),
+    gpu("l40", "L40 48GB", 48.0, Some(46068)).sheet(datasheet(
+        864.0,
+        181.05,
+        362.0,
+        362.0,
+        0.0,
+        32.0,
+        "NVIDIA L40 datasheet (864 GB/s; BF16 tensor 181.05, FP8 362, INT8 362, dense); \
+         PCIe 4.0 x16 (64 GB/s both ways)",
+    )),
     // vLLM log on an L40S: "Free memory on device (43.93/44.42 GiB)".
-    gpu("l40s", "L40S 48GB", 48.0, Some(46068)).cuda(logged_gib(4442)),
-    gpu("a40", "A40 48GB", 48.0, Some(46068)),
+    gpu("l40s", "L40S 48GB", 48.0, Some(46068))
+        .cuda(logged_gib(4442))
+        .sheet(datasheet(
+            864.0,
+            362.05,
+            733.0,
+            733.0,
+            0.0,
+            32.0,
+            "NVIDIA L40S datasheet (864 GB/s; BF16 tensor 362.05, FP8 733, INT8 733, \
+             dense); PCIe 4.0 x16 (64 GB/s both ways)",
+        )),
+    gpu("a40", "A40 48GB", 48.0, Some(46068)).sheet(datasheet(
+        696.0,
+        149.7,
+        0.0,
+        299.3,
+        0.0,
+        32.0,
+        "NVIDIA A40 datasheet (696 GB/s; BF16 tensor 149.7, INT8 299.3, dense); PCIe \
+         4.0 x16 (64 GB/s both ways; the optional 2-way NVLink bridge is not counted)",
+    )),
     // ECC off, as the published workstation captures show; ECC on prints 46068 MiB.
     gpu(
         "rtx-6000-ada",
         "RTX 6000 Ada Generation 48GB",
         48.0,
         Some(49140),
-    ),
-    gpu("a6000", "RTX A6000 48GB", 48.0, None),
+    )
+    .sheet(datasheet(
+        960.0,
+        364.2,
+        728.5,
+        728.5,
+        0.0,
+        32.0,
+        "NVIDIA Ada GPU Architecture whitepaper v2.1, Appendix A (RTX 6000 Ada: 960 \
+         GB/s; BF16 tensor with FP32 accumulate 364.2, FP8 728.5, INT8 728.5, dense); \
+         PCIe 4.0 x16",
+    )),
+    gpu("a6000", "RTX A6000 48GB", 48.0, None).sheet(datasheet(
+        768.0,
+        154.8,
+        0.0,
+        309.7,
+        0.0,
+        32.0,
+        "NVIDIA Ampere GA102 GPU Architecture whitepaper v2, Appendix C (RTX A6000: 768 \
+         GB/s; BF16 tensor with FP32 accumulate 154.8, INT8 309.7, dense); PCIe 4.0 x16 \
+         (NVLink bridge not counted)",
+    )),
     // nvaccelinfo "Global Memory Size: 85045477376" beside nvidia-smi's 81559MiB (docs/gpu-totals.md).
     gpu("h100-pcie", "H100 PCIe 80GB", 80.0, Some(81559))
         .cuda(85_045_477_376)
-        .hopper(),
+        .hopper()
+        .sheet(datasheet(
+            2000.0,
+            756.5,
+            1513.0,
+            1513.0,
+            0.0,
+            64.0,
+            "NVIDIA H100 datasheet, PCIe column (2 TB/s; its sparse BF16 1513, FP8 3026, \
+             INT8 3026 halved); PCIe 5.0 x16 (128 GB/s both ways)",
+        )),
     // Every vLLM 0.19.0 log of llm-d-planner's H100 sweep: total_memory=79.19GiB.
     gpu("h100-80", "H100 80GB", 80.0, Some(81559))
         .cuda(logged_gib(7919))
         .on_nvswitch()
-        .hopper(),
-    gpu("a100-80", "A100 80GB", 80.0, Some(81920)),
-    gpu("a800-80", "A800 80GB", 80.0, Some(81920)),
-    gpu("h100-nvl", "H100 NVL 94GB", 94.0, Some(95830)).hopper(),
+        .hopper()
+        .sheet(datasheet(
+            3350.0,
+            989.5,
+            1979.0,
+            1979.0,
+            0.0,
+            450.0,
+            "NVIDIA H100 datasheet, SXM column (3.35 TB/s; its sparse BF16 1979, FP8 3958, \
+             INT8 3958 halved); NVLink 900 GB/s total",
+        )),
+    gpu("a100-80", "A100 80GB", 80.0, Some(81920)).sheet(datasheet(
+        2039.0,
+        312.0,
+        0.0,
+        624.0,
+        0.0,
+        300.0,
+        "NVIDIA A100 datasheet, 80GB SXM column (2039 GB/s; BF16 tensor 312 TFLOPS, \
+         INT8 624 TOPS, dense); NVLink 600 GB/s total",
+    )),
+    gpu("a800-80", "A800 80GB", 80.0, Some(81920)).sheet(datasheet(
+        2039.0,
+        312.0,
+        0.0,
+        624.0,
+        0.0,
+        200.0,
+        "NVIDIA A800 datasheet, 80GB SXM column (2039 GB/s; BF16 tensor 312 TFLOPS, \
+         INT8 624 TOPS, dense); NVLink 400 GB/s total",
+    )),
+    gpu("h100-nvl", "H100 NVL 94GB", 94.0, Some(95830))
+        .hopper()
+        .sheet(datasheet(
+            3900.0,
+            835.5,
+            1670.5,
+            1670.5,
+            0.0,
+            300.0,
+            "NVIDIA H100 datasheet, H100 NVL column (3.9 TB/s; its sparse BF16 1671, FP8 \
+             3341, INT8 3341 halved); NVLink bridge 600 GB/s total",
+        )),
     gpu("h20", "H20 96GB", 96.0, Some(97871))
         .on_nvswitch()
         .hopper(),
@@ -226,19 +450,58 @@ pub const GPUS: &[Gpu] = &[
     ),
     gpu("h200", "H200 141GB", 141.0, Some(143771))
         .on_nvswitch()
-        .hopper(),
+        .hopper()
+        .sheet(datasheet(
+            4800.0,
+            989.5,
+            1979.0,
+            1979.0,
+            0.0,
+            450.0,
+            "NVIDIA H200 datasheet, SXM column (4.8 TB/s; its sparse BF16 1979, FP8 3958, \
+             INT8 3958 halved); NVLink 900 GB/s total",
+        )),
     // "183,359 MiB in nvidia-smi and 178.35 GiB through CUDA" (docs/gpu-totals.md).
     gpu("b200", "B200 180GB", 180.0, Some(183359))
         .cuda(logged_gib(17835))
-        .on_nvswitch(),
+        .on_nvswitch()
+        .sheet(datasheet(
+            7700.0,
+            2250.0,
+            4500.0,
+            4500.0,
+            9000.0,
+            900.0,
+            "NVIDIA Blackwell datasheet, HGX B200 per GPU (180 GB, 7.7 TB/s; its sparse \
+             BF16 4.5, FP8 9, INT8 9, FP4 18 PFLOPS halved); NVLink 1.8 TB/s total",
+        )),
     // rocm-smi's "VRAM Total Memory (B)": 206141652992 B on bare metal.
     gpu(
         "mi300x",
         "Instinct MI300X 192GB (ROCm)",
         192.0,
         Some(196592),
-    ),
-    gpu("mi325x", "Instinct MI325X 256GB (ROCm)", 256.0, None),
+    )
+    .sheet(datasheet(
+        5300.0,
+        1307.4,
+        2614.9,
+        2614.9,
+        0.0,
+        448.0,
+        "AMD Instinct MI300X datasheet (5.3 TB/s; FP16/BF16 1307.4, FP8 2614.9, INT8 \
+         2614.9, dense); Infinity Fabric 7 links x 128 GB/s = 896 GB/s total",
+    )),
+    gpu("mi325x", "Instinct MI325X 256GB (ROCm)", 256.0, None).sheet(datasheet(
+        6000.0,
+        1307.4,
+        2614.9,
+        2614.9,
+        0.0,
+        448.0,
+        "AMD Instinct MI325X datasheet (6 TB/s; FP16/BF16 1307.4, FP8 2614.9, INT8 \
+         2614.9, dense); Infinity Fabric 7 links x 128 GB/s = 896 GB/s total",
+    )),
 ];
 
 pub fn find(id: &str) -> Option<&'static Gpu> {
@@ -277,6 +540,55 @@ mod tests {
             reserves[mid]
         };
         assert_eq!(median / MIB, DRIVER_RESERVE_FALLBACK.0 / MIB);
+    }
+
+    #[test]
+    fn datasheets_are_dense_and_sane() {
+        for g in GPUS {
+            let Some(d) = g.datasheet else { continue };
+            assert!(d.memory_bytes_per_s > 0.0, "{}", g.id);
+            assert!(d.half_flops_per_s > 0.0, "{}", g.id);
+            assert!(d.link_bytes_per_s > 0.0, "{}", g.id);
+            assert!(!d.source.is_empty(), "{}", g.id);
+            // Dense fp8 is twice dense 16-bit on Ada, Hopper, Blackwell and CDNA 3. The L40S
+            // datasheet prints 733 fp8 beside 362.05 bf16 (2.02x), hence the 2% slack.
+            assert!(
+                d.fp8_flops_per_s <= 2.0 * d.half_flops_per_s * 1.02,
+                "{}: fp8 {} > 2 x half {}",
+                g.id,
+                d.fp8_flops_per_s,
+                d.half_flops_per_s
+            );
+            // A sparse figure slipped in would put 16-bit at or above int8.
+            if d.int8_ops_per_s > 0.0 {
+                assert!(d.int8_ops_per_s > d.half_flops_per_s, "{}", g.id);
+            }
+            let blackwell = matches!(
+                g.id,
+                "rtx-5070" | "rtx-5070-ti" | "rtx-5080" | "rtx-5090" | "rtx-pro-6000" | "b200"
+            );
+            assert_eq!(
+                d.fp4_flops_per_s > 0.0,
+                blackwell,
+                "{}: fp4 only on Blackwell",
+                g.id
+            );
+        }
+    }
+
+    #[test]
+    fn the_cards_the_docs_use_have_datasheets() {
+        for id in [
+            "rtx-4090", "rtx-3090", "a100-80", "h100-80", "h200", "l4", "t4",
+        ] {
+            assert!(find(id).unwrap().datasheet.is_some(), "{id}");
+        }
+        let h100 = find("h100-80").unwrap().datasheet.unwrap();
+        assert_eq!(h100.half_flops_per_s, 989.5e12);
+        assert_eq!(h100.link_bytes_per_s, 450e9);
+        let rtx4090 = find("rtx-4090").unwrap().datasheet.unwrap();
+        assert_eq!(rtx4090.half_flops_per_s, 165.2e12);
+        assert_eq!(rtx4090.memory_bytes_per_s, 1008e9);
     }
 
     #[test]
