@@ -6,8 +6,8 @@
 
 use std::path::Path;
 use vramfit_engine::accuracy::{
-    compare, compare_measured, compare_runtime_logs, summarize, summarize_runtime_logs, Comparison,
-    Metric, Summary,
+    compare, compare_measured, compare_runtime_logs, compare_speed, summarize,
+    summarize_runtime_logs, summarize_speed, Comparison, Metric, Summary,
 };
 
 /// Where the measurement kit writes, one document per scenario, and where the kit is.
@@ -26,6 +26,7 @@ pub fn report(root: &Path) -> Result<(), String> {
         println!("not compared: {id}: {why}");
     }
     runtime_report(&read("runtime-logs.csv")?);
+    speed_report(&read("speed-measured.csv")?, &read("speed-scenarios.csv")?);
     measured_report(root)
 }
 
@@ -124,6 +125,34 @@ fn figure_value(figure: &str, value: f64) -> String {
         "kv_tokens" => format!("{value:.0}"),
         "max_concurrency" => format!("{value:.2}x"),
         _ => format!("{:.3}GiB", value / (1u64 << 30) as f64),
+    }
+}
+
+/// Published speeds (calibration/speed-measured.csv, as speed-scenarios.csv maps them) against
+/// the speed model, and the share inside its band.
+fn speed_report(measured: &str, scenarios: &str) {
+    let (rows, skipped) = compare_speed(measured, scenarios);
+    println!(
+        "\n{:<10} {:<34} {:>10} {:>10} {:>8} {:>8}",
+        "speed", "kind", "measured", "predicted", "error", "in band"
+    );
+    for r in &rows {
+        let band = match r.in_band {
+            Some(true) => "yes",
+            Some(false) => "no",
+            None => "",
+        };
+        println!(
+            "{:<10} {:<34} {:>10.1} {:>10.1} {:>+7.1}% {:>8}",
+            r.id, r.kind, r.measured, r.predicted, r.error_pct, band
+        );
+    }
+    print_summaries("speed (tokens/s)", &summarize_speed(&rows));
+    let banded: Vec<bool> = rows.iter().filter_map(|r| r.in_band).collect();
+    let inside = banded.iter().filter(|b| **b).count();
+    println!("inside the band: {inside} of {} decode rows", banded.len());
+    for (id, why) in skipped {
+        println!("not compared: {id}: {why}");
     }
 }
 

@@ -328,3 +328,33 @@ fn runtime_logs_stay_within_their_ceilings() {
         vllm_logs.len()
     );
 }
+
+const SPEED_MEASURED: &str = include_str!("../../../calibration/speed-measured.csv");
+const SPEED_SCENARIOS: &str = include_str!("../../../calibration/speed-scenarios.csv");
+
+/// Ceilings on the median |error| of the speed model per kind (calibration/speed-measured.csv),
+/// today's figure plus headroom. The targets are 10% for decode and 15% for prefill.
+const SPEED_MEDIAN_MAX_PCT: &[(&str, f64)] = &[
+    ("llama.cpp decode, consumer tokens/s", 15.0), // today 11.2
+    ("llama.cpp decode, data-centre tokens/s", 6.0), // today 3.8
+    ("llama.cpp prefill, consumer tokens/s", 35.0), // today 28.2
+    ("llama.cpp prefill, data-centre tokens/s", 45.0), // today 37.0
+];
+
+#[test]
+fn speed_rows_stay_within_their_ceilings() {
+    let (rows, _) = vramfit_engine::accuracy::compare_speed(SPEED_MEASURED, SPEED_SCENARIOS);
+    assert!(rows.len() >= 30, "{} speed rows compared", rows.len());
+    let summaries = vramfit_engine::accuracy::summarize_speed(&rows);
+    for (kind, ceiling) in SPEED_MEDIAN_MAX_PCT {
+        let summary = summaries
+            .iter()
+            .find(|s| s.category == *kind)
+            .unwrap_or_else(|| panic!("no speed rows of kind {kind}"));
+        assert!(
+            summary.median_abs_pct <= *ceiling,
+            "{kind}: median |error| {:.1}% over its ceiling {ceiling}%",
+            summary.median_abs_pct
+        );
+    }
+}

@@ -10,7 +10,7 @@ use vramfit_engine::{estimate, Estimate, Scenario};
 const BANDWIDTH: f64 = 1008e9;
 const HALF_FLOPS: f64 = 165.2e12;
 /// llama.cpp's typical shares of those peaks, which every runtime takes today.
-const BANDWIDTH_SHARE: f64 = 0.70;
+const BANDWIDTH_SHARE: f64 = 0.67;
 const COMPUTE_SHARE: f64 = 0.65;
 
 fn run(pairs: &[(&str, &str)]) -> Estimate {

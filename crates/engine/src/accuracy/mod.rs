@@ -10,8 +10,10 @@
 //! estimate of the scenario the kit ran.
 
 mod kind;
+mod speed;
 
 pub use kind::{RunKind, WeightClass};
+pub use speed::{compare_speed, summarize_speed, SpeedComparison};
 
 use crate::estimate::{estimate, Component, Estimate, LogFigure, Reads};
 use crate::measurement::WorkloadMeasurement;
@@ -109,7 +111,10 @@ pub fn csv_fields(line: &str) -> Vec<String> {
 }
 
 pub(crate) fn records(csv: &str) -> Vec<std::collections::HashMap<String, String>> {
-    let mut lines = csv.lines().filter(|l| !l.trim().is_empty());
+    // `#` lines are a file's notes on its columns and sources.
+    let mut lines = csv
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'));
     let header = lines.next().map(csv_fields).unwrap_or_default();
     lines
         .map(|line| header.iter().cloned().zip(csv_fields(line)).collect())
@@ -397,7 +402,7 @@ pub fn summarize_runtime_logs(comparisons: &[RuntimeComparison]) -> Vec<Summary>
 }
 
 /// The error figures of one group of rows, each an id, a signed error and its source.
-fn summary<'a>(
+pub(crate) fn summary<'a>(
     kind: &str,
     figure: &str,
     rows: impl Iterator<Item = (&'a str, f64, &'a str)>,

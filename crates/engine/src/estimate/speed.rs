@@ -12,7 +12,6 @@
 use super::component::ComponentId;
 use super::serving::{Deployment, KvLayout, Serving};
 use super::stack::Component;
-use crate::dtype::Dtype;
 use crate::gpu_catalogue::Datasheet;
 use crate::scenario::{Resolved, Scenario};
 use crate::units::group_thousands;
@@ -155,16 +154,6 @@ fn experts_touched(r: &Resolved, tokens: f64) -> f64 {
     1.0 - (1.0 - chosen.min(1.0)).powf(tokens)
 }
 
-/// The tensor throughput the weights' format runs at.
-fn peak(r: &Resolved, sheet: &Datasheet) -> f64 {
-    match r.weights {
-        Dtype::Fp8 if sheet.fp8_flops_per_s > 0.0 => sheet.fp8_flops_per_s,
-        Dtype::Mxfp4 if sheet.fp4_flops_per_s > 0.0 => sheet.fp4_flops_per_s,
-        Dtype::Int8 => sheet.int8_ops_per_s,
-        _ => sheet.half_flops_per_s,
-    }
-}
-
 /// FLOPs of attention for `tokens` new tokens against `context` cached ones, per GPU: scores
 /// and their weighted sum, `2 × 2 × query width` per pair and attention layer.
 fn attention_flops(r: &Resolved, d: &Deployment, tokens: f64, context: f64) -> f64 {
@@ -256,11 +245,11 @@ pub(super) fn speed(
     let host = s
         .host_bandwidth
         .map_or(HOST_BANDWIDTH_DEFAULT_BYTES_PER_S, |gb| gb * 1e9);
-    let peak = peak(r, sheet);
+    let (peak, compute) = s.runtime.rules().tensor_path(s, r, sheet);
     let (prompt, output, context) = lengths(s);
     let b = f64::from(s.concurrency.unwrap_or(s.batch).max(1));
     let run = |band: fn(&Band) -> f64| {
-        let (bw, compute) = (band(&eff.bandwidth), band(&eff.compute));
+        let (bw, compute) = (band(&eff.bandwidth), band(&compute));
         let (prefill, _) = prefill_step(r, &d, &w, prompt).seconds(sheet, peak, host, bw, compute);
         let (step, bound) =
             decode_step(r, &d, &w, &layout, b, context).seconds(sheet, peak, host, bw, compute);
@@ -283,7 +272,13 @@ pub(super) fn speed(
         low: run(|b| b.low).3,
         high: run(|b| b.high).3,
         concurrency: b as u32,
-        basis: basis(&decode, bound, (sheet, peak, host), b, &eff),
+        basis: basis(
+            &decode,
+            bound,
+            (sheet, peak, host),
+            b,
+            (&eff.bandwidth, &compute),
+        ),
         measure: s.runtime.rules().bench_command(
             prompt as u32,
             output.map_or(DECODE_BENCH_TOKENS, |o| o as u32),
@@ -299,7 +294,7 @@ fn basis(
     bound: Bound,
     peaks: (&Datasheet, f64, f64),
     b: f64,
-    eff: &Efficiency,
+    shares: (&Band, &Band),
 ) -> String {
     let (sheet, peak, host) = peaks;
     let gb = |bytes: f64| format!("{:.2} GB", bytes / 1e9);
@@ -320,14 +315,14 @@ fn basis(
                 if b == 1.0 { "" } else { "s" },
                 gb(step.gpu_bytes),
                 group_thousands((sheet.memory_bytes_per_s / 1e9).round() as u64),
-                eff.bandwidth.typical * 100.0
+                shares.0.typical * 100.0
             )
         }
         Bound::Compute => format!(
             "compute-bound: a step of {b} tokens does {:.1} TFLOP at {:.0} TFLOPS × {:.0}%",
             step.flops / 1e12,
             peak / 1e12,
-            eff.compute.typical * 100.0
+            shares.1.typical * 100.0
         ),
     }
 }

@@ -72,6 +72,7 @@ use crate::estimate::speed::{Band, Efficiency};
 use crate::estimate::stack::{explain, Component, Stack};
 use crate::estimate::ComponentId;
 use crate::estimate::LogFigure;
+use crate::gpu_catalogue::Datasheet;
 use crate::model::{Architecture, Block, Projection};
 use crate::runtime::{GpuBackend, LogitRows, OffloadOutput, Runtime};
 use crate::scenario::{FieldError, Group};
@@ -83,16 +84,22 @@ use vramfit_gguf::GgmlType;
 
 pub(super) struct LlamaCpp;
 
-/// llama.cpp's CUDA backend on an RTX 4090 (ggml-org/llama.cpp PR #4766, 2024-01-10, llama-bench
-/// on codellama-7b, 1,008 GB/s and 165.2 dense fp16 TFLOPS): decode reads the file once per
-/// token, `tg 128` 61.03 t/s in F16 (12.55 GiB: 82% of the bandwidth) and 98.13 t/s in Q8_0
-/// (6.67 GiB: 70%); prefill `pp 512` 11,048 t/s in F16, 7,980 in Q4_0 and 7,664 in Q8_0 (2 × 6.74B
-/// FLOPs per token: 90%, 65% and 63% of the fp16 peak). The low and high ends span those formats.
-/// The other runtimes take these until calibration/ holds their own measurements.
+/// llama.cpp's CUDA backend. Decode: the CUDA scoreboard's `tg128` rows for Llama 2 7B Q4_0
+/// (discussion #15013, calibration/speed-measured.csv) read the file at a median 67% of the
+/// card's bandwidth (51% on the H100 to 75% on the RTX 4080); an F16 file reaches 82% on an RTX
+/// 4090 (PR #4766, 2024-01-10: `tg 128` 61.03 t/s from 12.55 GiB at 1,008 GB/s). Prefill through
+/// cuBLAS in fp16: 90% of the RTX 4090's fp16 peak for an F16 file (PR #4766, `pp 512` 11,048
+/// t/s), 65% for quantized files when they were dequantized for cuBLAS (the same PR), 33% on a
+/// V100, whose quantized matmuls have no int8 tensor cores (the scoreboard). The other runtimes
+/// take these until calibration/ holds their own measurements.
 pub const LLAMA_CPP_CUDA: Efficiency = Efficiency {
-    bandwidth: Band::new(0.55, 0.70, 0.85),
-    compute: Band::new(0.45, 0.65, 0.90),
+    bandwidth: Band::new(0.50, 0.67, 0.82),
+    compute: Band::new(0.33, 0.65, 0.90),
 };
+
+/// Quantized matmuls on int8 tensor cores (MMQ): the CUDA scoreboard's `pp512` rows for Llama 2
+/// 7B Q4_0 reach a median 21% of the card's dense int8 peak, from 9% (H100) to 33% (L40).
+pub const LLAMA_CPP_MMQ: Band = Band::new(0.09, 0.21, 0.33);
 
 impl RuntimeRules for LlamaCpp {
     fn name(&self) -> &'static str {
@@ -130,6 +137,17 @@ impl RuntimeRules for LlamaCpp {
 
     fn accuracy_label(&self) -> &'static str {
         "llama.cpp"
+    }
+
+    /// A quantized file's matmuls run on int8 tensor cores (MMQ, which ggml-cuda picks for
+    /// quantized types wherever the card has them, `ggml_cuda_should_use_mmq`); 16- and 32-bit
+    /// files, and cards without int8 tensor cores, run cuBLAS in fp16.
+    fn tensor_path(&self, s: &Scenario, _r: &Resolved, sheet: &Datasheet) -> (f64, Band) {
+        if s.quant.default_type().is_quantized() && sheet.int8_ops_per_s > 0.0 {
+            (sheet.int8_ops_per_s, LLAMA_CPP_MMQ)
+        } else {
+            (sheet.half_flops_per_s, LLAMA_CPP_CUDA.compute)
+        }
     }
 
     /// llama-bench's `-p` is one prompt's prefill and `-n` a decode from an empty cache, each

@@ -5,8 +5,9 @@
 
 use super::{llamacpp, sglang, transformers, vllm, Deployment, Serving};
 use crate::dtype::Dtype;
-use crate::estimate::speed::Efficiency;
+use crate::estimate::speed::{Band, Efficiency};
 use crate::estimate::stack::Stack;
+use crate::gpu_catalogue::Datasheet;
 use crate::runtime::Runtime;
 use crate::scenario::{FieldError, Group, Resolved, Scenario};
 
@@ -66,6 +67,18 @@ pub trait RuntimeRules: Sync {
     /// prefill (the speed model's only tuned constants).
     fn efficiency(&self) -> Efficiency {
         llamacpp::LLAMA_CPP_CUDA
+    }
+
+    /// The tensor throughput its matmuls run at on this card, and the share of it they reach:
+    /// the weights' format's peak at [`RuntimeRules::efficiency`]'s compute share.
+    fn tensor_path(&self, _s: &Scenario, r: &Resolved, sheet: &Datasheet) -> (f64, Band) {
+        let peak = match r.weights {
+            Dtype::Fp8 if sheet.fp8_flops_per_s > 0.0 => sheet.fp8_flops_per_s,
+            Dtype::Mxfp4 if sheet.fp4_flops_per_s > 0.0 => sheet.fp4_flops_per_s,
+            Dtype::Int8 if sheet.int8_ops_per_s > 0.0 => sheet.int8_ops_per_s,
+            _ => sheet.half_flops_per_s,
+        };
+        (peak, self.efficiency().compute)
     }
 
     /// The benchmark command that measures the speed estimate's figures for this scenario, with
