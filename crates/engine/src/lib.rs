@@ -3,6 +3,7 @@
 //! wasm32 and native alike, and nothing in it panics on any input.
 
 pub mod accuracy;
+pub mod bench_check;
 pub mod calibration;
 pub mod card;
 pub mod dtype;
@@ -29,6 +30,7 @@ pub use estimate::{estimate, Budget, Component, Estimate, Verdict};
 pub use scenario::{FieldError, Scenario};
 pub use units::{Bytes, Units};
 /// The nvidia-smi / snapshot parsers, shared with the page and the CLI.
+pub use vramfit_bench as bench;
 pub use vramfit_smi as smi;
 /// Byte counts, the unit constants and the size parser, shared with the smi parsers and the CLI.
 pub use vramfit_units as units;

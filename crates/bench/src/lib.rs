@@ -1,0 +1,179 @@
+//! A sans-IO reader of llama-bench's results in each format it prints (`-o md`, the default, and
+//! `-o csv`, `-o json`, `-o jsonl`; tools/llama-bench/llama-bench.cpp's printers), as pasted: text
+//! in, one [`Row`] per test out. It does no IO and never panics, because it also runs in a
+//! browser tab.
+//!
+//! A markdown table prints `model | size | params | backend | ngl | … | test | t/s`, a test as
+//! `pp512`, `tg128`, `pp512+tg128` (older builds `pp 512`), with ` @ d4096` for a test after that
+//! many tokens of context, and `t/s` as `mean ± stddev`; the build follows as `build: 8cf6b42
+//! (6140)`. CSV, JSON and JSONL carry every field by name (`n_prompt`, `n_gen`, `n_depth`,
+//! `avg_ts`, `stddev_ts`, `model_type`, `model_size`, `model_n_params`, `n_gpu_layers`,
+//! `flash_attn`, `backends`, `build_commit`, `gpu_info`).
+
+mod markdown;
+mod record;
+
+use serde::Serialize;
+
+/// The largest input read, in bytes: a long sweep's JSON is well under this.
+pub const MAX_INPUT_BYTES: usize = 4 << 20;
+
+/// One test's result.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Row {
+    /// The model as llama-bench describes it: `llama 7B Q4_0`.
+    pub model: String,
+    /// The model's tensor bytes, and its parameters, where printed.
+    pub size_bytes: Option<u64>,
+    pub params: Option<u64>,
+    pub backend: Option<String>,
+    pub n_gpu_layers: Option<u32>,
+    pub flash_attn: Option<bool>,
+    /// Prompt tokens processed, tokens generated, and the context before the test.
+    pub n_prompt: u32,
+    pub n_gen: u32,
+    pub n_depth: u32,
+    pub tokens_per_s: f64,
+    pub stddev: Option<f64>,
+}
+
+impl Row {
+    /// The test as llama-bench names it: `pp512`, `tg128`, `pp512+tg128`, with ` @ d4096`.
+    pub fn test(&self) -> String {
+        let test = match (self.n_prompt, self.n_gen) {
+            (p, 0) => format!("pp{p}"),
+            (0, g) => format!("tg{g}"),
+            (p, g) => format!("pp{p}+tg{g}"),
+        };
+        match self.n_depth {
+            0 => test,
+            d => format!("{test} @ d{d}"),
+        }
+    }
+}
+
+/// The format the text was in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    Markdown,
+    Csv,
+    Json,
+    Jsonl,
+}
+
+/// What the text held.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Bench {
+    pub format: Format,
+    pub rows: Vec<Row>,
+    /// The build line or field: `8cf6b42 (6140)`.
+    pub build: Option<String>,
+    /// Lines or records that looked like results but could not be read, each said.
+    pub warnings: Vec<String>,
+}
+
+/// Why the text is not llama-bench output.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ParseError {
+    TooLarge,
+    /// No table, CSV header or JSON record of llama-bench's.
+    NotBench,
+    /// A table or records with no test that could be read; the first reason.
+    NoRows(String),
+}
+
+impl std::fmt::Display for ParseError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ParseError::TooLarge => write!(f, "over {} MiB: paste llama-bench's output only", MAX_INPUT_BYTES >> 20),
+            ParseError::NotBench => f.write_str(
+                "not llama-bench output: paste its markdown table (the default), or its -o csv, -o json or -o jsonl output",
+            ),
+            ParseError::NoRows(why) => write!(f, "no test could be read: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+/// Reads llama-bench output in any of its formats.
+pub fn parse(text: &str) -> Result<Bench, ParseError> {
+    if text.len() > MAX_INPUT_BYTES {
+        return Err(ParseError::TooLarge);
+    }
+    let trimmed = text.trim_start();
+    let bench = if trimmed.starts_with('[') {
+        record::json(text)
+    } else if trimmed.starts_with('{') {
+        record::jsonl(text)
+    } else if let Some(bench) = record::csv(text) {
+        Some(bench)
+    } else {
+        markdown::parse(text)
+    };
+    let bench = bench.ok_or(ParseError::NotBench)?;
+    if bench.rows.is_empty() {
+        let why = bench.warnings.first().cloned();
+        return Err(ParseError::NoRows(
+            why.unwrap_or_else(|| "the table is empty".into()),
+        ));
+    }
+    Ok(bench)
+}
+
+/// `pp512`, `tg128`, `pp512+tg128`, `pp 512`, with an optional ` @ d4096`: (prompt, gen, depth).
+pub(crate) fn read_test(text: &str) -> Option<(u32, u32, u32)> {
+    let (test, depth) = match text.split_once('@') {
+        Some((test, depth)) => (test, depth.trim().strip_prefix('d')?.trim().parse().ok()?),
+        None => (text, 0),
+    };
+    let number = |s: &str| s.trim().parse::<u32>().ok();
+    let mut prompt = 0;
+    let mut gen = 0;
+    for part in test.split('+') {
+        let part = part.trim();
+        if let Some(n) = part.strip_prefix("pp") {
+            prompt = number(n)?;
+        } else if let Some(n) = part.strip_prefix("tg") {
+            gen = number(n)?;
+        } else {
+            return None;
+        }
+    }
+    (prompt + gen > 0).then_some((prompt, gen, depth))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tests_are_read_in_every_spelling() {
+        assert_eq!(read_test("pp512"), Some((512, 0, 0)));
+        assert_eq!(read_test("tg 128"), Some((0, 128, 0)));
+        assert_eq!(read_test("pp512+tg128"), Some((512, 128, 0)));
+        assert_eq!(read_test("pp2048 @ d4096"), Some((2048, 0, 4096)));
+        assert_eq!(read_test("pp"), None);
+        assert_eq!(read_test("xx512"), None);
+        assert_eq!(read_test("pp0"), None);
+    }
+
+    #[test]
+    fn a_row_names_its_test_as_llama_bench_does() {
+        let row = Row {
+            model: "llama 7B Q4_0".into(),
+            size_bytes: None,
+            params: None,
+            backend: None,
+            n_gpu_layers: None,
+            flash_attn: None,
+            n_prompt: 512,
+            n_gen: 0,
+            n_depth: 4096,
+            tokens_per_s: 1.0,
+            stddev: None,
+        };
+        assert_eq!(row.test(), "pp512 @ d4096");
+    }
+}
