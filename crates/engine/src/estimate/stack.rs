@@ -1,8 +1,9 @@
 //! The memory stack and its "show your work" text: each component with its bytes and its formula
-//! with the numbers substituted in. Formula text is built only when it will be shown, so the
-//! solver's thousands of estimates stay cheap.
+//! with the numbers substituted in. Both come from one [`Formula`], whose text is built only when
+//! it will be shown, so the solver's thousands of estimates stay cheap.
 
 use super::component::{ComponentId, Lifetime, Slack};
+use super::formula::{Formula, Fx};
 use crate::units::Bytes;
 use serde::{Deserialize, Serialize};
 
@@ -15,14 +16,6 @@ pub struct Component {
     /// The formula with its numbers substituted ("show your work").
     pub formula: String,
 }
-
-/// Formats formula text only when the stack explains itself.
-macro_rules! explain {
-    ($on:expr, $($arg:tt)*) => {
-        if $on { format!($($arg)*) } else { String::new() }
-    };
-}
-pub(super) use explain;
 
 /// A compact number for formulas: 4096, 8.03B, 0.125, 2.5. Whole numbers take the integer
 /// formatter, which is several times cheaper than the float one; fractions keep three decimals
@@ -48,22 +41,41 @@ pub(super) fn percent(fraction: f64) -> String {
     format!("{}%", (fraction * 100.0).round() as i64)
 }
 
+/// What a component's `formula` holds.
+#[derive(Clone, Copy, PartialEq)]
+pub(super) enum Text {
+    /// Nothing: the solver's path.
+    None,
+    /// The text users read ([`Formula::text`]).
+    Shown,
+    /// Numbers and operators only ([`Formula::arithmetic`]), for the test that evaluates them.
+    Arithmetic,
+}
+
 pub(super) struct Stack {
     /// Whether components carry their label and formula text.
     pub explain: bool,
+    text: Text,
     pub components: Vec<Component>,
 }
 
 impl Stack {
-    pub fn new(explain: bool) -> Stack {
+    pub fn new(text: Text) -> Stack {
         Stack {
-            explain,
+            explain: text != Text::None,
+            text,
             components: Vec::with_capacity(12),
         }
     }
 
-    /// Adds a component; one of 0 bytes is left out, except the weights.
-    pub fn push(&mut self, id: ComponentId, label: &str, bytes: f64, formula: String) {
+    /// Makes the leaves of a formula for this stack.
+    pub fn fx(&self) -> Fx {
+        Fx::new(self.explain)
+    }
+
+    /// Adds a component of the formula's bytes; one of 0 bytes is left out, except the weights.
+    pub fn push(&mut self, id: ComponentId, label: &str, formula: Formula) {
+        let bytes = formula.value();
         if bytes > 0.0 || id == ComponentId::Weights {
             self.components.push(Component {
                 id,
@@ -73,7 +85,11 @@ impl Stack {
                     String::new()
                 },
                 bytes: Bytes::from_f64(bytes),
-                formula,
+                formula: match self.text {
+                    Text::None => String::new(),
+                    Text::Shown => formula.text(),
+                    Text::Arithmetic => formula.arithmetic(),
+                },
             });
         }
     }
