@@ -2,7 +2,7 @@
 //! checkpointing policy, on every layer or every k-th, where it is kept (the GPU, or CPU memory
 //! under activation offloading), plus the one layer the backward pass works on at a time.
 
-use super::formula::{Formula, Fx};
+use super::formula::{Formula, Fx, Lazy};
 use super::parallel::Split;
 use super::per_token::{
     adapter_bytes_per_token, dropout_bytes_per_token, eager_scores_bytes_per_token,
@@ -58,7 +58,7 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split)
     if whole.layer > 0.0 {
         bytes = bytes.remark(format_args!(
             "with {} B/token per layer {}",
-            num(whole.layer),
+            Lazy(|| num(whole.layer)),
             whole.what
         ));
     }

@@ -8,14 +8,15 @@
 //!
 //! The text reads `symbols = numbers` when a leaf has a symbol (`L × b·s = 32 × 2048`), else just
 //! the numbers with their words and units. A term left out with [`Formula::shown_if`] is the
-//! identity of its operation (a split over one GPU, a `max` with 0). Remarks ([`Formula::remark`]) follow the
-//! arithmetic, each after `"; "`. [`Formula::arithmetic`] renders the same tree as numbers and
-//! operators only; `estimate::arithmetic` puts it in each component's `formula`, so a test can
-//! evaluate it and compare it with the bytes.
+//! identity of its operation (a split over one GPU, a `max` with 0). Remarks
+//! ([`Formula::remark`]) follow the arithmetic, each after `"; "`. [`Formula::arithmetic`] renders
+//! the same tree as numbers and operators only; `estimate::arithmetic` puts it in each component's
+//! `formula`, so a test can evaluate it and compare it with the bytes.
 
-use super::stack::{num, percent};
+use super::stack::{percent, write_num};
 use crate::units::{format_size_exact, Bytes, Units};
-use std::fmt::{Display, Write};
+use std::borrow::Cow;
+use std::fmt::Arguments;
 use std::ops::{Add, Div, Mul, Sub};
 
 /// Makes a formula's leaves, with text when the stack explains itself.
@@ -30,27 +31,105 @@ impl Fx {
     }
 
     /// A number.
+    #[inline]
     pub fn num(self, value: f64) -> Formula {
         self.leaf(value, None)
     }
 
     /// A number that the formula's symbolic side names: `L`, `b·s`.
+    #[inline]
     pub fn sym(self, symbol: &'static str, value: f64) -> Formula {
         self.leaf(value, Some(symbol))
     }
 
+    #[inline(always)]
     fn leaf(self, value: f64, symbol: Option<&'static str>) -> Formula {
         Formula {
             value,
-            node: self.explain.then(|| {
-                Box::new(Node::Leaf(Leaf {
-                    value,
-                    symbol,
-                    words: None,
-                    unit: None,
-                    style: Style::Num,
-                }))
-            }),
+            node: if self.explain {
+                Some(leaf(value, symbol))
+            } else {
+                None
+            },
+        }
+    }
+}
+
+// The tree is built out of line, so that without text a formula's arithmetic inlines to bare
+// `f64` operations.
+#[inline(never)]
+fn leaf(value: f64, symbol: Option<&'static str>) -> Box<Node> {
+    Box::new(Node::Leaf(Leaf {
+        value,
+        symbol,
+        words: None,
+        unit: None,
+        style: Style::Num,
+    }))
+}
+
+/// Both trees, or none when a formula without text meets one with it.
+#[inline(never)]
+fn both(a: Option<Box<Node>>, b: Option<Box<Node>>) -> Option<(Box<Node>, Box<Node>)> {
+    a.zip(b)
+}
+
+/// `a op b`, or the one term shown when the other is left out, so that no operation or function
+/// holds a hidden term and the text is written in one pass.
+#[inline(never)]
+fn join(op: Op, a: Box<Node>, b: Box<Node>) -> Box<Node> {
+    match (&*a, &*b) {
+        (Node::Hidden, _) => b,
+        (_, Node::Hidden) => a,
+        _ => Box::new(Node::Op(op, a, b)),
+    }
+}
+
+#[inline(never)]
+fn hidden(mut node: Box<Node>) -> Box<Node> {
+    *node = Node::Hidden;
+    node
+}
+
+#[inline(never)]
+fn remarked(node: Box<Node>, remark: Cow<'static, str>) -> Box<Node> {
+    match *node {
+        Node::Hidden => node,
+        _ => Box::new(Node::Remark(node, remark)),
+    }
+}
+
+#[inline(never)]
+fn call(call: Call, args: Vec<Node>) -> Box<Node> {
+    Box::new(Node::Call(call, args))
+}
+
+/// Text a leaf or remark carries: a literal, or `format_args!`, formatted only when explaining.
+pub(super) trait Label {
+    fn label(self) -> Cow<'static, str>;
+}
+
+impl Label for &'static str {
+    fn label(self) -> Cow<'static, str> {
+        Cow::Borrowed(self)
+    }
+}
+
+/// Text built by a closure when a label is formatted, so that a formula without text never
+/// builds it: `format_args!("{}", Lazy(|| num(x)))`.
+pub(super) struct Lazy<F>(pub F);
+
+impl<F: Fn() -> String> std::fmt::Display for Lazy<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&(self.0)())
+    }
+}
+
+impl Label for Arguments<'_> {
+    fn label(self) -> Cow<'static, str> {
+        match self.as_str() {
+            Some(text) => Cow::Borrowed(text),
+            None => Cow::Owned(self.to_string()),
         }
     }
 }
@@ -69,15 +148,15 @@ enum Node {
     Call(Call, Vec<Node>),
     /// A term left out of the text.
     Hidden,
-    Remark(Box<Node>, String),
+    Remark(Box<Node>, Cow<'static, str>),
 }
 
 #[derive(Clone)]
 struct Leaf {
     value: f64,
     symbol: Option<&'static str>,
-    words: Option<String>,
-    unit: Option<String>,
+    words: Option<Cow<'static, str>>,
+    unit: Option<Cow<'static, str>>,
     style: Style,
 }
 
@@ -132,46 +211,54 @@ enum Form {
 }
 
 impl Formula {
+    #[inline]
     pub fn value(&self) -> f64 {
         self.value
     }
 
     /// Whether text is built: the same as the leaves' [`Fx`].
+    #[inline]
     pub fn fx(&self) -> Fx {
         Fx::new(self.node.is_some())
     }
 
     /// Words shown before a leaf's number: "all-linear".
-    pub fn words(mut self, words: impl Display) -> Formula {
+    #[inline]
+    pub fn words(mut self, words: impl Label) -> Formula {
         if let Some(leaf) = self.leaf_mut() {
-            leaf.words = Some(words.to_string());
+            leaf.words = Some(words.label());
         }
         self
     }
 
     /// A unit shown after a leaf's number: "B (bf16)".
-    pub fn unit(mut self, unit: impl Display) -> Formula {
+    #[inline]
+    pub fn unit(mut self, unit: impl Label) -> Formula {
         if let Some(leaf) = self.leaf_mut() {
-            leaf.unit = Some(unit.to_string());
+            leaf.unit = Some(unit.label());
         }
         self
     }
 
     /// Shows a leaf's fraction as a percentage: 0.2 reads "20%".
+    #[inline]
     pub fn percent(self) -> Formula {
         self.styled(Style::Percent)
     }
 
     /// Shows a leaf's bytes in `units`: "12.61 GB".
+    #[inline]
     pub fn size(self, units: Units) -> Formula {
         self.styled(Style::Size(units))
     }
 
     /// Shows a leaf's bytes in the largest unit that divides them: "512MiB".
+    #[inline]
     pub fn exact_size(self) -> Formula {
         self.styled(Style::ExactSize)
     }
 
+    #[inline]
     fn styled(mut self, style: Style) -> Formula {
         if let Some(leaf) = self.leaf_mut() {
             leaf.style = style;
@@ -179,6 +266,7 @@ impl Formula {
         self
     }
 
+    #[inline]
     fn leaf_mut(&mut self) -> Option<&mut Leaf> {
         match self.node.as_deref_mut() {
             Some(Node::Leaf(leaf)) => Some(leaf),
@@ -188,69 +276,78 @@ impl Formula {
 
     /// Leaves this term out of the text unless `shown`; it must then be its operation's identity
     /// (a factor or divisor of 1, a term of 0), which the arithmetic test checks.
+    #[inline]
     pub fn shown_if(self, shown: bool) -> Formula {
-        match self.node {
-            Some(_) if !shown => Formula {
-                value: self.value,
-                node: Some(Box::new(Node::Hidden)),
+        Formula {
+            value: self.value,
+            node: match self.node {
+                Some(node) if !shown => Some(hidden(node)),
+                node => node,
             },
-            node => Formula { node, ..self },
         }
     }
 
     /// Words after the arithmetic that do not change it: "offloaded to CPU".
-    pub fn remark(self, remark: impl Display) -> Formula {
+    #[inline]
+    pub fn remark(self, remark: impl Label) -> Formula {
         Formula {
             value: self.value,
-            node: self
-                .node
-                .map(|node| Box::new(Node::Remark(node, remark.to_string()))),
+            node: self.node.map(|node| remarked(node, remark.label())),
         }
     }
 
+    #[inline]
     pub fn max(self, other: Formula) -> Formula {
         self.call2(Call::Max, other, f64::max)
     }
 
+    #[inline]
     pub fn min(self, other: Formula) -> Formula {
         self.call2(Call::Min, other, f64::min)
     }
 
+    #[inline]
     pub fn ceil(self) -> Formula {
         Formula {
             value: self.value.ceil(),
-            node: self
-                .node
-                .map(|n| Box::new(Node::Call(Call::Ceil, vec![*n]))),
+            node: self.node.map(|n| call(Call::Ceil, vec![*n])),
         }
     }
 
-    fn call2(self, call: Call, other: Formula, f: fn(f64, f64) -> f64) -> Formula {
+    #[inline(always)]
+    fn call2(self, name: Call, other: Formula, f: fn(f64, f64) -> f64) -> Formula {
+        let value = f(self.value, other.value);
         Formula {
-            value: f(self.value, other.value),
+            value,
             node: match (self.node, other.node) {
-                (Some(a), Some(b)) => Some(Box::new(Node::Call(call, vec![*a, *b]))),
-                _ => None,
+                (None, None) => None,
+                (a, b) => both(a, b).map(|(a, b)| match (&*a, &*b) {
+                    (Node::Hidden, _) => b,
+                    (_, Node::Hidden) => a,
+                    _ => call(name, vec![*a, *b]),
+                }),
             },
         }
     }
 
+    #[inline(always)]
     fn op(self, op: Op, other: Formula, value: f64) -> Formula {
         Formula {
             value,
             node: match (self.node, other.node) {
-                (Some(a), Some(b)) => Some(Box::new(Node::Op(op, a, b))),
-                _ => None,
+                (None, None) => None,
+                (a, b) => both(a, b).map(|(a, b)| join(op, a, b)),
             },
         }
     }
 
     /// The text users read: `symbols = numbers`, then any remarks; empty when not explaining.
+    #[inline(never)]
     pub fn text(&self) -> String {
         let Some(node) = self.node.as_deref() else {
             return String::new();
         };
-        let mut out = String::new();
+        let mut out = String::with_capacity(128);
         if has_symbol(node) {
             write(node, Form::Symbols, 0, false, &mut out);
             out.push_str(" = ");
@@ -262,6 +359,7 @@ impl Formula {
 
     /// The same tree as numbers and operators only, in `num`'s form: what the text's numbers
     /// compute.
+    #[inline(never)]
     pub fn arithmetic(&self) -> String {
         let mut out = String::new();
         if let Some(node) = self.node.as_deref() {
@@ -273,6 +371,7 @@ impl Formula {
 
 impl Add for Formula {
     type Output = Formula;
+    #[inline(always)]
     fn add(self, other: Formula) -> Formula {
         let value = self.value + other.value;
         self.op(Op::Add, other, value)
@@ -281,6 +380,7 @@ impl Add for Formula {
 
 impl Sub for Formula {
     type Output = Formula;
+    #[inline(always)]
     fn sub(self, other: Formula) -> Formula {
         let value = self.value - other.value;
         self.op(Op::Sub, other, value)
@@ -289,6 +389,7 @@ impl Sub for Formula {
 
 impl Mul for Formula {
     type Output = Formula;
+    #[inline(always)]
     fn mul(self, other: Formula) -> Formula {
         let value = self.value * other.value;
         self.op(Op::Mul, other, value)
@@ -297,31 +398,21 @@ impl Mul for Formula {
 
 impl Div for Formula {
     type Output = Formula;
+    #[inline(always)]
     fn div(self, other: Formula) -> Formula {
         let value = self.value / other.value;
         self.op(Op::Div, other, value)
     }
 }
 
-/// The node the text shows in this place: an operation (or `max`, `min`) with one term left out
-/// shows the other.
+/// The node the text shows in this place, past any remark; none for a hidden formula (only a
+/// whole formula can be: [`join`] drops a hidden term from an operation, and `max` and `min` do
+/// too).
 fn shown(node: &Node) -> Option<&Node> {
     match node {
         Node::Hidden => None,
         Node::Remark(inner, _) => shown(inner),
-        Node::Op(_, a, b) => either(node, a, b),
-        Node::Call(Call::Max | Call::Min, args) if args.len() == 2 => {
-            either(node, &args[0], &args[1])
-        }
-        Node::Leaf(_) | Node::Call(..) => Some(node),
-    }
-}
-
-/// `node` when both its terms show, else the one that does.
-fn either<'a>(node: &'a Node, a: &'a Node, b: &'a Node) -> Option<&'a Node> {
-    match (shown(a), shown(b)) {
-        (Some(_), Some(_)) => Some(node),
-        (a, b) => a.or(b),
+        _ => Some(node),
     }
 }
 
@@ -376,23 +467,25 @@ fn write(node: &Node, form: Form, precedence: u8, strict: bool, out: &mut String
 }
 
 fn write_leaf(leaf: &Leaf, form: Form, out: &mut String) {
-    let number = || match leaf.style {
-        Style::Num => num(leaf.value),
-        Style::Percent => percent(leaf.value),
-        Style::Size(units) => Bytes::from_f64(leaf.value).display(units),
-        Style::ExactSize => format_size_exact(Bytes::from_f64(leaf.value)),
+    let number = |out: &mut String| match leaf.style {
+        Style::Num => write_num(out, leaf.value),
+        Style::Percent => out.push_str(&percent(leaf.value)),
+        Style::Size(units) => out.push_str(&Bytes::from_f64(leaf.value).display(units)),
+        Style::ExactSize => out.push_str(&format_size_exact(Bytes::from_f64(leaf.value))),
     };
     match (form, leaf.symbol) {
-        (Form::Arithmetic, _) => out.push_str(&num(leaf.value)),
+        (Form::Arithmetic, _) => write_num(out, leaf.value),
         (Form::Symbols, Some(symbol)) => out.push_str(symbol),
-        (Form::Symbols, None) => out.push_str(&number()),
+        (Form::Symbols, None) => number(out),
         (Form::Numbers, _) => {
             if let Some(words) = &leaf.words {
-                let _ = write!(out, "{words} ");
+                out.push_str(words);
+                out.push(' ');
             }
-            out.push_str(&number());
+            number(out);
             if let Some(unit) = &leaf.unit {
-                let _ = write!(out, " {unit}");
+                out.push(' ');
+                out.push_str(unit);
             }
         }
     }

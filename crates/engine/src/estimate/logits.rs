@@ -2,7 +2,7 @@
 //! vocabularies: 16-bit logits, their fp32 log-softmax and its gradient; chunked, compiled, in
 //! place (Megatron-LM), or never built (Cut Cross-Entropy).
 
-use super::formula::{Formula, Fx};
+use super::formula::{Formula, Fx, Lazy};
 use super::parallel::Split;
 use super::stack::{num, Stack};
 use crate::dtype::FP32_BYTES;
@@ -75,7 +75,7 @@ impl TrainingLogits {
     fn chunk(&self, what: &str) -> Formula {
         self.fx.num(self.chunk).words(format_args!(
             "one {}-token chunk{what}",
-            num(LOSS_CHUNK_TOKENS)
+            Lazy(|| num(LOSS_CHUNK_TOKENS))
         ))
     }
 
@@ -127,7 +127,7 @@ impl TrainingLogits {
     }
 
     /// The whole logits with `loss_bytes` of the loss's fp32 tensors (`what`) beside each.
-    fn beside_every_logit(&self, loss_bytes: f64, what: &str) -> Formula {
+    fn beside_every_logit(&self, loss_bytes: f64, what: &'static str) -> Formula {
         let fx = self.fx;
         self.elements() * (fx.num(self.e).unit("B logits") + fx.num(loss_bytes).unit(what))
     }

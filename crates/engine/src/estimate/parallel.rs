@@ -92,6 +92,7 @@ impl Split {
     }
 
     /// [`Split::share`] as a formula.
+    #[inline(always)]
     pub fn share_of(&self, bytes: Formula, ways: f64, routed: f64) -> Formula {
         let fx = bytes.fx();
         let routed_share = fx.num(1.0) - fx.sym("routed", routed)
@@ -100,6 +101,7 @@ impl Split {
     }
 
     /// The divisor of a state split `ways` ways, `N`; left out of the text when 1.
+    #[inline]
     pub fn ways(&self, fx: Fx, ways: f64) -> Formula {
         fx.sym("N", ways).shown_if(ways > 1.0)
     }

@@ -6,6 +6,7 @@ use super::component::{ComponentId, Lifetime, Slack};
 use super::formula::{Formula, Fx};
 use crate::units::Bytes;
 use serde::{Deserialize, Serialize};
+use std::fmt::Write;
 
 /// One slice of the memory stack.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -21,19 +22,32 @@ pub struct Component {
 /// formatter, which is several times cheaper than the float one; fractions keep three decimals
 /// at most.
 pub(super) fn num(x: f64) -> String {
+    let mut text = String::new();
+    write_num(&mut text, x);
+    text
+}
+
+/// [`num`], appended to `out` without a string of its own.
+pub(super) fn write_num(out: &mut String, x: f64) {
     let abs = x.abs();
-    if abs >= 1e12 {
-        format!("{:.2}T", x / 1e12)
+    let _ = if abs >= 1e12 {
+        write!(out, "{:.2}T", x / 1e12)
     } else if abs >= 1e9 {
-        format!("{:.2}B", x / 1e9)
+        write!(out, "{:.2}B", x / 1e9)
     } else if abs >= 1e6 {
-        format!("{:.2}M", x / 1e6)
+        write!(out, "{:.2}M", x / 1e6)
     } else if x.fract() == 0.0 {
-        (x as i64).to_string()
+        write!(out, "{}", x as i64)
     } else {
-        let text = format!("{x:.3}");
-        text.trim_end_matches('0').trim_end_matches('.').to_string()
-    }
+        let _ = write!(out, "{x:.3}");
+        while out.ends_with('0') {
+            out.pop();
+        }
+        if out.ends_with('.') {
+            out.pop();
+        }
+        Ok(())
+    };
 }
 
 /// A fraction as a whole percentage: 0.2 → "20%".
@@ -77,19 +91,16 @@ impl Stack {
     pub fn push(&mut self, id: ComponentId, label: &str, formula: Formula) {
         let bytes = formula.value();
         if bytes > 0.0 || id == ComponentId::Weights {
+            let (label, formula) = match self.text {
+                Text::None => (String::new(), String::new()),
+                Text::Shown => (label.to_string(), formula.text()),
+                Text::Arithmetic => (label.to_string(), formula.arithmetic()),
+            };
             self.components.push(Component {
                 id,
-                label: if self.explain {
-                    label.to_string()
-                } else {
-                    String::new()
-                },
+                label,
                 bytes: Bytes::from_f64(bytes),
-                formula: match self.text {
-                    Text::None => String::new(),
-                    Text::Shown => formula.text(),
-                    Text::Arithmetic => formula.arithmetic(),
-                },
+                formula,
             });
         }
     }

@@ -1,7 +1,7 @@
 //! Training state: what an optimizer step needs besides the weights and activations — LoRA
 //! adapters, fp32 master weights, gradients, optimizer state — and autocast's 16-bit weight copies.
 
-use super::formula::{Formula, Fx};
+use super::formula::{Formula, Fx, Lazy};
 use super::parallel::{routed_fraction, Gathered, Split};
 use super::stack::{num, Stack};
 use super::weights::{buffer, kept_on_gpu, linear_params, on_gpu};
@@ -74,7 +74,7 @@ pub(super) fn push_state(
     if s.mode.is_adapter() && state.trainable == 0.0 {
         notes.push(format!(
             "lora-targets {} name no nn.Linear in this model{}: nothing is trained.",
-            s.lora_targets.to_wire(),
+            Lazy(|| s.lora_targets.to_wire()),
             if s.quantize_moe_experts {
                 " (under quantize-moe-experts the routed experts are fused tensors)"
             } else {
@@ -107,7 +107,7 @@ fn push_adapters(
     let params = fx.num(state.trainable).unit(format_args!(
         "params (r={} on {})",
         s.lora_rank,
-        s.lora_targets.to_wire()
+        Lazy(|| s.lora_targets.to_wire())
     ));
     let bytes = params * fx.num(dtype.bytes()).unit(format_args!("B ({dtype})"));
     stack.push(
@@ -428,6 +428,6 @@ fn paged_state_bytes(
     let moments = s.optimizer.moment_bytes_per_param().unwrap_or(0.0);
     fx.num(state.share_of(large)).unit(format_args!(
         "params in tensors of ≥ {} values",
-        num(PAGED_MIN_VALUES)
+        Lazy(|| num(PAGED_MIN_VALUES))
     )) * fx.num(moments).unit("B of moments")
 }

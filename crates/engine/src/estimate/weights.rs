@@ -77,7 +77,7 @@ pub(super) fn on_gpu(s: &Scenario, fx: Fx) -> Formula {
 }
 
 /// A buffer a formula adds, named by `what`; left out of the text when there is none.
-pub(super) fn buffer(fx: Fx, what: &str, bytes: f64, units: Units) -> Formula {
+pub(super) fn buffer(fx: Fx, what: &'static str, bytes: f64, units: Units) -> Formula {
     fx.num(bytes).words(what).size(units).shown_if(bytes > 0.0)
 }
 
@@ -122,7 +122,7 @@ fn text_weights(s: &Scenario, r: &Resolved, text: f64, fx: Fx) -> Formula {
             0.0
         };
         let other = text - quantized + tied_copy;
-        fx.num(quantized).words(r.quantized) * dtype(r.weights)
+        fx.num(quantized).words(format_args!("{}", r.quantized)) * dtype(r.weights)
             + fx.num(other).words("the rest") * dtype(r.act_dtype)
     } else {
         fx.sym("P", text) * dtype(r.weights)
@@ -212,7 +212,7 @@ fn tower_dtype(r: &Resolved) -> Dtype {
 
 /// The scales (and zero points) a quantized format keeps for `linear` weights.
 fn quant_constants(s: &Scenario, r: &Resolved, linear: f64, fx: Fx) -> Formula {
-    let per_block = |block: f64, blocks: &str, bytes: f64, what: &dyn std::fmt::Display| {
+    let per_block = |block: f64, blocks: &'static str, bytes: f64, what: &dyn std::fmt::Display| {
         fx.num(linear) / fx.num(block).unit(blocks) * fx.num(bytes).unit(format_args!("B{what}"))
     };
     match r.weights {

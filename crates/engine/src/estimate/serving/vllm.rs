@@ -444,7 +444,7 @@ fn push_pool_and_graphs(
     let fx = stack.fx();
     let in_budget = s.profile_cudagraphs && graphs.value() > 0.0;
     let graphs_in_budget = if in_budget { graphs.value() } else { 0.0 };
-    let taken = |value: f64, what: &str| fx.num(value).words(what).size(s.units);
+    let taken = |value: f64, what: &'static str| fx.num(value).words(what).size(s.units);
     let available = fx.num(budget.util) * taken(budget.total, "CUDA total")
         - taken(weights, "weights")
         - taken(activations, "activation peak")
