@@ -90,7 +90,7 @@ fn a_repo_id_gives_the_checkpoints_exact_bytes_reading_headers_only() {
         weights_and_params(&from_hub),
         (61_064_245_248, 30_532_122_624.0)
     );
-    let stats = hub.stats();
+    let stats = hub.settled_stats(std::time::Duration::from_secs(10));
     assert!(stats.body_bytes < 64 * MIB, "{} B read", stats.body_bytes);
     assert!(stats.log.iter().all(|r| r.status < 400), "{:?}", stats.log);
 
@@ -212,6 +212,8 @@ fn failures_say_what_to_do() {
         &[&INFERENCE[..], &["--hf", QWEN3_30B_A3B]].concat(),
     ));
     refused(&out, &["ignored the Range"]);
-    let read = no_range.stats().body_bytes;
+    let read = no_range
+        .settled_stats(std::time::Duration::from_secs(10))
+        .body_bytes;
     assert!(read < 64 * MIB, "{read} B read from a server without Range");
 }

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::io::{self, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
@@ -56,6 +56,9 @@ struct State {
     /// CDN path (an LFS file's etag) → (checkpoint, file).
     cdn: HashMap<String, (usize, usize)>,
     stats: Mutex<Stats>,
+    /// Connections being answered: a body still going out after its client hung up is counted
+    /// in the stats until its write fails.
+    in_flight: AtomicUsize,
 }
 
 /// A running fixture Hub; dropping it stops the server.
@@ -91,6 +94,7 @@ impl Hub {
             checkpoints,
             cdn,
             stats: Mutex::new(Stats::default()),
+            in_flight: AtomicUsize::new(0),
         });
         let stop = Arc::new(AtomicBool::new(false));
         let accept = [hub, cdn_listener]
@@ -118,6 +122,16 @@ impl Hub {
     }
 
     /// A copy of the request counts and log so far (both origins).
+    /// The stats once every connection has been answered or has failed (at most `timeout`
+    /// later): what the clients really read, after bodies they hung up on are corrected.
+    pub fn settled_stats(&self, timeout: std::time::Duration) -> Stats {
+        let start = std::time::Instant::now();
+        while self.state.in_flight.load(Ordering::SeqCst) > 0 && start.elapsed() < timeout {
+            thread::sleep(std::time::Duration::from_millis(5));
+        }
+        self.stats()
+    }
+
     pub fn stats(&self) -> Stats {
         self.state
             .stats
@@ -154,7 +168,11 @@ fn accept_loop(listener: TcpListener, state: Arc<State>, stop: Arc<AtomicBool>) 
         }
         let Ok(stream) = stream else { continue };
         let state = Arc::clone(&state);
-        thread::spawn(move || serve(stream, &state));
+        state.in_flight.fetch_add(1, Ordering::SeqCst);
+        thread::spawn(move || {
+            serve(stream, &state);
+            state.in_flight.fetch_sub(1, Ordering::SeqCst);
+        });
     }
 }
 

@@ -2,12 +2,13 @@
 //! checkpointing policy, on every layer or every k-th, where it is kept (the GPU, or CPU memory
 //! under activation offloading), plus the one layer the backward pass works on at a time.
 
+use super::formula::{Formula, Fx, Lazy};
 use super::parallel::Split;
 use super::per_token::{
     adapter_bytes_per_token, dropout_bytes_per_token, eager_scores_bytes_per_token,
     layer_bytes_per_token, norms_bytes_per_token, op_checkpoint_bytes_per_token,
 };
-use super::stack::{explain, num, Stack};
+use super::stack::{num, Stack};
 use crate::dtype::BYTE;
 use crate::estimate::ComponentId;
 use crate::model::Architecture;
@@ -22,7 +23,7 @@ fn checkpointed_layers(layers: f64, every: u32) -> f64 {
 }
 
 pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split) {
-    let ex = stack.explain;
+    let fx = stack.fx();
     let a = &r.arch;
     let e = r.act_dtype.bytes();
     let tokens = split.tokens(s);
@@ -42,38 +43,26 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split)
         ),
         Checkpointing::Full => (f64::from(a.hidden) * e + whole.input, "layer input only"),
     };
-    let (saved, saved_formula) = saved_for_backward(s, a, tokens, kept, everything, ex);
-    let (on_gpu, saved_formula) = if s.offload_activations {
-        offloaded(saved, f64::from(a.layers), saved_formula, ex)
+    let saved = saved_for_backward(s, a, fx.sym("b·s", tokens), kept, everything);
+    let on_gpu = if s.offload_activations {
+        offloaded(saved, f64::from(a.layers), fx)
     } else {
-        (saved, saved_formula)
+        saved
     };
     // The backward pass of one layer needs that layer's activations (recomputed, under
     // checkpointing) and their gradients at once.
-    let working = tokens * everything;
-    let head_input = tokens * whole.head_input;
-    let whole_note = if whole.layer > 0.0 {
-        explain!(
-            ex,
-            " (with {} B/token per layer {}, and the head's input {})",
-            num(whole.layer),
-            whole.what,
-            num(head_input)
-        )
-    } else {
-        String::new()
-    };
-    stack.push(
-        ComponentId::Activations,
-        "Activations",
-        (on_gpu + working + head_input) / split.model_parallel,
-        explain!(
-            ex,
-            "{saved_formula} + one layer in backward {}{whole_note}{}",
-            num(working),
-            split.note(split.model_parallel)
-        ),
-    );
+    let working = fx.sym("b·s", tokens) * fx.num(everything).unit("B (one layer in backward)");
+    let head_input = fx.sym("b·s", tokens) * fx.num(whole.head_input).unit("B (the head's input)");
+    let mut bytes = (on_gpu + working + head_input.shown_if(whole.head_input > 0.0))
+        / split.ways(fx, split.model_parallel);
+    if whole.layer > 0.0 {
+        bytes = bytes.remark(format_args!(
+            "with {} B/token per layer {}",
+            Lazy(|| num(whole.layer)),
+            whole.what
+        ));
+    }
+    stack.push(ComponentId::Activations, "Activations", bytes);
 }
 
 /// What the forward pass saves for the backward pass over every layer: `kept` per token on the
@@ -81,11 +70,11 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split)
 fn saved_for_backward(
     s: &Scenario,
     a: &Architecture,
-    tokens: f64,
+    tokens: Formula,
     (kept, kept_label): (f64, &str),
     everything: f64,
-    ex: bool,
-) -> (f64, String) {
+) -> Formula {
+    let fx = tokens.fx();
     let layers = f64::from(a.layers);
     let checkpointed = if s.checkpointing == Checkpointing::None {
         0.0
@@ -93,33 +82,21 @@ fn saved_for_backward(
         checkpointed_layers(layers, s.checkpoint_every)
     };
     let plain = layers - checkpointed;
-    let saved = tokens * (checkpointed * kept + plain * everything);
-    let formula = if plain == 0.0 || checkpointed == 0.0 {
-        explain!(
-            ex,
-            "L × b·s × {} B ({kept_label}) = {} × {} × {}",
-            num(kept),
-            a.layers,
-            num(tokens),
-            num(kept)
-        )
+    let (checkpointed_symbol, plain_symbol) = if plain == 0.0 || checkpointed == 0.0 {
+        ("L", "L")
     } else {
-        explain!(
-            ex,
-            "b·s × ({} of {} layers × {} B ({kept_label}) + {} × {} B (all kept)) = {} × ({} × {} + {} × {})",
-            num(checkpointed),
-            a.layers,
-            num(kept),
-            num(plain),
-            num(everything),
-            num(tokens),
-            num(checkpointed),
-            num(kept),
-            num(plain),
-            num(everything)
-        )
+        ("L_ckpt", "L_rest")
     };
-    (saved, formula)
+    let all_kept = if s.checkpointing == Checkpointing::None {
+        kept_label
+    } else {
+        "all kept"
+    };
+    let on_checkpointed = fx.sym(checkpointed_symbol, checkpointed)
+        * fx.num(kept).unit(format_args!("B ({kept_label})"));
+    let on_plain =
+        fx.sym(plain_symbol, plain) * fx.num(everything).unit(format_args!("B ({all_kept})"));
+    tokens * (on_checkpointed.shown_if(checkpointed != 0.0) + on_plain.shown_if(plain != 0.0))
 }
 
 /// What tensor parallelism over `t` GPUs leaves whole, per token, as the excess over the 1/t
@@ -192,14 +169,7 @@ impl Unsplit {
 /// until the backward pass starts), in the backward pass the tensors of the node being run,
 /// freed when the next node starts. The layer being recomputed and its gradients stay on the
 /// GPU, so offloading never goes below that working set.
-fn offloaded(saved: f64, layers: f64, formula: String, ex: bool) -> (f64, String) {
-    let one_layer = saved / layers.max(1.0);
-    (
-        one_layer,
-        explain!(
-            ex,
-            "one layer's {} of ({formula}) on the GPU, the rest offloaded to CPU",
-            num(one_layer)
-        ),
-    )
+fn offloaded(saved: Formula, layers: f64, fx: Fx) -> Formula {
+    (saved / fx.sym("L", layers.max(1.0)))
+        .remark("one layer's share on the GPU, the rest offloaded to CPU")
 }

@@ -2,9 +2,10 @@
 //! cache's `max-cache-len`, by cache class), and one layer's transient tensors for the tokens one
 //! forward processes (`prompt`, a prefill chunk; the prompt's logits are in `logits`).
 
+use super::formula::{Formula, Fx};
 use super::parallel::Split;
 use super::per_token::{eager_scores_bytes_per_token, layer_bytes_per_token};
-use super::stack::{explain, num, Stack};
+use super::stack::Stack;
 use crate::dtype::{Dtype, QuantKernel, BYTE, FP32_BYTES, HALF_BYTES, NIBBLE_BYTES};
 use crate::estimate::ComponentId;
 use crate::model::{Architecture, MatrixShape};
@@ -95,14 +96,14 @@ struct Cache {
 
 impl Cache {
     /// Keys and values, per token and layer.
-    fn kv_bytes_per_token_layer(&self, a: &Architecture) -> f64 {
-        KV_TENSORS * a.kv_width() * self.b
+    fn kv_bytes_per_token_layer(&self, a: &Architecture, fx: Fx) -> Formula {
+        fx.num(KV_TENSORS) * fx.sym("kv-heads·head-dim", a.kv_width()) * fx.num(self.b).unit("B")
     }
 }
 
 /// An MLA layer caches its latent and RoPE key, or (transformers) every head's keys and values.
 fn push_mla_cache(s: &Scenario, a: &Architecture, stack: &mut Stack, split: &Split, cache: &Cache) {
-    let ex = stack.explain;
+    let fx = stack.fx();
     let m = &a.mla;
     let Cache { batch, seq, b } = *cache;
     // The latent is one tensor shared by every head, so tensor parallelism replicates it on
@@ -113,21 +114,25 @@ fn push_mla_cache(s: &Scenario, a: &Architecture, stack: &mut Stack, split: &Spl
     } else {
         split.model_parallel
     };
-    let note = split.note(ways);
-    let (per_token_layer, label, formula) = match s.mla_cache {
+    let (per_token_layer, label) = match s.mla_cache {
         MlaCache::Latent => (
-            f64::from(m.kv_rank) + f64::from(m.rope_dim),
+            fx.sym("kv-lora-rank", f64::from(m.kv_rank))
+                + fx.sym("rope-head-dim", f64::from(m.rope_dim)),
             "KV cache (MLA latent)",
-            explain!(ex, "L × (kv-lora-rank + rope-head-dim) × b·cached × {} B = {} × ({} + {}) × {} × {}{}", num(b), a.layers, m.kv_rank, m.rope_dim, num(batch * seq), num(b), note),
         ),
         MlaCache::Expanded => (
-            f64::from(a.heads) * (f64::from(a.head_dim) + f64::from(m.v_head_dim)),
+            fx.sym("heads", f64::from(a.heads))
+                * (fx.sym("head-dim", f64::from(a.head_dim))
+                    + fx.sym("v-head-dim", f64::from(m.v_head_dim))),
             "KV cache (MLA, expanded per head)",
-            explain!(ex, "L × heads × (head-dim + v-head-dim) × b·cached × {} B = {} × {} × ({} + {}) × {} × {}{}", num(b), a.layers, a.heads, a.head_dim, m.v_head_dim, num(batch * seq), num(b), note),
         ),
     };
-    let bytes = f64::from(a.attention_layers()) * per_token_layer * batch * seq * b;
-    stack.push(ComponentId::KvCache, label, bytes / ways, formula);
+    let bytes = fx.sym("L", f64::from(a.attention_layers()))
+        * per_token_layer
+        * fx.sym("b", batch)
+        * fx.sym("cached", seq)
+        * fx.num(b).unit("B");
+    stack.push(ComponentId::KvCache, label, bytes / split.ways(fx, ways));
 }
 
 /// `full` layers that cache every token; labelled as one kind of two when `beside_sliding`.
@@ -139,8 +144,11 @@ fn push_full_attention_cache(
     full: u32,
     beside_sliding: bool,
 ) {
-    let Cache { batch, seq, b } = *cache;
-    let full_bytes = f64::from(full) * cache.kv_bytes_per_token_layer(a) * batch * seq;
+    let fx = stack.fx();
+    let full_bytes = fx.sym("L", f64::from(full))
+        * cache.kv_bytes_per_token_layer(a, fx)
+        * fx.sym("b", cache.batch)
+        * fx.sym("cached", cache.seq);
     stack.push(
         ComponentId::KvCache,
         if beside_sliding {
@@ -148,19 +156,7 @@ fn push_full_attention_cache(
         } else {
             "KV cache"
         },
-        full_bytes / split.model_parallel,
-        explain!(
-            stack.explain,
-            "{kv} × L × kv-heads × head-dim × b·cached × {} B = {kv} × {} × {} × {} × {} × {}{}",
-            num(b),
-            full,
-            a.kv_heads,
-            a.head_dim,
-            num(batch * seq),
-            num(b),
-            split.note(split.model_parallel),
-            kv = num(KV_TENSORS)
-        ),
+        full_bytes / split.ways(fx, split.model_parallel),
     );
 }
 
@@ -173,26 +169,19 @@ fn push_sliding_window_cache(
     cache: &Cache,
     windowed: u32,
 ) {
-    let Cache { batch, seq, b } = *cache;
-    let cached = seq.min(f64::from(a.window.tokens));
+    let fx = stack.fx();
+    let cached = fx
+        .sym("cached", cache.seq)
+        .min(fx.sym("window", f64::from(a.window.tokens)));
+    let bytes = fx.sym("L_window", f64::from(windowed))
+        * cache.kv_bytes_per_token_layer(a, fx)
+        * fx.sym("b", f64::from(s.batch))
+        * cached
+        / split.ways(fx, split.model_parallel);
     stack.push(
         ComponentId::KvCacheSliding,
         "KV cache (sliding-window layers)",
-        f64::from(windowed) * cache.kv_bytes_per_token_layer(a) * batch * cached
-            / split.model_parallel,
-        explain!(
-            stack.explain,
-            "{kv} × L_window × kv-heads × head-dim × b × min(cached, window) × {} B = {kv} × {} × {} × {} × {} × {} × {}{}",
-            b,
-            windowed,
-            a.kv_heads,
-            a.head_dim,
-            s.batch,
-            num(cached),
-            b,
-            split.note(split.model_parallel),
-            kv = num(KV_TENSORS)
-        ),
+        bytes,
     );
 }
 
@@ -204,31 +193,22 @@ fn push_recurrent_state(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &S
     if rec.layers == 0 {
         return;
     }
+    let fx = stack.fx();
     let (state, conv) = rec.state_elements();
-    let (b, e) = (r.state_dtype.bytes(), r.act_dtype.bytes());
-    let per_sequence = f64::from(rec.layers) * (state * b + conv * e);
+    let (b, e) = (r.state_dtype, r.act_dtype);
+    let per_sequence = fx.sym("L_rec", f64::from(rec.layers))
+        * (fx.sym("heads·head-dim·state", state) * fx.num(b.bytes()).unit(format_args!("B ({b})"))
+            + fx.sym("conv channels·(conv − 1)", conv)
+                * fx.num(e.bytes()).unit(format_args!("B ({e})")));
     stack.push(
         ComponentId::RecurrentState,
         "Recurrent state (Mamba / linear attention)",
-        f64::from(s.batch) * per_sequence / split.model_parallel,
-        explain!(
-            stack.explain,
-            "b × L_rec × (heads × head-dim × state × {} B + conv channels × (conv − 1) × {} B) = {} × {} × ({} × {} + {} × {}){}",
-            b,
-            e,
-            s.batch,
-            rec.layers,
-            num(state),
-            b,
-            num(conv),
-            e,
-            split.note(split.model_parallel)
-        ),
+        fx.sym("b", f64::from(s.batch)) * per_sequence / split.ways(fx, split.model_parallel),
     );
 }
 
 pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split) {
-    let ex = stack.explain;
+    let fx = stack.fx();
     let a = &r.arch;
     let e = r.act_dtype.bytes();
     let tokens = f64::from(s.batch) * forward_tokens(s);
@@ -236,35 +216,32 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split)
     push_recurrent_state(s, r, stack, split);
     let keys = cached_tokens(s);
     // `compile` is a training setting (what the partitioner saves for the backward pass).
-    let one_layer = tokens
-        * (layer_bytes_per_token(s, a, e, false) + eager_scores_bytes_per_token(s, a, e, keys));
+    let one_layer = fx.sym("b·prompt", tokens)
+        * fx.num(
+            layer_bytes_per_token(s, a, e, false) + eager_scores_bytes_per_token(s, a, e, keys),
+        )
+        .unit("B (one layer's tensors)");
     // QuantizedCache hands attention each layer's whole cache dequantized.
     let dequantized = if s.cache == KvCache::Quantized {
-        f64::from(s.batch) * keys * KV_TENSORS * a.kv_width() * r.kv_dtype.bytes()
+        fx.sym("b", f64::from(s.batch))
+            * fx.sym("cached", keys)
+            * fx.num(KV_TENSORS)
+            * fx.sym("kv-heads·head-dim", a.kv_width())
+            * fx.num(r.kv_dtype.bytes())
+                .unit("B (one layer's cache dequantized)")
     } else {
-        0.0
+        fx.num(0.0).shown_if(false)
     };
     let (kernel_bytes, kernel_label) = quantized_matmul_bytes(s, r, tokens);
+    let kernel = fx
+        .num(kernel_bytes)
+        .words(kernel_label)
+        .size(s.units)
+        .shown_if(kernel_bytes > 0.0);
     stack.push(
         ComponentId::Activations,
         "Activations (one layer's working set)",
-        (one_layer + dequantized + kernel_bytes) / split.model_parallel,
-        explain!(
-            ex,
-            "b·prompt × one layer's tensors = {} × {}{}{}",
-            num(tokens),
-            num(one_layer / tokens.max(1.0)),
-            if dequantized > 0.0 {
-                format!(" + one layer's cache dequantized, {}", num(dequantized))
-            } else {
-                String::new()
-            },
-            if kernel_bytes > 0.0 {
-                format!(" + {kernel_label}, {}", num(kernel_bytes))
-            } else {
-                String::new()
-            }
-        ),
+        (one_layer + dequantized + kernel) / split.ways(fx, split.model_parallel),
     );
 }
 

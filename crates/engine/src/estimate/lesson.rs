@@ -7,13 +7,15 @@
 //! prose says ~5.6 GB because it rounds checkpointed activations up to "~1 GB"; the formula gives
 //! 1.07 × 0.4 = 0.43 GB.
 
+use super::formula::Formula;
 use super::parallel::Split;
-use super::stack::{explain, num, Stack};
+use super::stack::Stack;
+use super::weights::kept_on_gpu;
 use crate::dtype::FP32_BYTES;
 use crate::estimate::ComponentId;
 use crate::scenario::{Resolved, Scenario};
 use crate::sharding::Offload;
-use crate::units::GB;
+use crate::units::{Units, GB};
 use crate::workload::Checkpointing;
 
 /// Chapter 62's fixed "CUDA kernels + workspace" overhead: 0.5 GB.
@@ -25,22 +27,11 @@ pub const LESSON_CHECKPOINT_FACTOR: f64 = 0.4;
 
 /// Pushes the lesson's terms and returns the trainable parameter count.
 pub(super) fn lesson(s: &Scenario, r: &Resolved, stack: &mut Stack) -> f64 {
-    let ex = stack.explain;
+    let fx = stack.fx();
     let split = Split::new(s);
-    let p = r.params;
-    let bw = r.weights.bytes();
-    stack.push(
-        ComponentId::Weights,
-        "Model weights",
-        p * bw / split.weights,
-        explain!(
-            ex,
-            "P × Bw = {} × {} B{}",
-            num(p),
-            bw,
-            split.note(split.weights)
-        ),
-    );
+    let weights = fx.sym("P", r.params) * fx.sym("Bw", r.weights.bytes()).unit("B")
+        / split.ways(fx, split.weights);
+    stack.push(ComponentId::Weights, "Model weights", weights);
     if s.mode.is_training() {
         let trainable = training_terms(s, r, stack, &split);
         activations(s, r, stack, &split);
@@ -54,115 +45,66 @@ pub(super) fn lesson(s: &Scenario, r: &Resolved, stack: &mut Stack) -> f64 {
 
 /// Gradients, optimizer state and (when on) master weights for the trainable count.
 fn training_terms(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split) -> f64 {
-    let ex = stack.explain;
+    let fx = stack.fx();
     let a = &r.arch;
-    let (trainable, trainable_formula) = if s.mode.is_adapter() {
-        let count = 2.0
-            * f64::from(s.lora_rank)
-            * f64::from(a.hidden)
-            * f64::from(s.lora_targets.len())
-            * f64::from(a.layers);
-        let text = explain!(
-            ex,
-            "2 × r × H × targets × L = 2 × {} × {} × {} × {}",
-            s.lora_rank,
-            a.hidden,
-            s.lora_targets.len(),
-            a.layers
-        );
-        (count, text)
+    let trainable: Formula = if s.mode.is_adapter() {
+        fx.num(2.0)
+            * fx.sym("r", f64::from(s.lora_rank))
+            * fx.sym("H", f64::from(a.hidden))
+            * fx.sym("targets", f64::from(s.lora_targets.len()))
+            * fx.sym("L", f64::from(a.layers))
     } else {
-        (r.params, explain!(ex, "P = {}", num(r.params)))
+        fx.sym("P", r.params)
     };
-    let bg = r.grads.bytes();
-    stack.push(
-        ComponentId::Gradients,
-        "Gradients",
-        trainable * bg / split.gradients,
-        explain!(
-            ex,
-            "({trainable_formula}) × Bg {} B{}",
-            bg,
-            split.note(split.gradients)
-        ),
-    );
+    let gradients = trainable.clone() * fx.sym("Bg", r.grads.bytes()).unit("B")
+        / split.ways(fx, split.gradients);
+    stack.push(ComponentId::Gradients, "Gradients", gradients);
     // The OOM budget guide's table gives Adafactor "0.5× model size"; the lesson only covers AdamW.
     let bo = s
         .optimizer
         .state_bytes_per_param()
         .unwrap_or(0.5 * r.weights.bytes());
-    let optimizer_on_gpu = if s.offload == Offload::None { 1.0 } else { 0.0 };
-    stack.push(
-        ComponentId::Optimizer,
-        "Optimizer states",
-        trainable * bo * optimizer_on_gpu / split.optimizer,
-        explain!(
-            ex,
-            "{} trainable × Bo {} B ({}){}",
-            num(trainable),
-            bo,
-            s.optimizer,
-            split.note(split.optimizer)
-        ),
-    );
+    let on_gpu = || kept_on_gpu(fx, s.offload == Offload::None);
+    let optimizer =
+        trainable.clone() * fx.sym("Bo", bo).unit(format_args!("B ({})", s.optimizer)) * on_gpu()
+            / split.ways(fx, split.optimizer);
+    stack.push(ComponentId::Optimizer, "Optimizer states", optimizer);
     if r.master_weights {
-        stack.push(
-            ComponentId::MasterWeights,
-            "fp32 master weights",
-            trainable * FP32_BYTES * optimizer_on_gpu / split.optimizer,
-            explain!(ex, "{} trainable × {} B", num(trainable), num(FP32_BYTES)),
-        );
+        let master = trainable.clone() * fx.num(FP32_BYTES).unit("B (fp32)") * on_gpu()
+            / split.ways(fx, split.optimizer);
+        stack.push(ComponentId::MasterWeights, "fp32 master weights", master);
     }
-    trainable
+    trainable.value()
 }
 
 fn activations(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split) {
-    let ex = stack.explain;
+    let fx = stack.fx();
     let a = &r.arch;
-    let ba = r.act_dtype.bytes();
     let checkpoint = if s.checkpointing == Checkpointing::None {
-        1.0
+        fx.num(1.0).shown_if(false)
     } else {
-        LESSON_CHECKPOINT_FACTOR
+        fx.num(LESSON_CHECKPOINT_FACTOR).unit("(checkpointing)")
     };
-    let activations = LESSON_ACTIVATION_FACTOR
-        * f64::from(a.layers)
-        * f64::from(s.batch)
-        * f64::from(s.seq)
-        * f64::from(a.hidden)
-        * ba
+    let activations = fx.num(LESSON_ACTIVATION_FACTOR)
+        * fx.sym("L", f64::from(a.layers))
+        * fx.sym("B", f64::from(s.batch))
+        * fx.sym("S", f64::from(s.seq))
+        * fx.sym("H", f64::from(a.hidden))
+        * fx.sym("Ba", r.act_dtype.bytes()).unit("B")
         * checkpoint
-        / split.model_parallel;
-    stack.push(
-        ComponentId::Activations,
-        "Activations",
-        activations,
-        explain!(
-            ex,
-            "{} × L × B × S × H × Ba{} = {} × {} × {} × {} × {} × {} B{}",
-            num(LESSON_ACTIVATION_FACTOR),
-            if checkpoint < 1.0 {
-                format!(" × {} (checkpointing)", num(LESSON_CHECKPOINT_FACTOR))
-            } else {
-                String::new()
-            },
-            num(LESSON_ACTIVATION_FACTOR),
-            a.layers,
-            s.batch,
-            s.seq,
-            a.hidden,
-            ba,
-            split.note(split.model_parallel)
-        ),
-    );
+        / split.ways(fx, split.model_parallel);
+    stack.push(ComponentId::Activations, "Activations", activations);
 }
 
 fn overhead(stack: &mut Stack) {
-    let ex = stack.explain;
+    let overhead = stack
+        .fx()
+        .num(LESSON_OVERHEAD_BYTES)
+        .words("fixed")
+        .size(Units::Gb);
     stack.push(
         ComponentId::CudaContext,
         "Overhead (CUDA kernels + workspace)",
-        LESSON_OVERHEAD_BYTES,
-        explain!(ex, "fixed {} GB", num(LESSON_OVERHEAD_BYTES / GB as f64)),
+        overhead,
     );
 }

@@ -2,8 +2,9 @@
 //! vocabularies: 16-bit logits, their fp32 log-softmax and its gradient; chunked, compiled, in
 //! place (Megatron-LM), or never built (Cut Cross-Entropy).
 
+use super::formula::{Formula, Fx, Lazy};
 use super::parallel::Split;
-use super::stack::{explain, num, Stack};
+use super::stack::{num, Stack};
 use crate::dtype::FP32_BYTES;
 use crate::estimate::ComponentId;
 use crate::scenario::{Resolved, Scenario};
@@ -34,6 +35,7 @@ pub(super) fn push_training(
         );
     }
     let logits = TrainingLogits {
+        fx: stack.fx(),
         tokens: split.tokens(s),
         vocab: r.arch.vocab,
         e: r.act_dtype.bytes(),
@@ -42,26 +44,21 @@ pub(super) fn push_training(
             * LOSS_CHUNK_TOKENS.min(split.sequence(s))
             * f64::from(r.arch.vocab),
     };
-    let ex = stack.explain;
-    let (bytes, formula) = match (s.loss, s.compile) {
-        (Loss::Cce, _) => logits.cut_cross_entropy(ex),
-        (Loss::Chunked, true) => logits.chunked_compiled(ex),
-        (Loss::Chunked, false) => logits.chunked(ex),
-        (Loss::InPlace, _) => logits.in_place(ex),
-        (Loss::Whole, _) => logits.whole(ex),
+    let bytes = match (s.loss, s.compile) {
+        (Loss::Cce, _) => logits.cut_cross_entropy(),
+        (Loss::Chunked, true) => logits.chunked_compiled(),
+        (Loss::Chunked, false) => logits.chunked(),
+        (Loss::InPlace, _) => logits.in_place(),
+        (Loss::Whole, _) => logits.whole(),
     };
-    stack.push(
-        ComponentId::Logits,
-        "Logits & cross-entropy",
-        bytes / split.vocab(),
-        formula + split.note(split.vocab()),
-    );
+    let ways = split.ways(stack.fx(), split.vocab());
+    stack.push(ComponentId::Logits, "Logits & cross-entropy", bytes / ways);
 }
 
 /// The logits a training step's loss reads: `tokens` (b·s) rows of `vocab` values at `e` bytes,
-/// and the `chunk` of them a chunked loss works on at once. Each loss returns its bytes and
-/// formula.
+/// and the `chunk` of them a chunked loss works on at once. Each loss returns its bytes.
 struct TrainingLogits {
+    fx: Fx,
     tokens: f64,
     vocab: u32,
     e: f64,
@@ -70,23 +67,28 @@ struct TrainingLogits {
 
 impl TrainingLogits {
     /// b·s·V.
-    fn elements(&self) -> f64 {
-        self.tokens * f64::from(self.vocab)
+    fn elements(&self) -> Formula {
+        self.fx.sym("b·s", self.tokens) * self.fx.sym("V", f64::from(self.vocab))
+    }
+
+    /// One chunk's logits, of `LOSS_CHUNK_TOKENS` tokens a sequence.
+    fn chunk(&self, what: &str) -> Formula {
+        self.fx.num(self.chunk).words(format_args!(
+            "one {}-token chunk{what}",
+            Lazy(|| num(LOSS_CHUNK_TOKENS))
+        ))
     }
 
     /// Apple's Cut Cross-Entropy (apple/ml-cross-entropy, cut_cross_entropy/cce.py,
     /// `LinearCrossEntropyFunction`): the forward kernel computes each token's log-sum-exp from
     /// the hidden states and the classifier block by block, saves only that fp32 value per token,
     /// and the backward kernel recomputes the logit blocks it needs.
-    fn cut_cross_entropy(&self, ex: bool) -> (f64, String) {
-        (
-            self.tokens * FP32_BYTES,
-            explain!(
-                ex,
-                "b·s × {} B (fp32 log-sum-exp; no logits kept)",
-                num(FP32_BYTES)
-            ),
-        )
+    fn cut_cross_entropy(&self) -> Formula {
+        self.fx.sym("b·s", self.tokens)
+            * self
+                .fx
+                .num(FP32_BYTES)
+                .unit("B (fp32 log-sum-exp; no logits kept)")
     }
 
     /// torchtune compiles the chunked loss's `compute_cross_entropy` (the fp32 upcast and the
@@ -94,32 +96,19 @@ impl TrainingLogits {
     /// stays eager, as the recipes drop `compile_loss`'s result. The partitioner saves the 16-bit
     /// chunk and recomputes the upcast and log-softmax in one backward kernel, whose only output
     /// is the chunk's 16-bit gradient.
-    fn chunked_compiled(&self, ex: bool) -> (f64, String) {
-        let e = self.e;
-        (
-            (self.elements() + self.chunk) * e,
-            explain!(
-                ex,
-                "b·s·V × {} B + one {}-token chunk's gradient × {} B (compiled: no fp32 copy)",
-                e,
-                num(LOSS_CHUNK_TOKENS),
-                e
-            ),
-        )
+    fn chunked_compiled(&self) -> Formula {
+        (self.elements() + self.chunk("'s gradient"))
+            * self.fx.num(self.e).unit("B (compiled: no fp32 copy)")
     }
 
     /// Eager chunks: the whole logits, and one chunk's fp32 log-probabilities and gradient.
-    fn chunked(&self, ex: bool) -> (f64, String) {
-        (
-            self.elements() * self.e + self.chunk * LOG_PROBS_AND_GRAD_BYTES,
-            explain!(
-                ex,
-                "b·s·V × {} B + one {}-token chunk × {} B (fp32 log-probs + grad)",
-                self.e,
-                num(LOSS_CHUNK_TOKENS),
-                num(LOG_PROBS_AND_GRAD_BYTES)
-            ),
-        )
+    fn chunked(&self) -> Formula {
+        self.elements() * self.fx.num(self.e).unit("B")
+            + self.chunk("")
+                * self
+                    .fx
+                    .num(LOG_PROBS_AND_GRAD_BYTES)
+                    .unit("B (fp32 log-probs + grad)")
     }
 
     /// Megatron-LM's `_VocabParallelCrossEntropy` (megatron/core/tensor_parallel/
@@ -128,39 +117,19 @@ impl TrainingLogits {
     /// subtracts the one-hot target and scales it in place, returning it as the gradient, which
     /// autograd casts back to the logits' dtype. At either peak one 16-bit and one fp32 tensor of
     /// the logits' size exist.
-    fn in_place(&self, ex: bool) -> (f64, String) {
-        let what = explain!(
-            ex,
-            "{} B fp32 softmax, in place its own grad",
-            num(FP32_BYTES)
-        );
-        self.beside_every_logit(FP32_BYTES, &what, ex)
+    fn in_place(&self) -> Formula {
+        self.beside_every_logit(FP32_BYTES, "B fp32 softmax, in place its own grad")
     }
 
     /// `F.cross_entropy` on the whole logits: their fp32 log-softmax and its gradient.
-    fn whole(&self, ex: bool) -> (f64, String) {
-        let what = explain!(
-            ex,
-            "{fp32} B fp32 log-probs + {fp32} B their grad",
-            fp32 = num(FP32_BYTES)
-        );
-        self.beside_every_logit(LOG_PROBS_AND_GRAD_BYTES, &what, ex)
+    fn whole(&self) -> Formula {
+        self.beside_every_logit(LOG_PROBS_AND_GRAD_BYTES, "B fp32 log-probs and their grad")
     }
 
     /// The whole logits with `loss_bytes` of the loss's fp32 tensors (`what`) beside each.
-    fn beside_every_logit(&self, loss_bytes: f64, what: &str, ex: bool) -> (f64, String) {
-        let per_logit = self.e + loss_bytes;
-        (
-            self.elements() * per_logit,
-            explain!(
-                ex,
-                "b·s·V × ({} B logits + {what}) = {} × {} × {}",
-                self.e,
-                num(self.tokens),
-                self.vocab,
-                per_logit
-            ),
-        )
+    fn beside_every_logit(&self, loss_bytes: f64, what: &'static str) -> Formula {
+        let fx = self.fx;
+        self.elements() * (fx.num(self.e).unit("B logits") + fx.num(loss_bytes).unit(what))
     }
 }
 
@@ -174,21 +143,12 @@ pub(super) fn push_prompt(s: &Scenario, r: &Resolved, stack: &mut Stack) {
     if s.head != Head::Lm {
         return;
     }
+    let fx = stack.fx();
     let e = r.act_dtype.bytes();
-    let sequences = f64::from(s.batch);
-    stack.push(
-        ComponentId::Logits,
-        "Next-token logits",
-        sequences * f64::from(r.arch.vocab) * (e + FP32_BYTES),
-        explain!(
-            stack.explain,
-            "b × V × ({} B + {} B fp32 copy) = {} × {}",
-            e,
-            num(FP32_BYTES),
-            s.batch,
-            r.arch.vocab
-        ),
-    );
+    let logits = fx.sym("b", f64::from(s.batch))
+        * fx.sym("V", f64::from(r.arch.vocab))
+        * (fx.num(e).unit("B") + fx.num(FP32_BYTES).unit("B fp32 copy"));
+    stack.push(ComponentId::Logits, "Next-token logits", logits);
 }
 
 /// Inference: what `generate` keeps of each new token's distribution until it returns
@@ -219,26 +179,21 @@ pub(super) fn push_kept_scores(
         return;
     };
     let steps = s.seq.saturating_sub(prompt).saturating_sub(steps_skipped);
-    let per_step = f64::from(s.batch) * f64::from(r.arch.vocab) * tensors_per_token * bytes;
+    let fx = stack.fx();
+    let per_step = fx.sym("b", f64::from(s.batch))
+        * fx.sym("V", f64::from(r.arch.vocab))
+        * fx.num(tensors_per_token).unit("tensors")
+        * fx.num(bytes).unit("B");
+    let steps = fx
+        .sym("steps", f64::from(steps))
+        .unit(if steps_skipped > 0 {
+            "decode steps"
+        } else {
+            "new-token steps"
+        });
     stack.push(
         ComponentId::KeptScores,
         "Kept scores (generate's per-token distributions)",
-        f64::from(steps) * per_step,
-        explain!(
-            stack.explain,
-            "{} steps × b × V × {} × {} B = {} × {} × {} × {} × {}",
-            if steps_skipped > 0 {
-                "decode"
-            } else {
-                "new-token"
-            },
-            num(tensors_per_token),
-            num(bytes),
-            steps,
-            s.batch,
-            r.arch.vocab,
-            num(tensors_per_token),
-            num(bytes)
-        ),
+        steps * per_step,
     );
 }

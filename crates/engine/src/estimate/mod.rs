@@ -9,6 +9,7 @@ mod activations;
 mod budget;
 mod component;
 mod detailed;
+mod formula;
 mod inference;
 mod lesson;
 mod logits;
@@ -41,7 +42,7 @@ use crate::scenario::{FieldError, Resolved, Scenario};
 use crate::units::Bytes;
 use crate::workload::{KeptScores, KvCache, Method, Mode, SequenceParallel};
 use serde::{Deserialize, Serialize};
-use stack::{explain, Stack};
+use stack::{Stack, Text};
 
 /// Version 2 added `active_params` and `architecture`, and the components `kv_cache_sliding`,
 /// `recurrent_state` and `vision`; version 3 added `speed`.
@@ -116,7 +117,16 @@ impl Estimate {
 /// Builds the estimate, or every invalid field.
 pub fn estimate(scenario: &Scenario) -> Result<Estimate, Vec<FieldError>> {
     let resolved = scenario.resolve()?;
-    Ok(estimate_resolved(scenario, &resolved))
+    Ok(estimate_resolved(scenario, &resolved, Text::Shown))
+}
+
+/// The estimate with each component's `formula` as plain arithmetic (numbers in the text's form
+/// and operators, no words), which evaluates to the component's bytes within the numbers'
+/// rounding: what tests check the text against.
+#[doc(hidden)]
+pub fn arithmetic(scenario: &Scenario) -> Result<Estimate, Vec<FieldError>> {
+    let resolved = scenario.resolve()?;
+    Ok(estimate_resolved(scenario, &resolved, Text::Arithmetic))
 }
 
 /// The stack without labels or formula text, and the budget it is judged against: what the
@@ -156,7 +166,7 @@ fn verdict(budget: &Budget, total: Bytes, serving: Option<&Serving>) -> Verdict 
 pub fn breakdown(scenario: &Scenario) -> Result<Breakdown, Vec<FieldError>> {
     let resolved = scenario.resolve()?;
     let mut notes = Vec::new();
-    let (stack, _, serving) = build_stack(scenario, &resolved, false, &mut notes);
+    let (stack, _, serving) = build_stack(scenario, &resolved, Text::None, &mut notes);
     Ok(Breakdown {
         total: stack.total(),
         components: stack.components,
@@ -174,21 +184,17 @@ pub fn total_bytes(scenario: &Scenario) -> Result<Bytes, Vec<FieldError>> {
 fn build_stack(
     s: &Scenario,
     r: &Resolved,
-    explain: bool,
+    text: Text,
     notes: &mut Vec<String>,
 ) -> (Stack, f64, Option<Serving>) {
-    let mut stack = Stack::new(explain);
+    let mut stack = Stack::new(text);
     let (trainable, serving) = match s.method {
         Method::Lesson => (lesson::lesson(s, r, &mut stack), None),
         Method::Detailed => detailed::detailed(s, r, &mut stack, notes),
     };
     for c in &s.custom {
-        stack.push(
-            ComponentId::custom(&c.name),
-            &c.name,
-            c.bytes.as_f64(),
-            explain!(explain, "given: {} bytes", c.bytes.0),
-        );
+        let given = stack.fx().num(c.bytes.as_f64()).words("given").exact_size();
+        stack.push(ComponentId::custom(&c.name), &c.name, given);
     }
     (stack, trainable, serving)
 }
@@ -299,9 +305,9 @@ fn note_unused_settings(s: &Scenario, r: &Resolved, notes: &mut Vec<String>) {
     }
 }
 
-fn estimate_resolved(s: &Scenario, r: &Resolved) -> Estimate {
+fn estimate_resolved(s: &Scenario, r: &Resolved, text: Text) -> Estimate {
     let mut notes = Vec::new();
-    let (stack, trainable, serving) = build_stack(s, r, true, &mut notes);
+    let (stack, trainable, serving) = build_stack(s, r, text, &mut notes);
     note_how_the_model_is_read(s, r, &mut notes);
     note_unused_settings(s, r, &mut notes);
     let total = stack.total();

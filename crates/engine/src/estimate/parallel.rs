@@ -1,7 +1,8 @@
 //! How each kind of state is split across GPUs: ZeRO/FSDP shards (Rajbhandari et al. 2020),
 //! tensor parallelism, and a pipeline's fullest stage.
 
-use super::stack::{explain, num, Stack};
+use super::formula::{Formula, Fx};
+use super::stack::Stack;
 use crate::dtype::BYTE;
 use crate::estimate::ComponentId;
 use crate::scenario::{Resolved, Scenario};
@@ -86,25 +87,23 @@ impl Split {
     /// The per-GPU share of `bytes` of a state split `ways` ways, of which the fraction `routed`
     /// lies in routed experts, which expert parallelism splits further.
     pub fn share(&self, bytes: f64, ways: f64, routed: f64) -> f64 {
-        bytes * ((1.0 - routed) + routed / self.experts) / ways
+        self.share_of(Fx::new(false).num(bytes), ways, routed)
+            .value()
     }
 
-    /// The formula's note for [`Split::share`].
-    pub fn share_note(&self, ways: f64) -> &'static str {
-        if self.experts > 1.0 {
-            " (routed experts ÷ N)"
-        } else {
-            self.note(ways)
-        }
+    /// [`Split::share`] as a formula.
+    #[inline(always)]
+    pub fn share_of(&self, bytes: Formula, ways: f64, routed: f64) -> Formula {
+        let fx = bytes.fx();
+        let routed_share = fx.num(1.0) - fx.sym("routed", routed)
+            + fx.sym("routed", routed) / fx.sym("EP", self.experts);
+        bytes * routed_share.shown_if(self.experts > 1.0) / self.ways(fx, ways)
     }
 
-    /// The formula's " ÷ N" when this kind of state is split.
-    pub fn note(&self, ways: f64) -> &'static str {
-        if ways > 1.0 {
-            " ÷ N"
-        } else {
-            ""
-        }
+    /// The divisor of a state split `ways` ways, `N`; left out of the text when 1.
+    #[inline]
+    pub fn ways(&self, fx: Fx, ways: f64) -> Formula {
+        fx.sym("N", ways).shown_if(ways > 1.0)
     }
 
     /// The vocabulary dimension of the logits is split only by tensor parallelism (Megatron's
@@ -114,8 +113,7 @@ impl Split {
     }
 }
 
-/// The per-GPU share of `weight_bytes` (the fraction `routed` in routed experts), and the
-/// formula's note on it.
+/// The per-GPU share of the `weights` (the fraction `routed` in routed experts).
 ///
 /// A pipeline puts whole layers on successive GPUs, the embedding with the first and the LM head
 /// with the last (each keeps a copy of a tied table): the fullest GPU holds ⌈L/N⌉ layers and one
@@ -124,15 +122,13 @@ pub(super) fn weights_per_gpu(
     s: &Scenario,
     r: &Resolved,
     split: &Split,
-    weight_bytes: f64,
+    weights: Formula,
     routed: f64,
-) -> (f64, &'static str) {
+) -> Formula {
     if s.sharding != Sharding::Pipeline || split.weights <= 1.0 {
-        return (
-            split.share(weight_bytes, split.weights, routed),
-            split.share_note(split.weights),
-        );
+        return split.share_of(weights, split.weights, routed);
     }
+    let fx = weights.fx();
     let a = &r.arch;
     let layers = f64::from(a.layers);
     // Embedding tables are never quantized: they stay in the compute dtype.
@@ -144,14 +140,16 @@ pub(super) fn weights_per_gpu(
     // Scaled like the linear share, so a bare parameter count keeps its shape's proportions.
     let arch_params = r.shape_params.max(1.0);
     let table_params = f64::from(a.vocab) * f64::from(a.hidden) * r.params / arch_params;
-    let table_bytes = table_params * table_dtype.bytes();
-    let tables = if a.tied { 1.0 } else { 2.0 } * table_bytes;
-    let blocks = weight_bytes - tables;
-    let fullest_layers = (layers / split.weights).ceil();
-    (
-        blocks * fullest_layers / layers + table_bytes,
-        " on the fullest stage: ⌈L/N⌉ layers + one embedding table",
-    )
+    let table = || {
+        fx.num(table_params * table_dtype.bytes())
+            .words("table")
+            .size(s.units)
+    };
+    let tables = fx.num(if a.tied { 1.0 } else { 2.0 }) * table();
+    let blocks = weights - tables;
+    let fullest_layers = (fx.sym("L", layers) / fx.sym("N", split.weights)).ceil();
+    (blocks * fullest_layers / fx.sym("L", layers) + table())
+        .remark("the fullest stage: ⌈L/N⌉ layers and one embedding table")
 }
 
 /// What a fully sharded run holds unsharded beside its shards, in bytes per GPU.
@@ -233,20 +231,11 @@ pub(super) fn push_all_to_all(s: &Scenario, r: &Resolved, stack: &mut Stack) {
     let e = r.act_dtype.bytes();
     let tokens = f64::from(s.batch) * super::inference::forward_tokens(s);
     let k = f64::from(r.arch.moe.per_token) * super::per_token::routed_copies_per_route(s);
-    stack.push(
-        ComponentId::AllToAll,
-        "Expert all-to-all buffers",
-        BUFFERS * tokens * k * f64::from(r.arch.hidden) * e,
-        explain!(
-            stack.explain,
-            "{} × b·s × k × H × {} B = {} × {} × {} × {} × {}",
-            num(BUFFERS),
-            e,
-            num(BUFFERS),
-            num(tokens),
-            num(k),
-            r.arch.hidden,
-            e
-        ),
-    );
+    let fx = stack.fx();
+    let bytes = fx.num(BUFFERS)
+        * fx.sym("b·s", tokens)
+        * fx.sym("k", k)
+        * fx.sym("H", f64::from(r.arch.hidden))
+        * fx.num(e).unit("B");
+    stack.push(ComponentId::AllToAll, "Expert all-to-all buffers", bytes);
 }

@@ -1,10 +1,12 @@
 //! The memory stack and its "show your work" text: each component with its bytes and its formula
-//! with the numbers substituted in. Formula text is built only when it will be shown, so the
-//! solver's thousands of estimates stay cheap.
+//! with the numbers substituted in. Both come from one [`Formula`], whose text is built only when
+//! it will be shown, so the solver's thousands of estimates stay cheap.
 
 use super::component::{ComponentId, Lifetime, Slack};
+use super::formula::{Formula, Fx};
 use crate::units::Bytes;
 use serde::{Deserialize, Serialize};
+use std::fmt::Write;
 
 /// One slice of the memory stack.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -16,31 +18,36 @@ pub struct Component {
     pub formula: String,
 }
 
-/// Formats formula text only when the stack explains itself.
-macro_rules! explain {
-    ($on:expr, $($arg:tt)*) => {
-        if $on { format!($($arg)*) } else { String::new() }
-    };
-}
-pub(super) use explain;
-
 /// A compact number for formulas: 4096, 8.03B, 0.125, 2.5. Whole numbers take the integer
 /// formatter, which is several times cheaper than the float one; fractions keep three decimals
 /// at most.
 pub(super) fn num(x: f64) -> String {
+    let mut text = String::new();
+    write_num(&mut text, x);
+    text
+}
+
+/// [`num`], appended to `out` without a string of its own.
+pub(super) fn write_num(out: &mut String, x: f64) {
     let abs = x.abs();
-    if abs >= 1e12 {
-        format!("{:.2}T", x / 1e12)
+    let _ = if abs >= 1e12 {
+        write!(out, "{:.2}T", x / 1e12)
     } else if abs >= 1e9 {
-        format!("{:.2}B", x / 1e9)
+        write!(out, "{:.2}B", x / 1e9)
     } else if abs >= 1e6 {
-        format!("{:.2}M", x / 1e6)
+        write!(out, "{:.2}M", x / 1e6)
     } else if x.fract() == 0.0 {
-        (x as i64).to_string()
+        write!(out, "{}", x as i64)
     } else {
-        let text = format!("{x:.3}");
-        text.trim_end_matches('0').trim_end_matches('.').to_string()
-    }
+        let _ = write!(out, "{x:.3}");
+        while out.ends_with('0') {
+            out.pop();
+        }
+        if out.ends_with('.') {
+            out.pop();
+        }
+        Ok(())
+    };
 }
 
 /// A fraction as a whole percentage: 0.2 → "20%".
@@ -48,30 +55,50 @@ pub(super) fn percent(fraction: f64) -> String {
     format!("{}%", (fraction * 100.0).round() as i64)
 }
 
+/// What a component's `formula` holds.
+#[derive(Clone, Copy, PartialEq)]
+pub(super) enum Text {
+    /// Nothing: the solver's path.
+    None,
+    /// The text users read ([`Formula::text`]).
+    Shown,
+    /// Numbers and operators only ([`Formula::arithmetic`]), for the test that evaluates them.
+    Arithmetic,
+}
+
 pub(super) struct Stack {
     /// Whether components carry their label and formula text.
     pub explain: bool,
+    text: Text,
     pub components: Vec<Component>,
 }
 
 impl Stack {
-    pub fn new(explain: bool) -> Stack {
+    pub fn new(text: Text) -> Stack {
         Stack {
-            explain,
+            explain: text != Text::None,
+            text,
             components: Vec::with_capacity(12),
         }
     }
 
-    /// Adds a component; one of 0 bytes is left out, except the weights.
-    pub fn push(&mut self, id: ComponentId, label: &str, bytes: f64, formula: String) {
+    /// Makes the leaves of a formula for this stack.
+    pub fn fx(&self) -> Fx {
+        Fx::new(self.explain)
+    }
+
+    /// Adds a component of the formula's bytes; one of 0 bytes is left out, except the weights.
+    pub fn push(&mut self, id: ComponentId, label: &str, formula: Formula) {
+        let bytes = formula.value();
         if bytes > 0.0 || id == ComponentId::Weights {
+            let (label, formula) = match self.text {
+                Text::None => (String::new(), String::new()),
+                Text::Shown => (label.to_string(), formula.text()),
+                Text::Arithmetic => (label.to_string(), formula.arithmetic()),
+            };
             self.components.push(Component {
                 id,
-                label: if self.explain {
-                    label.to_string()
-                } else {
-                    String::new()
-                },
+                label,
                 bytes: Bytes::from_f64(bytes),
                 formula,
             });

@@ -1,9 +1,10 @@
 //! Training state: what an optimizer step needs besides the weights and activations — LoRA
 //! adapters, fp32 master weights, gradients, optimizer state — and autocast's 16-bit weight copies.
 
+use super::formula::{Formula, Fx, Lazy};
 use super::parallel::{routed_fraction, Gathered, Split};
-use super::stack::{explain, num, Stack};
-use super::weights::{linear_params, on_gpu, plus_buffer};
+use super::stack::{num, Stack};
+use super::weights::{buffer, kept_on_gpu, linear_params, on_gpu};
 use crate::dtype::{Dtype, FP32_BYTES};
 use crate::estimate::{ComponentId, Lifetime};
 use crate::model::{Architecture, Block, MatrixShape};
@@ -55,13 +56,9 @@ fn trainable_matrices(s: &Scenario, a: &Architecture) -> (Vec<MatrixShape>, f64)
     (shapes, routed)
 }
 
-/// 1 while the optimizer state (and master weights) are on the GPU, 0 when offloaded.
-fn optimizer_on_gpu(s: &Scenario) -> f64 {
-    if s.offload == Offload::None {
-        1.0
-    } else {
-        0.0
-    }
+/// A factor of 1 while the optimizer state (and master weights) are on the GPU, 0 when offloaded.
+fn optimizer_on_gpu(s: &Scenario, fx: Fx) -> Formula {
+    kept_on_gpu(fx, s.offload == Offload::None)
 }
 
 /// Pushes adapters, master weights, gradients and optimizer state; returns what is trained.
@@ -77,7 +74,7 @@ pub(super) fn push_state(
     if s.mode.is_adapter() && state.trainable == 0.0 {
         notes.push(format!(
             "lora-targets {} name no nn.Linear in this model{}: nothing is trained.",
-            s.lora_targets.to_wire(),
+            Lazy(|| s.lora_targets.to_wire()),
             if s.quantize_moe_experts {
                 " (under quantize-moe-experts the routed experts are fused tensors)"
             } else {
@@ -105,36 +102,30 @@ fn push_adapters(
     split: &Split,
     state: TrainableState,
 ) {
+    let fx = stack.fx();
+    let dtype = r.trained_dtype;
+    let params = fx.num(state.trainable).unit(format_args!(
+        "params (r={} on {})",
+        s.lora_rank,
+        Lazy(|| s.lora_targets.to_wire())
+    ));
+    let bytes = params * fx.num(dtype.bytes()).unit(format_args!("B ({dtype})"));
     stack.push(
         ComponentId::Adapters,
         "LoRA adapters",
-        state.per_gpu(split, r.trained_dtype.bytes(), split.weights),
-        explain!(
-            stack.explain,
-            "{} params (r={} on {}) × {} B ({}){}",
-            num(state.trainable),
-            s.lora_rank,
-            s.lora_targets.to_wire(),
-            r.trained_dtype.bytes(),
-            r.trained_dtype,
-            split.share_note(split.weights)
-        ),
+        state.per_gpu(split, bytes, split.weights),
     );
 }
 
 /// The fp32 copy of the trained weights that the optimizer updates, beside their 16-bit copies.
 fn push_master_weights(s: &Scenario, stack: &mut Stack, split: &Split, state: TrainableState) {
+    let fx = stack.fx();
+    let bytes =
+        fx.num(state.trainable) * (fx.num(FP32_BYTES).unit("B (fp32)") * optimizer_on_gpu(s, fx));
     stack.push(
         ComponentId::MasterWeights,
         "fp32 master weights",
-        state.per_gpu(split, FP32_BYTES * optimizer_on_gpu(s), split.optimizer),
-        explain!(
-            stack.explain,
-            "{} × {} B{}",
-            num(state.trainable),
-            num(FP32_BYTES),
-            split.share_note(split.optimizer)
-        ),
+        state.per_gpu(split, bytes, split.optimizer),
     );
 }
 
@@ -147,43 +138,32 @@ fn push_gradients(
     split: &Split,
     state: TrainableState,
 ) {
-    let ex = stack.explain;
-    let bytes = r.grads.bytes();
-    let (grad_bytes, counted, where_note) = if s.optimizer_step == OptimizerStep::InBackward {
+    let fx = stack.fx();
+    let dtype = r.grads;
+    let bytes = || fx.num(dtype.bytes()).unit(format_args!("B ({dtype})"));
+    let gradients = if s.optimizer_step == OptimizerStep::InBackward {
         // torchtune's `register_optim_in_bwd_hooks` (torchtune/training/memory.py) gives each
         // parameter its own optimizer, steps it in a post-accumulate-grad hook and frees the
         // gradient with `zero_grad()`, so gradients exist one tensor at a time. The largest is
         // the embedding table's: an untied head's at the start of the backward pass, when the
         // activations peak, a tied table's from the head's backward to the lookup's, since its
         // hook fires only once both have accumulated.
-        let largest = state.largest_tensor;
-        (
-            largest * bytes / split.gradients,
-            explain!(ex, "largest tensor {}", num(largest)),
-            explain!(ex, ", stepped in backward{}", split.note(split.gradients)),
-        )
+        let largest = fx.num(state.largest_tensor).words("largest tensor");
+        (largest * bytes() / split.ways(fx, split.gradients)).remark("stepped in backward")
     } else {
-        (
-            state.per_gpu(split, bytes, split.gradients),
-            explain!(ex, "{}", num(state.trainable)),
-            explain!(ex, "{}", split.share_note(split.gradients)),
-        )
+        state.per_gpu(split, fx.num(state.trainable) * bytes(), split.gradients)
     };
     let reduce = Gathered::new(s, r, split, linear_params(r)).reduce;
     stack.push(
         ComponentId::Gradients,
         "Gradients",
-        grad_bytes + reduce,
-        explain!(
-            ex,
-            "{counted} × {bytes} B ({}){where_note}{}",
-            r.grads,
-            plus_buffer(
+        gradients
+            + buffer(
+                fx,
                 "one layer's unsharded grads and reduce-scatter buffer",
                 reduce,
-                s.units
-            )
-        ),
+                s.units,
+            ),
     );
 }
 
@@ -230,9 +210,9 @@ impl TrainableState {
         self.trainable * (elements / self.shape_elements.max(1.0)).min(1.0)
     }
 
-    /// Per GPU, at `bytes_per_param`, for a state split `ways` ways.
-    fn per_gpu(self, split: &Split, bytes_per_param: f64, ways: f64) -> f64 {
-        split.share(self.trainable * bytes_per_param, ways, self.routed)
+    /// Per GPU, the trainable parameters' `bytes`, for a state split `ways` ways.
+    fn per_gpu(self, split: &Split, bytes: Formula, ways: f64) -> Formula {
+        split.share_of(bytes, ways, self.routed)
     }
 }
 
@@ -245,65 +225,43 @@ fn push_optimizer(
     state: TrainableState,
     matrices: &[MatrixShape],
 ) {
-    let ex = stack.explain;
+    let fx = stack.fx();
     let trainable = state.trainable;
-    let (optimizer_bytes, optimizer_formula) = match s.optimizer.state_bytes_per_param() {
-        Some(per_param) => (
-            trainable * per_param,
-            explain!(ex, "{} × {} B ({})", num(trainable), per_param, s.optimizer),
-        ),
+    let optimizer = match s.optimizer.state_bytes_per_param() {
+        Some(per_param) => {
+            fx.num(trainable) * fx.num(per_param).unit(format_args!("B ({})", s.optimizer))
+        }
         None => {
             // Adafactor factors each matrix's second moment into a row and a column vector
             // (Shazeer & Stern 2018), with no first moment by default.
             let factored: f64 = matrices.iter().map(|m| (m.rows + m.cols) * m.count).sum();
-            (
-                factored * FP32_BYTES,
-                explain!(
-                    ex,
-                    "Σ(rows + cols) {} × {} B (factored)",
-                    num(factored),
-                    num(FP32_BYTES)
-                ),
-            )
+            fx.num(factored).words("Σ(rows + cols)") * fx.num(FP32_BYTES).unit("B (factored)")
         }
     };
-    let on_gpu = optimizer_on_gpu(s);
-    let paged = paged_state_bytes(s, notes, state, matrices) * on_gpu;
+    let optimizer_bytes = optimizer.value();
+    let on_gpu = s.offload == Offload::None;
+    let paged = paged_state_bytes(s, notes, state, matrices, fx) * optimizer_on_gpu(s, fx);
+    let paged_bytes = paged.value();
+    let not_paged = optimizer * optimizer_on_gpu(s, fx)
+        - fx.num(paged_bytes)
+            .words("paged")
+            .size(s.units)
+            .shown_if(paged_bytes > 0.0);
     stack.push(
         ComponentId::Optimizer,
         "Optimizer states",
-        split.share(
-            optimizer_bytes * on_gpu - paged,
-            split.optimizer,
-            state.routed,
-        ),
-        explain!(
-            ex,
-            "{optimizer_formula}{}{}{}",
-            if paged > 0.0 { " − paged" } else { "" },
-            split.share_note(split.optimizer),
-            if on_gpu == 0.0 {
-                " (offloaded to CPU)"
-            } else {
-                ""
-            }
-        ),
+        split.share_of(not_paged, split.optimizer, state.routed),
     );
-    if paged > 0.0 {
+    if paged_bytes > 0.0 {
         stack.push(
             ComponentId::PagedOptimizer,
             "Paged optimizer states (CUDA managed)",
-            split.share(paged, split.optimizer, state.routed),
-            explain!(
-                ex,
-                "moments of tensors ≥ {} values × {} B, outside PyTorch's allocator{}",
-                num(PAGED_MIN_VALUES),
-                s.optimizer.moment_bytes_per_param().unwrap_or(0.0),
-                split.share_note(split.optimizer)
-            ),
+            split
+                .share_of(paged, split.optimizer, state.routed)
+                .remark("outside PyTorch's allocator"),
         );
     }
-    if on_gpu == 0.0 && ex {
+    if !on_gpu && stack.explain {
         notes.push(format!(
             "Offloaded to CPU RAM: {} of optimizer state{}.",
             Bytes::from_f64(split.share(optimizer_bytes, split.optimizer, state.routed))
@@ -335,33 +293,34 @@ pub(super) fn push_optimizer_step(
 ) {
     // A paged optimizer is bitsandbytes', whose 32-bit and 8-bit kernels update in place.
     let torch_step = if pages_state(s) { 0.0 } else { 1.0 };
-    let per_element =
-        s.optimizer.step_temporary_bytes_per_element() * optimizer_on_gpu(s) * torch_step;
-    let (temporary, elements) = match s.optimizer_step {
-        OptimizerStep::Foreach => (
-            state.per_gpu(split, per_element, split.optimizer),
-            state.trainable,
+    let fx = stack.fx();
+    let per_element = fx
+        .num(
+            s.optimizer.step_temporary_bytes_per_element()
+                * optimizer_on_gpu(s, fx).value()
+                * torch_step,
+        )
+        .unit(format_args!("B ({} step's sqrt(v))", s.optimizer_step));
+    let temporary = match s.optimizer_step {
+        OptimizerStep::Foreach => state.per_gpu(
+            split,
+            fx.num(state.trainable) * per_element,
+            split.optimizer,
         ),
-        OptimizerStep::ForLoop | OptimizerStep::InBackward => (
-            state.largest_tensor * per_element / split.optimizer,
-            state.largest_tensor,
-        ),
-        OptimizerStep::Fused => (0.0, 0.0),
+        OptimizerStep::ForLoop | OptimizerStep::InBackward => {
+            fx.num(state.largest_tensor).words("largest tensor") * per_element
+                / split.ways(fx, split.optimizer)
+        }
+        OptimizerStep::Fused => fx.num(0.0),
     };
-    let freed = stack.sum_lifetime(Lifetime::ForwardBackward);
+    let freed = fx
+        .num(stack.sum_lifetime(Lifetime::ForwardBackward))
+        .words("freed activations and logits")
+        .size(s.units);
     stack.push(
         ComponentId::OptimizerStep,
         "Optimizer step (beyond the backward peak)",
-        (temporary - freed).max(0.0),
-        explain!(
-            stack.explain,
-            "{} × {} B ({} step's sqrt(v)){} − {} freed activations and logits",
-            num(elements),
-            num(per_element),
-            s.optimizer_step,
-            split.share_note(split.optimizer),
-            num(freed)
-        ),
+        (temporary - freed).max(fx.num(0.0)),
     );
 }
 
@@ -378,10 +337,13 @@ pub(super) fn push_weight_copies(
     split: &Split,
     state: TrainableState,
 ) {
-    let e = r.act_dtype.bytes();
+    let fx = stack.fx();
+    let dtype = r.act_dtype;
+    let e = dtype.bytes();
     if e >= FP32_BYTES || s.sharding.is_fully_sharded() {
         return;
     }
+    let e = || fx.num(dtype.bytes()).unit(format_args!("B ({dtype})"));
     let linear = linear_params(r);
     let all_layers = s.mode == Mode::Full || s.checkpointing == Checkpointing::None;
     let copied = match (r.weights, all_layers) {
@@ -389,46 +351,34 @@ pub(super) fn push_weight_copies(
         (Dtype::Fp32, false) => linear / f64::from(r.arch.layers),
         _ => 0.0,
     };
-    let adapters = if s.mode.is_adapter() && r.trained_dtype.bytes() > e {
+    let adapters = if s.mode.is_adapter() && r.trained_dtype.bytes() > dtype.bytes() {
         state.trainable
     } else {
         0.0
     };
     let adapter_copies = if adapters > 0.0 {
-        state.per_gpu(split, e, split.weights)
+        let adapters = fx.num(state.trainable).unit("adapter weights");
+        state.per_gpu(split, adapters * e(), split.weights)
     } else {
-        0.0
+        fx.num(0.0).shown_if(false)
     };
     if copied + adapters == 0.0 {
         return;
     }
+    let linear_copies = fx.num(copied).unit(if all_layers {
+        "linear weights"
+    } else {
+        "linear weights of one layer"
+    }) * e()
+        * on_gpu(s, fx);
+    let routed = routed_fraction(r) * r.params / linear.max(1.0);
     stack.push(
         ComponentId::WeightCopies,
         "16-bit weight copies (autocast)",
-        split.share(
-            copied * e * on_gpu(s),
-            split.weights,
-            routed_fraction(r) * r.params / linear.max(1.0),
-        ) + adapter_copies,
-        explain!(
-            stack.explain,
-            "{} × {} B ({})",
-            {
-                let base = format!(
-                    "{} linear weights{}",
-                    num(copied),
-                    if all_layers { "" } else { " of one layer" }
-                );
-                let adapted = format!("{} adapter weights", num(adapters));
-                match (copied > 0.0, adapters > 0.0) {
-                    (true, true) => format!("({base} + {adapted})"),
-                    (true, false) => base,
-                    _ => adapted,
-                }
-            },
-            e,
-            r.act_dtype
-        ),
+        split
+            .share_of(linear_copies, split.weights, routed)
+            .shown_if(copied > 0.0)
+            + adapter_copies,
     );
 }
 
@@ -458,16 +408,17 @@ fn paged_state_bytes(
     notes: &mut Vec<String>,
     state: TrainableState,
     matrices: &[MatrixShape],
-) -> f64 {
+    fx: Fx,
+) -> Formula {
     if !s.paged_optimizer {
-        return 0.0;
+        return fx.num(0.0);
     }
     if !pages_state(s) {
         notes.push(format!(
             "paged-optimizer: bitsandbytes has no paged {}; its state is counted as PyTorch tensors.",
             s.optimizer
         ));
-        return 0.0;
+        return fx.num(0.0);
     }
     let large: f64 = matrices
         .iter()
@@ -475,5 +426,8 @@ fn paged_state_bytes(
         .map(MatrixShape::elements)
         .sum();
     let moments = s.optimizer.moment_bytes_per_param().unwrap_or(0.0);
-    state.share_of(large) * moments
+    fx.num(state.share_of(large)).unit(format_args!(
+        "params in tensors of ≥ {} values",
+        Lazy(|| num(PAGED_MIN_VALUES))
+    )) * fx.num(moments).unit("B of moments")
 }

@@ -1,14 +1,15 @@
 //! The model's weights on each GPU, and the constants quantized formats keep beside them.
 
+use super::formula::{Formula, Fx};
 use super::parallel::{routed_fraction, weights_per_gpu, Gathered, Split};
-use super::stack::{explain, num, Stack};
+use super::stack::Stack;
 use crate::dtype::{Dtype, BYTE, FP32_BYTES};
 use crate::dtype::{Nf4Kernel, QuantScope};
 use crate::estimate::ComponentId;
 use crate::model::{Block, CheckpointWeights};
 use crate::scenario::{Resolved, Scenario};
 use crate::sharding::Offload;
-use crate::units::{Bytes, Units};
+use crate::units::Units;
 
 /// bitsandbytes NF4 quantizes in blocks of 64 weights with one fp32 absmax each (Dettmers et al.
 /// 2023, QLoRA §2); double quantization stores those absmax values as 8-bit with one fp32 constant per
@@ -61,66 +62,53 @@ pub(super) fn vision_params(r: &Resolved) -> f64 {
     share(r, r.arch.vision_params())
 }
 
-/// 1 while the weights are on the GPU, 0 when ZeRO-Offload moved them to CPU memory.
-pub(super) fn on_gpu(s: &Scenario) -> f64 {
-    if s.offload == Offload::All {
-        0.0
+/// A factor of 1 while a state is on the GPU, left out of the text; 0 once offloaded to CPU memory.
+pub(super) fn kept_on_gpu(fx: Fx, on_gpu: bool) -> Formula {
+    if on_gpu {
+        fx.num(1.0).shown_if(false)
     } else {
-        1.0
+        fx.num(0.0).remark("offloaded to CPU")
     }
 }
 
-/// ` + {what} {bytes}` for a buffer a formula adds, or nothing when there is none.
-pub(super) fn plus_buffer(what: &str, bytes: f64, units: Units) -> String {
-    if bytes > 0.0 {
-        format!(" + {what} {}", Bytes::from_f64(bytes).display(units))
-    } else {
-        String::new()
-    }
+/// [`kept_on_gpu`] for the weights, which ZeRO-Offload can move to CPU memory.
+pub(super) fn on_gpu(s: &Scenario, fx: Fx) -> Formula {
+    kept_on_gpu(fx, s.offload != Offload::All)
+}
+
+/// A buffer a formula adds, named by `what`; left out of the text when there is none.
+pub(super) fn buffer(fx: Fx, what: &'static str, bytes: f64, units: Units) -> Formula {
+    fx.num(bytes).words(what).size(units).shown_if(bytes > 0.0)
 }
 
 /// Pushes the weights and, for quantized formats, their constants.
 pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split) {
-    let ex = stack.explain;
-    let on_gpu = on_gpu(s);
+    let fx = stack.fx();
     let gathered = Gathered::new(s, r, split, linear_params(r));
     let vision = vision_params(r);
     let text = r.params - vision;
     let checkpoint = checkpoint(s, r);
-    let (weight_bytes, weight_formula, routed_bytes) = match checkpoint {
-        Some(c) => checkpoint_weights(c, ex),
+    let (text_weights, routed_bytes) = match checkpoint {
+        Some(c) => (checkpoint_weights(c, fx), c.experts() as f64),
         None => {
-            let (bytes, formula) = text_weights(s, r, text, ex);
+            let weights = text_weights(s, r, text, fx);
             // Routed experts are in every quantized scope, so they take the weight format's bytes.
-            (
-                bytes,
-                formula,
-                routed_fraction(r) * r.params * r.weights.bytes(),
-            )
+            let routed = routed_fraction(r) * r.params * r.weights.bytes();
+            (weights, routed)
         }
     };
+    let weight_bytes = text_weights.value();
     let routed = routed_bytes / weight_bytes.max(1.0);
-    let (per_gpu, split_note) = weights_per_gpu(s, r, split, weight_bytes, routed);
-    stack.push(
-        ComponentId::Weights,
-        "Model weights",
-        per_gpu * on_gpu + gathered.layers + gathered.root,
-        explain!(
-            ex,
-            "{weight_formula}{split_note}{}{}{}",
-            if on_gpu == 0.0 {
-                " (offloaded to CPU)"
-            } else {
-                ""
-            },
-            plus_buffer("2 gathered layers", gathered.layers, s.units),
-            plus_buffer(
-                "the unsharded root (embeddings, head)",
-                gathered.root,
-                s.units
-            )
-        ),
-    );
+    let per_gpu = weights_per_gpu(s, r, split, text_weights, routed);
+    let bytes = per_gpu * on_gpu(s, fx)
+        + buffer(fx, "2 gathered layers", gathered.layers, s.units)
+        + buffer(
+            fx,
+            "the unsharded root (embeddings, head)",
+            gathered.root,
+            s.units,
+        );
+    stack.push(ComponentId::Weights, "Model weights", bytes);
     push_mtp(s, r, stack, split, weight_bytes / text.max(1.0), checkpoint);
     if vision > 0.0 {
         push_vision_activations(s, r, stack, split);
@@ -153,27 +141,19 @@ pub(super) fn unused_checkpoint(s: &Scenario, r: &Resolved) -> Option<String> {
     }
 }
 
-/// The language model's tensors as the checkpoint stores them, and its routed experts.
-fn checkpoint_weights(c: &CheckpointWeights, ex: bool) -> (f64, String, f64) {
+/// The language model's tensors as the checkpoint stores them.
+fn checkpoint_weights(c: &CheckpointWeights, fx: Fx) -> Formula {
     let layers: u64 = c.blocks.iter().map(|b| b.bytes).sum();
-    (
-        c.text() as f64,
-        explain!(
-            ex,
-            "the checkpoint's tensors ({}): embedding {} + {} layers {} + head {}",
-            c.format,
-            num(c.embed as f64),
-            c.blocks.len(),
-            num(layers as f64),
-            num(c.head as f64)
-        ),
-        c.experts() as f64,
-    )
+    fx.num(c.embed as f64).words("the checkpoint's embedding")
+        + fx.num(layers as f64)
+            .words(format_args!("{} layers", c.blocks.len()))
+        + fx.num(c.head as f64).words("head")
 }
 
-/// The language model's weights in bytes, with their formula: a quantized format on the linear
-/// layers it covers and the compute dtype for the rest, or one format throughout.
-fn text_weights(s: &Scenario, r: &Resolved, text: f64, ex: bool) -> (f64, String) {
+/// The language model's weights in bytes: a quantized format on the linear layers it covers and
+/// the compute dtype for the rest, or one format throughout.
+fn text_weights(s: &Scenario, r: &Resolved, text: f64, fx: Fx) -> Formula {
+    let dtype = |d: Dtype| fx.num(d.bytes()).unit(format_args!("B ({d})"));
     if r.weights.is_quantized() {
         let quantized = quantized_params(s, r);
         let tied_copy = if r.arch.tied {
@@ -182,32 +162,10 @@ fn text_weights(s: &Scenario, r: &Resolved, text: f64, ex: bool) -> (f64, String
             0.0
         };
         let other = text - quantized + tied_copy;
-        let compute = r.act_dtype.bytes();
-        (
-            quantized * r.weights.bytes() + other * compute,
-            explain!(
-                ex,
-                "{} {} × {} B ({}) + the rest {} × {} B ({})",
-                r.quantized,
-                num(quantized),
-                r.weights.bytes(),
-                r.weights,
-                num(other),
-                compute,
-                r.act_dtype
-            ),
-        )
+        fx.num(quantized).words(format_args!("{}", r.quantized)) * dtype(r.weights)
+            + fx.num(other).words("the rest") * dtype(r.act_dtype)
     } else {
-        (
-            text * r.weights.bytes(),
-            explain!(
-                ex,
-                "P × Bw = {} × {} B ({})",
-                num(text),
-                r.weights.bytes(),
-                r.weights
-            ),
-        )
+        fx.sym("P", text) * dtype(r.weights)
     }
 }
 
@@ -216,14 +174,14 @@ fn push_quant_constants(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &S
     if !r.weights.is_quantized() {
         return;
     }
+    let fx = stack.fx();
     let quantized = quantized_params(s, r);
-    let (constants, formula) = quant_constants(s, r, quantized, stack.explain);
+    let constants = quant_constants(s, r, quantized, fx);
     let routed = routed_fraction(r) * r.params / quantized.max(1.0);
     stack.push(
         ComponentId::QuantConstants,
         "Quantization constants",
-        split.share(constants * on_gpu(s), split.weights, routed),
-        formula,
+        split.share_of(constants * on_gpu(s, fx), split.weights, routed),
     );
 }
 
@@ -240,30 +198,22 @@ fn push_mtp(
     if !s.mtp || r.arch.mtp_layers == 0 {
         return;
     }
-    let ex = stack.explain;
-    let on_gpu = on_gpu(s);
+    let fx = stack.fx();
     let mtp = share(r, r.arch.mtp_params());
-    let (bytes, formula) = match checkpoint {
-        Some(c) => (
-            c.mtp as f64,
-            explain!(ex, "the checkpoint's MTP tensors {}", num(c.mtp as f64)),
-        ),
-        None => (
-            mtp * per_param,
-            explain!(
-                ex,
-                "{} × {} × {} B per parameter, as the model's weights",
-                r.arch.mtp_layers,
-                num(mtp / f64::from(r.arch.mtp_layers)),
-                num(per_param)
-            ),
-        ),
+    let bytes = match checkpoint {
+        Some(c) => fx.num(c.mtp as f64).words("the checkpoint's MTP tensors"),
+        None => {
+            fx.num(mtp)
+                .words(format_args!("{} modules'", r.arch.mtp_layers))
+                .unit("params")
+                * fx.num(per_param)
+                    .unit("B per parameter, as the model's weights")
+        }
     };
     stack.push(
         ComponentId::Mtp,
         "Multi-token-prediction modules (optional)",
-        bytes * on_gpu / split.weights,
-        explain!(ex, "{formula}{}", split.note(split.weights)),
+        bytes * on_gpu(s, fx) / split.ways(fx, split.weights),
     );
 }
 
@@ -277,27 +227,20 @@ fn push_vision_tower(
     vision: f64,
     checkpoint: Option<&CheckpointWeights>,
 ) {
-    let ex = stack.explain;
-    let on_gpu = on_gpu(s);
-    let (bytes, formula) = match checkpoint {
-        Some(c) => (
-            c.vision as f64,
-            explain!(
-                ex,
-                "the checkpoint's vision tensors {}",
-                num(c.vision as f64)
-            ),
-        ),
+    let fx = stack.fx();
+    let dtype = tower_dtype(r);
+    let bytes = match checkpoint {
+        Some(c) => fx
+            .num(c.vision as f64)
+            .words("the checkpoint's vision tensors"),
         None => {
-            let b = tower_dtype(r).bytes();
-            (vision * b, explain!(ex, "{} × {} B", num(vision), b))
+            fx.num(vision).unit("params") * fx.num(dtype.bytes()).unit(format_args!("B ({dtype})"))
         }
     };
     stack.push(
         ComponentId::Vision,
         "Vision tower",
-        bytes * on_gpu / split.weights,
-        explain!(ex, "{formula}{}", split.note(split.weights)),
+        bytes * on_gpu(s, fx) / split.ways(fx, split.weights),
     );
 }
 
@@ -309,22 +252,17 @@ fn push_vision_activations(s: &Scenario, r: &Resolved, stack: &mut Stack, split:
     if s.images == 0 {
         return;
     }
-    let patches = f64::from(s.batch) * f64::from(s.images) * v.patches_per_image();
-    let per_patch = v.layer_bytes_per_patch(r.act_dtype.bytes());
+    let fx = stack.fx();
+    let patches = fx.sym("b", f64::from(s.batch))
+        * fx.sym("images", f64::from(s.images))
+        * fx.sym("(image ÷ patch)²", v.patches_per_image());
+    let per_patch = fx
+        .num(v.layer_bytes_per_patch(r.act_dtype.bytes()))
+        .unit("B");
     stack.push(
         ComponentId::VisionActivations,
         "Vision tower activations (one layer)",
-        patches * per_patch / split.model_parallel,
-        explain!(
-            stack.explain,
-            "b × images × (image / patch)² × {} B = {} × {} × {} × {}{}",
-            num(per_patch),
-            s.batch,
-            s.images,
-            num(v.patches_per_image()),
-            num(per_patch),
-            split.note(split.model_parallel)
-        ),
+        patches * per_patch / split.ways(fx, split.model_parallel),
     );
 }
 
@@ -338,68 +276,36 @@ fn tower_dtype(r: &Resolved) -> Dtype {
 }
 
 /// The scales (and zero points) a quantized format keeps for `linear` weights.
-fn quant_constants(s: &Scenario, r: &Resolved, linear: f64, ex: bool) -> (f64, String) {
+fn quant_constants(s: &Scenario, r: &Resolved, linear: f64, fx: Fx) -> Formula {
+    let per_block = |block: f64, blocks: &'static str, bytes: f64, what: &dyn std::fmt::Display| {
+        fx.num(linear) / fx.num(block).unit(blocks) * fx.num(bytes).unit(format_args!("B{what}"))
+    };
     match r.weights {
-        Dtype::Fp8 => per_block(
-            linear,
-            FP8_BLOCK,
-            " blocks (128×128)",
-            FP32_BYTES,
-            " scale",
-            ex,
-        ),
-        Dtype::Mxfp4 => per_block(linear, MXFP4_BLOCK, "", BYTE, " E8M0 scale", ex),
+        Dtype::Fp8 => per_block(FP8_BLOCK, "blocks (128×128)", FP32_BYTES, &" scale"),
+        Dtype::Mxfp4 => per_block(MXFP4_BLOCK, "", BYTE, &" E8M0 scale"),
         // torchao's NF4Tensor always double-quantizes: int8 scalers per 64 weights and one
         // 16-bit factor per 256 scalers, within 2 bytes per 16,384 weights of bitsandbytes'.
         Dtype::Nf4 if s.double_quant || s.nf4_kernel == Nf4Kernel::Torchao => {
-            let (scalers, scalers_formula) = per_block(linear, NF4_BLOCK, "", BYTE, "", ex);
+            let scalers = per_block(NF4_BLOCK, "", BYTE, &" scaler");
             let second_level = NF4_BLOCK * NF4_DOUBLE_QUANT_BLOCK;
-            let (factors, factors_formula) =
-                per_block(linear, second_level, "", FP32_BYTES, "", ex);
-            (
-                scalers + factors,
-                explain!(ex, "double-quant: {scalers_formula} + {factors_formula}"),
-            )
+            let factors = per_block(second_level, "", FP32_BYTES, &" factor");
+            (scalers + factors).remark("double quantization")
         }
-        Dtype::Nf4 => per_block(linear, NF4_BLOCK, " blocks", FP32_BYTES, " absmax", ex),
+        Dtype::Nf4 => per_block(NF4_BLOCK, "blocks", FP32_BYTES, &" absmax"),
         Dtype::Int4 => per_block(
-            linear,
             f64::from(s.int4_group.max(1)),
-            " groups",
+            "groups",
             s.int4_layout.group_bytes(),
-            format_args!(" ({} scale and zero)", s.int4_layout),
-            ex,
+            &format_args!(" ({} scale and zero)", s.int4_layout),
         ),
-        Dtype::Int8 => int8_row_scales(s, r, ex),
-        _ => (0.0, String::new()),
+        Dtype::Int8 => int8_row_scales(s, r, fx),
+        _ => fx.num(0.0),
     }
-}
-
-/// One `bytes`-byte constant per `block` of the `linear` weights: `blocks` names the unit and
-/// `what` the constant.
-fn per_block(
-    linear: f64,
-    block: f64,
-    blocks: &str,
-    bytes: f64,
-    what: impl std::fmt::Display,
-    ex: bool,
-) -> (f64, String) {
-    (
-        linear / block * bytes,
-        explain!(
-            ex,
-            "{} / {}{blocks} × {} B{what}",
-            num(linear),
-            num(block),
-            num(bytes)
-        ),
-    )
 }
 
 /// LLM.int8 keeps one fp32 scale per output row (Dettmers et al. 2022); a quantized LM head adds
 /// one per vocabulary entry.
-fn int8_row_scales(s: &Scenario, r: &Resolved, ex: bool) -> (f64, String) {
+fn int8_row_scales(s: &Scenario, r: &Resolved, fx: Fx) -> Formula {
     let head_rows = if head_params(s, r) > 0.0 {
         f64::from(r.arch.vocab)
     } else {
@@ -411,15 +317,7 @@ fn int8_row_scales(s: &Scenario, r: &Resolved, ex: bool) -> (f64, String) {
             .iter()
             .map(|m| m.cols * m.count)
             .sum::<f64>();
-    (
-        rows * FP32_BYTES,
-        explain!(
-            ex,
-            "{} output rows × {fp32} B scale",
-            num(rows),
-            fp32 = num(FP32_BYTES)
-        ),
-    )
+    fx.num(rows).unit("output rows") * fx.num(FP32_BYTES).unit("B scale")
 }
 
 /// One layer's routed experts, dequantized whole while that layer runs, under axolotl's
@@ -454,20 +352,16 @@ pub(super) fn push_dequantized_experts(
         ));
         return;
     }
-    let tensor_parallel = split.tensor;
+    let fx = stack.fx();
     let one_layer = share(r, r.routed_params) / moe_layers;
-    let e = r.act_dtype.bytes();
+    let e = r.act_dtype;
+    let bytes = fx.num(one_layer).words("one MoE layer's routed experts")
+        * fx.num(e.bytes()).unit(format_args!("B ({e})"))
+        / fx.sym("EP", split.experts).shown_if(split.experts > 1.0)
+        / fx.sym("TP", split.tensor).shown_if(split.tensor > 1.0);
     stack.push(
         ComponentId::DequantizedExperts,
         "Dequantized experts (one layer)",
-        one_layer * e / split.experts / tensor_parallel,
-        explain!(
-            stack.explain,
-            "one MoE layer's routed experts {} × {} B ({}){}",
-            num(one_layer),
-            e,
-            r.act_dtype,
-            split.note(split.experts * tensor_parallel)
-        ),
+        bytes,
     );
 }

@@ -294,15 +294,6 @@ impl Architecture {
         f64::from(self.mtp_layers) * (per_attention + mlp + projection_and_norms)
     }
 
-    /// Elements in the RoPE cos/sin tables a serving runtime precomputes: each table's positions
-    /// × the width rotated (cos and sin halves side by side; vLLM's and SGLang's
-    /// `_compute_cos_sin_cache`, `torch.cat((cos, sin), dim=-1)` over `rotary_dim / 2`
-    /// frequencies).
-    pub fn rope_table_elements(&self) -> f64 {
-        (f64::from(self.rope.positions) + f64::from(self.rope.local_positions))
-            * f64::from(self.rope_width())
-    }
-
     /// The channels RoPE rotates in each head: `rotary-dim` when part of the head, MLA's shared
     /// RoPE key, else the whole head.
     pub fn rope_width(&self) -> u32 {

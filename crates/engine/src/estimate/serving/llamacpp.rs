@@ -67,9 +67,10 @@ use super::{
     Build, Deployment, LoggedFigure, PoolWords, Reads, RuntimeRules, Serving, Setting, Settings,
 };
 use crate::dtype::{Dtype, FP32_BYTES};
+use crate::estimate::formula::{Formula, Fx};
 use crate::estimate::overhead;
 use crate::estimate::speed::{Band, Efficiency};
-use crate::estimate::stack::{explain, Component, Stack};
+use crate::estimate::stack::{Component, Stack};
 use crate::estimate::ComponentId;
 use crate::estimate::LogFigure;
 use crate::gpu_catalogue::Datasheet;
@@ -77,7 +78,7 @@ use crate::model::{Architecture, Block, Projection};
 use crate::runtime::{GpuBackend, LogitRows, OffloadOutput, Runtime};
 use crate::scenario::{FieldError, Group};
 use crate::scenario::{Resolved, Scenario};
-use crate::units::{Bytes, MIB};
+use crate::units::{Bytes, Units, MIB};
 use std::ops::Range;
 use vramfit_gguf::quantize::{NameRules, NamedTensor, QuantModel, QuantTensor};
 use vramfit_gguf::GgmlType;
@@ -767,7 +768,12 @@ impl Layers {
 
     /// The fullest GPU's share of what the layer split divides.
     fn share(&self) -> f64 {
-        1.0 / f64::from(self.gpus)
+        self.share_of(Fx::new(false)).value()
+    }
+
+    /// [`Layers::share`] as a formula: `1 ÷ N`, left out of the text on one GPU.
+    fn share_of(&self, fx: Fx) -> Formula {
+        (fx.num(1.0) / fx.sym("N", f64::from(self.gpus))).shown_if(self.gpus > 1)
     }
 
     fn some_blocks_on_the_cpu(&self) -> bool {
@@ -824,43 +830,63 @@ impl Cells {
 
 /// The KV and recurrent-state buffers, each on its layer's device.
 struct Caches {
-    /// Bytes per cell and attention layer.
-    per_cell: f64,
-    gpu_kv: f64,
+    gpu_kv: Formula,
     host_kv: f64,
-    gpu_state: f64,
+    gpu_state: Formula,
 }
 
 impl Caches {
-    fn new(s: &Scenario, a: &Architecture, cells: &Cells, layers: &Layers) -> Caches {
+    fn new(s: &Scenario, a: &Architecture, cells: &Cells, layers: &Layers, fx: Fx) -> Caches {
         let (k, v) = (
             s.cache_type_k.bytes_per_value(),
             s.cache_type_v.bytes_per_value(),
         );
+        let k = || fx.num(k).unit(format_args!("B (K {})", s.cache_type_k));
         let per_cell = if a.mla.is_mla() {
-            (f64::from(a.mla.kv_rank) + f64::from(a.mla.rope_dim)) * k
+            (fx.sym("kv-lora-rank", f64::from(a.mla.kv_rank))
+                + fx.sym("rope-head-dim", f64::from(a.mla.rope_dim)))
+                * k()
         } else {
-            f64::from(a.kv_heads) * f64::from(a.head_dim) * (k + v)
+            fx.sym("kv-heads", f64::from(a.kv_heads))
+                * fx.sym("head-dim", f64::from(a.head_dim))
+                * (k() + fx.num(v).unit(format_args!("B (V {})", s.cache_type_v)))
         };
         let attention = a.attention_layers();
         let sliding = a.window.layers.min(attention);
         // Which attention blocks slide is not known block by block: spread evenly among them.
-        let sliding_share = f64::from(sliding) / f64::from(attention.max(1));
-        let attention_kv =
-            per_cell * ((1.0 - sliding_share) * cells.all + sliding_share * cells.window);
+        let sliding_share = || {
+            fx.sym(
+                "sliding share",
+                f64::from(sliding) / f64::from(attention.max(1)),
+            )
+        };
+        let cells_kept = (fx.num(1.0) - sliding_share()).shown_if(sliding > 0)
+            * fx.sym("cells", cells.all)
+            + (sliding_share() * fx.sym("window cells", cells.window)).shown_if(sliding > 0);
+        let attention_kv = per_cell * cells_kept;
         let (state, conv) = a.recurrent.state_elements();
-        let layer_state = (state + conv) * FP32_BYTES * f64::from(cells.slots);
+        let layer_state = (fx.sym("state", state) + fx.sym("conv", conv))
+            * fx.num(FP32_BYTES).unit("B (f32)")
+            * fx.sym("slots", f64::from(cells.slots));
         let (attention_blocks, recurrent_blocks) = LayerSet::mixers(a);
         let n = layers.n;
         let (gpu_range, host_range) = (layers.first_gpu_block..n, 0..layers.first_gpu_block);
+        let host_layers = f64::from(attention_blocks.count_in(&host_range, n));
         Caches {
-            per_cell,
-            gpu_kv: attention_kv * f64::from(attention_blocks.count_in(&gpu_range, n)),
-            host_kv: attention_kv * f64::from(attention_blocks.count_in(&host_range, n)),
+            host_kv: attention_kv.value() * host_layers,
+            gpu_kv: attention_kv
+                * fx.sym(
+                    "GPU layers",
+                    f64::from(attention_blocks.count_in(&gpu_range, n)),
+                ),
             gpu_state: if a.recurrent.layers > 0 {
-                layer_state * f64::from(recurrent_blocks.count_in(&gpu_range, n))
+                layer_state
+                    * fx.sym(
+                        "GPU layers",
+                        f64::from(recurrent_blocks.count_in(&gpu_range, n)),
+                    )
             } else {
-                0.0
+                fx.num(0.0)
             },
         }
     }
@@ -898,17 +924,23 @@ impl ModelBuffers {
     }
 
     /// The fullest GPU of a layer split: its share of the blocks, and the output layer.
-    fn fullest_gpu(&self, layers: &Layers) -> f64 {
-        (self.gpu - self.output_gpu) * layers.share() + self.output_gpu
+    fn fullest_gpu(&self, layers: &Layers, fx: Fx, units: Units) -> Formula {
+        let output = || {
+            fx.num(self.output_gpu)
+                .words("the output layer")
+                .size(units)
+                .shown_if(self.output_gpu > 0.0)
+        };
+        (fx.num(self.gpu).words("offloaded tensors").size(units) - output()) * layers.share_of(fx)
+            + output()
     }
 }
 
-/// The compute buffers on the GPU and in pinned host memory, each with its formula, written by
-/// the same branches that size it.
+/// The compute buffers on the GPU (with its formula) and in pinned host memory, written by the
+/// same branches that size them.
 struct ComputeBuffers {
-    gpu: f64,
+    gpu: Formula,
     host: f64,
-    formula: String,
 }
 
 impl ComputeBuffers {
@@ -918,7 +950,7 @@ impl ComputeBuffers {
         cells: &Cells,
         layers: &Layers,
         model: &ModelBuffers,
-        explain: bool,
+        fx: Fx,
     ) -> ComputeBuffers {
         let u = f64::from(s.ubatch_size.min(cells.n_ctx).max(1));
         let (e, f, vocab) = (
@@ -930,132 +962,112 @@ impl ComputeBuffers {
             LogitRows::Slots => u.min(f64::from(cells.slots).min(f64::from(LLAMA_SERVER_BATCH))),
             LogitRows::Ubatch => u,
         };
-        let logits = FP32_BYTES * logit_rows * (vocab + e);
+        let fp32 = || fx.num(FP32_BYTES);
+        let logits =
+            || fp32() * fx.sym("logit rows", logit_rows) * (fx.sym("V", vocab) + fx.sym("E", e));
         // The KQ mask holds a stream's cells for each token of the ubatch: f32 as the host
         // writes it, and its f16 cast on the GPU with flash attention.
-        let mask = f64::from(cells.per_stream) * u;
-        let mask_copies = if s.flash_attn { 6.0 } else { 4.0 } * mask;
+        let mask = fx.sym("cells", f64::from(cells.per_stream)) * fx.sym("u", u);
+        let mask_copies = fx.num(if s.flash_attn { 6.0 } else { 4.0 }) * mask.clone();
         let vulkan = s.gpu_backend == GpuBackend::Vulkan;
-        let (layer_work, layer_text) = layer_work(s, a, u, e, f, mask, mask_copies);
+        let layer_work = layer_work(s, a, u, e, f, mask.clone(), mask_copies.clone());
         // ggml-cuda runs a matmul of a CPU-resident weight on the GPU when the batch is large:
         // the weight is copied into the compute buffer beside the matmul's input and output.
         let offloads_ops = s.ubatch_size >= GPU_OFFLOAD_MIN_BATCH;
-        let copies_a_block = layers.some_blocks_on_the_cpu() && offloads_ops;
-        let block_copy = if copies_a_block {
-            model.largest_host + FP32_BYTES * u * (e + f)
+        let block_copy = if layers.some_blocks_on_the_cpu() && offloads_ops {
+            (fx.num(model.largest_host)
+                .words("the largest CPU block weight")
+                + fp32() * fx.sym("u", u) * (fx.sym("E", e) + fx.sym("F", f)))
+            .remark("the largest CPU block weight is copied for its matmul")
         } else {
-            0.0
+            fx.num(0.0).shown_if(false)
         };
-        let inputs = FP32_BYTES * (mask + u * e);
+        let inputs = FP32_BYTES * (mask.value() + u * e);
         // With no layer offloaded the CPU backend runs the whole graph, in its own compute buffer.
-        let (gpu, host, logits_text) = if layers.ngl == 0 {
-            (block_copy, layer_work.max(logits), " (on the CPU)")
+        let (gpu, host) = if layers.ngl == 0 {
+            let on_the_cpu = layer_work.value().max(logits().value());
+            (block_copy, on_the_cpu)
         } else if layers.output_on_gpu {
             // Vulkan keeps the mask's copies allocated below everything after them
             // (llama-035/036).
-            let (kept_masks, text) = if vulkan {
-                (mask_copies, " + the masks Vulkan keeps")
+            let kept_masks = if vulkan {
+                mask_copies.remark("Vulkan keeps the masks")
             } else {
-                (0.0, "")
+                fx.num(0.0).shown_if(false)
             };
-            (
-                layer_work.max(logits + kept_masks).max(block_copy),
-                inputs,
-                text,
-            )
+            let gpu = layer_work.max(logits() + kept_masks).max(block_copy);
+            (gpu, inputs)
         } else if offloads_ops {
             // The output matmul runs on the GPU with a copy of the output weight.
-            let output_copy = model.output + logits;
+            let output_copy = fx.num(model.output).words("the output weight") + logits();
+            let gpu = layer_work.max(output_copy).max(block_copy);
             (
-                layer_work.max(output_copy).max(block_copy),
+                gpu.remark("the CPU output weight is copied for its matmul"),
                 inputs,
-                " + the CPU output weight copied for its matmul",
             )
         } else {
-            (layer_work.max(block_copy), inputs + logits, " (on the CPU)")
+            (layer_work.max(block_copy), inputs + logits().value())
         };
-        let formula = explain!(
-            explain,
-            "the peak of: logits 4·{}·(V + E){}; the layer {}; {}u = {}, mask cells = {} per stream",
-            logit_rows,
-            logits_text,
-            layer_text,
-            if copies_a_block {
-                "the largest CPU block weight + 4u(E + F) copied for its matmul; "
-            } else {
-                ""
-            },
-            u,
-            cells.per_stream
-        );
-        ComputeBuffers { gpu, host, formula }
+        ComputeBuffers { gpu, host }
     }
 }
 
-/// A layer's working set in the compute buffer, and its formula.
+/// A layer's working set in the compute buffer.
 fn layer_work(
     s: &Scenario,
     a: &Architecture,
     u: f64,
     e: f64,
     f: f64,
-    mask: f64,
-    mask_copies: f64,
-) -> (f64, &'static str) {
+    mask: Formula,
+    mask_copies: Formula,
+) -> Formula {
+    let fx = mask.fx();
+    let fp32_u = || fx.num(FP32_BYTES) * fx.sym("u", u);
+    let e = || fx.sym("E", e);
     if s.flash_attn {
-        let ffn = FP32_BYTES * u * (2.0 * e + 3.0 * f);
+        let ffn = fp32_u() * (fx.num(2.0) * e() + fx.num(3.0) * fx.sym("F", f));
         if s.gpu_backend == GpuBackend::Vulkan {
-            return (ffn + mask_copies, "4u(2E + 3F) + 6·mask");
+            return ffn + mask_copies;
         }
         // The FFN with the f16 mask alive, or the cast itself, computed in the first attention
         // layer (the module's doc says what sits below it).
-        let (q_and_gate, text) = if a.attention_gate {
-            (
-                FP32_BYTES * u * a.q_proj_width(),
-                "4u(2E + 3F) + 2·mask, or 4u(2E + E_q) + 8u·E_q (Q + gate) + 6·mask at the mask's cast",
-            )
+        let q_and_gate = if a.attention_gate {
+            fp32_u() * fx.sym("E_q (Q + gate)", a.q_proj_width())
         } else {
-            (
-                0.0,
-                "4u(2E + 3F) + 2·mask, or 4u(2E + E_q) + 6·mask at the mask's cast",
-            )
+            fx.num(0.0).shown_if(false)
         };
-        let at_the_cast = FP32_BYTES * u * (2.0 * e + a.q_width()) + q_and_gate + mask_copies;
-        ((ffn + 2.0 * mask).max(at_the_cast), text)
+        let at_the_cast =
+            fp32_u() * (fx.num(2.0) * e() + fx.sym("E_q", a.q_width())) + q_and_gate + mask_copies;
+        (ffn + fx.num(2.0) * mask).max(at_the_cast)
     } else {
-        let scores = FP32_BYTES * (f64::from(a.heads) * mask + mask + 4.0 * u * e);
+        let heads = fx.sym("H", f64::from(a.heads));
+        let scores =
+            fx.num(FP32_BYTES) * (heads * mask.clone() + mask + fx.num(4.0) * fx.sym("u", u) * e());
         if a.fused_qkv {
             // A fused QKV output keeps its roped Q and K beside it (the module's doc says why).
-            let roped_copies =
-                FP32_BYTES * u * f64::from(a.heads + a.kv_heads) * f64::from(a.head_dim);
-            (
-                scores + roped_copies,
-                "4·mask·(H + 1) + 16uE + 4u(E_q + E_kv) (fused QKV)",
-            )
+            let roped_copies = fp32_u()
+                * fx.sym("H + H_kv", f64::from(a.heads + a.kv_heads))
+                * fx.sym("head-dim", f64::from(a.head_dim));
+            (scores + roped_copies).remark("fused QKV")
         } else {
-            (scores, "4·mask·(H + 1) + 16uE")
+            scores
         }
     }
 }
 
 fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack) -> Serving {
     let ex = stack.explain;
+    let fx = stack.fx();
     let a = &r.arch;
     let layers = Layers::new(s, a.layers);
     let cells = Cells::new(s, a);
-    let caches = Caches::new(s, a, &cells, &layers);
+    let caches = Caches::new(s, a, &cells, &layers, fx);
     let model = ModelBuffers::new(s, a, &layers);
-    let compute = ComputeBuffers::new(s, a, &cells, &layers, &model, ex);
-    push_gpu_buffers(
-        s,
-        &layers,
-        &cells,
-        &caches,
-        &model,
-        compute.gpu,
-        compute.formula,
-        stack,
-    );
+    let compute = ComputeBuffers::new(s, a, &cells, &layers, &model, fx);
+    let kv_pool_bytes = caches.gpu_kv.value() * layers.share() + caches.host_kv;
+    let host_kv = caches.host_kv;
+    push_gpu_buffers(s, &layers, caches, &model, compute.gpu, stack);
     overhead::push_context(s, stack);
     let output_buffer = f64::from(a.vocab) * f64::from(cells.slots) * FP32_BYTES;
     let host_components = host_buffers(
@@ -1066,11 +1078,7 @@ fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack) -> Servin
                 "Model buffer (system RAM)",
                 model.host,
             ),
-            (
-                ComponentId::KvCache,
-                "KV buffer (system RAM)",
-                caches.host_kv,
-            ),
+            (ComponentId::KvCache, "KV buffer (system RAM)", host_kv),
             (
                 ComponentId::ComputeBuffer,
                 "Compute buffer (pinned host)",
@@ -1086,7 +1094,7 @@ fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack) -> Servin
     let reason = refusal(s, d, stack.total());
     Serving {
         runtime: Runtime::LlamaCpp,
-        kv_pool_bytes: Bytes::from_f64(caches.gpu_kv * layers.share() + caches.host_kv),
+        kv_pool_bytes: Bytes::from_f64(kv_pool_bytes),
         kv_tokens: cells.all as u64,
         kv_blocks: None,
         max_concurrency: f64::from(cells.slots),
@@ -1102,69 +1110,55 @@ fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack) -> Servin
 
 /// The GPU's buffers, in the order llama.cpp's log prints them. The weights replace the
 /// model-load components the detailed method pushed: the file's tensors are the buffer.
-#[allow(clippy::too_many_arguments)]
 fn push_gpu_buffers(
     s: &Scenario,
     layers: &Layers,
-    cells: &Cells,
-    caches: &Caches,
+    caches: Caches,
     model: &ModelBuffers,
-    compute: f64,
-    compute_formula: String,
+    compute: Formula,
     stack: &mut Stack,
 ) {
-    let ex = stack.explain;
+    let fx = stack.fx();
     stack.components.retain(|c| !c.id.is_model_load());
+    let source: &dyn std::fmt::Display = if s.gguf_weights.is_some() {
+        &"the file's tensors"
+    } else {
+        &s.quant
+    };
+    let placed = format_args!(
+        "{source}: {} of {} blocks{} on the GPU{}",
+        layers.gpu_blocks,
+        layers.n,
+        if layers.output_on_gpu {
+            " and the output layer"
+        } else {
+            ""
+        },
+        if layers.gpus > 1 {
+            ", split by layer"
+        } else {
+            ""
+        }
+    );
     stack.push(
         ComponentId::Weights,
         "Model buffer (GPU)",
-        model.fullest_gpu(layers),
-        explain!(
-            ex,
-            "{}: {} of {} blocks{} on the GPU{}",
-            if s.gguf_weights.is_some() {
-                "the file's tensors".to_string()
-            } else {
-                s.quant.to_string()
-            },
-            layers.gpu_blocks,
-            layers.n,
-            if layers.output_on_gpu {
-                " and the output layer"
-            } else {
-                ""
-            },
-            if layers.gpus > 1 {
-                ", split by layer"
-            } else {
-                ""
-            }
-        ),
+        model.fullest_gpu(layers, fx, s.units).remark(placed),
     );
     stack.push(
         ComponentId::KvCache,
         "KV buffer (GPU)",
-        caches.gpu_kv * layers.share(),
-        explain!(
-            ex,
-            "{} cells × {} B per cell and layer (K {}, V {}) on the GPU's layers",
-            cells.all,
-            caches.per_cell,
-            s.cache_type_k,
-            s.cache_type_v
-        ),
+        caches.gpu_kv * layers.share_of(fx),
     );
     stack.push(
         ComponentId::RecurrentState,
         "Recurrent state (GPU)",
-        caches.gpu_state * layers.share(),
-        explain!(ex, "R + S in f32 × {} slots", cells.slots),
+        caches.gpu_state * layers.share_of(fx),
     );
     stack.push(
         ComponentId::ComputeBuffer,
         "Compute buffer (GPU)",
-        compute,
-        compute_formula,
+        compute.remark("the peak of the layer's work and the logits"),
     );
 }
 

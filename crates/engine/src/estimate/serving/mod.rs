@@ -11,7 +11,7 @@ mod vllm;
 mod vllm_graphs;
 
 use super::component::ComponentId;
-use super::stack::{explain, Component, Stack};
+use super::stack::{Component, Stack};
 use crate::dtype::Dtype;
 use crate::gpu_catalogue::DRIVER_RESERVE_FALLBACK;
 use crate::runtime::Runtime;
@@ -166,22 +166,15 @@ fn push_non_torch(s: &Scenario, d: &Deployment, label: &str, stack: &mut Stack) 
     } else {
         NON_TORCH_SINGLE_GPU
     };
-    stack.push(
-        ComponentId::NonTorch,
-        label,
-        bytes.as_f64(),
-        explain!(
-            stack.explain,
-            "{} per GPU at TP{}{}",
-            bytes.display(s.units),
-            d.tp,
-            if nvls {
-                " on an NVSwitch (NCCL NVLS buffers)"
-            } else {
-                ""
-            }
-        ),
-    );
+    let mut formula = stack
+        .fx()
+        .num(bytes.as_f64())
+        .size(s.units)
+        .unit(format_args!("per GPU at TP{}", d.tp));
+    if nvls {
+        formula = formula.remark("on an NVSwitch (NCCL NVLS buffers)");
+    }
+    stack.push(ComponentId::NonTorch, label, formula);
     bytes
 }
 
@@ -210,27 +203,22 @@ pub(in crate::estimate) fn push(
 }
 
 /// The RoPE cos/sin tables vLLM and SGLang build while they load the model, whole on every GPU:
-/// `(positions + second table's positions) × rotated width` elements of `element` bytes
-/// (`RotaryEmbeddingBase.__init__` registers `cos_sin_cache` as a buffer; vLLM casts it to the
-/// model's dtype, SGLang keeps it in fp32 on CUDA, "for numerical stability"). The table covers
+/// `(positions + second table's positions) × rotated width` elements of `element` bytes, cos and
+/// sin side by side (`_compute_cos_sin_cache`: `torch.cat((cos, sin), dim=-1)` over
+/// `rotary_dim / 2` frequencies; `RotaryEmbeddingBase.__init__` registers `cos_sin_cache` as a
+/// buffer; vLLM casts it to the model's dtype, SGLang keeps it in fp32 on CUDA, "for numerical
+/// stability"). The table covers
 /// every position the model can reach, whatever `max-model-len` is: Llama 4 Scout's 10M
 /// positions are 2.7 GB on each GPU.
 fn push_rope_tables(r: &Resolved, element: Dtype, stack: &mut Stack) {
+    let fx = stack.fx();
     let rope = r.arch.rope;
-    stack.push(
-        ComponentId::RopeTables,
-        "RoPE cos/sin tables",
-        r.arch.rope_table_elements() * element.bytes(),
-        explain!(
-            stack.explain,
-            "({} + {}) positions × {} wide × {} B ({}): rope-positions, rope-local-positions, the rotated width",
-            rope.positions,
-            rope.local_positions,
-            r.arch.rope_width(),
-            element.bytes(),
-            element
-        ),
-    );
+    let positions = fx.sym("rope-positions", f64::from(rope.positions))
+        + fx.sym("rope-local-positions", f64::from(rope.local_positions));
+    let tables = positions
+        * fx.sym("rotated width", f64::from(r.arch.rope_width()))
+        * fx.num(element.bytes()).unit(format_args!("B ({element})"));
+    stack.push(ComponentId::RopeTables, "RoPE cos/sin tables", tables);
 }
 
 /// Says so when a model loaded with RoPE tables has none counted.

@@ -22,7 +22,7 @@ use super::{
 };
 use crate::dtype::Dtype;
 use crate::estimate::overhead;
-use crate::estimate::stack::{explain, num, Stack};
+use crate::estimate::stack::Stack;
 use crate::estimate::ComponentId;
 use crate::estimate::LogFigure;
 use crate::runtime::Runtime;
@@ -145,23 +145,20 @@ fn push(
     let free_before_weights =
         (d.cuda_total.as_f64() - s.context.as_f64() - s.reserved.as_f64() - non_torch.as_f64())
             .max(0.0);
-    let available = fraction * free_before_weights - weights;
-    let pool = available.max(0.0);
-    stack.push(
-        ComponentId::KvCache,
-        "KV cache pool (preallocated)",
-        pool,
-        explain!(
-            stack.explain,
-            "{fraction} × free after init {} − weights",
-            Bytes::from_f64(free_before_weights).display(s.units)
-        ),
-    );
+    let fx = stack.fx();
+    let pool = (fx.sym("mem-fraction-static", fraction)
+        * fx.num(free_before_weights)
+            .words("free after init")
+            .size(s.units)
+        - fx.num(weights).words("weights").size(s.units))
+    .max(fx.num(0.0));
+    let pool_bytes = pool.value();
+    stack.push(ComponentId::KvCache, "KV cache pool (preallocated)", pool);
     push_outside_the_fraction(&dflt, stack);
     overhead::push_context(s, stack);
     let cell = layout.attention_token_bytes();
     let kv_tokens = if cell > 0.0 {
-        (pool / cell).floor() as u64
+        (pool_bytes / cell).floor() as u64
     } else {
         0
     };
@@ -174,7 +171,7 @@ fn push(
     });
     Serving {
         runtime: Runtime::Sglang,
-        kv_pool_bytes: Bytes::from_f64(pool),
+        kv_pool_bytes: Bytes::from_f64(pool_bytes),
         kv_tokens,
         kv_blocks: None,
         max_concurrency: kv_tokens as f64 / f64::from(context_len.max(1)),
@@ -201,20 +198,18 @@ fn note_unmodelled_pools(layout: &KvLayout, notes: &mut Vec<String>) {
 /// What lives in the rest of the free memory: the heuristic's own terms for a prefill chunk's
 /// activations (1.5 MB per token) and the CUDA graphs (2 MB per captured batch size).
 fn push_outside_the_fraction(dflt: &Defaults, stack: &mut Stack) {
-    let workspace = (1.5 * f64::from(dflt.chunked_prefill.max(2048))
-        + GRAPH_MB_PER_BATCH * f64::from(dflt.graph_batch))
-        * MIB as f64;
+    let fx = stack.fx();
+    let workspace = (fx.num(1.5).unit("MB")
+        * fx.num(f64::from(dflt.chunked_prefill.max(2048)))
+            .unit("tokens")
+        + fx.num(GRAPH_MB_PER_BATCH).unit("MB")
+            * fx.num(f64::from(dflt.graph_batch))
+                .unit("graph batch sizes"))
+        * fx.num(MIB as f64).unit("B per MB (MiB)");
     stack.push(
         ComponentId::Activations,
         "Prefill chunk and CUDA graphs (outside the fraction)",
         workspace,
-        explain!(
-            stack.explain,
-            "1.5 MB × {} tokens + {} MB × {} graph batch sizes",
-            dflt.chunked_prefill.max(2048),
-            num(GRAPH_MB_PER_BATCH),
-            dflt.graph_batch
-        ),
     );
 }
 

@@ -29,8 +29,9 @@ use super::{
     Deployment, KvLayout, LoggedFigure, Reads, RuntimeRules, Serving, Settings,
 };
 use crate::dtype::Dtype;
+use crate::estimate::formula::Formula;
 use crate::estimate::overhead;
-use crate::estimate::stack::{explain, num, Stack};
+use crate::estimate::stack::Stack;
 use crate::estimate::ComponentId;
 use crate::estimate::LogFigure;
 use crate::runtime::Runtime;
@@ -228,19 +229,25 @@ fn has_dense_mlp(r: &Resolved) -> bool {
 /// outputs: `T × (2H + 4F)` elements) and the sampler over `min(max_num_seqs, T)` rows of the full
 /// vocabulary (gathered on every tensor-parallel rank, on the last pipeline stage) beside the last
 /// hidden states, plus the fused-MoE workspace both run beside.
-fn activation_peak(r: &Resolved, sched: &Scheduler, moe_workspace: f64) -> f64 {
+fn activation_peak(r: &Resolved, sched: &Scheduler, moe_workspace: Formula) -> Formula {
+    let fx = moe_workspace.fx();
     let a = &r.arch;
-    let e = r.act_dtype.bytes();
-    let tokens = f64::from(sched.batched_tokens);
-    let rows = f64::from(sched.seqs.min(sched.batched_tokens));
-    let hidden = f64::from(a.hidden);
-    let sampler = rows * f64::from(a.vocab) * SAMPLER_BYTES_PER_LOGIT + tokens * hidden * e;
+    let e = || fx.num(r.act_dtype.bytes()).unit("B");
+    let tokens = || fx.sym("tokens", f64::from(sched.batched_tokens));
+    let hidden = || fx.sym("H", f64::from(a.hidden));
+    let rows = fx.sym(
+        "min(seqs, tokens)",
+        f64::from(sched.seqs.min(sched.batched_tokens)),
+    );
+    let sampler =
+        rows * fx.sym("V", f64::from(a.vocab)) * fx.num(SAMPLER_BYTES_PER_LOGIT).unit("B")
+            + tokens() * hidden() * e();
     let dense_mlp = if has_dense_mlp(r) {
-        4.0 * f64::from(a.ffn)
+        fx.num(4.0) * fx.sym("F", f64::from(a.ffn))
     } else {
-        0.0
+        fx.num(0.0).shown_if(false)
     };
-    let forward = tokens * (2.0 * hidden + dense_mlp) * e;
+    let forward = tokens() * (fx.num(2.0) * hidden() + dense_mlp) * e();
     sampler.max(forward) + moe_workspace
 }
 
@@ -337,6 +344,7 @@ fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack) -> Servin
         "Non-torch memory (workspaces, all-reduce buffers)",
         stack,
     );
+    let fx = stack.fx();
     let graphs = vllm_graphs::cuda_graphs(
         s,
         r,
@@ -345,26 +353,28 @@ fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack) -> Servin
         sched.seqs,
         sched.batched_tokens,
         &mut settings,
+        fx,
     );
-    let in_budget = s.profile_cudagraphs && graphs.bytes > 0.0;
     settings.push(
         "profile-cudagraphs",
         s.profile_cudagraphs,
         !s.profile_cudagraphs,
         "vLLM's default since 0.21 (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1); false for 0.20 and older, which capture the graphs outside the budget",
     );
-    let graphs_in_budget = if in_budget { graphs.bytes } else { 0.0 };
     let budget = Budget::new(s, d);
-    let available =
-        budget.requested - weights - activations - non_torch.as_f64() - graphs_in_budget;
-    let pool = available.max(0.0);
-    push_pool_and_graphs(s, &budget, pool, &graphs, in_budget, stack);
+    let taken = [weights, activations, non_torch.as_f64()];
+    let (available_bytes, pool_bytes) = push_pool_and_graphs(s, &budget, taken, graphs, stack);
     overhead::push_context(s, stack);
     let b = blocks(&layout, &sched, max_model_len);
-    let num_blocks = (pool / b.page.max(1.0) / b.group_size).floor() as u64;
-    let reason = refusal(&budget, available, pool, &b, max_model_len, || {
-        longest_fitting(&layout, &sched, pool, max_model_len)
-    });
+    let num_blocks = (pool_bytes / b.page.max(1.0) / b.group_size).floor() as u64;
+    let reason = refusal(
+        &budget,
+        available_bytes,
+        pool_bytes,
+        &b,
+        max_model_len,
+        || longest_fitting(&layout, &sched, pool_bytes, max_model_len),
+    );
     let util = s.gpu_memory_utilization;
     settings.push(
         "gpu-memory-utilization",
@@ -374,7 +384,7 @@ fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack) -> Servin
     );
     Serving {
         runtime: Runtime::Vllm,
-        kv_pool_bytes: Bytes::from_f64(pool),
+        kv_pool_bytes: Bytes::from_f64(pool_bytes),
         kv_tokens: num_blocks / b.groups * u64::from(sched.block),
         kv_blocks: Some(num_blocks),
         max_concurrency: num_blocks as f64 / b.per_request as f64,
@@ -420,77 +430,58 @@ fn push_activation_peak(
     stack: &mut Stack,
 ) -> f64 {
     let workspace = moe_workspace(r, d, s.sharding == Sharding::Expert, sched);
+    let workspace = stack
+        .fx()
+        .num(workspace)
+        .words("fused-MoE workspace (kept between forwards)")
+        .size(s.units)
+        .shown_if(workspace > 0.0);
     let activations = activation_peak(r, sched, workspace);
+    let bytes = activations.value();
     stack.push(
         ComponentId::Activations,
         "Profile-run activation peak",
-        activations,
-        explain!(
-            stack.explain,
-            "max(sampler min(seqs, tokens) × V × {} B + tokens × H × {} B, forward tokens × {} × {} B){} with tokens {}, seqs {}, V {}, H {}, F {}",
-            num(SAMPLER_BYTES_PER_LOGIT),
-            r.act_dtype.bytes(),
-            if has_dense_mlp(r) { "(2H + 4F)" } else { "2H" },
-            r.act_dtype.bytes(),
-            if workspace > 0.0 {
-                format!(
-                    " + fused-MoE workspace {} (kept between forwards)",
-                    Bytes::from_f64(workspace).display(s.units)
-                )
-            } else {
-                String::new()
-            },
-            sched.batched_tokens,
-            sched.seqs.min(sched.batched_tokens),
-            r.arch.vocab,
-            r.arch.hidden,
-            r.arch.ffn
-        ),
+        activations.remark("the larger of the sampler and the forward"),
     );
-    activations
+    bytes
 }
 
-/// Pushes the KV pool and the CUDA graphs, inside the budget or beside it.
+/// Pushes the KV pool, what the budget leaves once the weights, activation peak and non-torch
+/// memory are `taken`, and the CUDA graphs, inside the budget or beside it. Returns the bytes left
+/// (negative when nothing is) and the pool.
 fn push_pool_and_graphs(
     s: &Scenario,
     budget: &Budget,
-    pool: f64,
-    graphs: &vllm_graphs::Graphs,
-    in_budget: bool,
+    [weights, activations, non_torch]: [f64; 3],
+    graphs: Formula,
     stack: &mut Stack,
-) {
-    let ex = stack.explain;
-    stack.push(
-        ComponentId::KvCache,
-        "KV cache pool (preallocated)",
-        pool,
-        explain!(
-            ex,
-            "{} × CUDA total {} − weights − activation peak − non-torch{}",
-            budget.util,
-            Bytes::from_f64(budget.total).display(s.units),
-            if in_budget { " − CUDA graphs" } else { "" }
-        ),
-    );
-    stack.push(
-        ComponentId::CudaGraphs,
-        if in_budget {
-            "CUDA graphs (estimated inside the budget)"
-        } else {
-            "CUDA graphs (outside the budget)"
-        },
-        graphs.bytes,
-        explain!(
-            ex,
-            "{}: {}",
-            if in_budget {
-                "profiled before the pool is sized and taken out of the budget"
-            } else {
-                "captured after the pool is sized"
-            },
-            graphs.explanation()
-        ),
-    );
+) -> (f64, f64) {
+    let fx = stack.fx();
+    let in_budget = s.profile_cudagraphs && graphs.value() > 0.0;
+    let graphs_in_budget = if in_budget { graphs.value() } else { 0.0 };
+    let taken = |value: f64, what: &'static str| fx.num(value).words(what).size(s.units);
+    let available = fx.num(budget.util) * taken(budget.total, "CUDA total")
+        - taken(weights, "weights")
+        - taken(activations, "activation peak")
+        - taken(non_torch, "non-torch")
+        - taken(graphs_in_budget, "CUDA graphs").shown_if(in_budget);
+    let available_bytes = available.value();
+    let pool = available.max(fx.num(0.0));
+    let pool_bytes = pool.value();
+    stack.push(ComponentId::KvCache, "KV cache pool (preallocated)", pool);
+    let (label, when) = if in_budget {
+        (
+            "CUDA graphs (estimated inside the budget)",
+            "profiled before the pool is sized and taken out of the budget",
+        )
+    } else {
+        (
+            "CUDA graphs (outside the budget)",
+            "captured after the pool is sized",
+        )
+    };
+    stack.push(ComponentId::CudaGraphs, label, graphs.remark(when));
+    (available_bytes, pool_bytes)
 }
 
 /// vLLM's refusal to start, in its own words: too little free memory for the budget, no room

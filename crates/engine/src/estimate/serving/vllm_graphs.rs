@@ -29,7 +29,7 @@
 
 use super::Settings;
 use crate::dtype::{Dtype, FP32_BYTES};
-use crate::estimate::stack::num;
+use crate::estimate::formula::{Formula, Fx};
 use crate::model::Architecture;
 use crate::runtime::{AttentionBackend, CudagraphMode};
 use crate::scenario::{Resolved, Scenario};
@@ -49,41 +49,6 @@ pub const GRAPH_BYTES_PER_SHARED_EXPERT: Bytes = Bytes(111 * KIB);
 const FLASH_ATTN_SPLITS: f64 = 32.0;
 /// vLLM's cap on the default largest capture size.
 const MAX_DEFAULT_CAPTURE: u32 = 512;
-
-/// What the capture holds, and the terms it is made of; nothing under `--enforce-eager`.
-#[derive(Default)]
-pub(super) struct Graphs {
-    pub bytes: f64,
-    piecewise: usize,
-    full: usize,
-    dense_layers: f64,
-    moe_layers: f64,
-    moe_layer: u64,
-    decode_tokens: u32,
-    split_buffers: f64,
-}
-
-impl Graphs {
-    /// The formula with its numbers, built only when the estimate explains itself.
-    pub fn explanation(&self) -> String {
-        if self.bytes == 0.0 {
-            return "--enforce-eager: no graphs".to_string();
-        }
-        format!(
-            "pool {} MiB + {} graphs ({} piecewise, {} full) × ({} dense × {} KiB + {} MoE × {} KiB layers) + FlashAttention 3 split buffers {} MiB (32 × {} tokens × heads × value width × 4 B)",
-            GRAPH_POOL_BYTES.0 / MIB,
-            self.piecewise + self.full,
-            self.piecewise,
-            self.full,
-            num(self.dense_layers),
-            GRAPH_BYTES_PER_DENSE_LAYER.0 / KIB,
-            num(self.moe_layers),
-            self.moe_layer / KIB,
-            num(self.split_buffers / MIB as f64),
-            self.decode_tokens,
-        )
-    }
-}
 
 /// The sizes vLLM captures piecewise graphs at, smallest first.
 fn capture_sizes(largest: u32) -> Vec<u32> {
@@ -119,6 +84,8 @@ fn attention(s: &Scenario, r: &Resolved) -> (AttentionBackend, bool, &'static st
     }
 }
 
+/// What the capture holds; nothing under `--enforce-eager`.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn cuda_graphs(
     s: &Scenario,
     r: &Resolved,
@@ -127,18 +94,26 @@ pub(super) fn cuda_graphs(
     seqs: u32,
     batched_tokens: u32,
     settings: &mut Settings,
-) -> Graphs {
+    fx: Fx,
+) -> Formula {
     settings.given("enforce-eager", s.enforce_eager);
     if s.enforce_eager {
-        return Graphs::default();
+        return fx.num(0.0).remark("--enforce-eager: no graphs");
     }
     let capture = Capture::new(s, seqs, batched_tokens, settings);
-    let graphs = (capture.piecewise + capture.full) as f64;
+    let graphs = fx
+        .num((capture.piecewise + capture.full) as f64)
+        .unit(format_args!(
+            "graphs ({} piecewise, {} full)",
+            capture.piecewise, capture.full
+        ));
     let a = &r.arch;
     let layers = LayerNodes::new(a, pp);
+    let per_layer = |bytes: f64| fx.num(bytes).unit("B");
     let nodes = graphs
-        * (layers.dense * GRAPH_BYTES_PER_DENSE_LAYER.as_f64()
-            + layers.moe * layers.per_moe_layer as f64);
+        * (fx.num(layers.dense).unit("dense layers")
+            * per_layer(GRAPH_BYTES_PER_DENSE_LAYER.as_f64())
+            + fx.num(layers.moe).unit("MoE layers") * per_layer(layers.per_moe_layer as f64));
     let (backend, fa3, backend_from) = attention(s, r);
     settings.push(
         "attention-backend",
@@ -147,20 +122,11 @@ pub(super) fn cuda_graphs(
         backend_from,
     );
     let split_buffers = if fa3 && capture.full > 0 {
-        flash_attn_split_buffers(a, tp, capture.decode_tokens)
+        flash_attn_split_buffers(a, tp, capture.decode_tokens, fx)
     } else {
-        0.0
+        fx.num(0.0).shown_if(false)
     };
-    Graphs {
-        bytes: GRAPH_POOL_BYTES.as_f64() + nodes + split_buffers,
-        piecewise: capture.piecewise,
-        full: capture.full,
-        dense_layers: layers.dense,
-        moe_layers: layers.moe,
-        moe_layer: layers.per_moe_layer,
-        decode_tokens: capture.decode_tokens,
-        split_buffers,
-    }
+    fx.num(GRAPH_POOL_BYTES.as_f64()).words("pool").exact_size() + nodes + split_buffers
 }
 
 /// The graphs vLLM captures: how many of each kind, and the largest decode batch.
@@ -234,14 +200,19 @@ impl LayerNodes {
 
 /// FlashAttention 3's split-KV buffers for the largest full decode graph: 32 splits of every
 /// token's heads on this rank, each as wide as a value, in fp32.
-fn flash_attn_split_buffers(a: &Architecture, tp: u32, decode_tokens: u32) -> f64 {
+fn flash_attn_split_buffers(a: &Architecture, tp: u32, decode_tokens: u32, fx: Fx) -> Formula {
     let heads = f64::from(a.heads.div_ceil(tp.max(1)));
     let value_width = if a.mla.is_mla() {
         a.mla.kv_rank
     } else {
         a.head_dim
     };
-    FLASH_ATTN_SPLITS * f64::from(decode_tokens) * heads * f64::from(value_width) * FP32_BYTES
+    fx.num(FLASH_ATTN_SPLITS)
+        .words("FlashAttention 3 split buffers:")
+        * fx.num(f64::from(decode_tokens)).unit("tokens")
+        * fx.num(heads).unit("heads")
+        * fx.num(f64::from(value_width)).unit("wide")
+        * fx.num(FP32_BYTES).unit("B")
 }
 
 #[cfg(test)]
