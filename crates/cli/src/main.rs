@@ -4,6 +4,7 @@
 mod columns;
 mod gpu;
 mod model_source;
+mod parse_bench;
 mod parse_smi;
 mod render;
 mod scenario_args;
@@ -73,6 +74,9 @@ enum Command {
     },
     /// Read nvidia-smi output in any format (table, CSV, -q, -q -x, -L, gpustat --json) from FILE or stdin.
     ParseSmi(parse_smi::ParseSmiArgs),
+    /// Read llama-bench output (its table, -o csv, -o json or -o jsonl) from FILE or stdin and
+    /// compare each test with the speed estimate of the scenario the flags describe.
+    ParseBench(parse_bench::ParseBenchArgs),
     /// Show each GPU's memory, processes and MIG devices, read live through NVML.
     Probe(gpu::ProbeArgs),
     /// Watch VRAM use live, warning at thresholds; Ctrl-C prints a summary.
@@ -96,7 +100,7 @@ enum ListWhat {
     Gpus,
 }
 
-fn invalid(errors: &[FieldError]) -> ExitCode {
+pub fn invalid(errors: &[FieldError]) -> ExitCode {
     for e in errors {
         eprintln!("vramfit: invalid {}: {}", e.field, e.message);
     }
@@ -146,6 +150,7 @@ fn main() -> ExitCode {
             markdown,
         } => tables_command(&scenario, json, markdown),
         Command::ParseSmi(args) => parse_smi::parse_smi(&args),
+        Command::ParseBench(args) => parse_bench::parse_bench(&args),
         Command::Probe(args) => gpu::probe(&args),
         Command::Watch(args) => gpu::watch(&args),
         Command::Run(args) => gpu::run(&args),

@@ -17,10 +17,10 @@ pub struct ParseSmiArgs {
     json: bool,
 }
 
-/// Reads at most one byte past the parser's limit, so an endless pipe cannot exhaust memory and
+/// Reads at most one byte past a parser's limit, so an endless pipe cannot exhaust memory and
 /// an over-long input still gets the parser's own "too large" message.
-fn read_input(file: Option<&PathBuf>) -> Result<String, String> {
-    let limit = (MAX_INPUT_BYTES + 1) as u64;
+pub fn read_input(file: Option<&PathBuf>, max_bytes: usize) -> Result<String, String> {
+    let limit = (max_bytes + 1) as u64;
     let mut bytes = Vec::new();
     let result = match file.filter(|p| p.as_os_str() != "-") {
         Some(path) => std::fs::File::open(path)
@@ -35,13 +35,13 @@ fn read_input(file: Option<&PathBuf>) -> Result<String, String> {
 
 /// Reads a snapshot file for `--from-probe`.
 pub fn read_snapshot(path: &PathBuf) -> Result<Snapshot, String> {
-    let text = read_input(Some(path))?;
+    let text = read_input(Some(path), MAX_INPUT_BYTES)?;
     parse(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 pub fn parse_smi(args: &ParseSmiArgs) -> ExitCode {
-    let snapshot =
-        read_input(args.file.as_ref()).and_then(|text| parse(&text).map_err(|e| e.to_string()));
+    let snapshot = read_input(args.file.as_ref(), MAX_INPUT_BYTES)
+        .and_then(|text| parse(&text).map_err(|e| e.to_string()));
     match snapshot {
         Ok(snap) if args.json => crate::print_json(&snap),
         // The table ends with the parser's warnings, each on its own line.

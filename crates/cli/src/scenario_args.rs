@@ -167,8 +167,16 @@ impl ScenarioArgs {
     /// Builds and validates the scenario, or returns every bad field. The config's shape and the
     /// probed card come first, so explicit flags override them.
     pub fn scenario(&self) -> Result<Scenario, Vec<FieldError>> {
+        self.scenario_over(&[])
+    }
+
+    /// [`ScenarioArgs::scenario`] on top of `defaults`, which every file and flag overrides.
+    pub fn scenario_over(&self, defaults: &[(&str, &str)]) -> Result<Scenario, Vec<FieldError>> {
         let mut errors = Vec::new();
-        let mut pairs: Vec<(String, String)> = Vec::new();
+        let mut pairs: Vec<(String, String)> = defaults
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         if let Some(path) = &self.config {
             match std::fs::read_to_string(path)
                 .map_err(|e| format!("cannot read {}: {e}", path.display()))

@@ -91,7 +91,10 @@ struct Step {
 }
 
 impl Step {
-    /// Seconds at the given shares of the peaks, and whether memory is the slower side.
+    /// Seconds at the given shares of the peaks, and what the step waits on most. The GPU's
+    /// reads and its FLOPs overlap, so it takes the slower of the two; the layers in system RAM
+    /// (read there, or copied over the link to compute) come before or after the GPU's, not
+    /// beside them.
     fn seconds(
         &self,
         sheet: &Datasheet,
@@ -100,15 +103,15 @@ impl Step {
         bw: f64,
         compute: f64,
     ) -> (f64, Bound) {
-        let memory = self.gpu_bytes / (sheet.memory_bytes_per_s * bw)
-            + self.host_bytes / host
-            + self.link_bytes / sheet.link_bytes_per_s;
+        let memory = self.gpu_bytes / (sheet.memory_bytes_per_s * bw);
         let math = self.flops / (peak * compute);
-        if memory >= math {
-            (memory, Bound::Memory)
+        let offloaded = self.host_bytes / host + self.link_bytes / sheet.link_bytes_per_s;
+        let bound = if math > memory && math > offloaded {
+            Bound::Compute
         } else {
-            (math, Bound::Compute)
-        }
+            Bound::Memory
+        };
+        (memory.max(math) + offloaded, bound)
     }
 }
 
