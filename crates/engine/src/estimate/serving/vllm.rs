@@ -316,6 +316,18 @@ fn longest_fitting(layout: &KvLayout, sched: &Scheduler, pool: f64, upper: u32) 
     lo
 }
 
+/// The recurrent state's format, for a model with recurrent layers.
+fn push_ssm_setting(s: &Scenario, r: &Resolved, layout: &KvLayout, settings: &mut Settings) {
+    if layout.recurrent_layers > 0 {
+        let from = if r.arch.recurrent.state_dtype.is_some() {
+            "the checkpoint's mamba_ssm_dtype; fp32 for Nemotron-H"
+        } else {
+            "vLLM's auto: the model's dtype"
+        };
+        settings.push("ssm-dtype", r.state_dtype, s.ssm_dtype.is_some(), from);
+    }
+}
+
 fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack) -> Serving {
     let mut settings = Settings::new(stack.explain);
     let max_model_len = s.max_model_len.unwrap_or(s.seq);
@@ -326,14 +338,7 @@ fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack) -> Servin
         "seq",
     );
     let layout = KvLayout::new(r, d);
-    if layout.recurrent_layers > 0 {
-        let from = if r.arch.recurrent.state_dtype.is_some() {
-            "the checkpoint's mamba_ssm_dtype; fp32 for Nemotron-H"
-        } else {
-            "vLLM's auto: the model's dtype"
-        };
-        settings.push("ssm-dtype", r.state_dtype, s.ssm_dtype.is_some(), from);
-    }
+    push_ssm_setting(s, r, &layout, &mut settings);
     let sched = scheduler(s, r, &layout, &mut settings);
     push_rope_tables(r, r.act_dtype, stack);
     let weights = stack.model_load();
