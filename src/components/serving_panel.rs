@@ -233,7 +233,7 @@ pub fn ServingPanel() -> impl IntoView {
             return previous.cloned().flatten();
         }
         let users = (!whole_slots.get()).then(|| users.get());
-        match state.scenario.with(|s| plan_serving(s, users)) {
+        match state.scenario.with(|s| plan_serving(s, users, None)) {
             Ok(plan) => Some(plan),
             Err(_) => previous.cloned().flatten(),
         }

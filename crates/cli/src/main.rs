@@ -60,6 +60,10 @@ enum Command {
         /// Serving: concurrent requests to plan for (each of max-model-len tokens).
         #[arg(long, value_name = "N")]
         users: Option<u32>,
+        /// Serving: each request's decode speed to plan for, in tokens/s: the smallest GPU that
+        /// serves --users requests at it, and the most requests served at it.
+        #[arg(long, value_name = "TOKENS")]
+        tokens_per_s: Option<f64>,
         #[arg(long)]
         json: bool,
     },
@@ -142,8 +146,9 @@ fn main() -> ExitCode {
             scenario,
             target_batch,
             users,
+            tokens_per_s,
             json,
-        } => fit_command(&scenario, target_batch, users, json),
+        } => fit_command(&scenario, target_batch, (users, tokens_per_s), json),
         Command::Tables {
             scenario,
             json,
@@ -190,7 +195,7 @@ fn estimate_command(scenario: &ScenarioArgs, json: bool, accuracy: bool) -> Exit
 fn fit_command(
     scenario: &ScenarioArgs,
     target_batch: Option<u32>,
-    users: Option<u32>,
+    (users, tokens_per_s): (Option<u32>, Option<f64>),
     json: bool,
 ) -> ExitCode {
     let serving = scenario
@@ -199,7 +204,7 @@ fn fit_command(
     if serving {
         match scenario
             .scenario()
-            .and_then(|s| Ok((serving_plan::plan_serving(&s, users)?, s)))
+            .and_then(|s| Ok((serving_plan::plan_serving(&s, users, tokens_per_s)?, s)))
         {
             Ok((plan, _)) if json => print_json(&plan),
             Ok((plan, s)) => emit(&render::serving_plan(&plan, &s)),

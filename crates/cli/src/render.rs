@@ -185,6 +185,13 @@ pub fn serving_plan(p: &ServingPlan, s: &Scenario) -> String {
     if let Some(layers) = p.max_gpu_layers {
         out += &format!("max -ngl            {layers} at {}\n\n", s.quant);
     }
+    if let Some(target) = p.speed_target {
+        out += &format!(
+            "at {target} tokens/s each: smallest GPU {}, most requests {}\n\n",
+            or_none(p.smallest_gpu_for_speed.clone(), "none in the catalogue"),
+            or_none(p.most_users_at_speed.map(|n| n.to_string()), "none"),
+        );
+    }
     out += &grid(
         &[Column::right("context"), Column::right("concurrency")],
         p.curve

@@ -57,7 +57,7 @@ fn benches(c: &mut Criterion) {
     );
     c.bench_function(
         "serving plan: vLLM (concurrency, max context, GPUs, curve)",
-        |b| b.iter(|| vramfit_engine::serving_plan::plan_serving(black_box(&vllm), Some(32))),
+        |b| b.iter(|| vramfit_engine::serving_plan::plan_serving(black_box(&vllm), Some(32), None)),
     );
     c.bench_function("estimate: total only (solver inner loop)", |b| {
         b.iter(|| estimate::total_bytes(black_box(&qlora)))

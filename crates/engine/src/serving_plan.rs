@@ -2,7 +2,7 @@
 //! context for a number of concurrent requests, the concurrency curve the page draws, and the
 //! smallest GPU or GPU count that serves a target ("32 users × 8k").
 
-use crate::estimate::{breakdown, Serving};
+use crate::estimate::{breakdown, speed_of, Serving};
 use crate::gpu_catalogue::GPUS;
 use crate::scenario::{FieldError, Scenario};
 use crate::sharding::Sharding;
@@ -36,6 +36,11 @@ pub struct ServingPlan {
     /// most layers (`-ngl`) of the scenario's own file type that fit.
     pub best_quant: Option<String>,
     pub max_gpu_layers: Option<u32>,
+    /// With a speed target: each request's decode tokens/s asked for, the smallest catalogue GPU
+    /// that serves `users` requests at that speed, and the most requests served at it.
+    pub speed_target: Option<f64>,
+    pub smallest_gpu_for_speed: Option<String>,
+    pub most_users_at_speed: Option<u32>,
 }
 
 /// llama.cpp file types from the most to the least faithful, as people choose among them.
@@ -82,8 +87,40 @@ fn max_context(s: &Scenario, users: u32) -> Option<u32> {
     })
 }
 
-/// The serving answers for a runtime scenario; `users` defaults to one request.
-pub fn plan_serving(s: &Scenario, users: Option<u32>) -> Result<ServingPlan, Vec<FieldError>> {
+/// Each request decodes at `target` tokens/s or faster with `users` requests at once.
+fn fast_enough(s: &Scenario, users: u32, target: f64) -> bool {
+    let at = with(s, |c| c.concurrency = Some(users));
+    speed_of(&at).is_ok_and(|speed| speed.is_some_and(|v| v.decode_tokens_per_s >= target))
+}
+
+/// The speed answers: the smallest GPU that serves `users` at `target` tokens/s each, and the
+/// most requests the scenario's GPU serves at that speed (speed falls as requests are added, so
+/// the count is searched as the solver searches).
+fn speed_answers(s: &Scenario, users: u32, target: f64) -> (Option<String>, Option<u32>) {
+    let smallest = GPUS
+        .iter()
+        .find(|g| {
+            let on = with(s, |c| {
+                c.vram = None;
+                c.gpu = g.id.to_string();
+            });
+            serves(&on, users) && fast_enough(&on, users, target)
+        })
+        .map(|g| g.id.to_string());
+    let held = serving_at(s).map_or(0.0, |v| v.max_concurrency).floor() as u32;
+    let most = (held > 0)
+        .then(|| largest(held, |n| fast_enough(s, n, target)))
+        .flatten();
+    (smallest, most)
+}
+
+/// The serving answers for a runtime scenario; `users` defaults to one request, and a speed
+/// target (each request's decode tokens/s) adds the speed answers.
+pub fn plan_serving(
+    s: &Scenario,
+    users: Option<u32>,
+    speed_target: Option<f64>,
+) -> Result<ServingPlan, Vec<FieldError>> {
     let here = breakdown(s)?.serving.ok_or_else(|| {
         vec![FieldError::new(
             "runtime",
@@ -142,6 +179,10 @@ pub fn plan_serving(s: &Scenario, users: Option<u32>) -> Result<ServingPlan, Vec
         .rev()
         .filter(|_| places_layers)
         .find(|&n| fits(&with(s, |c| c.n_gpu_layers = Some(n))));
+    let (smallest_gpu_for_speed, most_users_at_speed) = match speed_target {
+        Some(target) => speed_answers(s, users, target),
+        None => (None, None),
+    };
     Ok(ServingPlan {
         schema: "vramfit.serving-plan/1".to_string(),
         max_concurrency: here.max_concurrency,
@@ -153,5 +194,8 @@ pub fn plan_serving(s: &Scenario, users: Option<u32>) -> Result<ServingPlan, Vec
         curve,
         best_quant,
         max_gpu_layers,
+        speed_target,
+        smallest_gpu_for_speed,
+        most_users_at_speed,
     })
 }

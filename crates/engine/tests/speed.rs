@@ -153,3 +153,34 @@ fn no_datasheet_is_said_not_guessed() {
     ]);
     assert!(training.speed.is_none());
 }
+
+#[test]
+fn the_serving_plan_answers_for_a_speed_target() {
+    use vramfit_engine::estimate::speed_of;
+    use vramfit_engine::serving_plan::plan_serving;
+    let (s, _) = Scenario::from_pairs([
+        ("model", "llama-3.1-8b"),
+        ("mode", "inference"),
+        ("runtime", "vllm"),
+        ("gpu", "rtx-4090"),
+        ("max-model-len", "4096"),
+    ]);
+    let target = 40.0;
+    let plan = plan_serving(&s, Some(8), Some(target)).unwrap();
+    let most = plan
+        .most_users_at_speed
+        .expect("one request decodes faster than 40 tokens/s");
+    let decode = |n: u32| {
+        let mut at = s.clone();
+        at.concurrency = Some(n);
+        speed_of(&at).unwrap().unwrap().decode_tokens_per_s
+    };
+    assert!(decode(most) >= target && decode(most + 1) < target);
+    let gpu = plan
+        .smallest_gpu_for_speed
+        .expect("some catalogue GPU serves 8 at 40 tokens/s");
+    let mut there = s.clone();
+    there.gpu = gpu;
+    there.concurrency = Some(8);
+    assert!(speed_of(&there).unwrap().unwrap().decode_tokens_per_s >= target);
+}

@@ -175,6 +175,14 @@ pub fn breakdown(scenario: &Scenario) -> Result<Breakdown, Vec<FieldError>> {
     })
 }
 
+/// The speed alone, without formula text: what the serving plan's speed searches read.
+pub fn speed_of(scenario: &Scenario) -> Result<Option<Speed>, Vec<FieldError>> {
+    let resolved = scenario.resolve()?;
+    let mut notes = Vec::new();
+    let (stack, _, serving) = build_stack(scenario, &resolved, Text::None, &mut notes);
+    Ok(speed::speed(scenario, &resolved, &stack.components, serving.as_ref()).ok())
+}
+
 /// The total on one GPU, without formula text.
 pub fn total_bytes(scenario: &Scenario) -> Result<Bytes, Vec<FieldError>> {
     breakdown(scenario).map(|b| b.total)
