@@ -94,13 +94,10 @@ fn unused_checkpoint_bytes_are_named() {
 fn a_checkpoint_of_other_layers_is_refused() {
     let config = parse_hf_config(QWEN3_0_6B).unwrap();
     let c = read_checkpoint(&qwen3_0_6b().tensors, 28, config.weights.unwrap()).unwrap();
-    let (s, errors) = Scenario::from_pairs(
-        [
-            ("model", "llama-3.1-8b"),
-            ("checkpoint-weights", &c.weights.format()),
-        ]
-        .into_iter(),
-    );
+    let (s, errors) = Scenario::from_pairs([
+        ("model", "llama-3.1-8b"),
+        ("checkpoint-weights", &c.weights.format()),
+    ]);
     assert!(errors.is_empty(), "{errors:?}");
     let refused = estimate(&s).unwrap_err();
     assert_eq!(refused[0].field, "checkpoint-weights", "{refused:?}");
