@@ -416,8 +416,8 @@ fn headers(kind: Kind, names: &[String], config: Option<Box<HfConfig>>) -> Stage
 
 /// The shards an index's `weight_map` names, each once.
 fn index_shards(origin: &str, index: &[u8]) -> Result<Vec<String>, String> {
-    let index: serde_json::Value =
-        serde_json::from_slice(index).map_err(|e| format!("{origin}: {INDEX} is not JSON: {e}"))?;
+    let index: serde_json::Value = serde_json::from_str(&String::from_utf8_lossy(index))
+        .map_err(|e| format!("{origin}: {INDEX} is not JSON: {e}"))?;
     let map = index
         .get("weight_map")
         .and_then(|m| m.as_object())
@@ -565,7 +565,8 @@ pub struct ModelInfo {
 
 impl ModelInfo {
     pub fn parse(json: &[u8]) -> Result<ModelInfo, String> {
-        let info: serde_json::Value = serde_json::from_slice(json)
+        // From text, as config.json is read: one serde_json reader in the page, not two.
+        let info: serde_json::Value = serde_json::from_str(&String::from_utf8_lossy(json))
             .map_err(|e| format!("the model API's answer is not JSON: {e}"))?;
         let mut files: Vec<RepoFile> = info["siblings"]
             .as_array()
