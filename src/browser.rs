@@ -275,51 +275,56 @@ pub enum GetFailed {
     RangeIgnored,
 }
 
-/// A plain GET of `url`, or of `len` bytes from `start` with one `Range: bytes=a-b` header: no
-/// other header, so the browser sends no CORS preflight (a simple range is a CORS-safelisted
-/// header). `signal` cancels it.
-pub async fn get(
-    url: &str,
-    range: Option<(u64, u64)>,
-    signal: &web_sys::AbortSignal,
-) -> Result<Got, GetFailed> {
-    use wasm_bindgen_futures::JsFuture;
+/// A GET under way.
+pub struct Pending {
+    promise: Option<web_sys::js_sys::Promise>,
+    ranged: bool,
+}
+
+/// Starts a plain GET of `url`, or of `len` bytes from `start` with one `Range: bytes=a-b`
+/// header: no other header, so the browser sends no CORS preflight (a simple range is a
+/// CORS-safelisted header). The request goes out now, so several started one after the other
+/// run side by side; `signal` cancels it.
+pub fn get(url: &str, range: Option<(u64, u64)>, signal: &web_sys::AbortSignal) -> Pending {
     let init = web_sys::RequestInit::new();
     init.set_signal(Some(signal));
     if let Some((start, len)) = range {
-        let headers = web_sys::Headers::new().map_err(|_| GetFailed::Unreachable)?;
-        let end = start + len.max(1) - 1;
-        let _ = headers.set("Range", &format!("bytes={start}-{end}"));
-        init.set_headers(&headers);
+        if let Ok(headers) = web_sys::Headers::new() {
+            let end = start + len.max(1) - 1;
+            let _ = headers.set("Range", &format!("bytes={start}-{end}"));
+            init.set_headers(&headers);
+        }
     }
-    let window = window().ok_or(GetFailed::Unreachable)?;
-    let failed = || match signal.aborted() {
-        true => GetFailed::Aborted,
-        false => GetFailed::Unreachable,
-    };
-    let response: web_sys::Response = JsFuture::from(window.fetch_with_str_and_init(url, &init))
-        .await
-        .map_err(|_| failed())?
-        .unchecked_into();
-    let status = response.status();
-    if range.is_some() && status == 200 {
-        return Err(GetFailed::RangeIgnored);
+    Pending {
+        promise: window().map(|w| w.fetch_with_str_and_init(url, &init)),
+        ranged: range.is_some(),
     }
-    let error_code = response.headers().get("x-error-code").ok().flatten();
-    let buffer = response.array_buffer().map_err(|_| failed())?;
-    let buffer = JsFuture::from(buffer).await.map_err(|_| failed())?;
-    Ok(Got {
-        status,
-        error_code,
-        body: web_sys::js_sys::Uint8Array::new(&buffer).to_vec(),
-    })
 }
 
-/// [`get`] for a URL it owns, so a step's reads can be awaited together.
-pub async fn get_owned(
-    url: String,
-    range: Option<(u64, u64)>,
-    signal: &web_sys::AbortSignal,
-) -> Result<Got, GetFailed> {
-    get(&url, range, signal).await
+impl Pending {
+    /// Its status, `X-Error-Code` and body.
+    pub async fn answer(self, signal: &web_sys::AbortSignal) -> Result<Got, GetFailed> {
+        use wasm_bindgen_futures::JsFuture;
+        let failed = || match signal.aborted() {
+            true => GetFailed::Aborted,
+            false => GetFailed::Unreachable,
+        };
+        let promise = self.promise.ok_or(GetFailed::Unreachable)?;
+        let response: web_sys::Response = JsFuture::from(promise)
+            .await
+            .map_err(|_| failed())?
+            .unchecked_into();
+        let status = response.status();
+        if self.ranged && status == 200 {
+            return Err(GetFailed::RangeIgnored);
+        }
+        let error_code = response.headers().get("x-error-code").ok().flatten();
+        let buffer = response.array_buffer().map_err(|_| failed())?;
+        let buffer = JsFuture::from(buffer).await.map_err(|_| failed())?;
+        Ok(Got {
+            status,
+            error_code,
+            body: web_sys::js_sys::Uint8Array::new(&buffer).to_vec(),
+        })
+    }
 }

@@ -83,7 +83,7 @@ async fn drive(
                     "{endpoint}/api/models/{}/revision/{}?blobs=true",
                     repo.id, repo.revision
                 );
-                let got = browser::get(&url, None, signal).await;
+                let got = browser::get(&url, None, signal).answer(signal).await;
                 let got = got.map_err(|e| get_failed(endpoint, e))?;
                 if got.status != 200 {
                     return Err(failure(repo, endpoint, "the model API", &got));
@@ -102,12 +102,17 @@ async fn drive(
             many => format!("{} headers", many.len()),
         };
         shown.set(Some(Shown::Reading(format!("Reading {what} from {repo}…"))));
-        let gets = fetches
+        // All of them go out now; their answers are taken in order.
+        let gets: Vec<_> = fetches
             .iter()
-            .map(|f| browser::get_owned(file_url(&f.file), f.range, signal));
+            .map(|f| browser::get(&file_url(&f.file), f.range, signal))
+            .collect();
         let mut answers = Vec::with_capacity(fetches.len());
-        for (fetch, got) in fetches.iter().zip(futures::future::join_all(gets).await) {
-            let got = got.map_err(|e| get_failed(endpoint, e))?;
+        for (fetch, got) in fetches.iter().zip(gets) {
+            let got = got
+                .answer(signal)
+                .await
+                .map_err(|e| get_failed(endpoint, e))?;
             answers.push(match (got.status, got.error_code.as_deref()) {
                 (200 | 206, _) => Some(got.body),
                 (404, Some("EntryNotFound")) => None,
@@ -121,7 +126,8 @@ async fn drive(
 fn shown_html(shown: &Shown) -> String {
     match shown {
         Shown::Reading(what) => format!(
-            "<p class=\"note\" role=\"status\" data-testid=\"hf-progress\">{}</p>",
+            "<p class=\"note\" role=\"status\" data-testid=\"hf-progress\">{} \
+             <button type=\"button\" data-act=\"cancel\" data-testid=\"hf-cancel\">Cancel</button></p>",
             escape(what)
         ),
         Shown::Read(lines) => {
@@ -168,14 +174,34 @@ fn url_repo() -> String {
         .unwrap_or_default()
 }
 
+/// The box and its button, written once; what they do is handled on the panel.
+fn markup(value: &str) -> String {
+    format!(
+        "<label for=\"hf-repo\">A repo id (org/name, @revision, :QUANT for a GGUF repo) or a huggingface.co URL. \
+         Only config.json and the headers are read, when you ask.</label>\
+         <div class=\"hub-row\"><input type=\"text\" id=\"hf-repo\" data-testid=\"hf-repo\" autocomplete=\"off\" \
+         spellcheck=\"false\" placeholder=\"Qwen/Qwen3-30B-A3B\" value=\"{}\">\
+         <button type=\"button\" data-act=\"read\" data-testid=\"hf-read\">Read from the Hub</button></div>",
+        escape(value)
+    )
+}
+
+fn repo_box() -> Option<web_sys::HtmlInputElement> {
+    use wasm_bindgen::JsCast;
+    browser::window()?
+        .document()?
+        .get_element_by_id("hf-repo")?
+        .dyn_into()
+        .ok()
+}
+
 #[component]
 pub fn HubRead() -> impl IntoView {
     let state = expect_context::<PageState>();
     let ask = expect_context::<HubAsk>();
-    let text = RwSignal::new(url_repo());
-    let open = !text.get_untracked().is_empty();
+    let initial = url_repo();
     let shown = RwSignal::new(None::<Shown>);
-    let quants = RwSignal::new(None::<(HubRepo, Vec<Quant>)>);
+    let quants = StoredValue::new(None::<(HubRepo, Vec<Quant>)>);
     let abort = StoredValue::new(None::<web_sys::AbortController>);
     // Each read's number: a read that a later one replaced shows nothing.
     let current = StoredValue::new(0u32);
@@ -211,7 +237,7 @@ pub fn HubRead() -> impl IntoView {
             abort.set_value(None);
             match result {
                 Ok(RepoModel::Quants(list)) => {
-                    quants.set(Some((repo.clone(), list.clone())));
+                    quants.set_value(Some((repo.clone(), list.clone())));
                     shown.set(Some(Shown::Quants(repo, list)));
                 }
                 Ok(model) => {
@@ -228,47 +254,54 @@ pub fn HubRead() -> impl IntoView {
             }
         });
     };
-    let read_text = move |value: &str| match HubRepo::parse(value) {
-        Ok(repo) => start(repo, None),
-        Err(e) => shown.set(Some(Shown::Failed(e))),
+    let read_box = move || {
+        let value = repo_box().map(|b| b.value()).unwrap_or_default();
+        match HubRepo::parse(&value) {
+            Ok(repo) => start(repo, None),
+            Err(e) => shown.set(Some(Shown::Failed(e))),
+        }
     };
     // The model picker's "Read … from the Hugging Face Hub": the user asked, so read.
     Effect::new(move |previous: Option<u32>| {
         let (n, value) = ask.0.get();
         if previous.is_some_and(|p| p != n) {
-            text.set(value.clone());
             if let Some(details) = details.get_untracked() {
                 details.set_open(true);
             }
-            read_text(&value);
+            if let Some(input) = repo_box() {
+                input.set_value(&value);
+            }
+            read_box();
         }
         n
     });
-    let pick_quant = move |ev: web_sys::MouseEvent| {
-        let Some(name) = target_attribute(&ev, "data-quant") else {
-            return;
-        };
-        let Some((mut repo, list)) = quants.get_untracked() else {
-            return;
-        };
-        let files = list.into_iter().find(|q| q.name == name).map(|q| q.files);
-        repo.quant = Some(name);
-        start(repo, files);
+    let on_click = move |ev: web_sys::MouseEvent| {
+        if let Some(name) = target_attribute(&ev, "data-quant") {
+            let Some((mut repo, list)) = quants.get_value() else {
+                return;
+            };
+            let files = list.into_iter().find(|q| q.name == name).map(|q| q.files);
+            repo.quant = Some(name);
+            return start(repo, files);
+        }
+        match target_attribute(&ev, "data-act").as_deref() {
+            Some("read") => read_box(),
+            Some("cancel") => cancel(),
+            _ => {}
+        }
     };
-    let reading = move || matches!(shown.get(), Some(Shown::Reading(_)));
+    let on_keydown = move |ev: web_sys::KeyboardEvent| {
+        if ev.key() == "Enter" && target_attribute(&ev, "data-testid").as_deref() == Some("hf-repo")
+        {
+            read_box();
+        }
+    };
     view! {
-        <details class="hub-read" data-testid="hub-read" open=open node_ref=details>
+        <details class="hub-read" data-testid="hub-read" open=!initial.is_empty() node_ref=details
+            on:click=on_click on:keydown=on_keydown>
             <summary>"Read from the Hugging Face Hub"</summary>
-            <label for="hf-repo">"A repo id (org/name, @revision, :QUANT for a GGUF repo) or a huggingface.co URL. Only config.json and the headers are read, when you ask."</label>
-            <div class="hub-row">
-                <input type="text" id="hf-repo" data-testid="hf-repo" autocomplete="off" spellcheck="false"
-                    placeholder="Qwen/Qwen3-30B-A3B" prop:value=move || text.get()
-                    on:input=move |ev| text.set(event_target_value(&ev))
-                    on:keydown=move |ev: web_sys::KeyboardEvent| if ev.key() == "Enter" { read_text(&text.get_untracked()) }/>
-                <button type="button" data-testid="hf-read" on:click=move |_| read_text(&text.get_untracked())>"Read from the Hub"</button>
-                <button type="button" data-testid="hf-cancel" hidden=move || !reading() on:click=move |_| cancel()>"Cancel"</button>
-            </div>
-            <div on:click=pick_quant inner_html=move || shown.with(|s| s.as_ref().map(shown_html)).unwrap_or_default()></div>
+            <div inner_html=markup(&initial)></div>
+            <div inner_html=move || shown.with(|s| s.as_ref().map(shown_html)).unwrap_or_default()></div>
         </details>
     }
 }
