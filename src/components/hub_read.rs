@@ -195,72 +195,102 @@ fn repo_box() -> Option<web_sys::HtmlInputElement> {
         .ok()
 }
 
-#[component]
-pub fn HubRead() -> impl IntoView {
-    let state = expect_context::<PageState>();
-    let ask = expect_context::<HubAsk>();
-    let initial = url_repo();
-    let shown = RwSignal::new(None::<Shown>);
-    let quants = StoredValue::new(None::<(HubRepo, Vec<Quant>)>);
-    let abort = StoredValue::new(None::<web_sys::AbortController>);
-    // Each read's number: a read that a later one replaced shows nothing.
-    let current = StoredValue::new(0u32);
-    let details = NodeRef::<leptos::html::Details>::new();
-    let cancel = move || {
-        if let Some(controller) = abort.get_value() {
+/// The panel's state, shared by its handlers and its reads.
+#[derive(Clone, Copy)]
+struct Panel {
+    state: PageState,
+    shown: RwSignal<Option<Shown>>,
+    quants: StoredValue<Option<(HubRepo, Vec<Quant>)>>,
+    abort: StoredValue<Option<web_sys::AbortController>>,
+    /// Each read's number: a read that a later one replaced shows nothing.
+    current: StoredValue<u32>,
+}
+
+impl Panel {
+    fn cancel(self) {
+        if let Some(controller) = self.abort.get_value() {
             controller.abort();
         }
-    };
-    let start = move |repo: HubRepo, files: Option<Vec<String>>| {
-        cancel();
+    }
+
+    /// Reads `repo` (or, given, these GGUF shards of it), replacing any read under way.
+    fn start(self, repo: HubRepo, files: Option<Vec<String>>) {
+        self.cancel();
         let Ok(controller) = web_sys::AbortController::new() else {
             return;
         };
-        abort.set_value(Some(controller.clone()));
-        let id = current.get_value().wrapping_add(1);
-        current.set_value(id);
+        self.abort.set_value(Some(controller.clone()));
+        let id = self.current.get_value().wrapping_add(1);
+        self.current.set_value(id);
         let endpoint = browser::hub_endpoint();
         let read = match &files {
             Some(files) => RepoRead::gguf(&repo.to_string(), files),
             None => RepoRead::new(&repo.to_string(), repo.quant.as_deref()),
         };
-        shown.set(Some(Shown::Reading(format!(
-            "Asking {endpoint} about {}…",
-            repo.id
-        ))));
+        let asking = format!("Asking {endpoint} about {}…", repo.id);
+        self.shown.set(Some(Shown::Reading(asking)));
         leptos::task::spawn_local(async move {
             let signal = controller.signal();
-            let result = drive(&endpoint, &repo, read, &signal, shown).await;
-            if current.get_value() != id {
-                return;
-            }
-            abort.set_value(None);
-            match result {
-                Ok(RepoModel::Quants(list)) => {
-                    quants.set_value(Some((repo.clone(), list.clone())));
-                    shown.set(Some(Shown::Quants(repo, list)));
-                }
-                Ok(model) => {
-                    browser::set_page_key("hf", Some(&repo.to_string()));
-                    let changes: Vec<(String, String)> = model
-                        .pairs()
-                        .into_iter()
-                        .map(|(k, v)| (k.to_string(), v))
-                        .collect();
-                    state.apply(&changes);
-                    shown.set(Some(Shown::Read(model.messages())));
-                }
-                Err(message) => shown.set(Some(Shown::Failed(message))),
+            let result = drive(&endpoint, &repo, read, &signal, self.shown).await;
+            if self.current.get_value() == id {
+                self.abort.set_value(None);
+                self.finish(repo, result);
             }
         });
-    };
-    let read_box = move || {
+    }
+
+    fn finish(self, repo: HubRepo, result: Result<RepoModel, String>) {
+        match result {
+            Ok(RepoModel::Quants(list)) => {
+                self.quants.set_value(Some((repo.clone(), list.clone())));
+                self.shown.set(Some(Shown::Quants(repo, list)));
+            }
+            Ok(model) => {
+                browser::set_page_key("hf", Some(&repo.to_string()));
+                let changes: Vec<(String, String)> = model
+                    .pairs()
+                    .into_iter()
+                    .map(|(k, v)| (k.to_string(), v))
+                    .collect();
+                self.state.apply(&changes);
+                self.shown.set(Some(Shown::Read(model.messages())));
+            }
+            Err(message) => self.shown.set(Some(Shown::Failed(message))),
+        }
+    }
+
+    /// Reads what the box names.
+    fn read_box(self) {
         let value = repo_box().map(|b| b.value()).unwrap_or_default();
         match HubRepo::parse(&value) {
-            Ok(repo) => start(repo, None),
-            Err(e) => shown.set(Some(Shown::Failed(e))),
+            Ok(repo) => self.start(repo, None),
+            Err(e) => self.shown.set(Some(Shown::Failed(e))),
         }
+    }
+
+    /// A quant of the listed GGUF repo: its file's header.
+    fn pick(self, name: String) {
+        let Some((mut repo, list)) = self.quants.get_value() else {
+            return;
+        };
+        let files = list.into_iter().find(|q| q.name == name).map(|q| q.files);
+        repo.quant = Some(name);
+        self.start(repo, files);
+    }
+}
+
+#[component]
+pub fn HubRead() -> impl IntoView {
+    let ask = expect_context::<HubAsk>();
+    let initial = url_repo();
+    let panel = Panel {
+        state: expect_context::<PageState>(),
+        shown: RwSignal::new(None),
+        quants: StoredValue::new(None),
+        abort: StoredValue::new(None),
+        current: StoredValue::new(0),
     };
+    let details = NodeRef::<leptos::html::Details>::new();
     // The model picker's "Read … from the Hugging Face Hub": the user asked, so read.
     Effect::new(move |previous: Option<u32>| {
         let (n, value) = ask.0.get();
@@ -271,31 +301,27 @@ pub fn HubRead() -> impl IntoView {
             if let Some(input) = repo_box() {
                 input.set_value(&value);
             }
-            read_box();
+            panel.read_box();
         }
         n
     });
     let on_click = move |ev: web_sys::MouseEvent| {
         if let Some(name) = target_attribute(&ev, "data-quant") {
-            let Some((mut repo, list)) = quants.get_value() else {
-                return;
-            };
-            let files = list.into_iter().find(|q| q.name == name).map(|q| q.files);
-            repo.quant = Some(name);
-            return start(repo, files);
+            return panel.pick(name);
         }
         match target_attribute(&ev, "data-act").as_deref() {
-            Some("read") => read_box(),
-            Some("cancel") => cancel(),
+            Some("read") => panel.read_box(),
+            Some("cancel") => panel.cancel(),
             _ => {}
         }
     };
     let on_keydown = move |ev: web_sys::KeyboardEvent| {
-        if ev.key() == "Enter" && target_attribute(&ev, "data-testid").as_deref() == Some("hf-repo")
-        {
-            read_box();
+        let in_box = target_attribute(&ev, "data-testid").as_deref() == Some("hf-repo");
+        if ev.key() == "Enter" && in_box {
+            panel.read_box();
         }
     };
+    let shown = panel.shown;
     view! {
         <details class="hub-read" data-testid="hub-read" open=!initial.is_empty() node_ref=details
             on:click=on_click on:keydown=on_keydown>
