@@ -13,6 +13,7 @@ use crate::components::{
     examples::{DesktopUsage, LessonExamples},
     gguf_drop::GgufDrop,
     gpu_now::GpuNow,
+    hub_read::{HubAsk, HubRead},
     measured::MeasuredPanel,
     serving_panel::ServingPanel,
     share::Share,
@@ -98,6 +99,7 @@ pub fn App() -> impl IntoView {
     let state = PageState::new(initial);
     let url_warnings = RwSignal::new(warnings);
     provide_context(state);
+    provide_context(HubAsk(RwSignal::new((0, String::new()))));
     sync_with_url(state, url_warnings);
     browser::report_height_to_parent();
 
@@ -133,6 +135,7 @@ pub fn App() -> impl IntoView {
                     view! {
                         <section class="inputs" aria-label="Scenario">
                             <Controls/>
+                            <HubRead/>
                             <ConfigPaste/>
                             <GgufDrop/>
                             <DesktopUsage/>

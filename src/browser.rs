@@ -219,3 +219,112 @@ pub fn mark(name: &str) {
         let _ = performance.mark(name);
     }
 }
+
+/// Where the Hub is: huggingface.co, or the mirror a host names in
+/// `<meta name="vramfit-hf-endpoint">` (whose origin it must also add to the CSP's connect-src).
+pub fn hub_endpoint() -> String {
+    window()
+        .and_then(|w| w.document())
+        .and_then(|d| {
+            d.query_selector("meta[name=vramfit-hf-endpoint]")
+                .ok()
+                .flatten()
+        })
+        .and_then(|m| m.get_attribute("content"))
+        .map(|c| c.trim().trim_end_matches('/').to_string())
+        .filter(|c| !c.is_empty())
+        .unwrap_or_else(|| "https://huggingface.co".to_string())
+}
+
+/// Sets (or with `None` removes) a page key of the URL, leaving the scenario's keys as they are.
+pub fn set_page_key(key: &str, value: Option<&str>) {
+    let (Some(w), Ok(params)) = (
+        window(),
+        web_sys::UrlSearchParams::new_with_str(&self::query()),
+    ) else {
+        return;
+    };
+    match value {
+        Some(v) => params.set(key, v),
+        None => params.delete(key),
+    }
+    let query = String::from(params.to_string());
+    // `/` and `:` are safe in a query; left encoded, a shared link is harder to read.
+    let query = query
+        .replace("%2F", "/")
+        .replace("%3A", ":")
+        .replace("%40", "@");
+    if let Ok(history) = w.history() {
+        let _ = history.replace_state_with_url(&JsValue::NULL, "", Some(&format!("?{query}")));
+    }
+}
+
+/// What a GET gave: its status, the Hub's `X-Error-Code`, and the body unless it was left unread.
+pub struct Got {
+    pub status: u16,
+    pub error_code: Option<String>,
+    pub body: Vec<u8>,
+}
+
+/// Why a GET gave no answer.
+pub enum GetFailed {
+    Aborted,
+    /// The network refused: offline, a filter, or the CSP.
+    Unreachable,
+    /// A server that ignored `Range` and started sending the whole file; it is left unread.
+    RangeIgnored,
+}
+
+/// A GET under way.
+pub struct Pending {
+    promise: Option<web_sys::js_sys::Promise>,
+    ranged: bool,
+}
+
+/// Starts a plain GET of `url`, or of `len` bytes from `start` with one `Range: bytes=a-b`
+/// header: no other header, so the browser sends no CORS preflight (a simple range is a
+/// CORS-safelisted header). The request goes out now, so several started one after the other
+/// run side by side; `signal` cancels it.
+pub fn get(url: &str, range: Option<(u64, u64)>, signal: &web_sys::AbortSignal) -> Pending {
+    let init = web_sys::RequestInit::new();
+    init.set_signal(Some(signal));
+    if let Some((start, len)) = range {
+        if let Ok(headers) = web_sys::Headers::new() {
+            let end = start + len.max(1) - 1;
+            let _ = headers.set("Range", &format!("bytes={start}-{end}"));
+            init.set_headers(&headers);
+        }
+    }
+    Pending {
+        promise: window().map(|w| w.fetch_with_str_and_init(url, &init)),
+        ranged: range.is_some(),
+    }
+}
+
+impl Pending {
+    /// Its status, `X-Error-Code` and body.
+    pub async fn answer(self, signal: &web_sys::AbortSignal) -> Result<Got, GetFailed> {
+        use wasm_bindgen_futures::JsFuture;
+        let failed = || match signal.aborted() {
+            true => GetFailed::Aborted,
+            false => GetFailed::Unreachable,
+        };
+        let promise = self.promise.ok_or(GetFailed::Unreachable)?;
+        let response: web_sys::Response = JsFuture::from(promise)
+            .await
+            .map_err(|_| failed())?
+            .unchecked_into();
+        let status = response.status();
+        if self.ranged && status == 200 {
+            return Err(GetFailed::RangeIgnored);
+        }
+        let error_code = response.headers().get("x-error-code").ok().flatten();
+        let buffer = response.array_buffer().map_err(|_| failed())?;
+        let buffer = JsFuture::from(buffer).await.map_err(|_| failed())?;
+        Ok(Got {
+            status,
+            error_code,
+            body: web_sys::js_sys::Uint8Array::new(&buffer).to_vec(),
+        })
+    }
+}

@@ -8,9 +8,10 @@
 //! the DOM (which entries are hidden, which is `aria-selected`): a typed view with reactive
 //! attributes cost the page's wasm about three times as much.
 
+use crate::components::hub_read::HubAsk;
 use crate::html::escape;
 use leptos::prelude::*;
-use vramfit_engine::model::{params_label, preset};
+use vramfit_engine::model::{params_label, preset, HubRepo};
 use vramfit_engine::wire::Choice;
 use wasm_bindgen::JsCast;
 use web_sys::{Element, HtmlInputElement};
@@ -44,7 +45,8 @@ fn markup(key: &str, title: &str, label: &str, choices: &[Choice], value: &str) 
          aria-expanded=\"false\" aria-controls=\"{key}-list\" aria-describedby=\"err-{key}\" \
          title=\"{}\" placeholder=\"{none}\" autocomplete=\"off\" spellcheck=\"false\" \
          value=\"{chosen}\" data-name=\"{chosen}\">\
-         <ul role=\"listbox\" id=\"{key}-list\" aria-label=\"{}\" hidden>",
+         <ul role=\"listbox\" id=\"{key}-list\" aria-label=\"{}\" hidden>\
+         <li role=\"option\" id=\"{key}-opt-hub\" data-hub=\"\" aria-selected=\"false\" hidden></li>",
         escape(title),
         escape(label)
     );
@@ -66,13 +68,24 @@ fn parts(wrapper: &Element) -> Option<(HtmlInputElement, Element)> {
 }
 
 /// The entries shown for the text in the box: those `Preset::matches`, and the unset one only
-/// while the box is empty.
+/// while the box is empty. Text that names a Hub repo (`org/name`, a huggingface.co URL) also
+/// offers to read it from the Hub, which happens only when that entry is picked.
 fn filter(list: &Element, search: &str) {
     let entries = list.children();
     for i in 0..entries.length() {
         let Some(entry) = entries.item(i) else {
             continue;
         };
+        if entry.has_attribute("data-hub") {
+            let repo = HubRepo::parse(search).ok().filter(|_| search.contains('/'));
+            if let Some(repo) = &repo {
+                entry
+                    .set_text_content(Some(&format!("Read {} from the Hugging Face Hub", repo.id)));
+                let _ = entry.set_attribute("data-hub", search.trim());
+            }
+            let _ = entry.toggle_attribute_with_force("hidden", repo.is_none());
+            continue;
+        }
         let value = entry.get_attribute("data-value").unwrap_or_default();
         let shown = preset(&value).map_or(search.trim().is_empty(), |p| p.matches(search));
         let _ = entry.toggle_attribute_with_force("hidden", !shown);
@@ -131,7 +144,15 @@ pub fn model_picker(
     value: &str,
     pick: impl Fn(String) + Copy + 'static,
 ) -> impl IntoView {
+    let hub = use_context::<HubAsk>();
     let choose = move |input: &HtmlInputElement, list: &Element, entry: &Element| {
+        if let Some(text) = entry.get_attribute("data-hub") {
+            close(input, list);
+            if let Some(hub) = hub {
+                hub.ask(&text);
+            }
+            return;
+        }
         let name = entry.first_child().and_then(|n| n.text_content());
         let value = entry.get_attribute("data-value").unwrap_or_default();
         let shown = if value.is_empty() { None } else { name };

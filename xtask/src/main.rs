@@ -190,9 +190,18 @@ fn build_page(tools: &Tools) -> Result<()> {
         .current_dir(root()))
 }
 
+/// Builds the CLI and, beside it, the fixture Hub the page's Hub tests serve.
 fn build_cli() -> Result<PathBuf> {
-    run(&mut cargo(&["build", "--package", "vramfit-cli"]))?;
-    Ok(root().join("target/debug/vramfit"))
+    run(&mut cargo(&[
+        "build",
+        "--package",
+        "vramfit-cli",
+        "--package",
+        "vramfit-hub-fixture",
+    ]))?;
+    let target =
+        env::var_os("CARGO_TARGET_DIR").map_or_else(|| root().join("target"), PathBuf::from);
+    Ok(root().join(target).join("debug/vramfit"))
 }
 
 fn node_test(tools: &Tools, files: &[&str]) -> Result<()> {
@@ -227,6 +236,7 @@ fn test() -> Result<()> {
             "tests/e2e/layout.test.mjs",
             "tests/e2e/picker.test.mjs",
             "tests/e2e/serve.test.mjs",
+            "tests/e2e/hub.test.mjs",
         ],
     )?;
     eprintln!("xtask: all checks passed");

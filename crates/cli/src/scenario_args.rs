@@ -1,10 +1,11 @@
 //! The scenario flags. They are generated from the engine's list of scenario keys, so every URL
 //! query key `k=v` is the flag `--k v` and no key can be missing from one side.
 
-use crate::model_source::{self, HubModel, HubRepo};
+use crate::model_source::{self, HubRepo};
 use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
 use std::path::PathBuf;
 use vramfit_engine::card::{self, CardTarget};
+use vramfit_engine::model::RepoModel;
 use vramfit_engine::scenario::{FieldError, FIELDS};
 use vramfit_engine::{model, Scenario};
 
@@ -154,9 +155,9 @@ impl ScenarioArgs {
     }
 
     /// The checkpoint `--hf` or `--model-dir` names, read; `None` when neither is given.
-    fn checkpoint(&self) -> Option<Result<HubModel, (&'static str, String)>> {
+    fn checkpoint(&self) -> Option<Result<RepoModel, (&'static str, String)>> {
         if let Some(dir) = &self.model_dir {
-            let read = model_source::read_dir(dir).map(HubModel::Checkpoint);
+            let read = model_source::read_dir(dir);
             return Some(read.map_err(|e| ("model-dir", e)));
         }
         let hf = self.hf.as_deref()?;

@@ -61,8 +61,8 @@ pub fn parse_query(query: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-/// Keys the page owns that are not scenario fields (layout and embedding).
-pub const PAGE_KEYS: &[&str] = &["embed", "show", "compare", "lesson"];
+/// Keys the page owns that are not scenario fields (layout, embedding, the Hub repo read).
+pub const PAGE_KEYS: &[&str] = &["embed", "show", "compare", "lesson", "hf"];
 
 /// Reads a scenario from a query, ignoring page keys and reporting every other bad pair.
 pub fn scenario_from_query(query: &str) -> (Scenario, Vec<FieldError>) {

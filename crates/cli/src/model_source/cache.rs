@@ -2,7 +2,7 @@
 //! (`file_download.py`: `{cache}/models--{org}--{name}/refs/{revision}` holds the commit, and
 //! `snapshots/{commit}/{file}` links to `blobs/{etag}`).
 
-use super::hub::HubRepo;
+use super::HubRepo;
 use std::path::{Path, PathBuf};
 
 /// The revision's snapshot folder, when the cache holds one.

@@ -5,78 +5,13 @@
 //! `HF_TOKEN`, else the token file under `HF_HOME`, goes with every request to the Hub (never to
 //! the CDN a file redirects to).
 
-use super::Files;
-use std::fmt;
+use super::{Files, HubRepo};
 use std::path::PathBuf;
 use std::time::Duration;
+use vramfit_engine::model::{ModelInfo, RepoFile};
 
 /// The most a small file (config.json, the index) may take.
 const SMALL_FILE_LIMIT_BYTES: u64 = 16 << 20;
-
-/// A repo and revision, from `org/name`, `org/name@revision` or a huggingface.co URL.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct HubRepo {
-    pub id: String,
-    pub revision: String,
-    /// A GGUF repo's quant (`REPO:Q4_K_M`, as llama.cpp's `-hf` names it).
-    pub quant: Option<String>,
-}
-
-impl HubRepo {
-    pub fn parse(text: &str) -> Result<HubRepo, String> {
-        let text = text.trim();
-        let path = text
-            .strip_prefix("https://huggingface.co/")
-            .or_else(|| text.strip_prefix("http://huggingface.co/"))
-            .unwrap_or(text);
-        let (path, quant) = match path.rsplit_once(':') {
-            Some((path, quant)) if !quant.is_empty() && !quant.contains('/') => {
-                (path, Some(quant.to_string()))
-            }
-            _ => (path, None),
-        };
-        let (path, at) = match path.split_once('@') {
-            Some((path, revision)) => (path, Some(revision.to_string())),
-            None => (path, None),
-        };
-        let mut parts = path.trim_end_matches('/').split('/');
-        let (Some(org), Some(name)) = (parts.next(), parts.next()) else {
-            return Err(format!(
-                "`{text}` is not a repo id: expected org/name[@revision]"
-            ));
-        };
-        // A URL's `/tree/<revision>` names the revision as `@` does.
-        let tree = match (parts.next(), parts.next()) {
-            (Some("tree" | "blob" | "resolve"), Some(revision)) => Some(revision.to_string()),
-            _ => None,
-        };
-        let valid = |s: &str| {
-            !s.is_empty()
-                && s.bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
-        };
-        if !valid(org) || !valid(name) {
-            return Err(format!(
-                "`{text}` is not a repo id: expected org/name[@revision]"
-            ));
-        }
-        Ok(HubRepo {
-            id: format!("{org}/{name}"),
-            revision: at.or(tree).unwrap_or_else(|| "main".to_string()),
-            quant,
-        })
-    }
-}
-
-impl fmt::Display for HubRepo {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}@{}", self.id, self.revision)?;
-        match &self.quant {
-            Some(quant) => write!(f, ":{quant}"),
-            None => Ok(()),
-        }
-    }
-}
 
 /// The Hub settings huggingface_hub reads from the environment.
 pub struct Env {
@@ -212,20 +147,27 @@ impl Files for Remote {
         self.repo.to_string()
     }
 
-    fn read(&self, name: &str) -> Result<Option<Vec<u8>>, String> {
-        let mut response = self.get(&self.file_url(name), None)?;
-        match response.status().as_u16() {
-            200 => response
+    fn read(&self, name: &str, range: Option<(u64, u64)>) -> Result<Option<Vec<u8>>, String> {
+        let mut response = self.get(&self.file_url(name), range)?;
+        let limit = range.map_or(SMALL_FILE_LIMIT_BYTES, |(_, len)| len);
+        match (response.status().as_u16(), range) {
+            (200, None) | (206, Some(_)) => response
                 .body_mut()
                 .with_config()
-                .limit(SMALL_FILE_LIMIT_BYTES)
+                .limit(limit)
                 .read_to_vec()
                 .map(Some)
                 .map_err(|e| format!("{}: {name}: {e}", self.repo)),
-            404 if response
-                .headers()
-                .get("x-error-code")
-                .is_some_and(|c| c == "EntryNotFound") =>
+            // Dropped unread: a server that ignores Range would send the whole file.
+            (200, Some(_)) => Err(format!(
+                "{}: the server ignored the Range request for {name} and would send the whole file; vramfit reads headers only, so it stops here (is HF_ENDPOINT a mirror without Range support?)",
+                self.repo
+            )),
+            (404, _)
+                if response
+                    .headers()
+                    .get("x-error-code")
+                    .is_some_and(|c| c == "EntryNotFound") =>
             {
                 Ok(None)
             }
@@ -233,79 +175,24 @@ impl Files for Remote {
         }
     }
 
-    fn read_range(&self, name: &str, start: u64, len: u64) -> Result<Vec<u8>, String> {
-        let mut response = self.get(&self.file_url(name), Some((start, len)))?;
-        match response.status().as_u16() {
-            206 => response
-                .body_mut()
-                .with_config()
-                .limit(len)
-                .read_to_vec()
-                .map_err(|e| format!("{}: {name}: {e}", self.repo)),
-            // Dropped unread: a server that ignores Range would send the whole file.
-            200 => Err(format!(
-                "{}: the server ignored the Range request for {name} and would send the whole file; vramfit reads headers only, so it stops here (is HF_ENDPOINT a mirror without Range support?)",
-                self.repo
-            )),
-            _ => Err(self.failure(name, &response)),
-        }
-    }
-
-    fn list(&self) -> Result<Vec<String>, String> {
+    /// The model API's `siblings`; `blobs=true` adds each file's size (huggingface_hub's
+    /// `model_info(files_metadata=True)`), which a GGUF repo's quant list shows.
+    fn list(&self) -> Result<Vec<RepoFile>, String> {
         let url = format!(
-            "{}/api/models/{}/revision/{}",
+            "{}/api/models/{}/revision/{}?blobs=true",
             self.env.endpoint, self.repo.id, self.repo.revision
         );
         let mut response = self.get(&url, None)?;
         if response.status().as_u16() != 200 {
             return Err(self.failure("the model API", &response));
         }
-        let info: serde_json::Value = response
+        let info = response
             .body_mut()
             .with_config()
             .limit(SMALL_FILE_LIMIT_BYTES)
-            .read_json()
+            .read_to_vec()
             .map_err(|e| format!("{}: the model API: {e}", self.repo))?;
-        let mut names: Vec<String> = info["siblings"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|s| s["rfilename"].as_str())
-            .map(str::to_string)
-            .collect();
-        names.sort();
-        Ok(names)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn repo_ids_urls_and_revisions() {
-        let parse = |t: &str| HubRepo::parse(t).map(|r| (r.id, r.revision));
-        let main = |id: &str| Ok((id.to_string(), "main".to_string()));
-        assert_eq!(parse("Qwen/Qwen3-30B-A3B"), main("Qwen/Qwen3-30B-A3B"));
-        assert_eq!(
-            parse("https://huggingface.co/Qwen/Qwen3-8B/"),
-            main("Qwen/Qwen3-8B")
-        );
-        assert_eq!(
-            parse("Qwen/Qwen3-8B@v1.0"),
-            Ok(("Qwen/Qwen3-8B".to_string(), "v1.0".to_string()))
-        );
-        assert_eq!(
-            parse("https://huggingface.co/Qwen/Qwen3-8B/tree/abc"),
-            Ok(("Qwen/Qwen3-8B".to_string(), "abc".to_string()))
-        );
-        assert!(parse("llama").is_err());
-        assert!(parse("a/b c").is_err());
-        let gguf = HubRepo::parse("unsloth/gpt-oss-20b-GGUF@v2:Q4_K_M").unwrap();
-        assert_eq!(
-            (gguf.id.as_str(), gguf.revision.as_str()),
-            ("unsloth/gpt-oss-20b-GGUF", "v2")
-        );
-        assert_eq!(gguf.quant.as_deref(), Some("Q4_K_M"));
+        let info = ModelInfo::parse(&info).map_err(|e| format!("{}: {e}", self.repo))?;
+        Ok(info.files)
     }
 }

@@ -1,7 +1,8 @@
 //! Transformer shapes: the architecture fields, the projections they imply, and the exact
 //! parameter count. `presets` holds the published models; `hf_config` reads a pasted
 //! Hugging Face config.json; `gguf` reads a GGUF file's header; `checkpoint` groups a
-//! safetensors checkpoint's tensors; `params` reads and writes parameter counts.
+//! safetensors checkpoint's tensors; `repo` says which files to read for them, in order, without
+//! reading; `params` reads and writes parameter counts.
 
 mod checkpoint;
 mod count;
@@ -11,6 +12,7 @@ mod params;
 mod parts;
 mod presets;
 mod published;
+mod repo;
 
 pub use checkpoint::{read_checkpoint, Checkpoint, CheckpointError, CheckpointWeights};
 pub use count::{Block, Family, LayerCounts, Linear};
@@ -23,6 +25,10 @@ pub use params::{format_param_count, params_label, parse_param_count};
 pub use parts::{Mla, Moe, Recurrent, Rope, Vision, Window};
 pub use presets::{nearest_preset, preset, Preset, CATALOGUE_PRESETS, PRESETS};
 pub use published::{parse_published, ActiveClaim, Counted, Published};
+pub use repo::{
+    pick_quant, quants, split_shards, Fetch, HubRepo, ModelInfo, Next, Quant, ReadCheckpoint,
+    RepoFile, RepoModel, RepoRead,
+};
 
 use serde::{Deserialize, Serialize};
 
