@@ -89,6 +89,23 @@ fn sync_with_url(state: PageState, url_warnings: RwSignal<Vec<FieldError>>) {
     let _ = window_event_listener(leptos::ev::popstate, on_popstate);
 }
 
+/// True once the first screen is painted, when the panels below it mount; marks
+/// `vramfit:page-mounted` after them.
+fn painted_signal() -> RwSignal<bool> {
+    let painted = RwSignal::new(false);
+    browser::after_first_paint(move || {
+        if !painted.get_untracked() {
+            painted.set(true);
+            // They mount in microtasks after this task; a task queued now runs after them.
+            set_timeout(
+                || browser::mark("vramfit:page-mounted"),
+                std::time::Duration::ZERO,
+            );
+        }
+    });
+    painted
+}
+
 #[component]
 pub fn App() -> impl IntoView {
     let query = browser::query();
@@ -107,17 +124,7 @@ pub fn App() -> impl IntoView {
     // The panels below the first screen (from the curves on, and the tables) mount once it is
     // painted, so the first frame, the answer, costs only what it shows.
     let below = layout.clone();
-    let painted = RwSignal::new(false);
-    browser::after_first_paint(move || {
-        if !painted.get_untracked() {
-            painted.set(true);
-            // They mount in microtasks after this task; a task queued now runs after them.
-            set_timeout(
-                || browser::mark("vramfit:page-mounted"),
-                std::time::Duration::ZERO,
-            );
-        }
-    });
+    let painted = painted_signal();
     let embed = layout.embed;
     let whole_form = layout.whole_form();
     view! {
@@ -166,7 +173,7 @@ pub fn App() -> impl IntoView {
             {shows(Panel::Tables).then_some(move || painted.get().then(|| view! { <TablesPanel/> }))}
             {(!embed).then(|| view! {
                 <footer class="site-footer">
-                    "Runs entirely in your browser; nothing is sent anywhere. GB = 10"<sup>"9"</sup>" bytes, GiB = 2"<sup>"30"</sup>" bytes."
+                    "Runs entirely in your browser; nothing is sent anywhere, and the Hugging Face Hub is asked only when you click Read. GB = 10"<sup>"9"</sup>" bytes, GiB = 2"<sup>"30"</sup>" bytes."
                 </footer>
             })}
         </div>

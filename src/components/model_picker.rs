@@ -135,6 +135,31 @@ fn close(input: &HtmlInputElement, list: &Element) {
     input.set_value(&input.get_attribute("data-name").unwrap_or_default());
 }
 
+/// Acts on a chosen entry: the Hub entry asks the Hub panel to read the typed repo, any other
+/// sets the field to its value.
+fn choose_entry(
+    hub: Option<HubAsk>,
+    pick: impl Fn(String),
+    input: &HtmlInputElement,
+    list: &Element,
+    entry: &Element,
+) {
+    if let Some(text) = entry.get_attribute("data-hub") {
+        close(input, list);
+        if let Some(hub) = hub {
+            hub.ask(&text);
+        }
+        return;
+    }
+    let name = entry.first_child().and_then(|n| n.text_content());
+    let value = entry.get_attribute("data-value").unwrap_or_default();
+    let shown = if value.is_empty() { None } else { name };
+    // close() shows the chosen name, so it is set first.
+    let _ = input.set_attribute("data-name", shown.as_deref().unwrap_or_default());
+    close(input, list);
+    pick(value);
+}
+
 /// The picker for the catalogue field `key`; `pick` sets the field to a choice's value.
 pub fn model_picker(
     key: &'static str,
@@ -146,19 +171,7 @@ pub fn model_picker(
 ) -> impl IntoView {
     let hub = use_context::<HubAsk>();
     let choose = move |input: &HtmlInputElement, list: &Element, entry: &Element| {
-        if let Some(text) = entry.get_attribute("data-hub") {
-            close(input, list);
-            if let Some(hub) = hub {
-                hub.ask(&text);
-            }
-            return;
-        }
-        let name = entry.first_child().and_then(|n| n.text_content());
-        let value = entry.get_attribute("data-value").unwrap_or_default();
-        let shown = if value.is_empty() { None } else { name };
-        let _ = input.set_attribute("data-name", shown.as_deref().unwrap_or_default());
-        close(input, list);
-        pick(value);
+        choose_entry(hub, pick, input, list, entry)
     };
     let on_keydown = move |ev: web_sys::KeyboardEvent| {
         let Some((input, list)) = ev.current_target().and_then(|w| parts(w.unchecked_ref())) else {

@@ -87,6 +87,42 @@ fn max_context(s: &Scenario, users: u32) -> Option<u32> {
     })
 }
 
+/// The smallest catalogue GPU that serves `users` requests.
+fn smallest_gpu(s: &Scenario, users: u32) -> Option<String> {
+    GPUS.iter()
+        .find(|g| {
+            serves(
+                &with(s, |c| {
+                    c.vram = None;
+                    c.gpu = g.id.to_string();
+                }),
+                users,
+            )
+        })
+        .map(|g| g.id.to_string())
+}
+
+/// The fewest GPUs of the scenario's kind that serve `users` requests, split by tensor
+/// parallelism unless the scenario names another split.
+fn fewest_gpus(s: &Scenario, users: u32) -> Option<u32> {
+    GPU_COUNTS.into_iter().find(|&n| {
+        serves(
+            &with(s, |c| {
+                c.gpus = n;
+                if n > 1
+                    && !matches!(
+                        c.sharding,
+                        Sharding::Tensor | Sharding::Pipeline | Sharding::Expert
+                    )
+                {
+                    c.sharding = Sharding::Tensor;
+                }
+            }),
+            users,
+        )
+    })
+}
+
 /// Each request decodes at `target` tokens/s or faster with `users` requests at once.
 fn fast_enough(s: &Scenario, users: u32, target: f64) -> bool {
     let at = with(s, |c| c.concurrency = Some(users));
@@ -128,34 +164,8 @@ pub fn plan_serving(
         )]
     })?;
     let users = users.unwrap_or(1).max(1);
-    let smallest_gpu = GPUS
-        .iter()
-        .find(|g| {
-            serves(
-                &with(s, |c| {
-                    c.vram = None;
-                    c.gpu = g.id.to_string();
-                }),
-                users,
-            )
-        })
-        .map(|g| g.id.to_string());
-    let fewest_gpus = GPU_COUNTS.into_iter().find(|&n| {
-        serves(
-            &with(s, |c| {
-                c.gpus = n;
-                if n > 1
-                    && !matches!(
-                        c.sharding,
-                        Sharding::Tensor | Sharding::Pipeline | Sharding::Expert
-                    )
-                {
-                    c.sharding = Sharding::Tensor;
-                }
-            }),
-            users,
-        )
-    });
+    let smallest_gpu = smallest_gpu(s, users);
+    let fewest_gpus = fewest_gpus(s, users);
     let curve = std::iter::successors(Some(CURVE_START), |t| t.checked_mul(2))
         .take_while(|&t| t <= MAX_SEQ_SEARCHED)
         .map_while(|tokens| {
