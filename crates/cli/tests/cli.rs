@@ -411,6 +411,16 @@ fn list_json_has_the_catalogues() {
         .find(|g| g["id"] == "h100-80")
         .expect("h100-80 is listed");
     assert_eq!(h100["capacity_bytes"].as_u64(), Some(81559 * MIB));
+    assert_eq!(h100["unified"], false);
+    let mac = gpus
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["id"] == "m4-max-64")
+        .expect("m4-max-64 is listed");
+    // Three quarters of 64 GiB: Metal's working set on a 64 GB Mac.
+    assert_eq!(mac["unified"], true);
+    assert_eq!(mac["capacity_bytes"].as_u64(), Some(48 * 1024 * MIB));
 }
 
 #[test]
