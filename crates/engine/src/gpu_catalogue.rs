@@ -2,7 +2,9 @@
 //! that nvidia-smi reports (the captures under crates/smi/tests/fixtures/nvidia-smi, and the
 //! published captures quoted in docs/gpu-totals.md, are the evidence). AMD Instinct cards have no
 //! NVML: their totals are rocm-smi's, and `vramfit probe` cannot read them (paste the totals).
-//! Not to be confused with the CLI's `gpu/`, which reads real GPUs through NVML.
+//! Not to be confused with the CLI's `gpu/`, which reads real GPUs through NVML. A unified
+//! device (Macs, GB10, Jetson, Strix Halo, MI300A) takes its capacity from the machine's memory
+//! by a [`Unified`] rule (docs/hardware.md).
 //!
 //! Each card's [`Datasheet`] is its maker's own figures, cited in its `source`: NVIDIA's product
 //! datasheets for the data-centre and workstation cards (T4, V100, A10, A40, A100, A800, L4, L40,
