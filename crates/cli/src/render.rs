@@ -5,7 +5,7 @@ use serde_json::{json, Map, Value};
 use vramfit_engine::accuracy::KindAccuracy;
 use vramfit_engine::estimate::Serving;
 use vramfit_engine::estimate::Speed;
-use vramfit_engine::gpu_catalogue::GPUS;
+use vramfit_engine::gpu_catalogue::{Gpu, Unified, GPUS};
 use vramfit_engine::model::{params_label, PRESETS};
 use vramfit_engine::serving_plan::ServingPlan;
 use vramfit_engine::solver::Solution;
@@ -293,6 +293,17 @@ pub fn models_table(search: &str) -> String {
     )
 }
 
+/// Where a catalogue GPU's capacity comes from, for `vramfit list gpus`.
+fn capacity_from(g: &Gpu) -> &'static str {
+    match (g.unified, g.smi_total_mib) {
+        (Some(Unified::AppleWorkingSet), _) => "unified: Metal working set",
+        (Some(Unified::SharedPool { .. }), _) => "unified: shared pool",
+        (Some(Unified::CarveOut { .. }), _) => "unified: firmware carve-out",
+        (None, Some(_)) => "nvidia-smi total",
+        (None, None) => "advertised",
+    }
+}
+
 /// `vramfit list gpus`: one row per catalogue GPU, smallest first.
 pub fn gpus_table() -> String {
     let rows = GPUS
@@ -305,11 +316,7 @@ pub fn gpus_table() -> String {
                 format!("{} GB", g.advertised_gib),
                 format!("{:.2} GiB", capacity.as_f64() / GIB as f64),
                 format!("{} MiB", capacity.0 / MIB),
-                if g.smi_total_mib.is_some() {
-                    "nvidia-smi total".to_string()
-                } else {
-                    "advertised".to_string()
-                },
+                capacity_from(g).to_string(),
             ]
         })
         .collect();
@@ -344,7 +351,8 @@ pub fn gpus() -> Vec<Map<String, Value>> {
     GPUS.iter()
         .map(|g| {
             let value = json!({"id": g.id, "name": g.name, "advertised_gib": g.advertised_gib,
-                "smi_total_mib": g.smi_total_mib, "capacity_bytes": g.capacity().0});
+                "smi_total_mib": g.smi_total_mib, "capacity_bytes": g.capacity().0,
+                "unified": g.is_unified()});
             value.as_object().cloned().unwrap_or_default()
         })
         .collect()

@@ -411,6 +411,16 @@ fn list_json_has_the_catalogues() {
         .find(|g| g["id"] == "h100-80")
         .expect("h100-80 is listed");
     assert_eq!(h100["capacity_bytes"].as_u64(), Some(81559 * MIB));
+    assert_eq!(h100["unified"], false);
+    let mac = gpus
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["id"] == "m4-max-64")
+        .expect("m4-max-64 is listed");
+    // Three quarters of 64 GiB: Metal's working set on a 64 GB Mac.
+    assert_eq!(mac["unified"], true);
+    assert_eq!(mac["capacity_bytes"].as_u64(), Some(48 * 1024 * MIB));
 }
 
 #[test]
@@ -698,7 +708,7 @@ fn flags_and_query_give_the_same_estimate() {
         &act-dtype=bf16&kv-dtype=fp8&optimizer=adamw-8bit&optimizer-step=for-loop&paged-optimizer=true&float8=off&master-weights=false&batch=4&concurrency=4&seq=1024\
         &prompt=512&cache=static&max-cache-len=2048&kept-scores=scores&grad-accum=8&images=0&checkpointing=selective&checkpoint-every=2&compile=true&offload-activations=true&attention=eager&lora-rank=32&lora-targets=all&lora-dropout=true\
         &double-quant=true&quant-kernel=torchao-wo&int4-layout=tinygemm&int4-group=64&quant-head=true&nf4-kernel=bnb-legacy&quantize-moe-experts=false&loss=chunked&dropout=true&attention-dropout=true&method=detailed\
-        &gpu=t4&vram=15GiB&gpus=2&cp=2\
+        &gpu=t4&vram=15GiB&wired-limit=40GiB&gpus=2&cp=2\
         &sharding=zero3&tp=1&sequence-parallel=off&replicas=1&offload=optimizer&reserved=1GiB&margin=500MiB&context=600MiB&tight=90\
         &units=gib&custom=RSSM%20dynamics:500MiB&custom=replay%20buffer:1GiB";
     let (scenario, errors) = scenario_from_query(query);

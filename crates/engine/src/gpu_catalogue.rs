@@ -2,7 +2,9 @@
 //! that nvidia-smi reports (the captures under crates/smi/tests/fixtures/nvidia-smi, and the
 //! published captures quoted in docs/gpu-totals.md, are the evidence). AMD Instinct cards have no
 //! NVML: their totals are rocm-smi's, and `vramfit probe` cannot read them (paste the totals).
-//! Not to be confused with the CLI's `gpu/`, which reads real GPUs through NVML.
+//! Not to be confused with the CLI's `gpu/`, which reads real GPUs through NVML. A unified
+//! device (Macs, GB10, Jetson, Strix Halo, MI300A) takes its capacity from the machine's memory
+//! by a [`Unified`] rule (docs/hardware.md).
 //!
 //! Each card's [`Datasheet`] is its maker's own figures, cited in its `source`: NVIDIA's product
 //! datasheets for the data-centre and workstation cards (T4, V100, A10, A40, A100, A800, L4, L40,
@@ -14,7 +16,7 @@
 //! cards that came after their architecture's whitepaper, the RTX PRO 6000's fp8/int8/fp4) has
 //! no datasheet rather than a guess.
 
-use crate::units::{Bytes, GIB, MIB};
+use crate::units::{Bytes, GIB, KIB, MIB};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Gpu {
@@ -39,6 +41,37 @@ pub struct Gpu {
     pub hopper: bool,
     /// What the card moves and computes, where its datasheet is cited.
     pub datasheet: Option<Datasheet>,
+    /// How the GPU's memory follows from the machine's, on a device whose memory the CPU
+    /// shares; `None` for a card with memory of its own. `advertised_gib` is then the machine's.
+    pub unified: Option<Unified>,
+}
+
+/// A device whose memory the CPU shares, and how much of it the GPU may use. Memory "offloaded
+/// to the CPU" stays in the same pool there, so it frees nothing.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Unified {
+    /// Apple silicon: Metal's `recommendedMaxWorkingSetSize` ([`apple_working_set`]), which
+    /// llama.cpp and MLX budget against and which `iogpu.wired_limit_mb` (`wired-limit`) replaces.
+    AppleWorkingSet,
+    /// One pool that CUDA reports whole as its total (GB10, Jetson), `total_bytes` where a
+    /// capture shows it; what the OS and desktop hold goes in `reserved`.
+    SharedPool { total_bytes: Option<u64> },
+    /// A share set aside in firmware (AMD's Variable Graphics Memory): the largest the maker allows.
+    CarveOut { gib: f64 },
+}
+
+/// Metal's `recommendedMaxWorkingSetSize` for a Mac with `ram` bytes under macOS 13 to 15, as
+/// llama.cpp's Metal init logs it (docs/hardware.md lists each log): two thirds of the memory
+/// rounded up to the next 16 KiB page at 32 GB and below (the 16, 24 and 32 GB logs), three
+/// quarters from 36 GB on (the 36, 64 and 96 GB logs). macOS 26 reports more on a 128 GB Mac
+/// (107.52 GiB where this gives 96); `wired-limit` takes a figure read on the machine.
+pub fn apple_working_set(ram: Bytes) -> Bytes {
+    const PAGE: u64 = 16 * KIB;
+    if ram.0 <= 32 * GIB {
+        Bytes((ram.0 / 3 * 2 / PAGE + 1) * PAGE)
+    } else {
+        Bytes(ram.0 / 4 * 3)
+    }
 }
 
 /// A card's peak figures from its maker's datasheet: memory bandwidth and dense (not sparse)
@@ -100,9 +133,16 @@ impl Gpu {
     /// What CUDA reports as the total, and whether it was measured on this card (else
     /// [`DRIVER_RESERVE_FALLBACK`] below the capacity).
     pub fn cuda_total(&self) -> (Bytes, bool) {
-        match self.cuda_total_bytes {
-            Some(bytes) => (Bytes(bytes), true),
-            None => (
+        match (self.cuda_total_bytes, self.unified) {
+            (Some(bytes), _) => (Bytes(bytes), true),
+            // torch.cuda.mem_get_info's total on a GB10 is the pool the OS reports.
+            (
+                None,
+                Some(Unified::SharedPool {
+                    total_bytes: Some(total),
+                }),
+            ) => (Bytes(total), true),
+            (None, _) => (
                 self.capacity().saturating_sub(DRIVER_RESERVE_FALLBACK),
                 false,
             ),
@@ -131,12 +171,54 @@ impl Gpu {
         self
     }
 
-    /// The capacity the planner budgets against: nvidia-smi's total when known, else the advertised size.
+    /// The capacity the planner budgets against: nvidia-smi's total when known, else the
+    /// advertised size; on a unified device, what its rule lets the GPU use.
     pub fn capacity(&self) -> Bytes {
-        match self.smi_total_mib {
-            Some(mib) => Bytes(u64::from(mib) * MIB),
-            None => Bytes::from_f64(self.advertised_gib * GIB as f64),
+        self.capacity_under(None)
+    }
+
+    /// The capacity with `iogpu.wired_limit_mb` set, which on a Mac replaces the working-set
+    /// limit (antirez/ds4 PR #893: `recommendedMaxWorkingSetSize` reads 112.00 GiB with
+    /// `iogpu.wired_limit_mb = 114688`); other devices have no such setting.
+    pub fn capacity_under(&self, wired_limit: Option<Bytes>) -> Bytes {
+        match (self.unified, self.smi_total_mib) {
+            (Some(Unified::AppleWorkingSet), _) => {
+                wired_limit.unwrap_or_else(|| apple_working_set(self.machine_memory()))
+            }
+            (
+                Some(Unified::SharedPool {
+                    total_bytes: Some(total),
+                }),
+                _,
+            ) => Bytes(total),
+            (Some(Unified::CarveOut { gib }), _) => Bytes::from_f64(gib * GIB as f64),
+            (_, Some(mib)) => Bytes(u64::from(mib) * MIB),
+            _ => self.machine_memory(),
         }
+    }
+
+    /// The advertised size: the card's memory, or on a unified device the machine's.
+    pub fn machine_memory(&self) -> Bytes {
+        Bytes::from_f64(self.advertised_gib * GIB as f64)
+    }
+
+    /// Whether the CPU shares this device's memory.
+    pub fn is_unified(&self) -> bool {
+        self.unified.is_some()
+    }
+
+    /// On a unified device, the memory the CPU and GPU share, which everything a run keeps in
+    /// either must fit in; `None` for a card with memory of its own.
+    pub fn shared_memory(&self) -> Option<Bytes> {
+        match self.unified? {
+            Unified::SharedPool { .. } => Some(self.capacity()),
+            Unified::AppleWorkingSet | Unified::CarveOut { .. } => Some(self.machine_memory()),
+        }
+    }
+
+    const fn with_unified(mut self, rule: Unified) -> Gpu {
+        self.unified = Some(rule);
+        self
     }
 }
 
@@ -155,7 +237,14 @@ const fn gpu(
         nvswitch: false,
         hopper: false,
         datasheet: None,
+        unified: None,
     }
+}
+
+/// A Mac of `ram_gib` GB, whose GPU may use Metal's working set of it. Apple states each chip's
+/// bandwidth but no 16-bit GPU throughput, and the speed model needs both, so there is no datasheet.
+const fn apple(id: &'static str, name: &'static str, ram_gib: f64) -> Gpu {
+    gpu(id, name, ram_gib, None).with_unified(Unified::AppleWorkingSet)
 }
 
 /// A CUDA total as vLLM logs it, to two decimals of GiB.
@@ -165,6 +254,9 @@ const fn logged_gib(hundredths: u64) -> u64 {
 
 /// Ordered by capacity, smallest first, so "the smallest GPU that fits" is the first match.
 pub const GPUS: &[Gpu] = &[
+    apple("m1-8", "Apple M1 8GB (unified)", 8.0),
+    apple("m2-8", "Apple M2 8GB (unified)", 8.0),
+    apple("m3-8", "Apple M3 8GB (unified)", 8.0),
     gpu("rtx-3070", "GeForce RTX 3070 8GB", 8.0, Some(8192)).sheet(datasheet(
         448.0,
         40.6,
@@ -185,10 +277,18 @@ pub const GPUS: &[Gpu] = &[
         "NVIDIA Ampere GA102 GPU Architecture whitepaper v2, Table 2 (RTX 3080: 760 \
          GB/s; FP16 tensor with FP32 accumulate 59.5, INT8 238, dense); PCIe 4.0 x16",
     )),
+    apple("m1-16", "Apple M1 16GB (unified)", 16.0),
+    apple("m1-pro-16", "Apple M1 Pro 16GB (unified)", 16.0),
+    apple("m2-16", "Apple M2 16GB (unified)", 16.0),
+    apple("m2-pro-16", "Apple M2 Pro 16GB (unified)", 16.0),
+    apple("m3-16", "Apple M3 16GB (unified)", 16.0),
+    apple("m4-16", "Apple M4 16GB (unified)", 16.0),
     gpu("rtx-5070", "GeForce RTX 5070 12GB", 12.0, Some(12227)),
     gpu("rtx-4070", "GeForce RTX 4070 12GB", 12.0, Some(12282)),
     gpu("rtx-3060", "GeForce RTX 3060 12GB", 12.0, Some(12288)),
     gpu("rtx-3080-ti", "GeForce RTX 3080 Ti 12GB", 12.0, Some(12288)),
+    gpu("arc-b580", "Intel Arc B580 12GB", 12.0, None),
+    apple("m3-pro-18", "Apple M3 Pro 18GB (unified)", 18.0),
     gpu("t4", "Tesla T4 16GB", 16.0, Some(15360)).sheet(datasheet(
         320.0,
         65.0,
@@ -235,6 +335,19 @@ pub const GPUS: &[Gpu] = &[
     ),
     gpu("rtx-5080", "GeForce RTX 5080 16GB", 16.0, None),
     gpu("rtx-4060-ti-16", "GeForce RTX 4060 Ti 16GB", 16.0, None),
+    gpu("arc-a770", "Intel Arc A770 16GB", 16.0, None),
+    gpu("rx-9070", "Radeon RX 9070 16GB", 16.0, None),
+    gpu("rx-9070-xt", "Radeon RX 9070 XT 16GB", 16.0, None),
+    apple("m2-24", "Apple M2 24GB (unified)", 24.0),
+    apple("m3-24", "Apple M3 24GB (unified)", 24.0),
+    apple("m4-24", "Apple M4 24GB (unified)", 24.0),
+    apple("m4-pro-24", "Apple M4 Pro 24GB (unified)", 24.0),
+    gpu("rx-7900-xt", "Radeon RX 7900 XT 20GB", 20.0, None),
+    apple("m1-pro-32", "Apple M1 Pro 32GB (unified)", 32.0),
+    apple("m1-max-32", "Apple M1 Max 32GB (unified)", 32.0),
+    apple("m2-pro-32", "Apple M2 Pro 32GB (unified)", 32.0),
+    apple("m2-max-32", "Apple M2 Max 32GB (unified)", 32.0),
+    apple("m4-32", "Apple M4 32GB (unified)", 32.0),
     gpu("a10", "A10 24GB", 24.0, Some(23028)).sheet(datasheet(
         600.0,
         125.0,
@@ -281,6 +394,10 @@ pub const GPUS: &[Gpu] = &[
              Blackwell whitepaper Table 3 (RTX 3090: 936 GB/s; FP16 tensor with FP32 \
              accumulate 71.2, INT8 284, dense); PCIe 4.0 x16",
         )),
+    gpu("rx-7900-xtx", "Radeon RX 7900 XTX 24GB", 24.0, None),
+    apple("m3-pro-36", "Apple M3 Pro 36GB (unified)", 36.0),
+    apple("m3-max-36", "Apple M3 Max 36GB (unified)", 36.0),
+    apple("m4-max-36", "Apple M4 Max 36GB (unified)", 36.0),
     gpu("rtx-5090", "GeForce RTX 5090 32GB", 32.0, Some(32607)).sheet(datasheet(
         1792.0,
         209.5,
@@ -302,6 +419,16 @@ pub const GPUS: &[Gpu] = &[
         "NVIDIA Tesla V100 datasheet, SXM2 column (900 GB/s; FP16 tensor 125 TFLOPS, no \
          int8 tensor path); NVLink 300 GB/s total",
     )),
+    gpu(
+        "jetson-agx-orin-32",
+        "Jetson AGX Orin 32GB (unified)",
+        32.0,
+        None,
+    )
+    .with_unified(Unified::SharedPool { total_bytes: None }),
+    apple("m3-max-48", "Apple M3 Max 48GB (unified)", 48.0),
+    apple("m4-pro-48", "Apple M4 Pro 48GB (unified)", 48.0),
+    apple("m4-max-48", "Apple M4 Max 48GB (unified)", 48.0),
     // vLLM log on an A100 40GB: total_gpu_memory 39.38 GiB.
     gpu("a100-40", "A100 40GB", 40.0, Some(40536))
         .cuda(logged_gib(3938))
@@ -378,6 +505,31 @@ pub const GPUS: &[Gpu] = &[
          GB/s; BF16 tensor with FP32 accumulate 154.8, INT8 309.7, dense); PCIe 4.0 x16 \
          (NVLink bridge not counted)",
     )),
+    apple("m1-max-64", "Apple M1 Max 64GB (unified)", 64.0),
+    apple("m1-ultra-64", "Apple M1 Ultra 64GB (unified)", 64.0),
+    apple("m2-max-64", "Apple M2 Max 64GB (unified)", 64.0),
+    apple("m2-ultra-64", "Apple M2 Ultra 64GB (unified)", 64.0),
+    apple("m3-max-64", "Apple M3 Max 64GB (unified)", 64.0),
+    apple("m4-pro-64", "Apple M4 Pro 64GB (unified)", 64.0),
+    apple("m4-max-64", "Apple M4 Max 64GB (unified)", 64.0),
+    gpu("radeon-pro-w7900", "Radeon PRO W7900 48GB", 48.0, None),
+    // ROCm shows each MI250X as two GPUs (GCDs) of 64 GB: the planner's unit is one.
+    gpu(
+        "mi250x",
+        "Instinct MI250X GCD 64GB (ROCm; two per card)",
+        64.0,
+        None,
+    ),
+    gpu(
+        "jetson-agx-orin-64",
+        "Jetson AGX Orin 64GB (unified)",
+        64.0,
+        None,
+    )
+    .with_unified(Unified::SharedPool { total_bytes: None }),
+    apple("m2-max-96", "Apple M2 Max 96GB (unified)", 96.0),
+    apple("m3-max-96", "Apple M3 Max 96GB (unified)", 96.0),
+    apple("m3-ultra-96", "Apple M3 Ultra 96GB (unified)", 96.0),
     // nvaccelinfo "Global Memory Size: 85045477376" beside nvidia-smi's 81559MiB (docs/gpu-totals.md).
     gpu("h100-pcie", "H100 PCIe 80GB", 80.0, Some(81559))
         .cuda(85_045_477_376)
@@ -448,6 +600,40 @@ pub const GPUS: &[Gpu] = &[
         96.0,
         Some(97887),
     ),
+    apple("m1-ultra-128", "Apple M1 Ultra 128GB (unified)", 128.0),
+    apple("m2-ultra-128", "Apple M2 Ultra 128GB (unified)", 128.0),
+    apple("m3-max-128", "Apple M3 Max 128GB (unified)", 128.0),
+    apple("m4-max-128", "Apple M4 Max 128GB (unified)", 128.0),
+    // AMD: "AMD Ryzen AI Max+ 395 (128GB) processor with 96GB of Variable Graphics Memory"
+    // (amd.com blog, FAQs: AMD Variable Graphics Memory, 2025-07-29).
+    gpu(
+        "strix-halo-128",
+        "Ryzen AI Max+ 395 128GB (Radeon 8060S, unified)",
+        128.0,
+        None,
+    )
+    .with_unified(Unified::CarveOut { gib: 96.0 }),
+    // MemTotal 127600748 kB, which torch reports as its 121.69 GiB total (nvitop PR #208,
+    // unsloth PR #10283); NVML reports no memory on GB10.
+    gpu("dgx-spark", "DGX Spark (GB10) 128GB (unified)", 128.0, None).with_unified(
+        Unified::SharedPool {
+            total_bytes: Some(127_600_748 * 1024),
+        },
+    ),
+    gpu(
+        "jetson-agx-thor",
+        "Jetson AGX Thor 128GB (unified)",
+        128.0,
+        None,
+    )
+    .with_unified(Unified::SharedPool { total_bytes: None }),
+    gpu(
+        "mi300a",
+        "Instinct MI300A 128GB (ROCm, unified)",
+        128.0,
+        None,
+    )
+    .with_unified(Unified::SharedPool { total_bytes: None }),
     gpu("h200", "H200 141GB", 141.0, Some(143771))
         .on_nvswitch()
         .hopper()
@@ -461,6 +647,7 @@ pub const GPUS: &[Gpu] = &[
             "NVIDIA H200 datasheet, SXM column (4.8 TB/s; its sparse BF16 1979, FP8 3958, \
              INT8 3958 halved); NVLink 900 GB/s total",
         )),
+    apple("m2-ultra-192", "Apple M2 Ultra 192GB (unified)", 192.0),
     // "183,359 MiB in nvidia-smi and 178.35 GiB through CUDA" (docs/gpu-totals.md).
     gpu("b200", "B200 180GB", 180.0, Some(183359))
         .cuda(logged_gib(17835))
@@ -492,6 +679,7 @@ pub const GPUS: &[Gpu] = &[
         "AMD Instinct MI300X datasheet (5.3 TB/s; FP16/BF16 1307.4, FP8 2614.9, INT8 \
          2614.9, dense); Infinity Fabric 7 links x 128 GB/s = 896 GB/s total",
     )),
+    apple("m3-ultra-256", "Apple M3 Ultra 256GB (unified)", 256.0),
     gpu("mi325x", "Instinct MI325X 256GB (ROCm)", 256.0, None).sheet(datasheet(
         6000.0,
         1307.4,
@@ -502,6 +690,8 @@ pub const GPUS: &[Gpu] = &[
         "AMD Instinct MI325X datasheet (6 TB/s; FP16/BF16 1307.4, FP8 2614.9, INT8 \
          2614.9, dense); Infinity Fabric 7 links x 128 GB/s = 896 GB/s total",
     )),
+    gpu("mi355x", "Instinct MI355X 288GB (ROCm)", 288.0, None),
+    apple("m3-ultra-512", "Apple M3 Ultra 512GB (unified)", 512.0),
 ];
 
 pub fn find(id: &str) -> Option<&'static Gpu> {
@@ -522,6 +712,89 @@ mod tests {
                 pair[0].id,
                 pair[1].id
             );
+        }
+    }
+
+    /// Metal's working set as llama.cpp's Metal init logged it: (the Mac's memory in GB, the
+    /// figure as printed, its unit, the log). Builds of 2023 print MiB (the allocation lines'
+    /// `(used / limit)`, always MiB, repeat the figure); later ones print
+    /// `recommendedMaxWorkingSetSize / 1e6`.
+    const LOGGED: &[(u64, &str, f64, &str)] = &[
+        (
+            16,
+            "10922.67",
+            MIB as f64,
+            "abetlen/llama-cpp-python#687, M1 Pro 16 GB",
+        ),
+        (
+            16,
+            "11453.25",
+            1e6,
+            "ggml-org/ci llama.cpp/73/3c2d6191e3bee836af72ede2dad46852816566/ggml-100-mac-m4 (M4)",
+        ),
+        (
+            24,
+            "17179.89",
+            1e6,
+            "llama.cpp b8999 on an M4 Pro 24 GB (a published setup guide)",
+        ),
+        (
+            32,
+            "21845.34",
+            MIB as f64,
+            "ollama/ollama#434 (M2 Max 32 GB), ggml-org/llama.cpp#2011 (M1 Max 32 GB)",
+        ),
+        (
+            36,
+            "28991.03",
+            1e6,
+            "llama.cpp b7690 on an M4 Max (27 GiB: 36 GB is the one M4 Max size it fits)",
+        ),
+        (
+            64,
+            "49152.00",
+            MIB as f64,
+            "a llama-cpp-python 2023 log (llama_chat README, M2 Mac)",
+        ),
+        (
+            96,
+            "73728.00",
+            MIB as f64,
+            "ggml-org/llama.cpp#3213, M2 Max 96 GB (printed 73728,00)",
+        ),
+    ];
+
+    #[test]
+    fn the_working_set_rule_reproduces_each_logged_figure() {
+        for &(gb, logged, unit, source) in LOGGED {
+            let limit = apple_working_set(Bytes(gb * GIB));
+            assert_eq!(format!("{:.2}", limit.0 as f64 / unit), logged, "{source}");
+        }
+    }
+
+    #[test]
+    fn macs_are_unified_and_budget_their_working_set() {
+        let mac = find("m4-max-64").unwrap();
+        assert!(mac.is_unified());
+        assert_eq!(mac.capacity(), Bytes(48 * GIB));
+        assert_eq!(mac.shared_memory(), Some(Bytes(64 * GIB)));
+        // iogpu.wired_limit_mb replaces the limit (antirez/ds4 PR #893: 114688 reads 112.00 GiB).
+        let wired = Bytes(114_688 * MIB);
+        assert_eq!(
+            find("m4-max-128").unwrap().capacity_under(Some(wired)),
+            wired
+        );
+        assert_eq!(
+            find("rtx-4090").unwrap().capacity_under(Some(wired)),
+            Bytes(24564 * MIB)
+        );
+        assert!(!find("rtx-4090").unwrap().is_unified());
+        assert_eq!(find("strix-halo-128").unwrap().capacity(), Bytes(96 * GIB));
+        for g in GPUS
+            .iter()
+            .filter(|g| g.id.starts_with('m') && g.name.starts_with("Apple"))
+        {
+            assert_eq!(g.unified, Some(Unified::AppleWorkingSet), "{}", g.id);
         }
     }
 

@@ -36,6 +36,9 @@ pub struct Budget {
     pub usable: Bytes,
     /// The share of usable memory (`tight`, in percent) above which the verdict is tight.
     pub tight_threshold: Bytes,
+    /// On a unified device, the memory the CPU and GPU share less `reserved` and `margin`:
+    /// what is offloaded to the CPU stays in it.
+    pub shared_usable: Option<Bytes>,
 }
 
 impl Budget {
@@ -44,10 +47,15 @@ impl Budget {
             .capacity
             .saturating_sub(s.reserved)
             .saturating_sub(s.margin);
+        let shared = match (r.custom_vram, r.gpu) {
+            (None, Some(gpu)) => gpu.shared_memory(),
+            _ => None,
+        };
         Budget {
             capacity: r.capacity,
             usable,
             tight_threshold: Bytes::from_f64(usable.as_f64() * s.tight / 100.0),
+            shared_usable: shared.map(|m| m.saturating_sub(s.reserved).saturating_sub(s.margin)),
         }
     }
 

@@ -37,8 +37,10 @@ pub use stack::Component;
 pub use weights::{NF4_BLOCK, NF4_DOUBLE_QUANT_BLOCK};
 
 use crate::dtype::{Dtype, QuantKernel};
+use crate::gpu_catalogue::Unified;
 use crate::model::{Family, LayerCounts};
 use crate::scenario::{FieldError, Resolved, Scenario};
+use crate::sharding::Offload;
 use crate::units::Bytes;
 use crate::workload::{KeptScores, KvCache, Method, Mode, SequenceParallel};
 use serde::{Deserialize, Serialize};
@@ -152,11 +154,19 @@ impl Breakdown {
     }
 }
 
-/// The budget's verdict, except that a runtime that will not start is out of memory, and a
-/// preallocated pool is never "tight": it fills its share by design.
+/// The budget's verdict, except that a runtime that will not start is out of memory, a
+/// preallocated pool is never "tight": it fills its share by design, and on a unified device
+/// what the runtime keeps in CPU buffers must fit beside the GPU's share in the same memory.
 fn verdict(budget: &Budget, total: Bytes, serving: Option<&Serving>) -> Verdict {
+    let host = serving.and_then(|s| s.host_bytes).unwrap_or(Bytes::ZERO);
     match (budget.verdict(total), serving) {
         (_, Some(s)) if !s.starts => Verdict::Oom,
+        _ if budget
+            .shared_usable
+            .is_some_and(|shared| total.saturating_add(host) > shared) =>
+        {
+            Verdict::Oom
+        }
         (Verdict::Tight, Some(s)) if s.runtime.rules().pools_kv() => Verdict::Fits,
         (verdict, _) => verdict,
     }
@@ -313,11 +323,46 @@ fn note_unused_settings(s: &Scenario, r: &Resolved, notes: &mut Vec<String>) {
     }
 }
 
+/// On a unified device: where the GPU's share comes from, and that what is offloaded to the CPU
+/// stays in the same memory. `wired-limit` elsewhere is named as unused.
+fn note_unified_memory(
+    s: &Scenario,
+    r: &Resolved,
+    serving: Option<&Serving>,
+    notes: &mut Vec<String>,
+) {
+    let gpu = r.gpu.filter(|_| r.custom_vram.is_none());
+    let unified = gpu.and_then(|g| g.unified.map(|rule| (g, rule)));
+    let apple = matches!(unified, Some((_, Unified::AppleWorkingSet)));
+    if s.wired_limit.is_some() && !apple {
+        notes.push("wired-limit not used: it sets a Mac GPU's working-set limit (iogpu.wired_limit_mb), and this run is not on a catalogue Mac.".to_string());
+    }
+    let Some((gpu, rule)) = unified else { return };
+    let units = s.units;
+    let machine = gpu.machine_memory().display(units);
+    notes.push(match rule {
+        Unified::AppleWorkingSet if s.wired_limit.is_some() => format!("Unified memory: the GPU may use {} of this Mac's {machine}, the wired-limit given.", r.capacity.display(units)),
+        Unified::AppleWorkingSet => format!("Unified memory: the GPU may use {} of this Mac's {machine}, Metal's recommended working set (macOS 13-15; set wired-limit to the figure your Mac reports or sets). The context setting is CUDA's; no Metal figure is modelled.", r.capacity.display(units)),
+        Unified::SharedPool { .. } => format!("Unified memory: the CPU and GPU share {}; put what the OS and other programs hold in reserved.", r.capacity.display(units)),
+        Unified::CarveOut { .. } => format!("Unified memory: the GPU may use the {} the firmware sets aside of {machine} (the largest its maker allows); set vram to your system's figure.", r.capacity.display(units)),
+    });
+    if s.offload != Offload::None {
+        notes.push(format!("offload={}: on unified memory the offloaded state stays in the same {machine}; it leaves the GPU's share but not the machine.", s.offload));
+    }
+    if let Some(host) = serving
+        .and_then(|v| v.host_bytes)
+        .filter(|b| *b > Bytes::ZERO)
+    {
+        notes.push(format!("{} in CPU buffers stay in the same memory: with the GPU's share they must fit in {machine} less reserved and margin, and the verdict counts them there.", host.display(units)));
+    }
+}
+
 fn estimate_resolved(s: &Scenario, r: &Resolved, text: Text) -> Estimate {
     let mut notes = Vec::new();
     let (stack, trainable, serving) = build_stack(s, r, text, &mut notes);
     note_how_the_model_is_read(s, r, &mut notes);
     note_unused_settings(s, r, &mut notes);
+    note_unified_memory(s, r, serving.as_ref(), &mut notes);
     let total = stack.total();
     let budget = Budget::new(s, r);
     let speed = speed::speed(s, r, &stack.components, serving.as_ref())

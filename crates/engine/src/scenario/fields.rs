@@ -808,6 +808,11 @@ scenario_fields! {
     vram: Option<Bytes> = None,
         "vram", Optional { inner: Capacity, none: "the GPU's" }, Budget,
         "Custom VRAM per GPU", "per-GPU memory, instead of the GPU's";
+    /// macOS's `iogpu.wired_limit_mb` on a Mac: the GPU's working-set limit instead of Metal's
+    /// default share of the memory (the sysctl is in MiB: 114688 is `114688MiB`).
+    wired_limit: Option<Bytes> = None,
+        "wired-limit", Optional { inner: Capacity, none: "macOS's default" }, Budget,
+        "Metal wired limit (Mac)", "iogpu.wired_limit_mb on a Mac, e.g. 114688MiB: the GPU's limit instead of macOS's default share";
     gpus: u32 = 1,
         "gpus", Count, Budget,
         "GPUs", "GPUs the run is spread over";

@@ -3,7 +3,7 @@
 
 use super::{FieldError, Scenario};
 use crate::dtype::{Dtype, QuantScope};
-use crate::gpu_catalogue::{self, Gpu};
+use crate::gpu_catalogue::{self, Gpu, Unified};
 use crate::model::{self, Architecture, Block, Preset};
 use crate::sharding::{Offload, Sharding};
 use crate::units::{format_size_exact, Bytes};
@@ -52,6 +52,23 @@ impl Resolved {
             (None, Some(g)) => g.name.to_string(),
             (None, None) => String::new(),
         }
+    }
+}
+
+/// A wired limit the Mac cannot grant: above its memory.
+fn check_wired_limit(s: &Scenario, gpu: Option<&Gpu>, errors: &mut Vec<FieldError>) {
+    let (Some(limit), Some(gpu)) = (s.wired_limit, gpu) else {
+        return;
+    };
+    if gpu.unified == Some(Unified::AppleWorkingSet) && limit > gpu.machine_memory() {
+        errors.push(FieldError::new(
+            "wired-limit",
+            format!(
+                "{} is more than the {} GB this Mac has",
+                format_size_exact(limit),
+                gpu.advertised_gib
+            ),
+        ));
     }
 }
 
@@ -107,9 +124,10 @@ impl Scenario {
                 format!("unknown GPU `{}`", self.gpu),
             ));
         }
+        check_wired_limit(self, gpu, &mut errors);
         let capacity = self
             .vram
-            .or(gpu.map(|g| g.capacity()))
+            .or(gpu.map(|g| g.capacity_under(self.wired_limit)))
             .unwrap_or(Bytes::ZERO);
         let master_weights = self.master_weights.unwrap_or(
             self.method == Method::Detailed

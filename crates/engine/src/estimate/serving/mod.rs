@@ -13,7 +13,7 @@ mod vllm_graphs;
 use super::component::ComponentId;
 use super::stack::{Component, Stack};
 use crate::dtype::Dtype;
-use crate::gpu_catalogue::DRIVER_RESERVE_FALLBACK;
+use crate::gpu_catalogue::{Unified, DRIVER_RESERVE_FALLBACK};
 use crate::runtime::Runtime;
 use crate::scenario::{Resolved, Scenario};
 use crate::sharding::Sharding;
@@ -127,7 +127,17 @@ impl Deployment {
             Sharding::Pipeline => (1, gpus),
             _ => (1, 1),
         };
+        let no_cuda = s.vram.is_none()
+            && r.gpu.is_some_and(|g| {
+                matches!(
+                    g.unified,
+                    Some(Unified::AppleWorkingSet | Unified::CarveOut { .. })
+                )
+            });
+        // Metal reports the working set as the device's memory: llama.cpp logs "using device
+        // Metal (Apple M4) - 10922 MiB free" on a 16 GB Mac (ggml-org/ci, ggml-100-mac-m4).
         let (cuda_total, cuda_total_measured) = match (s.vram, r.gpu) {
+            _ if no_cuda => (r.capacity, true),
             (None, Some(gpu)) => gpu.cuda_total(),
             _ => (r.capacity.saturating_sub(DRIVER_RESERVE_FALLBACK), false),
         };
