@@ -517,7 +517,7 @@ fn serving_scenarios_print_their_launch_command() {
         expected
     );
 
-    let file = TempFile::new("my model's.gguf", &std::fs::read(GGUF_FIXTURE).unwrap());
+    let file = TempFile::new("my model's.gguf", std::fs::read(GGUF_FIXTURE).unwrap());
     let e = json(&["estimate", "--json", "--gguf", file.path()]);
     let command = e["serving"]["command"].as_str().unwrap();
     let quoted = format!("'{}'", file.path().replace('\'', r"'\''"));
