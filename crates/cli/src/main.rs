@@ -170,7 +170,11 @@ fn main() -> ExitCode {
 
 /// `vramfit estimate`: the memory stack, with `--accuracy` the published figures for its kind.
 fn estimate_command(scenario: &ScenarioArgs, json: bool, accuracy: bool) -> ExitCode {
-    match scenario.scenario().and_then(|s| estimate(&s)) {
+    let estimated = scenario.scenario().and_then(|s| estimate(&s)).map(|mut e| {
+        name_the_model(scenario, &mut e);
+        e
+    });
+    match estimated {
         Ok(e) if accuracy => {
             let summaries = accuracy::validation(MEASURED, SCENARIOS, RUNTIME_LOGS);
             let Some(kind) = RunKind::of(&e.scenario) else {
@@ -190,6 +194,21 @@ fn estimate_command(scenario: &ScenarioArgs, json: bool, accuracy: bool) -> Exit
     }
 }
 
+/// Writes the launch command again with the weights the command line names (`--hf`, `--gguf`,
+/// `--model-dir`), which the scenario does not hold.
+fn name_the_model(scenario: &ScenarioArgs, e: &mut vramfit_engine::Estimate) {
+    if let (Some(source), Some(serving)) = (scenario.model_source(), e.serving.as_mut()) {
+        serving.command = serving.launch_command(&e.scenario, &source);
+    }
+}
+
+/// The launch command of the scenario's own deployment, for `fit`'s serving plan.
+fn launch_command(scenario: &ScenarioArgs, s: &vramfit_engine::Scenario) -> Option<String> {
+    let mut e = estimate(s).ok()?;
+    name_the_model(scenario, &mut e);
+    e.serving?.command
+}
+
 /// `vramfit fit`: the serving plan for vLLM and SGLang, the solver's answer for training and
 /// Transformers inference. A scenario that does not resolve goes to the solver, which reports it.
 fn fit_command(
@@ -206,8 +225,17 @@ fn fit_command(
             .scenario()
             .and_then(|s| Ok((serving_plan::plan_serving(&s, users, tokens_per_s)?, s)))
         {
-            Ok((plan, _)) if json => print_json(&plan),
-            Ok((plan, s)) => emit(&render::serving_plan(&plan, &s)),
+            Ok((plan, s)) if json => {
+                let mut value = serde_json::to_value(&plan).unwrap_or_default();
+                if let Some(object) = value.as_object_mut() {
+                    object.insert("command".into(), launch_command(scenario, &s).into());
+                }
+                print_json(&value)
+            }
+            Ok((plan, s)) => emit(
+                &(render::serving_plan(&plan, &s)
+                    + &render::launch_line(launch_command(scenario, &s).as_deref())),
+            ),
             Err(errors) => invalid(&errors),
         }
     } else {

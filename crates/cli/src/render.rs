@@ -162,7 +162,15 @@ fn serving_lines(s: &Serving, units: Units) -> String {
         })
         .collect();
     out += &format!("settings       {}\n", settings.join(", "));
+    if let Some(command) = &s.command {
+        out += &format!("launch         {command}\n");
+    }
     out
+}
+
+/// `fit`'s last line: the command that starts the planned deployment.
+pub fn launch_line(command: Option<&str>) -> String {
+    command.map_or_else(String::new, |c| format!("\nlaunch              {c}\n"))
 }
 
 pub fn serving_plan(p: &ServingPlan, s: &Scenario) -> String {

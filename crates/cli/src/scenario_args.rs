@@ -5,6 +5,7 @@ use crate::model_source::{self, HubRepo};
 use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
 use std::path::PathBuf;
 use vramfit_engine::card::{self, CardTarget};
+use vramfit_engine::estimate::ModelSource;
 use vramfit_engine::model::RepoModel;
 use vramfit_engine::scenario::{FieldError, FIELDS};
 use vramfit_engine::{model, Scenario};
@@ -163,6 +164,25 @@ impl ScenarioArgs {
         let hf = self.hf.as_deref()?;
         let read = HubRepo::parse(hf).and_then(|repo| model_source::read_hub(&repo));
         Some(read.map_err(|e| ("hf", e)))
+    }
+
+    /// Where the weights come from, for the launch command: the `--gguf` file, the
+    /// `--model-dir` directory, or the `--hf` repo (`REPO:QUANT` for a GGUF repo, as llama.cpp's
+    /// `-hf` takes it). A repo at a revision other than `main` is not named, since the commands
+    /// load `main`; `None` when the scenario names no source of its own.
+    pub fn model_source(&self) -> Option<ModelSource> {
+        if let Some(path) = &self.gguf {
+            return Some(ModelSource::GgufFile(path.display().to_string()));
+        }
+        if let Some(dir) = &self.model_dir {
+            return Some(ModelSource::Checkpoint(dir.display().to_string()));
+        }
+        let repo = HubRepo::parse(self.hf.as_deref()?).ok()?;
+        Some(match repo.quant {
+            _ if repo.revision != "main" => ModelSource::Unknown,
+            Some(quant) => ModelSource::GgufRepo(format!("{}:{quant}", repo.id)),
+            None => ModelSource::Checkpoint(repo.id),
+        })
     }
 
     /// Builds and validates the scenario, or returns every bad field. The config's shape and the

@@ -489,6 +489,66 @@ fn component(estimate: &Value, list: &str, id: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// `estimate` prints the command that starts the planned deployment in its serving section and
+/// its JSON (`serving.command`); `fit` ends its serving plan with it. A `--gguf` file is the
+/// command's `-m`, quoted for the shell.
+#[test]
+fn serving_scenarios_print_their_launch_command() {
+    let vllm = [
+        "--model",
+        "llama-3.1-8b",
+        "--mode",
+        "inference",
+        "--runtime",
+        "vllm",
+        "--gpu",
+        "h100-80",
+        "--max-model-len",
+        "16384",
+        "--gpu-memory-utilization",
+        "0.95",
+    ];
+    let expected =
+        "vllm serve meta-llama/Llama-3.1-8B --max-model-len 16384 --gpu-memory-utilization 0.95";
+    let text = stdout(&run(&[&["estimate"][..], &vllm].concat()));
+    assert!(
+        text.contains(&format!("\nlaunch         {expected}\n")),
+        "{text}"
+    );
+    let e = json(&[&["estimate", "--json"][..], &vllm].concat());
+    assert_eq!(e["serving"]["command"], expected);
+    let plan = stdout(&run(&[&["fit"][..], &vllm].concat()));
+    assert!(
+        plan.ends_with(&format!("\nlaunch              {expected}\n")),
+        "{plan}"
+    );
+    assert_eq!(
+        json(&[&["fit", "--json"][..], &vllm].concat())["command"],
+        expected
+    );
+
+    let file = TempFile::new("my model's.gguf", std::fs::read(GGUF_FIXTURE).unwrap());
+    let e = json(&["estimate", "--json", "--gguf", file.path()]);
+    let command = e["serving"]["command"].as_str().unwrap();
+    let quoted = format!("'{}'", file.path().replace('\'', r"'\''"));
+    assert!(
+        command.starts_with(&format!(
+            "llama-server -m {quoted} -c 2048 -np 1 -ngl 33 -fa on"
+        )),
+        "{command}"
+    );
+    // Training and transformers have no runtime to launch.
+    let e = json(&[
+        "estimate",
+        "--json",
+        "--model",
+        "llama-3.1-8b",
+        "--mode",
+        "inference",
+    ]);
+    assert!(e["serving"].is_null());
+}
+
 #[test]
 fn a_gguf_header_gives_llama_cpp_with_the_files_exact_tensors() {
     let told = stderr(&run(&["estimate", "--gguf", GGUF_FIXTURE]));

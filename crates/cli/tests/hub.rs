@@ -114,6 +114,38 @@ fn a_repo_id_gives_the_checkpoints_exact_bytes_reading_headers_only() {
     );
 }
 
+/// The launch command names the repo `--hf` read: vLLM's model argument, llama-server's `-hf
+/// REPO:QUANT`.
+#[test]
+fn the_launch_command_names_the_repo_it_was_read_from() {
+    let hub = Hub::start(HubOptions::default());
+    let home = TempDir::new("launch");
+    let command = |hf: &str, runtime: &str| {
+        let args = [&INFERENCE[..], &["--hf", hf, "--runtime", runtime]].concat();
+        let mut run = vramfit(hub.endpoint(), &home.0, &args);
+        run.env("HF_TOKEN", TEST_TOKEN);
+        let out = output(run);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let e: Value = serde_json::from_slice(&out.stdout).unwrap();
+        e["serving"]["command"].as_str().unwrap().to_string()
+    };
+    let vllm = command(QWEN3_30B_A3B, "vllm");
+    assert!(
+        vllm.starts_with("vllm serve Qwen/Qwen3-30B-A3B --max-model-len"),
+        "{vllm}"
+    );
+    let gguf = "vramfit-fixtures/Meta-Llama-3.1-8B-Instruct-GGUF:Q4_K_M";
+    let llama = command(gguf, "llama.cpp");
+    assert!(
+        llama.starts_with(&format!("llama-server -hf {gguf} -c")),
+        "{llama}"
+    );
+}
+
 #[test]
 fn every_format_reads_to_its_tensor_bytes() {
     let hub = Hub::start(HubOptions::default());

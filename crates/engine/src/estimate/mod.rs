@@ -28,7 +28,8 @@ pub use lesson::{LESSON_ACTIVATION_FACTOR, LESSON_CHECKPOINT_FACTOR, LESSON_OVER
 pub use logits::{LOG_PROBS_AND_GRAD_BYTES, LOSS_CHUNK_TOKENS};
 pub use overhead::{FRAGMENTATION_OF_STATIC, FRAGMENTATION_OF_TRANSIENT};
 pub use serving::{
-    Build, LoggedFigure, PoolWords, Reads, RuntimeRules, Serving, Setting, FUSED_MOE_CHUNK_TOKENS,
+    parse_launch_command, shell_quote, shell_split, Build, Launch, LoggedFigure, ModelSource,
+    ParsedLaunch, PoolWords, Reads, RuntimeRules, Serving, Setting, FUSED_MOE_CHUNK_TOKENS,
     GRAPH_BYTES_PER_DENSE_LAYER, GRAPH_BYTES_PER_MOE_LAYER, GRAPH_BYTES_PER_SHARED_EXPERT,
     GRAPH_POOL_BYTES, NON_TORCH_SINGLE_GPU, NON_TORCH_TENSOR_PARALLEL, SAMPLER_BYTES_PER_LOGIT,
 };

@@ -64,7 +64,8 @@
 //! - Output buffer (`output_reserve`): `n_vocab × slots × 4` bytes in pinned host memory.
 
 use super::{
-    Build, Deployment, LoggedFigure, PoolWords, Reads, RuntimeRules, Serving, Setting, Settings,
+    Build, Deployment, Flag, Launch, LoggedFigure, PoolWords, Reads, RuntimeRules, Serving,
+    Setting, Settings, When, Write,
 };
 use crate::dtype::{Dtype, FP32_BYTES};
 use crate::estimate::formula::{Formula, Fx};
@@ -166,6 +167,10 @@ impl RuntimeRules for LlamaCpp {
         ))
     }
 
+    fn launch(&self) -> Option<&'static Launch> {
+        Some(&LLAMA_SERVER_LAUNCH)
+    }
+
     fn logged_figures(&self) -> &'static [LoggedFigure] {
         const FIGURES: &[LoggedFigure] = &[
             LoggedFigure::new("model_buffer_gpu", Reads::Gpu(LogFigure::ModelLoad)),
@@ -186,6 +191,31 @@ impl RuntimeRules for LlamaCpp {
         Some(push(b.s, b.r, &b.d, b.stack))
     }
 }
+
+/// `llama-server -m FILE` (or `-hf REPO:QUANT`) and its flags, as common/arg.cpp names them:
+/// `-c`, `-np`, `-ngl` and `-fa` are written always, since llama-server decides each at start
+/// when unset (`-c 0` takes the model's whole context, `-np` is auto with a unified KV buffer,
+/// `-ngl` is auto in current builds and 0 in older ones, `-fa` is auto); `-kvu`,
+/// `--cache-type-k`, `--cache-type-v` (llama.cpp's own type names), `-ub` and `--n-cpu-moe`
+/// only when changed. Several GPUs are not a flag: llama-server splits the layers over every
+/// visible GPU (`--split-mode layer`), chosen with `CUDA_VISIBLE_DEVICES`.
+static LLAMA_SERVER_LAUNCH: Launch = Launch {
+    program: &["llama-server"],
+    model_flag: Some("-m"),
+    gguf: true,
+    parallel: None,
+    flags: &[
+        Flag::new("ctx-size", "-c", Write::Text, When::Always),
+        Flag::new("parallel", "-np", Write::Text, When::Always),
+        Flag::new("n-gpu-layers", "-ngl", Write::Text, When::Always),
+        Flag::new("flash-attn", "-fa", Write::OnOff, When::Always),
+        Flag::new("kv-unified", "-kvu", Write::Switch, When::Changed),
+        Flag::new("cache-type-k", "--cache-type-k", Write::Text, When::Changed),
+        Flag::new("cache-type-v", "--cache-type-v", Write::Text, When::Changed),
+        Flag::new("ubatch-size", "-ub", Write::Text, When::Changed),
+        Flag::new("n-cpu-moe", "--n-cpu-moe", Write::Text, When::Changed),
+    ],
+};
 
 /// llama.cpp pads the context, a slot and a sliding window's cells to this many.
 const CELL_PADDING: u32 = 256;
@@ -1104,6 +1134,7 @@ fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack) -> Servin
         host_bytes: Some(host_components.iter().map(|c| c.bytes).sum()),
         host_components,
         host_layer_bytes: Bytes::from_f64(model.host - model.token_embd),
+        command: None,
         settings: settings(s, &layers, &cells, ex),
     }
 }

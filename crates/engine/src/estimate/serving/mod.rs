@@ -2,6 +2,7 @@
 //! what that pool holds in tokens and concurrent requests. Each runtime's rules are one module,
 //! cited from its source; the cache's shape per GPU is `layout`.
 
+mod launch;
 mod layout;
 mod llamacpp;
 mod rules;
@@ -20,6 +21,11 @@ use crate::sharding::Sharding;
 use crate::units::{Bytes, GIB};
 use serde::{Deserialize, Serialize};
 
+pub use launch::{
+    parse as parse_launch_command, quote as shell_quote, split as shell_split, Launch, ModelSource,
+    Parsed as ParsedLaunch,
+};
+use launch::{Flag, Parallel, When, Write};
 pub(crate) use layout::KvLayout;
 pub use rules::{Build, LoggedFigure, PoolWords, Reads, RuntimeRules};
 pub use vllm::{FUSED_MOE_CHUNK_TOKENS, SAMPLER_BYTES_PER_LOGIT};
@@ -58,6 +64,26 @@ pub struct Serving {
     pub host_layer_bytes: Bytes,
     /// The settings the runtime applies, defaults filled in, and where each came from.
     pub settings: Vec<Setting>,
+    /// The command that starts the runtime as planned, with only the flags that differ from its
+    /// defaults; the model is the preset's Hugging Face repo where the weights are its format,
+    /// else a placeholder (`MODEL`, `MODEL.gguf`). `None` for a total-only estimate, and where a
+    /// setting has no flag (a note says which).
+    #[serde(default)]
+    pub command: Option<String>,
+}
+
+impl Serving {
+    /// The launch command for another source of the weights (a `--hf` repo, a local file), from
+    /// the settings this estimate applied; `None` for a total-only estimate.
+    pub fn launch_command(&self, s: &Scenario, model: &ModelSource) -> Option<String> {
+        if self.settings.is_empty() {
+            return None;
+        }
+        self.runtime
+            .rules()
+            .launch_command(s, &self.settings, model)?
+            .ok()
+    }
 }
 
 /// One runtime setting as applied.
@@ -201,14 +227,26 @@ pub(in crate::estimate) fn push(
     }
     let d = Deployment::new(s, r);
     let note = d.note();
-    let serving = s.runtime.rules().push(Build {
+    let mut serving = s.runtime.rules().push(Build {
         s,
         r,
         d,
-        stack,
-        notes,
+        stack: &mut *stack,
+        notes: &mut *notes,
     })?;
     notes.extend(note);
+    if stack.explain {
+        let model = ModelSource::of_scenario(s, r);
+        match s
+            .runtime
+            .rules()
+            .launch_command(s, &serving.settings, &model)
+        {
+            Some(Ok(command)) => serving.command = Some(command),
+            Some(Err(why)) => notes.push(format!("No launch command is written: {why}.")),
+            None => {}
+        }
+    }
     Some(serving)
 }
 

@@ -3,7 +3,8 @@
 //! page's serving panel and the CLI ask a runtime through it rather than naming runtimes, so a
 //! new runtime is its module, its field-table entries and its registration line.
 
-use super::{llamacpp, sglang, transformers, vllm, Deployment, Serving};
+use super::launch::{self, Launch, ModelSource};
+use super::{llamacpp, sglang, transformers, vllm, Deployment, Serving, Setting};
 use crate::dtype::Dtype;
 use crate::estimate::speed::{Band, Efficiency};
 use crate::estimate::stack::Stack;
@@ -91,6 +92,24 @@ pub trait RuntimeRules: Sync {
         _s: &Scenario,
     ) -> Option<String> {
         None
+    }
+
+    /// How its launch command is written and read: the program, the model's flag and one table
+    /// of scenario fields and their flags. `None` for a library (transformers).
+    fn launch(&self) -> Option<&'static Launch> {
+        None
+    }
+
+    /// The command that starts it as the scenario plans, from the scenario and the settings it
+    /// applied, writing only the flags whose value differs from its own defaults; `None` without
+    /// a command, an error naming a setting it has no flag for.
+    fn launch_command(
+        &self,
+        s: &Scenario,
+        settings: &[Setting],
+        model: &ModelSource,
+    ) -> Option<Result<String, String>> {
+        self.launch().map(|l| launch::write(l, s, settings, model))
     }
 
     /// The figures its startup log prints that calibration/runtime-logs.csv compares, and where

@@ -17,8 +17,9 @@
 //! - `max_running_requests` defaults to `min(max(tokens / context_len × 512, 2048), 4096)`.
 
 use super::{
-    gib2, note_unknown_rope_tables, push_non_torch, push_rope_tables, Build, Deployment, KvLayout,
-    LoggedFigure, Reads, RuntimeRules, Serving, Setting, Settings,
+    gib2, note_unknown_rope_tables, push_non_torch, push_rope_tables, Build, Deployment, Flag,
+    KvLayout, Launch, LoggedFigure, Parallel, Reads, RuntimeRules, Serving, Setting, Settings,
+    When, Write,
 };
 use crate::dtype::Dtype;
 use crate::estimate::overhead;
@@ -64,6 +65,10 @@ impl RuntimeRules for Sglang {
         ))
     }
 
+    fn launch(&self) -> Option<&'static Launch> {
+        Some(&SGLANG_LAUNCH)
+    }
+
     fn logged_figures(&self) -> &'static [LoggedFigure] {
         const FIGURES: &[LoggedFigure] = &[
             LoggedFigure::new("weights", Reads::Gpu(LogFigure::ModelLoad)),
@@ -79,6 +84,61 @@ impl RuntimeRules for Sglang {
         Some(serving)
     }
 }
+
+/// `python -m sglang.launch_server --model-path MODEL` and its flags, as `ServerArgs.add_cli_args`
+/// names them (python/sglang/srt/server_args.py): `--context-length` (written always: unset,
+/// SGLang takes the model's whole context), `--mem-fraction-static`, `--chunked-prefill-size`,
+/// `--max-running-requests`, `--kv-cache-dtype` (`fp8_e4m3`), `--mamba-ssm-dtype`, and
+/// `--tp-size`, `--pp-size` and `--ep-size`.
+static SGLANG_LAUNCH: Launch = Launch {
+    program: &["python", "-m", "sglang.launch_server"],
+    model_flag: Some("--model-path"),
+    gguf: false,
+    parallel: Some(Parallel {
+        tensor: "--tp-size",
+        pipeline: "--pp-size",
+        expert: Write::Text,
+        expert_flag: "--ep-size",
+    }),
+    flags: &[
+        Flag::new(
+            "max-model-len",
+            "--context-length",
+            Write::Text,
+            When::Always,
+        ),
+        Flag::new(
+            "mem-fraction-static",
+            "--mem-fraction-static",
+            Write::Text,
+            When::Changed,
+        ),
+        Flag::new(
+            "max-num-batched-tokens",
+            "--chunked-prefill-size",
+            Write::Text,
+            When::Changed,
+        ),
+        Flag::new(
+            "max-num-seqs",
+            "--max-running-requests",
+            Write::Text,
+            When::Changed,
+        ),
+        Flag::new(
+            "kv-dtype",
+            "--kv-cache-dtype",
+            Write::Words(&[("fp8", "fp8_e4m3")]),
+            When::Changed,
+        ),
+        Flag::new(
+            "ssm-dtype",
+            "--mamba-ssm-dtype",
+            Write::Words(&[("fp32", "float32"), ("bf16", "bfloat16")]),
+            When::Changed,
+        ),
+    ],
+};
 
 /// The capacity buckets of SGLang's heuristic, in MiB of nvidia-smi's total: the bucket's upper
 /// bound, its `chunked_prefill_size`, and `cuda_graph_max_bs` below and from TP4.
@@ -180,6 +240,7 @@ fn push(
         reason,
         host_bytes: None,
         host_layer_bytes: Bytes::ZERO,
+        command: None,
         host_components: Vec::new(),
         settings: settings(s, &dflt, fraction, kv_tokens, stack.explain),
     }

@@ -26,7 +26,8 @@
 
 use super::{
     gib2, note_unknown_rope_tables, push_non_torch, push_rope_tables, vllm_graphs, Build,
-    Deployment, KvLayout, LoggedFigure, Reads, RuntimeRules, Serving, Settings,
+    Deployment, Flag, KvLayout, Launch, LoggedFigure, Parallel, Reads, RuntimeRules, Serving,
+    Settings, When, Write,
 };
 use crate::dtype::Dtype;
 use crate::estimate::formula::Formula;
@@ -79,6 +80,10 @@ impl RuntimeRules for Vllm {
         ))
     }
 
+    fn launch(&self) -> Option<&'static Launch> {
+        Some(&VLLM_LAUNCH)
+    }
+
     fn logged_figures(&self) -> &'static [LoggedFigure] {
         const FIGURES: &[LoggedFigure] = &[
             LoggedFigure::new("weights", Reads::Gpu(LogFigure::ModelLoad)),
@@ -98,6 +103,94 @@ impl RuntimeRules for Vllm {
         Some(serving)
     }
 }
+
+/// `vllm serve MODEL` and its flags, as `EngineArgs.add_cli_args` names them
+/// (vllm/engine/arg_utils.py): `--max-model-len` (written always: unset, vLLM takes the model's
+/// whole `max_position_embeddings`, not the scenario's `seq`), `--gpu-memory-utilization`
+/// (written also with `profile-cudagraphs=false`: releases through v0.19 default to 0.9),
+/// `--kv-cache-dtype` (`CacheDType` in vllm/config/cache.py: `fp8`, `bfloat16`, `float16`),
+/// `--mamba-ssm-cache-dtype` (`MambaDType`), `--compilation-config.cudagraph_mode` (a dotted
+/// key of the JSON argument, `CUDAGraphMode`'s names), `--max-cudagraph-capture-size` (the
+/// `CompilationConfig` group), `--attention-backend` (`AttentionBackendEnum`'s names), and
+/// `--tensor-parallel-size`, `--pipeline-parallel-size` and `--enable-expert-parallel`
+/// (`ParallelConfig`).
+static VLLM_LAUNCH: Launch = Launch {
+    program: &["vllm", "serve"],
+    model_flag: None,
+    gguf: false,
+    parallel: Some(Parallel {
+        tensor: "--tensor-parallel-size",
+        pipeline: "--pipeline-parallel-size",
+        expert: Write::Switch,
+        expert_flag: "--enable-expert-parallel",
+    }),
+    flags: &[
+        Flag::new(
+            "max-model-len",
+            "--max-model-len",
+            Write::Text,
+            When::Always,
+        ),
+        Flag::new(
+            "gpu-memory-utilization",
+            "--gpu-memory-utilization",
+            Write::Text,
+            When::ChangedOr(|s| !s.profile_cudagraphs),
+        ),
+        Flag::new("max-num-seqs", "--max-num-seqs", Write::Text, When::Changed),
+        Flag::new(
+            "max-num-batched-tokens",
+            "--max-num-batched-tokens",
+            Write::Text,
+            When::Changed,
+        ),
+        Flag::new("block-size", "--block-size", Write::Text, When::Changed),
+        Flag::new(
+            "kv-dtype",
+            "--kv-cache-dtype",
+            Write::Words(&[("fp8", "fp8"), ("bf16", "bfloat16"), ("fp16", "float16")]),
+            When::Changed,
+        ),
+        Flag::new(
+            "ssm-dtype",
+            "--mamba-ssm-cache-dtype",
+            Write::Words(&[
+                ("fp32", "float32"),
+                ("fp16", "float16"),
+                ("bf16", "bfloat16"),
+            ]),
+            When::Changed,
+        ),
+        Flag::new(
+            "enforce-eager",
+            "--enforce-eager",
+            Write::Switch,
+            When::Changed,
+        ),
+        Flag::new(
+            "cudagraph-mode",
+            "--compilation-config.cudagraph_mode",
+            Write::Words(&[
+                ("full-and-piecewise", "FULL_AND_PIECEWISE"),
+                ("piecewise", "PIECEWISE"),
+                ("full-decode-only", "FULL_DECODE_ONLY"),
+            ]),
+            When::Changed,
+        ),
+        Flag::new(
+            "max-cudagraph-capture-size",
+            "--max-cudagraph-capture-size",
+            Write::Text,
+            When::Changed,
+        ),
+        Flag::new(
+            "attention-backend",
+            "--attention-backend",
+            Write::Words(&[("flash-attn", "FLASH_ATTN"), ("triton", "TRITON_ATTN")]),
+            When::Changed,
+        ),
+    ],
+};
 
 /// Bytes the dummy sampler keeps per logit at its peak: the logits, an fp32 copy, the
 /// probabilities, the random-sampling tensor and top-k/top-p masks. Fitted to the dense H100 runs
@@ -398,6 +491,7 @@ fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack) -> Servin
         reason,
         host_bytes: None,
         host_layer_bytes: Bytes::ZERO,
+        command: None,
         host_components: Vec::new(),
         settings: settings.into_list(),
     }
