@@ -69,6 +69,25 @@ fn benches(c: &mut Criterion) {
     c.bench_function("estimate: with formulas", |b| {
         b.iter(|| estimate(black_box(&qlora)))
     });
+    // The same inference on an A10 (its datasheet known: the estimate adds its speed) and an A10G
+    // (no datasheet: no speed); the difference is what the speed model costs an estimate.
+    let on = |gpu| {
+        scenario(&[
+            ("model", "llama-3.1-8b"),
+            ("mode", "inference"),
+            ("runtime", "llama.cpp"),
+            ("prompt", "512"),
+            ("seq", "640"),
+            ("gpu", gpu),
+        ])
+    };
+    let (with_speed, without_speed) = (on("a10"), on("a10g"));
+    c.bench_function("estimate: with formulas and speed (A10)", |b| {
+        b.iter(|| estimate(black_box(&with_speed)))
+    });
+    c.bench_function("estimate: with formulas, no speed (A10G)", |b| {
+        b.iter(|| estimate(black_box(&without_speed)))
+    });
     c.bench_function("solver: fix-it ladder (OOM full FT on a T4)", |b| {
         b.iter(|| solver::ladder(black_box(&oom)))
     });
