@@ -103,16 +103,10 @@ pub struct Datasheet {
     pub source: &'static str,
 }
 
-/// A datasheet's figures in the units datasheets print: GB/s (10⁹ B/s) and dense TFLOPS or TOPS.
-pub const fn datasheet(
-    memory_gb_s: f64,
-    half_tflops: f64,
-    fp8_tflops: f64,
-    int8_tops: f64,
-    fp4_tflops: f64,
-    link_gb_s: f64,
-    source: &'static str,
-) -> Datasheet {
+/// A datasheet's figures in the units datasheets print, in the order
+/// `[memory GB/s, 16-bit TFLOPS, fp8 TFLOPS, int8 TOPS, fp4 TFLOPS, link GB/s]` (GB = 10⁹ B, dense).
+pub const fn datasheet(figures: [f64; 6], source: &'static str) -> Datasheet {
+    let [memory_gb_s, half_tflops, fp8_tflops, int8_tops, fp4_tflops, link_gb_s] = figures;
     Datasheet {
         memory_bytes_per_s: memory_gb_s * 1e9,
         half_flops_per_s: half_tflops * 1e12,
@@ -258,22 +252,12 @@ pub const GPUS: &[Gpu] = &[
     apple("m2-8", "Apple M2 8GB (unified)", 8.0),
     apple("m3-8", "Apple M3 8GB (unified)", 8.0),
     gpu("rtx-3070", "GeForce RTX 3070 8GB", 8.0, Some(8192)).sheet(datasheet(
-        448.0,
-        40.6,
-        0.0,
-        162.6,
-        0.0,
-        32.0,
+        [448.0, 40.6, 0.0, 162.6, 0.0, 32.0],
         "NVIDIA Ampere GA102 GPU Architecture whitepaper v2, Appendix A (RTX 3070: 448 \
          GB/s; FP16 tensor with FP32 accumulate 40.6, INT8 162.6, dense); PCIe 4.0 x16",
     )),
     gpu("rtx-3080", "GeForce RTX 3080 10GB", 10.0, Some(10240)).sheet(datasheet(
-        760.0,
-        59.5,
-        0.0,
-        238.0,
-        0.0,
-        32.0,
+        [760.0, 59.5, 0.0, 238.0, 0.0, 32.0],
         "NVIDIA Ampere GA102 GPU Architecture whitepaper v2, Table 2 (RTX 3080: 760 \
          GB/s; FP16 tensor with FP32 accumulate 59.5, INT8 238, dense); PCIe 4.0 x16",
     )),
@@ -290,33 +274,18 @@ pub const GPUS: &[Gpu] = &[
     gpu("arc-b580", "Intel Arc B580 12GB", 12.0, None),
     apple("m3-pro-18", "Apple M3 Pro 18GB (unified)", 18.0),
     gpu("t4", "Tesla T4 16GB", 16.0, Some(15360)).sheet(datasheet(
-        320.0,
-        65.0,
-        0.0,
-        130.0,
-        0.0,
-        16.0,
+        [320.0, 65.0, 0.0, 130.0, 0.0, 16.0],
         "NVIDIA T4 datasheet (320 GB/s; mixed-precision FP16/FP32 tensor 65 TFLOPS, \
          INT8 130 TOPS); PCIe 3.0 x16",
     )),
     gpu("v100-16", "Tesla V100 16GB", 16.0, Some(16130)).sheet(datasheet(
-        900.0,
-        125.0,
-        0.0,
-        0.0,
-        0.0,
-        150.0,
+        [900.0, 125.0, 0.0, 0.0, 0.0, 150.0],
         "NVIDIA Tesla V100 datasheet, SXM2 column (900 GB/s; FP16 tensor 125 TFLOPS, no \
          int8 tensor path); NVLink 300 GB/s total",
     )),
     gpu("rtx-5070-ti", "GeForce RTX 5070 Ti 16GB", 16.0, Some(16303)),
     gpu("rtx-4080", "GeForce RTX 4080 16GB", 16.0, Some(16376)).sheet(datasheet(
-        716.8,
-        97.5,
-        194.9,
-        389.9,
-        0.0,
-        32.0,
+        [716.8, 97.5, 194.9, 389.9, 0.0, 32.0],
         "NVIDIA Ada GPU Architecture whitepaper v2.1, Appendix A (RTX 4080: 716.8 GB/s; \
          FP16 tensor with FP32 accumulate 97.5, FP8 with FP32 accumulate 194.9, INT8 \
          389.9, dense); PCIe 4.0 x16",
@@ -349,33 +318,18 @@ pub const GPUS: &[Gpu] = &[
     apple("m2-max-32", "Apple M2 Max 32GB (unified)", 32.0),
     apple("m4-32", "Apple M4 32GB (unified)", 32.0),
     gpu("a10", "A10 24GB", 24.0, Some(23028)).sheet(datasheet(
-        600.0,
-        125.0,
-        0.0,
-        250.0,
-        0.0,
-        32.0,
+        [600.0, 125.0, 0.0, 250.0, 0.0, 32.0],
         "NVIDIA A10 datasheet (600 GB/s; BF16 tensor 125 TFLOPS, INT8 250 TOPS, dense); \
          PCIe 4.0 x16 (64 GB/s both ways)",
     )),
     gpu("a10g", "A10G 24GB", 24.0, Some(23028)),
     gpu("l4", "L4 24GB", 24.0, Some(23034)).sheet(datasheet(
-        300.0,
-        121.0,
-        242.5,
-        242.5,
-        0.0,
-        32.0,
+        [300.0, 121.0, 242.5, 242.5, 0.0, 32.0],
         "NVIDIA L4 datasheet (300 GB/s; its sparse BF16 242, FP8 485, INT8 485 halved); \
          PCIe 4.0 x16 (64 GB/s both ways)",
     )),
     gpu("rtx-4090", "GeForce RTX 4090 24GB", 24.0, Some(24564)).sheet(datasheet(
-        1008.0,
-        165.2,
-        330.3,
-        660.6,
-        0.0,
-        32.0,
+        [1008.0, 165.2, 330.3, 660.6, 0.0, 32.0],
         "NVIDIA Ada GPU Architecture whitepaper v2.1, Appendix A (RTX 4090: 1008 GB/s; \
          FP16 tensor with FP32 accumulate 165.2, FP8 with FP32 accumulate 330.3 as \
          corrected in v2.02, INT8 660.6, dense); PCIe 4.0 x16",
@@ -384,12 +338,7 @@ pub const GPUS: &[Gpu] = &[
     gpu("rtx-3090", "GeForce RTX 3090 24GB", 24.0, Some(24576))
         .cuda(logged_gib(2358))
         .sheet(datasheet(
-            936.0,
-            71.2,
-            0.0,
-            284.0,
-            0.0,
-            32.0,
+            [936.0, 71.2, 0.0, 284.0, 0.0, 32.0],
             "NVIDIA Ampere GA102 GPU Architecture whitepaper v2, Appendix A, and RTX \
              Blackwell whitepaper Table 3 (RTX 3090: 936 GB/s; FP16 tensor with FP32 \
              accumulate 71.2, INT8 284, dense); PCIe 4.0 x16",
@@ -399,23 +348,13 @@ pub const GPUS: &[Gpu] = &[
     apple("m3-max-36", "Apple M3 Max 36GB (unified)", 36.0),
     apple("m4-max-36", "Apple M4 Max 36GB (unified)", 36.0),
     gpu("rtx-5090", "GeForce RTX 5090 32GB", 32.0, Some(32607)).sheet(datasheet(
-        1792.0,
-        209.5,
-        419.0,
-        838.0,
-        1676.0,
-        64.0,
+        [1792.0, 209.5, 419.0, 838.0, 1676.0, 64.0],
         "NVIDIA RTX Blackwell GPU Architecture whitepaper, Appendix A Table 3 (RTX \
          5090: 1792 GB/s; BF16 and FP8 with FP32 accumulate 209.5 and 419, INT8 838, \
          FP4 1676, dense); PCIe 5.0 x16",
     )),
     gpu("v100-32", "Tesla V100 32GB", 32.0, None).sheet(datasheet(
-        900.0,
-        125.0,
-        0.0,
-        0.0,
-        0.0,
-        150.0,
+        [900.0, 125.0, 0.0, 0.0, 0.0, 150.0],
         "NVIDIA Tesla V100 datasheet, SXM2 column (900 GB/s; FP16 tensor 125 TFLOPS, no \
          int8 tensor path); NVLink 300 GB/s total",
     )),
@@ -433,23 +372,13 @@ pub const GPUS: &[Gpu] = &[
     gpu("a100-40", "A100 40GB", 40.0, Some(40536))
         .cuda(logged_gib(3938))
         .sheet(datasheet(
-            1555.0,
-            312.0,
-            0.0,
-            624.0,
-            0.0,
-            300.0,
+            [1555.0, 312.0, 0.0, 624.0, 0.0, 300.0],
             "NVIDIA A100 datasheet, 40GB SXM column (1555 GB/s; BF16 tensor 312 TFLOPS, \
              INT8 624 TOPS, dense); NVLink 600 GB/s total",
         )),
     // ECC on, as data-centre cards ship; with ECC off the L40 and A40 print 49140 MiB.
     gpu("l40", "L40 48GB", 48.0, Some(46068)).sheet(datasheet(
-        864.0,
-        181.05,
-        362.0,
-        362.0,
-        0.0,
-        32.0,
+        [864.0, 181.05, 362.0, 362.0, 0.0, 32.0],
         "NVIDIA L40 datasheet (864 GB/s; BF16 tensor 181.05, FP8 362, INT8 362, dense); \
          PCIe 4.0 x16 (64 GB/s both ways)",
     )),
@@ -457,22 +386,12 @@ pub const GPUS: &[Gpu] = &[
     gpu("l40s", "L40S 48GB", 48.0, Some(46068))
         .cuda(logged_gib(4442))
         .sheet(datasheet(
-            864.0,
-            362.05,
-            733.0,
-            733.0,
-            0.0,
-            32.0,
+            [864.0, 362.05, 733.0, 733.0, 0.0, 32.0],
             "NVIDIA L40S datasheet (864 GB/s; BF16 tensor 362.05, FP8 733, INT8 733, \
              dense); PCIe 4.0 x16 (64 GB/s both ways)",
         )),
     gpu("a40", "A40 48GB", 48.0, Some(46068)).sheet(datasheet(
-        696.0,
-        149.7,
-        0.0,
-        299.3,
-        0.0,
-        32.0,
+        [696.0, 149.7, 0.0, 299.3, 0.0, 32.0],
         "NVIDIA A40 datasheet (696 GB/s; BF16 tensor 149.7, INT8 299.3, dense); PCIe \
          4.0 x16 (64 GB/s both ways; the optional 2-way NVLink bridge is not counted)",
     )),
@@ -484,23 +403,13 @@ pub const GPUS: &[Gpu] = &[
         Some(49140),
     )
     .sheet(datasheet(
-        960.0,
-        364.2,
-        728.5,
-        728.5,
-        0.0,
-        32.0,
+        [960.0, 364.2, 728.5, 728.5, 0.0, 32.0],
         "NVIDIA Ada GPU Architecture whitepaper v2.1, Appendix A (RTX 6000 Ada: 960 \
          GB/s; BF16 tensor with FP32 accumulate 364.2, FP8 728.5, INT8 728.5, dense); \
          PCIe 4.0 x16",
     )),
     gpu("a6000", "RTX A6000 48GB", 48.0, None).sheet(datasheet(
-        768.0,
-        154.8,
-        0.0,
-        309.7,
-        0.0,
-        32.0,
+        [768.0, 154.8, 0.0, 309.7, 0.0, 32.0],
         "NVIDIA Ampere GA102 GPU Architecture whitepaper v2, Appendix C (RTX A6000: 768 \
          GB/s; BF16 tensor with FP32 accumulate 154.8, INT8 309.7, dense); PCIe 4.0 x16 \
          (NVLink bridge not counted)",
@@ -535,12 +444,7 @@ pub const GPUS: &[Gpu] = &[
         .cuda(85_045_477_376)
         .hopper()
         .sheet(datasheet(
-            2000.0,
-            756.5,
-            1513.0,
-            1513.0,
-            0.0,
-            64.0,
+            [2000.0, 756.5, 1513.0, 1513.0, 0.0, 64.0],
             "NVIDIA H100 datasheet, PCIe column (2 TB/s; its sparse BF16 1513, FP8 3026, \
              INT8 3026 halved); PCIe 5.0 x16 (128 GB/s both ways)",
         )),
@@ -550,44 +454,24 @@ pub const GPUS: &[Gpu] = &[
         .on_nvswitch()
         .hopper()
         .sheet(datasheet(
-            3350.0,
-            989.5,
-            1979.0,
-            1979.0,
-            0.0,
-            450.0,
+            [3350.0, 989.5, 1979.0, 1979.0, 0.0, 450.0],
             "NVIDIA H100 datasheet, SXM column (3.35 TB/s; its sparse BF16 1979, FP8 3958, \
              INT8 3958 halved); NVLink 900 GB/s total",
         )),
     gpu("a100-80", "A100 80GB", 80.0, Some(81920)).sheet(datasheet(
-        2039.0,
-        312.0,
-        0.0,
-        624.0,
-        0.0,
-        300.0,
+        [2039.0, 312.0, 0.0, 624.0, 0.0, 300.0],
         "NVIDIA A100 datasheet, 80GB SXM column (2039 GB/s; BF16 tensor 312 TFLOPS, \
          INT8 624 TOPS, dense); NVLink 600 GB/s total",
     )),
     gpu("a800-80", "A800 80GB", 80.0, Some(81920)).sheet(datasheet(
-        2039.0,
-        312.0,
-        0.0,
-        624.0,
-        0.0,
-        200.0,
+        [2039.0, 312.0, 0.0, 624.0, 0.0, 200.0],
         "NVIDIA A800 datasheet, 80GB SXM column (2039 GB/s; BF16 tensor 312 TFLOPS, \
          INT8 624 TOPS, dense); NVLink 400 GB/s total",
     )),
     gpu("h100-nvl", "H100 NVL 94GB", 94.0, Some(95830))
         .hopper()
         .sheet(datasheet(
-            3900.0,
-            835.5,
-            1670.5,
-            1670.5,
-            0.0,
-            300.0,
+            [3900.0, 835.5, 1670.5, 1670.5, 0.0, 300.0],
             "NVIDIA H100 datasheet, H100 NVL column (3.9 TB/s; its sparse BF16 1671, FP8 \
              3341, INT8 3341 halved); NVLink bridge 600 GB/s total",
         )),
@@ -638,12 +522,7 @@ pub const GPUS: &[Gpu] = &[
         .on_nvswitch()
         .hopper()
         .sheet(datasheet(
-            4800.0,
-            989.5,
-            1979.0,
-            1979.0,
-            0.0,
-            450.0,
+            [4800.0, 989.5, 1979.0, 1979.0, 0.0, 450.0],
             "NVIDIA H200 datasheet, SXM column (4.8 TB/s; its sparse BF16 1979, FP8 3958, \
              INT8 3958 halved); NVLink 900 GB/s total",
         )),
@@ -653,12 +532,7 @@ pub const GPUS: &[Gpu] = &[
         .cuda(logged_gib(17835))
         .on_nvswitch()
         .sheet(datasheet(
-            7700.0,
-            2250.0,
-            4500.0,
-            4500.0,
-            9000.0,
-            900.0,
+            [7700.0, 2250.0, 4500.0, 4500.0, 9000.0, 900.0],
             "NVIDIA Blackwell datasheet, HGX B200 per GPU (180 GB, 7.7 TB/s; its sparse \
              BF16 4.5, FP8 9, INT8 9, FP4 18 PFLOPS halved); NVLink 1.8 TB/s total",
         )),
@@ -670,23 +544,13 @@ pub const GPUS: &[Gpu] = &[
         Some(196592),
     )
     .sheet(datasheet(
-        5300.0,
-        1307.4,
-        2614.9,
-        2614.9,
-        0.0,
-        448.0,
+        [5300.0, 1307.4, 2614.9, 2614.9, 0.0, 448.0],
         "AMD Instinct MI300X datasheet (5.3 TB/s; FP16/BF16 1307.4, FP8 2614.9, INT8 \
          2614.9, dense); Infinity Fabric 7 links x 128 GB/s = 896 GB/s total",
     )),
     apple("m3-ultra-256", "Apple M3 Ultra 256GB (unified)", 256.0),
     gpu("mi325x", "Instinct MI325X 256GB (ROCm)", 256.0, None).sheet(datasheet(
-        6000.0,
-        1307.4,
-        2614.9,
-        2614.9,
-        0.0,
-        448.0,
+        [6000.0, 1307.4, 2614.9, 2614.9, 0.0, 448.0],
         "AMD Instinct MI325X datasheet (6 TB/s; FP16/BF16 1307.4, FP8 2614.9, INT8 \
          2614.9, dense); Infinity Fabric 7 links x 128 GB/s = 896 GB/s total",
     )),
