@@ -121,13 +121,13 @@ pub fn jsonl(text: &str) -> Option<Bench> {
 
 pub fn csv(text: &str) -> Option<Bench> {
     let mut lines = text.lines().filter(|l| !l.trim().is_empty());
-    let header = fields(lines.next()?);
+    let header = csv_fields(lines.next()?);
     let known = ["avg_ts", "n_prompt", "n_gen"];
     if !known.iter().all(|k| header.iter().any(|h| h == k)) {
         return None;
     }
     let records = lines.map(|line| {
-        let values = fields(line);
+        let values = csv_fields(line);
         if values.len() != header.len() {
             return Err(format!(
                 "a CSV line of {} fields, not {}",
@@ -140,8 +140,9 @@ pub fn csv(text: &str) -> Option<Bench> {
     Some(collect(Format::Csv, records))
 }
 
-/// One CSV line's fields, `"` quoting with `""` for a quote (llama-bench quotes every value).
-fn fields(line: &str) -> Vec<String> {
+/// One CSV line's fields, `"` quoting with `""` for a quote (RFC 4180, without embedded
+/// newlines; llama-bench quotes every value).
+pub fn csv_fields(line: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut field = String::new();
     let mut quoted = false;

@@ -89,26 +89,9 @@ pub struct Summary {
 /// The figure public rows are compared on: the peak, each row in its own metric.
 pub const PEAK: &str = "peak";
 
-/// Splits one CSV line, honouring double quotes (RFC 4180, without embedded newlines).
-pub fn csv_fields(line: &str) -> Vec<String> {
-    let mut fields = Vec::new();
-    let mut field = String::new();
-    let mut quoted = false;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (c, quoted) {
-            ('"', true) if chars.peek() == Some(&'"') => {
-                field.push('"');
-                chars.next();
-            }
-            ('"', _) => quoted = !quoted,
-            (',', false) => fields.push(std::mem::take(&mut field)),
-            _ => field.push(c),
-        }
-    }
-    fields.push(field);
-    fields
-}
+/// Splits one CSV line, honouring double quotes (RFC 4180, without embedded newlines): the
+/// bench reader's, the one CSV splitter.
+pub use vramfit_bench::csv_fields;
 
 pub(crate) fn records(csv: &str) -> Vec<std::collections::HashMap<String, String>> {
     // `#` lines are a file's notes on its columns and sources.
