@@ -99,27 +99,22 @@ fn a_mixture_of_experts_reads_the_experts_a_batch_reaches() {
 
 #[test]
 fn a_large_batch_turns_decode_compute_bound() {
-    let e = run(&[
-        ("model", "llama-3.1-8b"),
-        ("mode", "inference"),
-        ("runtime", "vllm"),
-        ("gpu", "rtx-4090"),
-        ("prompt", "128"),
-        ("seq", "256"),
-        ("concurrency", "1024"),
-    ]);
+    let at = |concurrency| {
+        run(&[
+            ("model", "llama-3.1-8b"),
+            ("mode", "inference"),
+            ("runtime", "vllm"),
+            ("gpu", "rtx-4090"),
+            ("prompt", "128"),
+            ("seq", "256"),
+            ("concurrency", concurrency),
+        ])
+    };
+    let e = at("1024");
     let sp = speed(&e);
     assert_eq!(sp.bound, Bound::Compute, "{}", sp.basis);
     assert!(sp.basis.starts_with("compute-bound"));
-    let single = run(&[
-        ("model", "llama-3.1-8b"),
-        ("mode", "inference"),
-        ("runtime", "vllm"),
-        ("gpu", "rtx-4090"),
-        ("prompt", "128"),
-        ("seq", "256"),
-        ("concurrency", "1"),
-    ]);
+    let single = at("1");
     assert!(sp.output_tokens_per_s > 20.0 * speed(&single).output_tokens_per_s);
     assert!(sp
         .measure
