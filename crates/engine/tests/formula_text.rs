@@ -154,10 +154,10 @@ const VARIANTS: &[&[(&str, &str)]] = &[
     &[
         ("mode", "inference"),
         ("runtime", "vllm"),
-        ("gpus", "4"),
+        ("gpus", "8"),
         ("sharding", "tensor"),
-        ("gpu", "h100-80"),
-        ("max-model-len", "32768"),
+        ("gpu", "h200"),
+        ("max-model-len", "65536"),
     ],
     &[
         ("mode", "inference"),
