@@ -112,11 +112,13 @@ pub fn accuracy(a: &KindAccuracy) -> String {
 
 /// The speed section: each figure, the band, the basis and the command that measures it.
 fn speed_lines(s: &Speed) -> String {
+    let prefill = match (s.prefill_tokens_per_s, s.ttft_s) {
+        (Some(rate), Some(ttft)) => format!("{rate:.0} tokens/s (first token after {ttft:.2} s)"),
+        _ => "not predicted: the card's maker publishes no tensor throughput".to_string(),
+    };
     let mut out = format!(
-        "\nspeed          a roofline at concurrency {}\nprefill        {:.0} tokens/s (first token after {:.2} s)\ndecode         {:.1} tokens/s per request\noutput         {:.1} tokens/s over all requests (band {:.1}–{:.1})\nbasis          {}\n",
+        "\nspeed          a roofline at concurrency {}\nprefill        {prefill}\ndecode         {:.1} tokens/s per request\noutput         {:.1} tokens/s over all requests (band {:.1}–{:.1})\nbasis          {}\n",
         s.concurrency,
-        s.prefill_tokens_per_s,
-        s.ttft_s,
         s.decode_tokens_per_s,
         s.output_tokens_per_s,
         s.low,

@@ -27,15 +27,16 @@ pub struct BenchReport {
     pub correction: Option<f64>,
 }
 
-/// The tokens/s the estimate gives for a test of `prompt` and `gen` tokens.
-fn predicted(speed: &Speed, prompt: u32, gen: u32) -> f64 {
+/// The tokens/s the estimate gives for a test of `prompt` and `gen` tokens; `None` for a test
+/// with a prompt on a card without a published throughput.
+fn predicted(speed: &Speed, prompt: u32, gen: u32) -> Option<f64> {
     match (prompt, gen) {
         (_, 0) => speed.prefill_tokens_per_s,
-        (0, _) => speed.decode_tokens_per_s,
+        (0, _) => Some(speed.decode_tokens_per_s),
         // llama-bench times both together: the prompt, then each token.
         (p, g) => {
-            let seconds = speed.ttft_s + f64::from(g) / speed.decode_tokens_per_s;
-            f64::from(p + g) / seconds
+            let seconds = speed.ttft_s? + f64::from(g) / speed.decode_tokens_per_s;
+            Some(f64::from(p + g) / seconds)
         }
     }
 }
@@ -76,11 +77,15 @@ fn check(base: &Scenario, row: &Row) -> BenchCheck {
     }
     match estimate(&scenario_of(base, row)) {
         Ok(e) => match &e.speed {
-            Some(speed) => {
-                let p = predicted(speed, row.n_prompt, row.n_gen);
-                out.predicted_tokens_per_s = Some(p);
-                out.error_pct = Some((p - row.tokens_per_s) / row.tokens_per_s * 100.0);
-            }
+            Some(speed) => match predicted(speed, row.n_prompt, row.n_gen) {
+                Some(p) => {
+                    out.predicted_tokens_per_s = Some(p);
+                    out.error_pct = Some((p - row.tokens_per_s) / row.tokens_per_s * 100.0);
+                }
+                None => {
+                    out.note = Some("the card's maker publishes no tensor throughput, so prefill is not predicted".into());
+                }
+            },
             None => out.note = e.notes.iter().find(|n| n.contains("speed")).cloned(),
         },
         Err(errors) => out.note = errors.first().map(|e| e.to_string()),

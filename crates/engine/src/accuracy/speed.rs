@@ -26,7 +26,7 @@ pub struct SpeedComparison {
 /// The figure a row is compared on, and whether the speed's band covers it.
 fn figure(speed: &Speed, name: &str) -> Option<(f64, bool)> {
     match name {
-        "prefill_tokens_per_s" => Some((speed.prefill_tokens_per_s, false)),
+        "prefill_tokens_per_s" => speed.prefill_tokens_per_s.map(|p| (p, false)),
         "decode_tokens_per_s" => Some((speed.decode_tokens_per_s, speed.concurrency == 1)),
         "output_tokens_per_s" => Some((speed.output_tokens_per_s, true)),
         _ => None,

@@ -51,8 +51,9 @@ pub enum Bound {
 /// The speed of one scenario on its GPU.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Speed {
-    /// Prompt tokens per second for one request (llama-bench's `pp`).
-    pub prefill_tokens_per_s: f64,
+    /// Prompt tokens per second for one request (llama-bench's `pp`); `None` where the card's
+    /// maker publishes no tensor throughput.
+    pub prefill_tokens_per_s: Option<f64>,
     /// New tokens per second for each request while it decodes (llama-bench's `tg` at
     /// concurrency 1).
     pub decode_tokens_per_s: f64,
@@ -60,7 +61,7 @@ pub struct Speed {
     /// bench serve`'s output token throughput).
     pub output_tokens_per_s: f64,
     /// Time to first token of one request: its prefill.
-    pub ttft_s: f64,
+    pub ttft_s: Option<f64>,
     pub bound: Bound,
     /// `output_tokens_per_s` at the runtime's low and high efficiency.
     pub low: f64,
@@ -104,8 +105,18 @@ impl Step {
         compute: f64,
     ) -> (f64, Bound) {
         let memory = self.gpu_bytes / (sheet.memory_bytes_per_s * bw);
-        let math = self.flops / (peak * compute);
-        let offloaded = self.host_bytes / host + self.link_bytes / sheet.link_bytes_per_s;
+        // A card whose maker states no throughput (peak 0) is taken as never compute-bound.
+        let math = if peak > 0.0 {
+            self.flops / (peak * compute)
+        } else {
+            0.0
+        };
+        let link = if self.link_bytes > 0.0 {
+            self.link_bytes / sheet.link_bytes_per_s
+        } else {
+            0.0
+        };
+        let offloaded = self.host_bytes / host + link;
         let bound = if math > memory && math > offloaded {
             Bound::Compute
         } else {
@@ -251,6 +262,8 @@ pub(super) fn speed(
     let (peak, compute) = s.runtime.rules().tensor_path(s, r, sheet);
     let (prompt, output, context) = lengths(s);
     let b = f64::from(s.concurrency.unwrap_or(s.batch).max(1));
+    // Without a published throughput there is no prefill to time, and output is decoding alone.
+    let prefill_known = peak > 0.0;
     let run = |band: fn(&Band) -> f64| {
         let (bw, compute) = (band(&eff.bandwidth), band(&compute));
         let (prefill, _) = prefill_step(r, &d, &w, prompt).seconds(sheet, peak, host, bw, compute);
@@ -258,7 +271,7 @@ pub(super) fn speed(
             decode_step(r, &d, &w, &layout, b, context).seconds(sheet, peak, host, bw, compute);
         // Every request's prefill, then its output one step at a time with the others; without
         // a prompt, decoding alone.
-        let output_rate = match output {
+        let output_rate = match output.filter(|_| prefill_known) {
             Some(output) => b * output / (output * step + b * prefill),
             None => b / step,
         };
@@ -267,10 +280,10 @@ pub(super) fn speed(
     let (prefill, step, bound, output_rate) = run(|b| b.typical);
     let decode = decode_step(r, &d, &w, &layout, b, context);
     Ok(Speed {
-        prefill_tokens_per_s: prompt / prefill,
+        prefill_tokens_per_s: prefill_known.then(|| prompt / prefill),
         decode_tokens_per_s: 1.0 / step,
         output_tokens_per_s: output_rate,
-        ttft_s: prefill,
+        ttft_s: prefill_known.then_some(prefill),
         bound,
         low: run(|b| b.low).3,
         high: run(|b| b.high).3,
