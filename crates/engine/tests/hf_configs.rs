@@ -359,3 +359,37 @@ fn configs_give_the_rope_tables_vllm_builds() {
     .unwrap();
     assert_eq!(parse_hf_config(&qwen35).unwrap().arch.rope, quarter);
 }
+
+/// SmolLM3's published config states `tie_word_embeddings: true`; a copy without it takes
+/// `SmolLM3Config`'s default, which is true too, and reads the checkpoint's 3,075,098,624
+/// parameters rather than the 3.34B of a separate 128,256 × 2,048 head.
+#[test]
+fn smollm3_without_tie_word_embeddings_ties_as_its_config_class_does() {
+    let path = format!("{}/smollm3-3b.abridged.json", fixture_dir());
+    let mut config: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let stated = parse_hf_config(&config.to_string()).unwrap();
+    config
+        .as_object_mut()
+        .unwrap()
+        .remove("tie_word_embeddings");
+    let omitted = parse_hf_config(&config.to_string()).unwrap();
+    assert_eq!(omitted.arch, stated.arch);
+    assert!(omitted.arch.tied);
+    assert_eq!(
+        format!("{:.2}", omitted.arch.param_count() / 1e9),
+        "3.08",
+        "{}",
+        omitted.summary()
+    );
+    assert!(relative(omitted.arch.param_count(), 3_075_098_624.0) < TOTAL_TOLERANCE);
+    assert_eq!(
+        omitted.defaults_used,
+        vec!["tie_word_embeddings = true".to_string()]
+    );
+    assert!(omitted.warnings.is_empty(), "{:?}", omitted.warnings);
+    // Untied, the head adds 128,256 × 2,048 parameters: the 3.34B the reader used to give.
+    config["tie_word_embeddings"] = false.into();
+    let untied = parse_hf_config(&config.to_string()).unwrap();
+    assert_eq!(format!("{:.2}", untied.arch.param_count() / 1e9), "3.34");
+}

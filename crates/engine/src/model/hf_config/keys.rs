@@ -12,6 +12,8 @@ use serde_json::{Map, Value};
 /// - `mistral`: `sliding_window = 4096` (transformers@001f85b3), which `null` turns off;
 /// - `llama4_text`: `Llama4TextConfig` (transformers@008e5743);
 /// - `deepseek_v3`: `DeepseekV3Config` (transformers@001f85b3);
+/// - `deepseek_v2`: `DeepseekV2Config` (transformers@008e5743): V3's latent sizes, but a 32,000
+///   vocabulary, no dense layers first and no experts-per-token default;
 /// - `gpt_oss`: `sliding_window = 128` (transformers@02b8f42b);
 /// - `nemotron_h`: `NemotronHConfig`'s Mamba-2 sizes (transformers@13923c63);
 /// - `granitemoehybrid`: `GraniteMoeHybridConfig`'s Mamba-2 sizes (transformers@008f5c8c);
@@ -20,7 +22,14 @@ use serde_json::{Map, Value};
 ///   granite hybrid 2;
 /// - `qwen3_next`: `Qwen3NextConfig`'s linear-attention sizes (transformers@008e5743);
 /// - `qwen3_5`, `qwen3_5_moe`: `Qwen3_5TextConfig`'s and `Qwen3_5MoeTextConfig`'s sizes
-///   (transformers@008e5743, the classes Qwen3.6 checkpoints load too).
+///   (transformers@008e5743, the classes Qwen3.6 checkpoints load too);
+/// - `num_key_value_heads` where the class's default is a number rather than "one per query
+///   head" (which is what the reader takes without an entry): Gemma 16, Gemma 2 4, Mistral 8,
+///   Mixtral 8, Qwen2 32, Qwen2-MoE 16, Qwen3 32, Qwen3-MoE 4, Qwen3-Next 2, GLM-4.5 8,
+///   gpt-oss 8, NemotronH 8, SmolLM3 4 (each `configuration_<family>.py`, transformers@008e5743;
+///   gpt-oss @02b8f42b, NemotronH @13923c63);
+/// - `head_dim` where the class fixes it rather than deriving hidden / heads: Gemma 256,
+///   Qwen3-Next 256, gpt-oss 64 (not 2880 / 64 = 45), NemotronH 128 (same files).
 const FAMILY_DEFAULTS: &[(&str, &[(&str, u32)])] = &[
     (
         "gemma3_text",
@@ -41,17 +50,33 @@ const FAMILY_DEFAULTS: &[(&str, &[(&str, u32)])] = &[
         "gemma2",
         &[
             ("vocab_size", 256_000),
+            ("num_key_value_heads", 4),
             ("head_dim", 256),
             ("sliding_window", 4096),
         ],
     ),
-    ("qwen3", &[("head_dim", 128)]),
+    ("gemma", &[("num_key_value_heads", 16), ("head_dim", 256)]),
+    ("qwen2", &[("num_key_value_heads", 32)]),
+    ("qwen2_moe", &[("num_key_value_heads", 16)]),
+    ("qwen3", &[("num_key_value_heads", 32), ("head_dim", 128)]),
     (
         "qwen3_moe",
-        &[("head_dim", 128), ("num_experts_per_tok", 8)],
+        &[
+            ("num_key_value_heads", 4),
+            ("head_dim", 128),
+            ("num_experts_per_tok", 8),
+        ],
     ),
-    ("mixtral", &[("num_experts_per_tok", 2)]),
-    ("mistral", &[("sliding_window", 4096)]),
+    (
+        "mixtral",
+        &[("num_key_value_heads", 8), ("num_experts_per_tok", 2)],
+    ),
+    (
+        "mistral",
+        &[("num_key_value_heads", 8), ("sliding_window", 4096)],
+    ),
+    ("glm4_moe", &[("num_key_value_heads", 8)]),
+    ("smollm3", &[("num_key_value_heads", 4)]),
     (
         "llama4_text",
         &[
@@ -82,12 +107,31 @@ const FAMILY_DEFAULTS: &[(&str, &[(&str, u32)])] = &[
         ],
     ),
     (
+        "deepseek_v2",
+        &[
+            ("vocab_size", 32_000),
+            ("q_lora_rank", 1536),
+            ("kv_lora_rank", 512),
+            ("qk_rope_head_dim", 64),
+            ("qk_nope_head_dim", 128),
+            ("v_head_dim", 128),
+            ("first_k_dense_replace", 0),
+        ],
+    ),
+    (
         "gpt_oss",
-        &[("sliding_window", 128), ("num_experts_per_tok", 4)],
+        &[
+            ("num_key_value_heads", 8),
+            ("head_dim", 64),
+            ("sliding_window", 128),
+            ("num_experts_per_tok", 4),
+        ],
     ),
     (
         "nemotron_h",
         &[
+            ("num_key_value_heads", 8),
+            ("head_dim", 128),
             ("ssm_state_size", 128),
             ("mamba_num_heads", 128),
             ("mamba_head_dim", 64),
@@ -108,7 +152,14 @@ const FAMILY_DEFAULTS: &[(&str, &[(&str, u32)])] = &[
             ("num_experts_per_tok", 2),
         ],
     ),
-    ("qwen3_next", &[("num_experts_per_tok", 10)]),
+    (
+        "qwen3_next",
+        &[
+            ("num_key_value_heads", 2),
+            ("head_dim", 256),
+            ("num_experts_per_tok", 10),
+        ],
+    ),
     (
         "qwen3_5",
         &[
@@ -138,6 +189,54 @@ const FAMILY_DEFAULTS: &[(&str, &[(&str, u32)])] = &[
     ),
 ];
 
+/// `tie_word_embeddings` by model type, for a file that leaves it out: what each configuration
+/// class defaults it to. transformers 4's `PretrainedConfig.__init__` pops it with a default of
+/// true (configuration_utils.py), so a class that never sets it ties; transformers 5 has each
+/// class declare it. A multimodal wrapper's text model decides (`get_text_config(decoder=True)`
+/// in `tie_weights`), which is why the key is read from `text_config` first. Each entry is its
+/// family's `configuration_<family>.py` at the commit named.
+const TIE_WORD_EMBEDDINGS: &[(&str, bool)] = &[
+    // `tie_word_embeddings: bool = True` (transformers@008e5743).
+    ("smollm3", true),
+    ("gemma", true),
+    ("gemma2", true),
+    // `tie_word_embeddings=True` in `Gemma3TextConfig.__init__` (transformers@008f5c8c).
+    ("gemma3_text", true),
+    // `tie_word_embeddings=True` in `GPTBigCodeConfig.__init__` (transformers@05ff2e98).
+    ("gpt_bigcode", true),
+    // Never set by the class, so `PretrainedConfig`'s true: GPT2Config (transformers@01ae98ae),
+    // BertConfig (@008f5c8c), OPTConfig (@014674d3), FalconConfig (@05585536).
+    ("gpt2", true),
+    ("bert", true),
+    ("opt", true),
+    ("falcon", true),
+    // `tie_word_embeddings: bool = False` (transformers@008e5743).
+    ("llama", false),
+    ("mistral", false),
+    ("mixtral", false),
+    ("qwen2", false),
+    ("qwen2_moe", false),
+    ("qwen3", false),
+    ("qwen3_moe", false),
+    ("qwen3_next", false),
+    ("qwen3_5", false),
+    ("qwen3_5_moe", false),
+    ("llama4_text", false),
+    ("phi", false),
+    ("phi3", false),
+    ("olmo2", false),
+    ("gpt_neox", false),
+    ("deepseek_v3", false),
+    ("deepseek_v2", false),
+    ("glm4_moe", false),
+    // transformers@02b8f42b.
+    ("gpt_oss", false),
+    // transformers@13923c63.
+    ("nemotron_h", false),
+    // `tie_word_embeddings=False` in `GraniteMoeHybridConfig.__init__` (transformers@008f5c8c).
+    ("granitemoehybrid", false),
+];
+
 /// Families whose linear-attention layers are gated DeltaNet and whose attention gates its
 /// output (transformers' `Qwen3NextGatedDeltaNet` and `Qwen3NextAttention`, which Qwen3.5
 /// subclasses).
@@ -159,9 +258,10 @@ fn family(model_type: &str) -> &str {
     match model_type {
         "gemma3" => "gemma3_text",
         "llama4" => "llama4_text",
-        "deepseek_v2" => "deepseek_v3",
         "qwen3_5_text" => "qwen3_5",
         "qwen3_5_moe_text" => "qwen3_5_moe",
+        // `Mistral3Config` builds its text model as a `mistral` one when `text_config` names none.
+        "mistral3" => "mistral",
         other => other,
     }
 }
@@ -255,26 +355,33 @@ impl<'a> Keys<'a> {
         self.value(keys).and_then(Value::as_bool)
     }
 
-    /// `tie_word_embeddings`, or the family's default (recorded): `PretrainedConfig` ties, but
-    /// Llama, Mistral, Qwen, Phi-3, DeepSeek and most decoder families set it to false; Gemma,
-    /// GPT-2, BERT and OPT keep true.
-    pub fn tied(&self) -> bool {
-        const TIED_FAMILIES: &[&str] = &[
-            "gemma",
-            "gemma2",
-            "gemma3_text",
-            "gpt2",
-            "bert",
-            "opt",
-            "gpt_bigcode",
-        ];
-        self.flag(&["tie_word_embeddings"]).unwrap_or_else(|| {
-            let tied = TIED_FAMILIES.contains(&self.family);
-            self.defaults_used
-                .borrow_mut()
-                .push(format!("tie_word_embeddings = {tied}"));
-            tied
-        })
+    /// `tie_word_embeddings`, else the family's default from [`TIE_WORD_EMBEDDINGS`] (recorded).
+    /// A family without one is counted untied, and a warning says the file left it open: a
+    /// separate head is the larger count, and most decoder classes transformers has added since
+    /// Llama declare it false.
+    pub fn tied(&self, warnings: &mut Vec<String>) -> bool {
+        if let Some(tied) = self.flag(&["tie_word_embeddings"]) {
+            return tied;
+        }
+        match TIE_WORD_EMBEDDINGS.iter().find(|(f, _)| *f == self.family) {
+            Some((_, tied)) => {
+                self.defaults_used
+                    .borrow_mut()
+                    .push(format!("tie_word_embeddings = {tied}"));
+                *tied
+            }
+            None => {
+                let family = match self.family {
+                    "" => "no model_type".to_string(),
+                    f => format!("model_type `{f}`"),
+                };
+                warnings.push(format!(
+                    "tie_word_embeddings: not in the file, and {family} has no known default; \
+                     counted untied (a separate output head)"
+                ));
+                false
+            }
+        }
     }
 
     pub fn list(&self, keys: &[&str]) -> Option<&'a Vec<Value>> {

@@ -39,7 +39,7 @@ pub(super) fn architecture(
     let kv_heads = kv_heads(keys, &nas, &mla, heads);
     let moe = experts(keys, layers, &kinds);
     let ffn = ffn(keys, &nas, hidden);
-    let tied = keys.tied();
+    let tied = keys.tied(warnings);
     Ok(Architecture {
         moe,
         mla,
