@@ -10,7 +10,9 @@
 //! datasheets for the data-centre and workstation cards (T4, V100, A10, A40, A100, A800, L4, L40,
 //! L40S, H100 SXM/PCIe/NVL, H200, the Blackwell datasheet's HGX B200), the appendix tables of
 //! the Ampere GA102, Ada and RTX Blackwell architecture whitepapers for the GeForce and RTX
-//! workstation cards, and AMD's Instinct MI300X and MI325X datasheets. Where a datasheet prints
+//! workstation cards, AMD's Instinct MI300X and MI325X datasheets, and for Macs the memory
+//! bandwidth Apple states per chip variant (with the GPU TFLOPS only where Apple states them: a
+//! sheet whose throughput is 0 gets decode and no prefill). Where a datasheet prints
 //! only sparse figures (marked "with sparsity") they are halved; the whitepapers print the dense
 //! figure first. A card whose figures its maker does not publish (the A10G, the H20, GeForce
 //! cards that came after their architecture's whitepaper, the RTX PRO 6000's fp8/int8/fp4) has
@@ -84,7 +86,8 @@ pub struct Datasheet {
     /// T4), with FP32 accumulation, which is what PyTorch, vLLM and llama.cpp run bf16 and fp16
     /// GEMMs with. GeForce whitepapers print two rows, FP16 accumulate and FP32 accumulate, the
     /// latter half the former on GeForce cards: this is the FP32-accumulate row. Data-centre and
-    /// workstation cards print one figure.
+    /// workstation cards print one figure. 0 where the maker states none (most Macs): the speed
+    /// model then predicts decode and no prefill.
     pub half_flops_per_s: f64,
     /// Dense fp8 tensor FLOP/s, the FP32-accumulate row on GeForce cards as for 16-bit; 0 where
     /// the card has no fp8 path (before Ada and Hopper).
@@ -97,7 +100,8 @@ pub struct Datasheet {
     /// One direction of the card's link to its peers: half the "total" (bidirectional) NVLink or
     /// Infinity Fabric bandwidth of an SXM/OAM part or an H100 NVL pair, else its PCIe slot
     /// (3.0 x16 ≈ 16 GB/s, 4.0 x16 32, 5.0 x16 64). Optional 2-way NVLink bridges on PCIe
-    /// cards (RTX 3090, A6000, A40) are not counted.
+    /// cards (RTX 3090, A6000, A40) are not counted. 0 on a unified device (Macs), whose CPU and
+    /// GPU share one memory.
     pub link_bytes_per_s: f64,
     /// The datasheet: its title or address.
     pub source: &'static str,
@@ -235,11 +239,56 @@ const fn gpu(
     }
 }
 
-/// A Mac of `ram_gib` GB, whose GPU may use Metal's working set of it. Apple states each chip's
-/// bandwidth but no 16-bit GPU throughput, and the speed model needs both, so there is no datasheet.
+/// A Mac of `ram_gib` GB, whose GPU may use Metal's working set of it.
 const fn apple(id: &'static str, name: &'static str, ram_gib: f64) -> Gpu {
     gpu(id, name, ram_gib, None).with_unified(Unified::AppleWorkingSet)
 }
+
+/// A Mac's datasheet: the memory bandwidth Apple states for the chip variant, and its GPU's
+/// TFLOPS where Apple states them (Apple's GPUs run fp16 at their fp32 rate on the shader cores,
+/// and have no fp8, int8 or fp4 tensor path), else 0: the speed model then predicts decode and
+/// no prefill. No link: the CPU and GPU share one memory.
+const fn mac(memory_gb_s: f64, gpu_tflops: f64, source: &'static str) -> Datasheet {
+    datasheet([memory_gb_s, gpu_tflops, 0.0, 0.0, 0.0, 0.0], source)
+}
+
+// Where a chip comes in two GPU variants of one bandwidth, the bandwidth is the chip's; where the
+// variants differ (M3 Max, M4 Max), each memory size is sold with one of them, named below. Apple
+// states no M1 bandwidth as a figure ("nearly 6x" less than M1 Max's, "50 percent" below M2's),
+// so the M1 has no datasheet; nor has the 96 GB M3 Max, whose variant no page read here names.
+const M1_PRO_MAX: &str = "Apple Newsroom, \"Introducing M1 Pro and M1 Max\" (2021-10-18): M1 Pro \
+     200GB/s, M1 Max 400GB/s memory bandwidth; no GPU TFLOPS stated";
+const M1_ULTRA: &str = "Apple Newsroom, \"Apple unveils M1 Ultra\" (2022-03-08, as MacRumors and \
+     Notebookcheck report it): 800GB/s memory bandwidth; no GPU TFLOPS stated";
+const M2: &str = "Apple Newsroom, \"Apple unveils M2\" (2022-06-06, as MacRumors and Phoronix \
+     report it): 100GB/s unified memory bandwidth; no GPU TFLOPS stated";
+const M2_PRO_MAX: &str = "Apple Newsroom, \"Apple unveils M2 Pro and M2 Max\" (2023-01-17): M2 \
+     Pro 200GB/s, M2 Max 400GB/s unified memory bandwidth; no GPU TFLOPS stated";
+const M2_ULTRA_76: &str = "Apple Newsroom, \"Apple introduces M2 Ultra\" (2023-06-05): 800GB/s \
+     memory bandwidth; apple.com/mac-pro (2023): the GPU of up to 76 cores reaches up to 27.2 \
+     teraflops (the 76-core variant, sold with every size; the 60-core one has no stated figure)";
+const M3: &str = "MacBook Pro (14-inch, M3, Nov 2023) technical specifications: 100GB/s, as \
+     Ars Technica's M4 report (2024-05-07) quotes it; no GPU TFLOPS stated";
+const M3_PRO: &str = "MacBook Pro (Nov 2023) technical specifications, as MacRumors read them \
+     (2023-10-31): M3 Pro 150GB/s (11/14 and 12/18-core variants alike); no GPU TFLOPS stated";
+const M3_MAX_30: &str = "MacBook Pro (Nov 2023) technical specifications, as MacRumors read them \
+     (2023-10-31): M3 Max with 14-core CPU and 30-core GPU 300GB/s (the variant sold with 36GB); \
+     no GPU TFLOPS stated";
+const M3_MAX_40: &str = "MacBook Pro (Nov 2023) technical specifications, as MacRumors read them \
+     (2023-10-31): M3 Max with 16-core CPU and 40-core GPU 400GB/s (the variant sold with 48, \
+     64 and 128GB); no GPU TFLOPS stated";
+const M3_ULTRA: &str = "Mac Studio (2025) technical specifications: M3 Ultra 819GB/s (as Macworld \
+     and TechPowerUp quote them, 2025-03-05), both GPU variants; no GPU TFLOPS stated";
+const M4: &str = "Apple Newsroom, iPad Pro with M4 (2024-05-07): 120GB/s memory bandwidth, as \
+     Ars Technica reports it; no GPU TFLOPS stated";
+const M4_PRO: &str = "Apple Newsroom, M4 Pro and Mac mini (2024-10-29, as TechCrunch reports it): \
+     273GB/s unified memory bandwidth (12/16 and 14/20-core variants alike); no GPU TFLOPS stated";
+const M4_MAX_32: &str = "Mac Studio (2025) technical specifications, as Macworld quotes them \
+     (2025-03-05): M4 Max with 14-core CPU, 32-core GPU and 36GB, 410GB/s (36GB is sold only \
+     with this variant); no GPU TFLOPS stated";
+const M4_MAX_40: &str = "Apple Newsroom, M4 Max (2024-10-30, as MacRumors and TechCrunch report \
+     it): up to 546GB/s, the 16-core CPU and 40-core GPU variant, the one sold with 48, 64 and \
+     128GB; no GPU TFLOPS stated";
 
 /// A CUDA total as vLLM logs it, to two decimals of GiB.
 const fn logged_gib(hundredths: u64) -> u64 {
@@ -249,8 +298,8 @@ const fn logged_gib(hundredths: u64) -> u64 {
 /// Ordered by capacity, smallest first, so "the smallest GPU that fits" is the first match.
 pub const GPUS: &[Gpu] = &[
     apple("m1-8", "Apple M1 8GB (unified)", 8.0),
-    apple("m2-8", "Apple M2 8GB (unified)", 8.0),
-    apple("m3-8", "Apple M3 8GB (unified)", 8.0),
+    apple("m2-8", "Apple M2 8GB (unified)", 8.0).sheet(mac(100.0, 0.0, M2)),
+    apple("m3-8", "Apple M3 8GB (unified)", 8.0).sheet(mac(100.0, 0.0, M3)),
     gpu("rtx-3070", "GeForce RTX 3070 8GB", 8.0, Some(8192)).sheet(datasheet(
         [448.0, 40.6, 0.0, 162.6, 0.0, 32.0],
         "NVIDIA Ampere GA102 GPU Architecture whitepaper v2, Appendix A (RTX 3070: 448 \
@@ -262,17 +311,17 @@ pub const GPUS: &[Gpu] = &[
          GB/s; FP16 tensor with FP32 accumulate 59.5, INT8 238, dense); PCIe 4.0 x16",
     )),
     apple("m1-16", "Apple M1 16GB (unified)", 16.0),
-    apple("m1-pro-16", "Apple M1 Pro 16GB (unified)", 16.0),
-    apple("m2-16", "Apple M2 16GB (unified)", 16.0),
-    apple("m2-pro-16", "Apple M2 Pro 16GB (unified)", 16.0),
-    apple("m3-16", "Apple M3 16GB (unified)", 16.0),
-    apple("m4-16", "Apple M4 16GB (unified)", 16.0),
+    apple("m1-pro-16", "Apple M1 Pro 16GB (unified)", 16.0).sheet(mac(200.0, 0.0, M1_PRO_MAX)),
+    apple("m2-16", "Apple M2 16GB (unified)", 16.0).sheet(mac(100.0, 0.0, M2)),
+    apple("m2-pro-16", "Apple M2 Pro 16GB (unified)", 16.0).sheet(mac(200.0, 0.0, M2_PRO_MAX)),
+    apple("m3-16", "Apple M3 16GB (unified)", 16.0).sheet(mac(100.0, 0.0, M3)),
+    apple("m4-16", "Apple M4 16GB (unified)", 16.0).sheet(mac(120.0, 0.0, M4)),
     gpu("rtx-5070", "GeForce RTX 5070 12GB", 12.0, Some(12227)),
     gpu("rtx-4070", "GeForce RTX 4070 12GB", 12.0, Some(12282)),
     gpu("rtx-3060", "GeForce RTX 3060 12GB", 12.0, Some(12288)),
     gpu("rtx-3080-ti", "GeForce RTX 3080 Ti 12GB", 12.0, Some(12288)),
     gpu("arc-b580", "Intel Arc B580 12GB", 12.0, None),
-    apple("m3-pro-18", "Apple M3 Pro 18GB (unified)", 18.0),
+    apple("m3-pro-18", "Apple M3 Pro 18GB (unified)", 18.0).sheet(mac(150.0, 0.0, M3_PRO)),
     gpu("t4", "Tesla T4 16GB", 16.0, Some(15360)).sheet(datasheet(
         [320.0, 65.0, 0.0, 130.0, 0.0, 16.0],
         "NVIDIA T4 datasheet (320 GB/s; mixed-precision FP16/FP32 tensor 65 TFLOPS, \
@@ -307,16 +356,16 @@ pub const GPUS: &[Gpu] = &[
     gpu("arc-a770", "Intel Arc A770 16GB", 16.0, None),
     gpu("rx-9070", "Radeon RX 9070 16GB", 16.0, None),
     gpu("rx-9070-xt", "Radeon RX 9070 XT 16GB", 16.0, None),
-    apple("m2-24", "Apple M2 24GB (unified)", 24.0),
-    apple("m3-24", "Apple M3 24GB (unified)", 24.0),
-    apple("m4-24", "Apple M4 24GB (unified)", 24.0),
-    apple("m4-pro-24", "Apple M4 Pro 24GB (unified)", 24.0),
+    apple("m2-24", "Apple M2 24GB (unified)", 24.0).sheet(mac(100.0, 0.0, M2)),
+    apple("m3-24", "Apple M3 24GB (unified)", 24.0).sheet(mac(100.0, 0.0, M3)),
+    apple("m4-24", "Apple M4 24GB (unified)", 24.0).sheet(mac(120.0, 0.0, M4)),
+    apple("m4-pro-24", "Apple M4 Pro 24GB (unified)", 24.0).sheet(mac(273.0, 0.0, M4_PRO)),
     gpu("rx-7900-xt", "Radeon RX 7900 XT 20GB", 20.0, None),
-    apple("m1-pro-32", "Apple M1 Pro 32GB (unified)", 32.0),
-    apple("m1-max-32", "Apple M1 Max 32GB (unified)", 32.0),
-    apple("m2-pro-32", "Apple M2 Pro 32GB (unified)", 32.0),
-    apple("m2-max-32", "Apple M2 Max 32GB (unified)", 32.0),
-    apple("m4-32", "Apple M4 32GB (unified)", 32.0),
+    apple("m1-pro-32", "Apple M1 Pro 32GB (unified)", 32.0).sheet(mac(200.0, 0.0, M1_PRO_MAX)),
+    apple("m1-max-32", "Apple M1 Max 32GB (unified)", 32.0).sheet(mac(400.0, 0.0, M1_PRO_MAX)),
+    apple("m2-pro-32", "Apple M2 Pro 32GB (unified)", 32.0).sheet(mac(200.0, 0.0, M2_PRO_MAX)),
+    apple("m2-max-32", "Apple M2 Max 32GB (unified)", 32.0).sheet(mac(400.0, 0.0, M2_PRO_MAX)),
+    apple("m4-32", "Apple M4 32GB (unified)", 32.0).sheet(mac(120.0, 0.0, M4)),
     gpu("a10", "A10 24GB", 24.0, Some(23028)).sheet(datasheet(
         [600.0, 125.0, 0.0, 250.0, 0.0, 32.0],
         "NVIDIA A10 datasheet (600 GB/s; BF16 tensor 125 TFLOPS, INT8 250 TOPS, dense); \
@@ -344,9 +393,9 @@ pub const GPUS: &[Gpu] = &[
              accumulate 71.2, INT8 284, dense); PCIe 4.0 x16",
         )),
     gpu("rx-7900-xtx", "Radeon RX 7900 XTX 24GB", 24.0, None),
-    apple("m3-pro-36", "Apple M3 Pro 36GB (unified)", 36.0),
-    apple("m3-max-36", "Apple M3 Max 36GB (unified)", 36.0),
-    apple("m4-max-36", "Apple M4 Max 36GB (unified)", 36.0),
+    apple("m3-pro-36", "Apple M3 Pro 36GB (unified)", 36.0).sheet(mac(150.0, 0.0, M3_PRO)),
+    apple("m3-max-36", "Apple M3 Max 36GB (unified)", 36.0).sheet(mac(300.0, 0.0, M3_MAX_30)),
+    apple("m4-max-36", "Apple M4 Max 36GB (unified)", 36.0).sheet(mac(410.0, 0.0, M4_MAX_32)),
     gpu("rtx-5090", "GeForce RTX 5090 32GB", 32.0, Some(32607)).sheet(datasheet(
         [1792.0, 209.5, 419.0, 838.0, 1676.0, 64.0],
         "NVIDIA RTX Blackwell GPU Architecture whitepaper, Appendix A Table 3 (RTX \
@@ -365,9 +414,9 @@ pub const GPUS: &[Gpu] = &[
         None,
     )
     .with_unified(Unified::SharedPool { total_bytes: None }),
-    apple("m3-max-48", "Apple M3 Max 48GB (unified)", 48.0),
-    apple("m4-pro-48", "Apple M4 Pro 48GB (unified)", 48.0),
-    apple("m4-max-48", "Apple M4 Max 48GB (unified)", 48.0),
+    apple("m3-max-48", "Apple M3 Max 48GB (unified)", 48.0).sheet(mac(400.0, 0.0, M3_MAX_40)),
+    apple("m4-pro-48", "Apple M4 Pro 48GB (unified)", 48.0).sheet(mac(273.0, 0.0, M4_PRO)),
+    apple("m4-max-48", "Apple M4 Max 48GB (unified)", 48.0).sheet(mac(546.0, 0.0, M4_MAX_40)),
     // vLLM log on an A100 40GB: total_gpu_memory 39.38 GiB.
     gpu("a100-40", "A100 40GB", 40.0, Some(40536))
         .cuda(logged_gib(3938))
@@ -414,13 +463,17 @@ pub const GPUS: &[Gpu] = &[
          GB/s; BF16 tensor with FP32 accumulate 154.8, INT8 309.7, dense); PCIe 4.0 x16 \
          (NVLink bridge not counted)",
     )),
-    apple("m1-max-64", "Apple M1 Max 64GB (unified)", 64.0),
-    apple("m1-ultra-64", "Apple M1 Ultra 64GB (unified)", 64.0),
-    apple("m2-max-64", "Apple M2 Max 64GB (unified)", 64.0),
-    apple("m2-ultra-64", "Apple M2 Ultra 64GB (unified)", 64.0),
-    apple("m3-max-64", "Apple M3 Max 64GB (unified)", 64.0),
-    apple("m4-pro-64", "Apple M4 Pro 64GB (unified)", 64.0),
-    apple("m4-max-64", "Apple M4 Max 64GB (unified)", 64.0),
+    apple("m1-max-64", "Apple M1 Max 64GB (unified)", 64.0).sheet(mac(400.0, 0.0, M1_PRO_MAX)),
+    apple("m1-ultra-64", "Apple M1 Ultra 64GB (unified)", 64.0).sheet(mac(800.0, 0.0, M1_ULTRA)),
+    apple("m2-max-64", "Apple M2 Max 64GB (unified)", 64.0).sheet(mac(400.0, 0.0, M2_PRO_MAX)),
+    apple("m2-ultra-64", "Apple M2 Ultra 64GB (unified)", 64.0).sheet(mac(
+        800.0,
+        27.2,
+        M2_ULTRA_76,
+    )),
+    apple("m3-max-64", "Apple M3 Max 64GB (unified)", 64.0).sheet(mac(400.0, 0.0, M3_MAX_40)),
+    apple("m4-pro-64", "Apple M4 Pro 64GB (unified)", 64.0).sheet(mac(273.0, 0.0, M4_PRO)),
+    apple("m4-max-64", "Apple M4 Max 64GB (unified)", 64.0).sheet(mac(546.0, 0.0, M4_MAX_40)),
     gpu("radeon-pro-w7900", "Radeon PRO W7900 48GB", 48.0, None),
     // ROCm shows each MI250X as two GPUs (GCDs) of 64 GB: the planner's unit is one.
     gpu(
@@ -436,9 +489,9 @@ pub const GPUS: &[Gpu] = &[
         None,
     )
     .with_unified(Unified::SharedPool { total_bytes: None }),
-    apple("m2-max-96", "Apple M2 Max 96GB (unified)", 96.0),
+    apple("m2-max-96", "Apple M2 Max 96GB (unified)", 96.0).sheet(mac(400.0, 0.0, M2_PRO_MAX)),
     apple("m3-max-96", "Apple M3 Max 96GB (unified)", 96.0),
-    apple("m3-ultra-96", "Apple M3 Ultra 96GB (unified)", 96.0),
+    apple("m3-ultra-96", "Apple M3 Ultra 96GB (unified)", 96.0).sheet(mac(819.0, 0.0, M3_ULTRA)),
     // nvaccelinfo "Global Memory Size: 85045477376" beside nvidia-smi's 81559MiB (docs/gpu-totals.md).
     gpu("h100-pcie", "H100 PCIe 80GB", 80.0, Some(81559))
         .cuda(85_045_477_376)
@@ -484,10 +537,14 @@ pub const GPUS: &[Gpu] = &[
         96.0,
         Some(97887),
     ),
-    apple("m1-ultra-128", "Apple M1 Ultra 128GB (unified)", 128.0),
-    apple("m2-ultra-128", "Apple M2 Ultra 128GB (unified)", 128.0),
-    apple("m3-max-128", "Apple M3 Max 128GB (unified)", 128.0),
-    apple("m4-max-128", "Apple M4 Max 128GB (unified)", 128.0),
+    apple("m1-ultra-128", "Apple M1 Ultra 128GB (unified)", 128.0).sheet(mac(800.0, 0.0, M1_ULTRA)),
+    apple("m2-ultra-128", "Apple M2 Ultra 128GB (unified)", 128.0).sheet(mac(
+        800.0,
+        27.2,
+        M2_ULTRA_76,
+    )),
+    apple("m3-max-128", "Apple M3 Max 128GB (unified)", 128.0).sheet(mac(400.0, 0.0, M3_MAX_40)),
+    apple("m4-max-128", "Apple M4 Max 128GB (unified)", 128.0).sheet(mac(546.0, 0.0, M4_MAX_40)),
     // AMD: "AMD Ryzen AI Max+ 395 (128GB) processor with 96GB of Variable Graphics Memory"
     // (amd.com blog, FAQs: AMD Variable Graphics Memory, 2025-07-29).
     gpu(
@@ -526,7 +583,11 @@ pub const GPUS: &[Gpu] = &[
             "NVIDIA H200 datasheet, SXM column (4.8 TB/s; its sparse BF16 1979, FP8 3958, \
              INT8 3958 halved); NVLink 900 GB/s total",
         )),
-    apple("m2-ultra-192", "Apple M2 Ultra 192GB (unified)", 192.0),
+    apple("m2-ultra-192", "Apple M2 Ultra 192GB (unified)", 192.0).sheet(mac(
+        800.0,
+        27.2,
+        M2_ULTRA_76,
+    )),
     // "183,359 MiB in nvidia-smi and 178.35 GiB through CUDA" (docs/gpu-totals.md).
     gpu("b200", "B200 180GB", 180.0, Some(183359))
         .cuda(logged_gib(17835))
@@ -548,14 +609,14 @@ pub const GPUS: &[Gpu] = &[
         "AMD Instinct MI300X datasheet (5.3 TB/s; FP16/BF16 1307.4, FP8 2614.9, INT8 \
          2614.9, dense); Infinity Fabric 7 links x 128 GB/s = 896 GB/s total",
     )),
-    apple("m3-ultra-256", "Apple M3 Ultra 256GB (unified)", 256.0),
+    apple("m3-ultra-256", "Apple M3 Ultra 256GB (unified)", 256.0).sheet(mac(819.0, 0.0, M3_ULTRA)),
     gpu("mi325x", "Instinct MI325X 256GB (ROCm)", 256.0, None).sheet(datasheet(
         [6000.0, 1307.4, 2614.9, 2614.9, 0.0, 448.0],
         "AMD Instinct MI325X datasheet (6 TB/s; FP16/BF16 1307.4, FP8 2614.9, INT8 \
          2614.9, dense); Infinity Fabric 7 links x 128 GB/s = 896 GB/s total",
     )),
     gpu("mi355x", "Instinct MI355X 288GB (ROCm)", 288.0, None),
-    apple("m3-ultra-512", "Apple M3 Ultra 512GB (unified)", 512.0),
+    apple("m3-ultra-512", "Apple M3 Ultra 512GB (unified)", 512.0).sheet(mac(819.0, 0.0, M3_ULTRA)),
 ];
 
 pub fn find(id: &str) -> Option<&'static Gpu> {
@@ -684,8 +745,13 @@ mod tests {
         for g in GPUS {
             let Some(d) = g.datasheet else { continue };
             assert!(d.memory_bytes_per_s > 0.0, "{}", g.id);
-            assert!(d.half_flops_per_s > 0.0, "{}", g.id);
-            assert!(d.link_bytes_per_s > 0.0, "{}", g.id);
+            // A throughput of 0 is "not published", which only Macs are, and then in every format.
+            if d.half_flops_per_s == 0.0 {
+                assert_eq!(g.unified, Some(Unified::AppleWorkingSet), "{}", g.id);
+                assert_eq!(d.int8_ops_per_s + d.fp8_flops_per_s, 0.0, "{}", g.id);
+            }
+            // Only a device whose CPU and GPU share one memory has no link to cross.
+            assert_eq!(d.link_bytes_per_s > 0.0, !g.is_unified(), "{}", g.id);
             assert!(!d.source.is_empty(), "{}", g.id);
             // Dense fp8 is twice dense 16-bit on Ada, Hopper, Blackwell and CDNA 3. The L40S
             // datasheet prints 733 fp8 beside 362.05 bf16 (2.02x), hence the 2% slack.
@@ -726,6 +792,39 @@ mod tests {
         let rtx4090 = find("rtx-4090").unwrap().datasheet.unwrap();
         assert_eq!(rtx4090.half_flops_per_s, 165.2e12);
         assert_eq!(rtx4090.memory_bytes_per_s, 1008e9);
+    }
+
+    /// Each Mac's bandwidth is its chip variant's (M3 Max 36GB: the 30-core GPU at 300GB/s; M4
+    /// Max 36GB: the 32-core GPU at 410GB/s), whatever its memory size; only the 76-core M2 Ultra
+    /// carries a throughput Apple states.
+    #[test]
+    fn macs_carry_their_chip_variants_bandwidth() {
+        let sheet = |id: &str| find(id).unwrap().datasheet;
+        for (id, gb_s, tflops) in [
+            ("m1-pro-16", 200.0, 0.0),
+            ("m1-max-64", 400.0, 0.0),
+            ("m1-ultra-128", 800.0, 0.0),
+            ("m2-24", 100.0, 0.0),
+            ("m2-max-96", 400.0, 0.0),
+            ("m2-ultra-192", 800.0, 27.2),
+            ("m3-pro-36", 150.0, 0.0),
+            ("m3-max-36", 300.0, 0.0),
+            ("m3-max-48", 400.0, 0.0),
+            ("m3-ultra-512", 819.0, 0.0),
+            ("m4-32", 120.0, 0.0),
+            ("m4-pro-64", 273.0, 0.0),
+            ("m4-max-36", 410.0, 0.0),
+            ("m4-max-128", 546.0, 0.0),
+        ] {
+            let d = sheet(id).unwrap();
+            assert_eq!(d.memory_bytes_per_s, gb_s * 1e9, "{id}");
+            assert_eq!(d.half_flops_per_s, tflops * 1e12, "{id}");
+            assert_eq!(d.link_bytes_per_s, 0.0, "{id}");
+        }
+        // Apple states no M1 bandwidth figure, and no page read names the 96GB M3 Max's variant.
+        for id in ["m1-8", "m1-16", "m3-max-96"] {
+            assert!(sheet(id).is_none(), "{id}");
+        }
     }
 
     #[test]

@@ -339,6 +339,8 @@ const SPEED_MEDIAN_MAX_PCT: &[(&str, f64)] = &[
     ("llama.cpp decode, data-centre tokens/s", 6.0), // today 3.8
     ("llama.cpp prefill, consumer tokens/s", 35.0), // today 28.2
     ("llama.cpp prefill, data-centre tokens/s", 45.0), // today 37.0
+    ("llama.cpp decode, apple tokens/s", 13.0),    // today 9.8 (Metal's share, 75 rows)
+    ("llama.cpp prefill, apple tokens/s", 10.0),   // today 4.9 (the 76-core M2 Ultra, 3 rows)
 ];
 
 #[test]

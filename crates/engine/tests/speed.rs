@@ -179,3 +179,43 @@ fn the_serving_plan_answers_for_a_speed_target() {
     there.concurrency = Some(8);
     assert!(speed_of(&there).unwrap().unwrap().decode_tokens_per_s >= target);
 }
+
+#[test]
+fn a_mac_without_a_stated_throughput_gets_decode_and_no_prefill() {
+    // The M4 Max's 546 GB/s (Apple states no TFLOPS), at llama.cpp Metal's typical 75%.
+    let e = run(&[
+        ("model", "llama-2-7b"),
+        ("mode", "inference"),
+        ("runtime", "llama.cpp"),
+        ("quant", "Q4_0"),
+        ("gpu", "m4-max-128"),
+        ("prompt", "512"),
+        ("seq", "640"),
+    ]);
+    let sp = speed(&e);
+    assert_eq!(sp.prefill_tokens_per_s, None);
+    assert_eq!(sp.ttft_s, None);
+    assert_eq!(sp.bound, Bound::Memory);
+    assert!(sp.decode_tokens_per_s > 0.0 && sp.decode_tokens_per_s.is_finite());
+    // Without a prefill to time, the output rate is decoding alone.
+    close(sp.output_tokens_per_s, sp.decode_tokens_per_s);
+    assert!(sp.basis.contains("546 GB/s × 75%"), "{}", sp.basis);
+}
+
+#[test]
+fn a_mac_has_no_link_for_its_cpu_layers_to_cross() {
+    // The 76-core M2 Ultra has a stated throughput (27.2 TFLOPS) and no link: layers llama.cpp
+    // keeps on the CPU stay in the memory the GPU reads, so prefill stays finite.
+    let e = run(&[
+        ("model", "llama-2-7b"),
+        ("mode", "inference"),
+        ("runtime", "llama.cpp"),
+        ("quant", "F16"),
+        ("gpu", "m2-ultra-64"),
+        ("n-gpu-layers", "16"),
+        ("prompt", "512"),
+        ("seq", "512"),
+    ]);
+    let prefill = speed(&e).prefill_tokens_per_s.unwrap();
+    assert!(prefill.is_finite() && prefill > 0.0, "{prefill}");
+}

@@ -33,10 +33,13 @@ fn figure(speed: &Speed, name: &str) -> Option<(f64, bool)> {
     }
 }
 
-/// GeForce cards, and the rest (data-centre and workstation).
+/// GeForce cards, Apple silicon (unified memory, Metal), and the rest (data-centre and
+/// workstation).
 fn card_class(gpu_name: &str) -> &'static str {
     if gpu_name.contains("GeForce") {
         "consumer"
+    } else if gpu_name.starts_with("Apple") {
+        "apple"
     } else {
         "data-centre"
     }

@@ -111,7 +111,9 @@ impl Step {
         } else {
             0.0
         };
-        let link = if self.link_bytes > 0.0 {
+        // A unified device (link 0) keeps its CPU layers in the memory the GPU reads: nothing
+        // crosses a link.
+        let link = if self.link_bytes > 0.0 && sheet.link_bytes_per_s > 0.0 {
             self.link_bytes / sheet.link_bytes_per_s
         } else {
             0.0
@@ -252,7 +254,7 @@ pub(super) fn speed(
             gpu.name
         ))
     })?;
-    let eff = s.runtime.rules().efficiency();
+    let eff = s.runtime.rules().efficiency(r);
     let d = Deployment::new(s, r);
     let layout = KvLayout::new(r, &d);
     let w = Weights::new(r, components, serving);

@@ -74,7 +74,7 @@ use crate::estimate::speed::{Band, Efficiency};
 use crate::estimate::stack::{Component, Stack};
 use crate::estimate::ComponentId;
 use crate::estimate::LogFigure;
-use crate::gpu_catalogue::Datasheet;
+use crate::gpu_catalogue::{Datasheet, Unified};
 use crate::model::{Architecture, Block, Projection};
 use crate::runtime::{GpuBackend, LogitRows, OffloadOutput, Runtime};
 use crate::scenario::{FieldError, Group};
@@ -97,6 +97,21 @@ pub(super) struct LlamaCpp;
 pub const LLAMA_CPP_CUDA: Efficiency = Efficiency {
     bandwidth: Band::new(0.50, 0.67, 0.82),
     compute: Band::new(0.33, 0.65, 0.90),
+};
+
+/// llama.cpp's Metal backend, the one it runs on Apple GPUs. Decode: the `tg128` rows of
+/// discussion #4167 (Llama 2 7B in F16, Q8_0 and Q4_0 on the M1 Pro to M4 Max,
+/// calibration/speed-measured.csv speed-010 to speed-158) read the file at a median 75% of the
+/// bandwidth Apple states, not the 67% of the CUDA scoreboard. On one die F16 reaches a median
+/// 83% (up to 89%, speed-050, the M2), Q8_0 79% and Q4_0 70%; the two-die Ultra chips reach
+/// less, the more so the more a kernel dequantizes (F16 65%, Q8_0 55%, Q4_0 42%, down to 36%,
+/// speed-038, the 48-core M1 Ultra), so there the die-to-die fabric and the dequantizing kernels
+/// bind before the memory does. The band spans those extremes (35.6% and 89.1%, rounded out).
+/// Prefill keeps CUDA's shares: the only Apple rows with a stated throughput (the 76-core M2
+/// Ultra's pp512, speed-085/087/089) lie within 8% of them.
+pub const LLAMA_CPP_METAL: Efficiency = Efficiency {
+    bandwidth: Band::new(0.35, 0.75, 0.90),
+    compute: LLAMA_CPP_CUDA.compute,
 };
 
 /// Quantized matmuls on int8 tensor cores (MMQ): the CUDA scoreboard's `pp512` rows for Llama 2
@@ -141,14 +156,23 @@ impl RuntimeRules for LlamaCpp {
         "llama.cpp"
     }
 
+    /// An Apple GPU runs llama.cpp's Metal backend, whatever `gpu-backend` says (it names the
+    /// backends of discrete cards), and Metal's kernels reach their own share of the bandwidth.
+    fn efficiency(&self, r: &Resolved) -> Efficiency {
+        match r.gpu.and_then(|g| g.unified) {
+            Some(Unified::AppleWorkingSet) => LLAMA_CPP_METAL,
+            _ => LLAMA_CPP_CUDA,
+        }
+    }
+
     /// A quantized file's matmuls run on int8 tensor cores (MMQ, which ggml-cuda picks for
     /// quantized types wherever the card has them, `ggml_cuda_should_use_mmq`); 16- and 32-bit
     /// files, and cards without int8 tensor cores, run cuBLAS in fp16.
-    fn tensor_path(&self, s: &Scenario, _r: &Resolved, sheet: &Datasheet) -> (f64, Band) {
+    fn tensor_path(&self, s: &Scenario, r: &Resolved, sheet: &Datasheet) -> (f64, Band) {
         if s.quant.default_type().is_quantized() && sheet.int8_ops_per_s > 0.0 {
             (sheet.int8_ops_per_s, LLAMA_CPP_MMQ)
         } else {
-            (sheet.half_flops_per_s, LLAMA_CPP_CUDA.compute)
+            (sheet.half_flops_per_s, self.efficiency(r).compute)
         }
     }
 

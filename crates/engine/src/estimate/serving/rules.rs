@@ -65,8 +65,8 @@ pub trait RuntimeRules: Sync {
     fn accuracy_label(&self) -> &'static str;
 
     /// What it reaches of the card's peak bandwidth in decode and peak tensor throughput in
-    /// prefill (the speed model's only tuned constants).
-    fn efficiency(&self) -> Efficiency {
+    /// prefill (the speed model's only tuned constants), on the scenario's GPU.
+    fn efficiency(&self, _r: &Resolved) -> Efficiency {
         llamacpp::LLAMA_CPP_CUDA
     }
 
@@ -79,7 +79,7 @@ pub trait RuntimeRules: Sync {
             Dtype::Int8 if sheet.int8_ops_per_s > 0.0 => sheet.int8_ops_per_s,
             _ => sheet.half_flops_per_s,
         };
-        (peak, self.efficiency().compute)
+        (peak, self.efficiency(r).compute)
     }
 
     /// The benchmark command that measures the speed estimate's figures for this scenario, with
