@@ -128,6 +128,11 @@ pub const fn datasheet(figures: [f64; 6], source: &'static str) -> Datasheet {
 pub const DRIVER_RESERVE_FALLBACK: Bytes = Bytes(460 * MIB);
 
 impl Gpu {
+    /// A Mac: Apple silicon, whose GPU runs Metal, not CUDA or ROCm.
+    pub fn is_mac(&self) -> bool {
+        self.unified == Some(Unified::AppleWorkingSet)
+    }
+
     /// What CUDA reports as the total, and whether it was measured on this card (else
     /// [`DRIVER_RESERVE_FALLBACK`] below the capacity).
     pub fn cuda_total(&self) -> (Bytes, bool) {

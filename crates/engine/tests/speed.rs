@@ -219,3 +219,44 @@ fn a_mac_has_no_link_for_its_cpu_layers_to_cross() {
     let prefill = speed(&e).prefill_tokens_per_s.unwrap();
     assert!(prefill.is_finite() && prefill > 0.0, "{prefill}");
 }
+
+#[test]
+fn vllm_and_sglang_are_refused_on_a_mac_and_never_planned_onto_one() {
+    for runtime in ["vllm", "sglang"] {
+        let (s, _) = Scenario::from_pairs([
+            ("model", "llama-3.1-8b"),
+            ("mode", "inference"),
+            ("runtime", runtime),
+            ("gpu", "m4-max-128"),
+        ]);
+        let refused = estimate(&s).unwrap_err();
+        assert!(
+            refused
+                .iter()
+                .any(|e| e.field == "runtime" && e.message.contains("Metal")),
+            "{refused:?}"
+        );
+        let (on_cuda, _) = Scenario::from_pairs([
+            ("model", "llama-3.1-8b"),
+            ("mode", "inference"),
+            ("runtime", runtime),
+            ("gpu", "h200"),
+        ]);
+        let plan =
+            vramfit_engine::serving_plan::plan_serving(&on_cuda, Some(4), Some(10.0)).unwrap();
+        for gpu in [plan.smallest_gpu, plan.smallest_gpu_for_speed]
+            .into_iter()
+            .flatten()
+        {
+            let card = vramfit_engine::gpu_catalogue::find(&gpu).unwrap();
+            assert!(!card.is_mac(), "{runtime} planned onto {gpu}");
+        }
+    }
+    let (mac, _) = Scenario::from_pairs([
+        ("model", "llama-3.1-8b"),
+        ("mode", "inference"),
+        ("runtime", "llama.cpp"),
+        ("gpu", "m4-max-128"),
+    ]);
+    assert!(estimate(&mac).is_ok());
+}

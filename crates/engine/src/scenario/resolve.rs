@@ -292,6 +292,13 @@ impl Scenario {
             ));
         }
         runtime.rules().check(self, errors);
+        let on_a_mac = crate::gpu_catalogue::find(&self.gpu).is_some_and(|g| g.is_mac());
+        if on_a_mac && !runtime.rules().runs_on_metal() {
+            errors.push(FieldError::new(
+                "runtime",
+                format!("{runtime} runs on CUDA and ROCm GPUs, not on a Mac's Metal GPU; plan a Mac with llama.cpp"),
+            ));
+        }
         if self.method == Method::Lesson {
             errors.push(FieldError::new(
                 "runtime",

@@ -144,6 +144,10 @@ impl RuntimeRules for LlamaCpp {
         true
     }
 
+    fn runs_on_metal(&self) -> bool {
+        true
+    }
+
     fn pool_words(&self) -> PoolWords {
         PoolWords {
             pool: "KV cache, GPU and system RAM",

@@ -46,6 +46,11 @@ pub trait RuntimeRules: Sync {
         false
     }
 
+    /// It runs on a Mac's GPU through Metal (llama.cpp does; vLLM and SGLang need CUDA or ROCm).
+    fn runs_on_metal(&self) -> bool {
+        false
+    }
+
     /// It places layers itself (a GGUF file's quantization, `-ngl`), so the serving plan also
     /// answers the best quantization and the most GPU layers that fit.
     fn places_layers(&self) -> bool {
