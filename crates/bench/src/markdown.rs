@@ -2,6 +2,7 @@
 //! (`markdown_printer::print_header`), so they are read by name.
 
 use crate::{read_test, Bench, Format, Row};
+use vramfit_units::parse_f64;
 
 /// The table's columns this reader uses, by their printed names.
 struct Columns {
@@ -78,13 +79,10 @@ fn row(c: &Columns, cells: &[&str]) -> Option<Row> {
     let cell = |i: usize| cells.get(i).copied();
     let (n_prompt, n_gen, n_depth) = read_test(cell(c.test)?)?;
     let (mean, stddev) = match cell(c.speed)?.split_once('±') {
-        Some((mean, sd)) => (mean.trim(), sd.trim().parse().ok()),
+        Some((mean, sd)) => (mean.trim(), parse_f64(sd.trim())),
         None => (cell(c.speed)?.trim(), None),
     };
-    let tokens_per_s: f64 = mean
-        .parse()
-        .ok()
-        .filter(|v: &f64| v.is_finite() && *v > 0.0)?;
+    let tokens_per_s = parse_f64(mean).filter(|v| v.is_finite() && *v > 0.0)?;
     Some(Row {
         model: cell(c.model)?.to_string(),
         size_bytes: c.size.and_then(cell).and_then(size_bytes),
@@ -130,6 +128,6 @@ fn params(text: &str) -> Option<u64> {
 }
 
 fn number_of(number: &str, scale: f64) -> Option<u64> {
-    let value: f64 = number.trim().parse().ok()?;
+    let value = parse_f64(number.trim())?;
     (value.is_finite() && value >= 0.0).then(|| (value * scale).round() as u64)
 }

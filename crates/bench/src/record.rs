@@ -3,13 +3,14 @@
 
 use crate::{Bench, Format, Row};
 use serde_json::{Map, Value};
+use vramfit_units::parse_f64;
 
 /// A record's fields, whatever the format gave them as.
 trait Fields {
     fn text(&self, key: &str) -> Option<String>;
 
     fn number(&self, key: &str) -> Option<f64> {
-        self.text(key)?.trim().parse().ok()
+        parse_f64(self.text(key)?.trim())
     }
 
     fn whole(&self, key: &str) -> Option<u64> {
