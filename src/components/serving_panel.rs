@@ -2,11 +2,11 @@
 //! and how many requests of max-model-len its KV pool holds, or llama.cpp's slots), then the
 //! cache, system RAM, the settings as the runtime applies them, and the plan: for a pool, the
 //! answers for a number of users and the concurrency-vs-context curve; for llama.cpp, the best
-//! quant and the most GPU layers.
+//! quant and the most GPU layers; last, the command that launches it, with a copy button.
 
 use crate::chart::{css_rgb, draw_concurrency, CURVE_COLOUR, HERE_COLOUR, USERS_COLOUR};
 use crate::components::chart_panel::fit_canvas;
-use crate::html::escape;
+use crate::html::{command, copy_clicked, escape};
 use crate::state::PageState;
 use leptos::html::Canvas;
 use leptos::prelude::*;
@@ -16,7 +16,7 @@ use vramfit_engine::gpu_catalogue;
 use vramfit_engine::scenario::FIELDS;
 use vramfit_engine::serving_plan::{plan_serving, ServingPlan};
 use vramfit_engine::units::group_thousands;
-use vramfit_engine::Units;
+use vramfit_engine::{Estimate, Units};
 
 /// The most users the input takes; the engine compares them as a float, so this is only a
 /// sanity bound on what a person means.
@@ -186,6 +186,29 @@ fn answers(p: &ServingPlan, places_layers: bool, quant: &str, gpu_name: &str) ->
     )
 }
 
+/// The command that starts the runtime as planned, or the estimate's note saying why none is
+/// written.
+fn launch(e: &Estimate) -> String {
+    let body = match e.serving.as_ref().and_then(|s| s.command.as_deref()) {
+        Some(c) => command("launch-command", "launch command", c),
+        None => {
+            let why = e
+                .notes
+                .iter()
+                .find(|n| n.starts_with("No launch command"))
+                .map_or(
+                    "No launch command is written for this scenario.",
+                    String::as_str,
+                );
+            format!(
+                "<p class=\"note\" data-testid=\"launch-none\">{}</p>",
+                escape(why)
+            )
+        }
+    };
+    format!("<h3>Launch command</h3>{body}")
+}
+
 /// The curve's legend: the curve, this scenario's context and the users line.
 fn legend(p: &ServingPlan) -> String {
     let swatch = |colour: RGBColor| {
@@ -265,6 +288,9 @@ pub fn ServingPanel() -> impl IntoView {
                     }}
                     {plan_answers(plan, places_layers)}
                     {move || (!whole_slots.get()).then(|| concurrency_curve(plan))}
+                    <div class="launch" on:click=|ev| copy_clicked(&ev) inner_html=move || {
+                        state.estimate.with(|e| e.as_ref().map(launch)).unwrap_or_default()
+                    }></div>
                 </section>
             }
         })
