@@ -18,6 +18,7 @@ use crate::components::{
     serving_panel::ServingPanel,
     share::Share,
     solver_panel::SolverPanel,
+    speed_panel::SpeedPanel,
     start::StartHere,
     summary::Summary,
     tables_panel::TablesPanel,
@@ -160,6 +161,7 @@ pub fn App() -> impl IntoView {
                     {move || painted.get().then(|| {
                         let shows = |panel| below.shows(panel);
                         view! {
+                            {shows(Panel::Speed).then(|| view! { <SpeedPanel/> })}
                             {shows(Panel::Curves).then(|| view! { <CurvesPanel/> })}
                             {shows(Panel::Breakdown).then(|| view! { <Breakdown/> })}
                             {shows(Panel::Accuracy).then(|| view! { <AccuracyPanel/> })}

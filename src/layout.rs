@@ -22,12 +22,14 @@ pub enum Panel {
     Measured,
     /// A serving runtime's pool, concurrency and answers.
     Serving,
+    /// How fast: prefill, decode and output tokens/s, and llama-bench's run against them.
+    Speed,
     /// "How accurate is this?": the published runs like this one against the planner.
     Accuracy,
 }
 
 impl Panel {
-    pub const ALL: [Panel; 11] = [
+    pub const ALL: [Panel; 12] = [
         Panel::Inputs,
         Panel::Summary,
         Panel::Chart,
@@ -38,6 +40,7 @@ impl Panel {
         Panel::Gpu,
         Panel::Measured,
         Panel::Serving,
+        Panel::Speed,
         Panel::Accuracy,
     ];
 
@@ -54,15 +57,17 @@ impl Panel {
             Panel::Gpu => "gpu",
             Panel::Measured => "measured",
             Panel::Serving => "serving",
+            Panel::Speed => "speed",
             Panel::Accuracy => "accuracy",
         }
     }
 }
 
 /// The result panels the page shows when `show=` does not choose.
-const DEFAULT_RESULTS: [Panel; 7] = [
+const DEFAULT_RESULTS: [Panel; 8] = [
     Panel::Serving,
     Panel::Chart,
+    Panel::Speed,
     Panel::Curves,
     Panel::Breakdown,
     Panel::Accuracy,
@@ -184,6 +189,7 @@ mod tests {
             "solver",
             "tables",
             "serving",
+            "speed",
             "accuracy",
         ];
         assert_eq!(shown("?embed=1"), default);

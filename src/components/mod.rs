@@ -1,6 +1,7 @@
 //! The page's panels, one component per file.
 
 pub mod accuracy;
+pub mod bench_paste;
 pub mod breakdown;
 pub mod chart_panel;
 pub mod config_paste;
@@ -17,6 +18,7 @@ pub mod paste_area;
 pub mod serving_panel;
 pub mod share;
 pub mod solver_panel;
+pub mod speed_panel;
 pub mod start;
 pub mod summary;
 pub mod tables_panel;
