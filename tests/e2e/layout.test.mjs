@@ -130,6 +130,7 @@ const PANELS = {
   gpu: ['[data-testid=smi-paste]'],
   measured: ['[data-testid=measured-paste]'],
   serving: ['[data-testid=serving]'],
+  speed: ['[data-testid=speed] [data-testid=speed-output]'],
   accuracy: ['section.accuracy [data-testid=accuracy-kind]'],
 };
 /** What an embed that lists panels never shows unless asked: the page's own furniture. */
@@ -138,7 +139,7 @@ const FURNITURE = ['.site-header', 'section.start', 'details.lesson-examples', '
 test('every show= panel renders alone in a cross-origin iframe; an unknown panel is named', async () => {
   const frameOrigin = new URL(base).origin;
   const frames = Object.keys(PANELS).map((panel) => {
-    const query = panel === 'serving' ? INFERENCE : 'model=llama-3.1-8b&mode=qlora&gpu=t4';
+    const query = ['serving', 'speed'].includes(panel) ? INFERENCE : 'model=llama-3.1-8b&mode=qlora&gpu=t4';
     return `<iframe title="${panel}" src="${base}?embed=1&show=${panel}&${query}" width="900" height="600"></iframe>`;
   });
   const unknown = `<iframe title="unknown" src="${base}?embed=1&show=chart,charts&model=llama-3.1-8b" width="900" height="400"></iframe>`;

@@ -237,6 +237,7 @@ fn test() -> Result<()> {
             "tests/e2e/picker.test.mjs",
             "tests/e2e/serve.test.mjs",
             "tests/e2e/hub.test.mjs",
+            "tests/e2e/speed.test.mjs",
         ],
     )?;
     eprintln!("xtask: all checks passed");
