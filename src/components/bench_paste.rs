@@ -77,12 +77,12 @@ pub fn BenchPaste() -> impl IntoView {
     // Read again when the text or the scenario changes; no memo, whose new type would cost more
     // wasm than reading a pasted benchmark again.
     let html = move || {
-        text.with(|t| match parse(t) {
-            _ if t.trim().is_empty() => String::new(),
-            Ok(bench) => state
+        text.with(|t| match (!t.trim().is_empty()).then(|| parse(t)) {
+            None => String::new(),
+            Some(Ok(bench)) => state
                 .scenario
                 .with(|s| result(&bench, &check_bench(s, &bench.rows))),
-            Err(e) => format!(
+            Some(Err(e)) => format!(
                 "<p class=\"field-error\" role=\"alert\" data-testid=\"bench-error\">{}</p>",
                 escape(&e.to_string())
             ),
