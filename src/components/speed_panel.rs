@@ -13,6 +13,9 @@ use vramfit_engine::estimate::{speed_of, Speed};
 use vramfit_engine::units::group_thousands;
 use vramfit_engine::{Estimate, Scenario};
 
+/// Prefill and the time to first token on a card whose maker states no tensor throughput.
+const NO_THROUGHPUT: &str = "not known: the card's maker states no tensor throughput";
+
 /// The most concurrent requests the curve reaches: past this the doubling points are many and
 /// far beyond what one GPU serves.
 const MAX_CURVE_CONCURRENCY: u32 = 1 << 14;
@@ -36,15 +39,20 @@ fn duration(seconds: f64) -> String {
 }
 
 /// The answer, the figures, the basis and the benchmark command. Each figure's exact value is in
-/// `data-value` for the tests.
+/// `data-value` for the tests; a card without a stated throughput has no prefill (none there).
 fn figures(s: &Speed) -> String {
     let over = match s.concurrency {
         1 => "for one request".to_string(),
         n => format!("over {} concurrent requests", group_thousands(u64::from(n))),
     };
-    let figure = |testid: &str, term: &str, value: f64, text: String| {
-        format!("<dt>{term}</dt><dd data-testid=\"{testid}\" data-value=\"{value}\">{text}</dd>")
+    let figure = |testid: &str, term: &str, value: Option<f64>, show: fn(f64) -> String| {
+        let (value, text) = match value {
+            Some(v) => (format!(" data-value=\"{v}\""), show(v)),
+            None => (String::new(), NO_THROUGHPUT.to_string()),
+        };
+        format!("<dt>{term}</dt><dd data-testid=\"{testid}\"{value}>{text}</dd>")
     };
+    let tokens = |v: f64| format!("{} tokens/s", rate(v));
     let mut html = format!(
         "<p class=\"speed-answer\" data-testid=\"speed-output\" data-value=\"{}\">\
          <strong>{} tokens/s</strong> of output {over}</p><dl class=\"figures\">",
@@ -55,20 +63,15 @@ fn figures(s: &Speed) -> String {
         "speed-prefill",
         "Prefill (one prompt)",
         s.prefill_tokens_per_s,
-        format!("{} tokens/s", rate(s.prefill_tokens_per_s)),
+        tokens,
     );
     html += &figure(
         "speed-decode",
         "Decode (each request)",
-        s.decode_tokens_per_s,
-        format!("{} tokens/s", rate(s.decode_tokens_per_s)),
+        Some(s.decode_tokens_per_s),
+        tokens,
     );
-    html += &figure(
-        "speed-ttft",
-        "Time to first token",
-        s.ttft_s,
-        duration(s.ttft_s),
-    );
+    html += &figure("speed-ttft", "Time to first token", s.ttft_s, duration);
     html += &format!(
         "<dt>Band</dt><dd data-testid=\"speed-band\" data-low=\"{}\" data-high=\"{}\">\
          {}–{} tokens/s of output, at the runtime's low and high efficiency</dd>\

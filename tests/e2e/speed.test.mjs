@@ -13,6 +13,8 @@ import { serve, origin, launch, cliEstimate, openPage, paste, BIN, DIST, ARTIFAC
 const LLAMA_CPP = 'model=llama-3.1-8b&mode=inference&runtime=llama.cpp&gpu=rtx-4090&quant=Q4_K_M';
 const VLLM = 'model=llama-3.1-8b&mode=inference&runtime=vllm&gpu=h100-80&max-model-len=16384&gpu-memory-utilization=0.95';
 const SGLANG = 'model=qwen2.5-7b&mode=inference&runtime=sglang&gpu=l40s&max-model-len=32768';
+// A Mac whose maker states its bandwidth but no tensor throughput: decode, and no prefill.
+const MAC = 'model=llama-3.1-8b&mode=inference&runtime=llama.cpp&gpu=m2-pro-16&quant=Q4_K_M';
 const BENCH = 'model=qwen2.5-7b&mode=inference&runtime=llama.cpp&quant=Q4_K_M&gpu=rtx-4080';
 const BENCH_FILE = 'crates/bench/tests/fixtures/readme.json';
 
@@ -34,6 +36,7 @@ after(async () => {
 
 /** Equal to within the last bits: the page runs the engine in wasm, the CLI natively. */
 function near(actual, expected, what) {
+  if (expected === null) return assert.equal(actual, null, `${what}: none`);
   assert.ok(Math.abs(actual - expected) <= 1e-9 * Math.abs(expected), `${what}: page ${actual}, CLI ${expected}`);
 }
 
@@ -48,7 +51,7 @@ async function copied(page, testid) {
 async function speedShown(page) {
   return page.evaluate(() => {
     const at = (id) => document.querySelector(`[data-testid=${id}]`);
-    const value = (id) => Number(at(id).dataset.value);
+    const value = (id) => (at(id).dataset.value === undefined ? null : Number(at(id).dataset.value));
     return {
       output: value('speed-output'),
       prefill: value('speed-prefill'),
@@ -63,7 +66,7 @@ async function speedShown(page) {
 }
 
 test('the speed panel shows the CLI\'s speed, by default, and copies its benchmark command', async () => {
-  for (const [name, query] of [['llamacpp', LLAMA_CPP], ['vllm', VLLM], ['sglang', SGLANG]]) {
+  for (const [name, query] of [['llamacpp', LLAMA_CPP], ['vllm', VLLM], ['sglang', SGLANG], ['mac', MAC]]) {
     const { speed } = cliEstimate(query);
     assert.ok(speed, `${name}: the CLI has a speed`);
     const page = await openPage(context, `${base}?${query}`, problems);
@@ -77,6 +80,9 @@ test('the speed panel shows the CLI\'s speed, by default, and copies its benchma
     near(shown.high, speed.high, `${name} high`);
     assert.equal(shown.basis, speed.basis, `${name}: the basis in words`);
     assert.equal(shown.measure, speed.measure, `${name}: the benchmark command`);
+    if (speed.prefill_tokens_per_s === null) {
+      assert.match(await page.textContent('[data-testid=speed-prefill]'), /^not known: /, `${name}: says why there is no prefill`);
+    }
     if (speed.measure) assert.equal(await copied(page, 'speed-measure'), speed.measure, `${name}: the copied command`);
     await page.locator('section.speed').screenshot({ path: path.join(ARTIFACTS, `speed-${name}.png`) });
     await page.close();
