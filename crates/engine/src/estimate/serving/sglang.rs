@@ -57,11 +57,11 @@ impl RuntimeRules for Sglang {
         concurrency: u32,
         _s: &Scenario,
     ) -> Option<String> {
-        Some(format!(
-            "python -m sglang.bench_serving --backend sglang --dataset-name random \
-             --random-input-len {prompt} --random-output-len {output} --max-concurrency \
-             {concurrency} --num-prompts {}",
-            concurrency * 10
+        Some(super::random_prompts_bench(
+            "python -m sglang.bench_serving --backend sglang",
+            prompt,
+            output,
+            concurrency,
         ))
     }
 

@@ -73,10 +73,11 @@ impl RuntimeRules for Vllm {
         concurrency: u32,
         _s: &Scenario,
     ) -> Option<String> {
-        Some(format!(
-            "vllm bench serve --model MODEL --dataset-name random --random-input-len {prompt} \
-             --random-output-len {output} --max-concurrency {concurrency} --num-prompts {}",
-            concurrency * 10
+        Some(super::random_prompts_bench(
+            "vllm bench serve --model MODEL",
+            prompt,
+            output,
+            concurrency,
         ))
     }
 
