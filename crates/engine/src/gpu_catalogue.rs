@@ -272,6 +272,9 @@ const M2_PRO_MAX: &str = "Apple Newsroom, \"Apple unveils M2 Pro and M2 Max\" (2
 const M2_ULTRA_76: &str = "Apple Newsroom, \"Apple introduces M2 Ultra\" (2023-06-05): 800GB/s \
      memory bandwidth; apple.com/mac-pro (2023): the GPU of up to 76 cores reaches up to 27.2 \
      teraflops (the 76-core variant, sold with every size; the 60-core one has no stated figure)";
+
+/// The 76-core M2 Ultra: 800 GB/s, and the one Mac whose throughput (27.2 TFLOPS) Apple states.
+const M2_ULTRA_76_SHEET: Datasheet = mac(800.0, 27.2, M2_ULTRA_76);
 const M3: &str = "MacBook Pro (14-inch, M3, Nov 2023) technical specifications: 100GB/s, as \
      Ars Technica's M4 report (2024-05-07) quotes it; no GPU TFLOPS stated";
 const M3_PRO: &str = "MacBook Pro (Nov 2023) technical specifications, as MacRumors read them \
@@ -471,11 +474,7 @@ pub const GPUS: &[Gpu] = &[
     apple("m1-max-64", "Apple M1 Max 64GB (unified)", 64.0).sheet(mac(400.0, 0.0, M1_PRO_MAX)),
     apple("m1-ultra-64", "Apple M1 Ultra 64GB (unified)", 64.0).sheet(mac(800.0, 0.0, M1_ULTRA)),
     apple("m2-max-64", "Apple M2 Max 64GB (unified)", 64.0).sheet(mac(400.0, 0.0, M2_PRO_MAX)),
-    apple("m2-ultra-64", "Apple M2 Ultra 64GB (unified)", 64.0).sheet(mac(
-        800.0,
-        27.2,
-        M2_ULTRA_76,
-    )),
+    apple("m2-ultra-64", "Apple M2 Ultra 64GB (unified)", 64.0).sheet(M2_ULTRA_76_SHEET),
     apple("m3-max-64", "Apple M3 Max 64GB (unified)", 64.0).sheet(mac(400.0, 0.0, M3_MAX_40)),
     apple("m4-pro-64", "Apple M4 Pro 64GB (unified)", 64.0).sheet(mac(273.0, 0.0, M4_PRO)),
     apple("m4-max-64", "Apple M4 Max 64GB (unified)", 64.0).sheet(mac(546.0, 0.0, M4_MAX_40)),
@@ -543,11 +542,7 @@ pub const GPUS: &[Gpu] = &[
         Some(97887),
     ),
     apple("m1-ultra-128", "Apple M1 Ultra 128GB (unified)", 128.0).sheet(mac(800.0, 0.0, M1_ULTRA)),
-    apple("m2-ultra-128", "Apple M2 Ultra 128GB (unified)", 128.0).sheet(mac(
-        800.0,
-        27.2,
-        M2_ULTRA_76,
-    )),
+    apple("m2-ultra-128", "Apple M2 Ultra 128GB (unified)", 128.0).sheet(M2_ULTRA_76_SHEET),
     apple("m3-max-128", "Apple M3 Max 128GB (unified)", 128.0).sheet(mac(400.0, 0.0, M3_MAX_40)),
     apple("m4-max-128", "Apple M4 Max 128GB (unified)", 128.0).sheet(mac(546.0, 0.0, M4_MAX_40)),
     // AMD: "AMD Ryzen AI Max+ 395 (128GB) processor with 96GB of Variable Graphics Memory"
@@ -588,11 +583,7 @@ pub const GPUS: &[Gpu] = &[
             "NVIDIA H200 datasheet, SXM column (4.8 TB/s; its sparse BF16 1979, FP8 3958, \
              INT8 3958 halved); NVLink 900 GB/s total",
         )),
-    apple("m2-ultra-192", "Apple M2 Ultra 192GB (unified)", 192.0).sheet(mac(
-        800.0,
-        27.2,
-        M2_ULTRA_76,
-    )),
+    apple("m2-ultra-192", "Apple M2 Ultra 192GB (unified)", 192.0).sheet(M2_ULTRA_76_SHEET),
     // "183,359 MiB in nvidia-smi and 178.35 GiB through CUDA" (docs/gpu-totals.md).
     gpu("b200", "B200 180GB", 180.0, Some(183359))
         .cuda(logged_gib(17835))
