@@ -48,7 +48,7 @@ pub(crate) fn read(text: &str) -> Result<Value, ParseError> {
     })
 }
 
-/// A snapshot or gpustat document, already read by [`read`].
+/// A snapshot, gpustat or amd-smi document, already read by [`read`].
 pub(crate) fn parse(value: Value) -> Result<Snapshot, ParseError> {
     if let Some(schema) = value.get("schema") {
         let found = schema.as_str().unwrap_or_default();
@@ -59,6 +59,9 @@ pub(crate) fn parse(value: Value) -> Result<Snapshot, ParseError> {
         }
         return snapshot(&value).map_err(|message| ParseError::InvalidJson { message });
     }
+    if crate::amd_smi::detect(&value) {
+        return Ok(crate::amd_smi::parse(std::slice::from_ref(&value)));
+    }
     match value.get("gpus").and_then(Value::as_array) {
         Some(gpus) if gpus.is_empty() => Err(ParseError::NoGpus {
             format: SourceFormat::GpustatJson,
@@ -66,8 +69,8 @@ pub(crate) fn parse(value: Value) -> Result<Snapshot, ParseError> {
         Some(gpus) => Ok(gpustat(&value, gpus)),
         None => Err(ParseError::InvalidJson {
             message: format!(
-                "this JSON is neither a `{SCHEMA}` snapshot nor `gpustat --json` output (no \
-                 \"schema\" or \"gpus\" key)"
+                "this JSON is neither a `{SCHEMA}` snapshot, `gpustat --json` nor `amd-smi \
+                 --json` output (no \"schema\", \"gpus\" or \"gpu\" key)"
             ),
         }),
     }
@@ -255,19 +258,19 @@ fn gpustat(root: &Value, gpus: &[Value]) -> Snapshot {
     snap
 }
 
-fn string(v: Option<&Value>) -> Option<String> {
+pub(crate) fn string(v: Option<&Value>) -> Option<String> {
     v.and_then(Value::as_str)
         .map(str::trim)
         .filter(|s| !s.is_empty())
         .map(str::to_string)
 }
 
-fn uint(v: Option<&Value>) -> Option<u32> {
+pub(crate) fn uint(v: Option<&Value>) -> Option<u32> {
     v.and_then(Value::as_u64)
         .and_then(|n| u32::try_from(n).ok())
 }
 
-fn float(v: Option<&Value>) -> Option<f64> {
+pub(crate) fn float(v: Option<&Value>) -> Option<f64> {
     v.and_then(Value::as_f64).filter(|f| f.is_finite())
 }
 

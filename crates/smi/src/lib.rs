@@ -12,12 +12,14 @@
 //!   `nounits`) and `--query-compute-apps=… --format=csv`;
 //! - `nvidia-smi -q`, `nvidia-smi -q -x`, `nvidia-smi -L` and `nvidia-smi --version` (versions
 //!   only: an empty GPU list and a warning);
-//! - `gpustat --json`, nvitop's Python REPL output, and `vramfit.snapshot/1` JSON.
+//! - `gpustat --json`, nvitop's Python REPL output, and `vramfit.snapshot/1` JSON;
+//! - AMD's `amd-smi static --json` and `amd-smi metric --json`.
 //!
 //! Values a tool prints as `N/A`, `[Not Supported]` and the like become `None`, never `0`.
 //! Output repeated by `-l` (or pasted twice) is read as its last reading of each GPU, with a
 //! warning.
 
+mod amd_smi;
 mod csv;
 mod json;
 mod list;
@@ -31,6 +33,7 @@ mod xml;
 
 use std::borrow::Cow;
 
+pub use amd_smi::parse_documents as parse_amd_smi;
 pub use json::shown_in_message;
 pub use snapshot::{Gpu, Memory, MigDevice, Process, Snapshot, SourceFormat, SCHEMA};
 
@@ -42,7 +45,7 @@ pub const MAX_INPUT_BYTES: usize = 1_048_576;
 const WHAT_TO_PASTE: &str = "paste the output of `nvidia-smi` or `nvidia-smi \
 --query-gpu=name,memory.total,memory.used,memory.free --format=csv` (also read: `nvidia-smi -q`, \
 `nvidia-smi -q -x`, `nvidia-smi -L`, `--query-compute-apps` CSV, `gpustat --json`, nvitop \
-snapshots and `vramfit probe --json`)";
+snapshots, `amd-smi metric --json` and `vramfit probe --json`)";
 
 /// Why a paste could not be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -131,14 +134,16 @@ pub fn parse(text: &str) -> Result<Snapshot, ParseError> {
         None => ParseError::Unrecognized,
     })?;
     let snap = match format {
-        SourceFormat::GpustatJson | SourceFormat::VramfitProbe => match json::read(&text) {
-            Ok(value) => json::parse(value)?,
-            // Text that only starts like JSON may still be another format.
-            Err(error) => match detect_not_json(&text) {
-                Some(other) => parse_as(other, &text)?,
-                None => return Err(error),
-            },
-        },
+        SourceFormat::GpustatJson | SourceFormat::AmdSmiJson | SourceFormat::VramfitProbe => {
+            match json::read(&text) {
+                Ok(value) => json::parse(value)?,
+                // Text that only starts like JSON may still be another format.
+                Err(error) => match detect_not_json(&text) {
+                    Some(other) => parse_as(other, &text)?,
+                    None => return Err(error),
+                },
+            }
+        }
         other => parse_as(other, &text)?,
     };
     // Empty is a valid answer only where the format can legitimately list nothing: a probe of
@@ -174,7 +179,9 @@ fn parse_as(format: SourceFormat, text: &str) -> Result<Snapshot, ParseError> {
         SourceFormat::List => list::parse(text),
         SourceFormat::NvitopSnapshot => nvitop::parse(text),
         SourceFormat::Version => version::parse(text),
-        SourceFormat::GpustatJson | SourceFormat::VramfitProbe => json::parse(json::read(text)?)?,
+        SourceFormat::GpustatJson | SourceFormat::AmdSmiJson | SourceFormat::VramfitProbe => {
+            json::parse(json::read(text)?)?
+        }
     })
 }
 

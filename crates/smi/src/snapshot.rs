@@ -27,6 +27,8 @@ pub enum SourceFormat {
     List,
     /// `gpustat --json`.
     GpustatJson,
+    /// `amd-smi static --json` and `amd-smi metric --json`.
+    AmdSmiJson,
     /// The repr/snapshot text that nvitop's Python API prints.
     NvitopSnapshot,
     /// `nvidia-smi --version`: versions only, never any GPU.
@@ -37,7 +39,7 @@ pub enum SourceFormat {
 }
 
 impl SourceFormat {
-    pub const ALL: [SourceFormat; 10] = [
+    pub const ALL: [SourceFormat; 11] = [
         SourceFormat::Table,
         SourceFormat::QueryGpuCsv,
         SourceFormat::ComputeAppsCsv,
@@ -45,13 +47,14 @@ impl SourceFormat {
         SourceFormat::Xml,
         SourceFormat::List,
         SourceFormat::GpustatJson,
+        SourceFormat::AmdSmiJson,
         SourceFormat::NvitopSnapshot,
         SourceFormat::Version,
         SourceFormat::VramfitProbe,
     ];
 
     /// The names a snapshot's `source` field holds, in [`SourceFormat::ALL`]'s order.
-    pub const WIRE_NAMES: [&'static str; 10] = [
+    pub const WIRE_NAMES: [&'static str; 11] = [
         "table",
         "query_gpu_csv",
         "compute_apps_csv",
@@ -59,6 +62,7 @@ impl SourceFormat {
         "xml",
         "list",
         "gpustat_json",
+        "amd_smi_json",
         "nvitop_snapshot",
         "version",
         "vramfit_probe",
@@ -100,6 +104,7 @@ impl std::fmt::Display for SourceFormat {
             SourceFormat::Xml => "nvidia-smi -q -x",
             SourceFormat::List => "nvidia-smi -L",
             SourceFormat::GpustatJson => "gpustat --json",
+            SourceFormat::AmdSmiJson => "amd-smi --json",
             SourceFormat::NvitopSnapshot => "nvitop snapshot",
             SourceFormat::Version => "nvidia-smi --version",
             SourceFormat::VramfitProbe => "vramfit probe --json",

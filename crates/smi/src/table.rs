@@ -214,7 +214,9 @@ impl<'a> Parser<'a> {
         }
         if gpu.memory.total_bytes.is_none() {
             let message = format!(
-                "GPU {} reports no memory figures (unified-memory systems print `Not Supported`)",
+                "GPU {} reports no memory total, used or free: unified-memory GPUs (GB10, Jetson) \
+                 print `Not Supported` there, their memory being the machine's (MemTotal in \
+                 /proc/meminfo); any per-process figures below are still read",
                 gpu.index.unwrap_or_default()
             );
             self.snap.warn(message);

@@ -1,4 +1,5 @@
-//! Every real output in `tests/fixtures/nvidia-smi` parses to the values read off it by eye.
+//! Every real output in `tests/fixtures/nvidia-smi` and `tests/fixtures/amd-smi` parses to the
+//! values read off it by eye.
 //!
 //! Figures are MiB as printed (`m`), or exact bytes where the source prints bytes (`b`); `NA`
 //! marks a value the source does not give, which must come out as `None`, never `0`.
@@ -110,6 +111,16 @@ fn cases() -> Vec<Case> {
             "csv-query-gpu-single-field__tesla-v100-sxm2__460.73.01__linux.csv",
             QueryGpuCsv,
             vec![G(NA, NA, NA, 0, 0)],
+        ),
+        case(
+            "amd-smi/metric-json__radeon-rx-6600__rocm-6.x-pve.json",
+            AmdSmiJson,
+            vec![G(m(8176), m(202), m(7974), 0, 0)],
+        ),
+        case(
+            "amd-smi/static-json__radeon-rx-6600__rocm-6.x-pve.json",
+            AmdSmiJson,
+            vec![G(m(8176), NA, NA, 0, 0)],
         ),
         case(
             "gpustat-json__gtx-1080-ti-x4__gpustat-0.6-era.json",
@@ -230,6 +241,12 @@ fn cases() -> Vec<Case> {
             "table__a100-sxm4-x4__555.42.02__linux-simreplay.txt",
             Table,
             vec![G(m(81920), m(1), NA, 0, 0); 4],
+        ),
+        case(
+            // A unified-memory GPU: `Not Supported` where memory goes, per-process figures kept.
+            "table__gb10-dgx-spark__580.95.05__linux-unified.txt",
+            Table,
+            vec![G(NA, NA, NA, 3, 0)],
         ),
         case(
             "table__geforce-gtx-1650__560.35.03__linux-proxmox.txt",
@@ -432,22 +449,37 @@ fn cases() -> Vec<Case> {
     ]
 }
 
-fn fixture_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/nvidia-smi")
+/// The fixture folders; a case names a file of the first by its name alone, of the others as
+/// `folder/name`.
+const FOLDERS: [&str; 2] = ["nvidia-smi", "amd-smi"];
+
+fn fixtures_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }
 
 pub fn fixture(name: &str) -> String {
-    let path = fixture_dir().join(name);
+    let path = match name.contains('/') {
+        true => fixtures_root().join(name),
+        false => fixtures_root().join(FOLDERS[0]).join(name),
+    };
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 #[test]
 fn every_fixture_has_an_expectation() {
-    let mut on_disk: Vec<String> = std::fs::read_dir(fixture_dir())
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|n| n != "SOURCES.md")
-        .collect();
+    let mut on_disk: Vec<String> = Vec::new();
+    for (n, folder) in FOLDERS.iter().enumerate() {
+        for entry in std::fs::read_dir(fixtures_root().join(folder)).unwrap() {
+            let name = entry.unwrap().file_name().into_string().unwrap();
+            if name != "SOURCES.md" {
+                on_disk.push(if n == 0 {
+                    name
+                } else {
+                    format!("{folder}/{name}")
+                });
+            }
+        }
+    }
     on_disk.sort();
     let mut expected: Vec<String> = cases().iter().map(|c| c.file.to_string()).collect();
     expected.sort();

@@ -398,8 +398,11 @@ fn probe_json_round_trips_and_partial_json_loads() {
     }
     // The snapshot reader is written by hand; every fixture's snapshot, as the derived writer
     // writes it, reads back equal, and so does serde's derived reader.
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/nvidia-smi");
-    for entry in std::fs::read_dir(dir).unwrap() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let entries = ["nvidia-smi", "amd-smi"]
+        .iter()
+        .flat_map(|folder| std::fs::read_dir(root.join(folder)).unwrap());
+    for entry in entries {
         let path = entry.unwrap().path();
         let Ok(text) = std::fs::read_to_string(&path) else {
             continue;
@@ -890,6 +893,23 @@ fn xml_repeated_by_loop_keeps_the_last_reading() {
     assert!(snap.warnings.iter().any(|w| w.contains("2 readings")));
     assert!(
         !snap.warnings.iter().any(|w| w.contains("attached")),
+        "{:?}",
+        snap.warnings
+    );
+}
+
+#[test]
+fn gb10_table_says_what_nvidia_smi_does_not_give() {
+    let snap = parsed("table__gb10-dgx-spark__580.95.05__linux-unified.txt");
+    let gpu = &snap.gpus[0];
+    assert_eq!(gpu.name.as_deref(), Some("NVIDIA GB10"));
+    assert_eq!(gpu.memory, vramfit_smi::Memory::default());
+    // What it does give: the processes' own memory, 84 + 125 + 273 MiB.
+    assert_eq!(gpu.used_by_processes(), Some(482 * MIB));
+    assert!(
+        snap.warnings
+            .iter()
+            .any(|w| w.contains("no memory total, used or free") && w.contains("MemTotal")),
         "{:?}",
         snap.warnings
     );

@@ -12,9 +12,10 @@ use vramfit_smi::{parse, Gpu, Memory, MigDevice, Process, Snapshot, SourceFormat
 fn fixtures() -> &'static [String] {
     static FIXTURES: OnceLock<Vec<String>> = OnceLock::new();
     FIXTURES.get_or_init(|| {
-        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/nvidia-smi");
-        let mut names: Vec<PathBuf> = std::fs::read_dir(dir)
-            .unwrap()
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        let mut names: Vec<PathBuf> = ["nvidia-smi", "amd-smi"]
+            .iter()
+            .flat_map(|folder| std::fs::read_dir(root.join(folder)).unwrap())
             .map(|e| e.unwrap().path())
             .filter(|p| p.file_name().is_some_and(|n| n != "SOURCES.md"))
             .collect();
@@ -45,6 +46,8 @@ const MARKERS: &[&str] = &[
     "0, x, 1 MiB, [N/A], 18446744073709551615 MiB\n",
     "{\"gpus\":[{\"memory.total\":1e308,\"memory.used\":-1,\"processes\":[{\"pid\":99999999999}]}]}",
     "{\"schema\":\"vramfit.snapshot/1\",\"gpus\":[{}]}",
+    "[{\"gpu\":0,\"mem_usage\":{\"total_vram\":{\"value\":8176,\"unit\":\"MB\"},\"used_vram\":\"N/A\"}}]",
+    "{\"gpu_data\":[{\"gpu\":1,\"asic\":{\"market_name\":\"x\"},\"vram\":{\"size\":{\"value\":-1,\"unit\":\"GB\"}}}]}",
     "GPU 0: NVIDIA X (UUID: GPU-1)\n  MIG 1g.10gb Device 0: (UUID: MIG-1)\n",
     "NVIDIA-SMI version  : 595.71.05\n",
     "PhysicalDevice(index=0, name=\"x\", total_memory=11019MiB)\n",
