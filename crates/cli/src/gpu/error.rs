@@ -46,6 +46,8 @@ pub enum GpuError {
     Replay(String),
     /// Any other NVML failure: what was being read, and NVML's words.
     Other(String),
+    /// `amd-smi` is installed but did not give readable output: what went wrong.
+    AmdSmi(String),
 }
 
 impl GpuError {
@@ -134,6 +136,7 @@ impl fmt::Display for GpuError {
             ),
             GpuError::Replay(detail) => write!(f, "cannot replay: {detail}"),
             GpuError::Other(detail) => write!(f, "NVML failed: {detail}"),
+            GpuError::AmdSmi(detail) => write!(f, "amd-smi failed: {detail}"),
         }
     }
 }

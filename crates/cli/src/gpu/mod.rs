@@ -1,6 +1,9 @@
 //! The commands that read the GPUs themselves, through NVML: `probe` (what is on them now),
 //! `watch` (VRAM over time, with thresholds) and `run` (the measured peak of one command).
 //!
+//! Where NVML's library is missing and `amd-smi` is installed, AMD GPUs are read through it
+//! (`amd_smi.rs`) into the same snapshot; `watch` and `run` then see memory but no processes.
+//!
 //! NVML is reached only through the `GpuSource` trait; the commands above it are tested with
 //! recorded snapshots, and the hidden `--replay FILE` option lets the binary do the same on
 //! machines without a GPU. Linux only: process names and trees come from `/proc`.
@@ -10,6 +13,7 @@
 
 mod actions;
 mod alarm;
+mod amd_smi;
 mod error;
 mod monitor;
 mod nvml;
@@ -30,10 +34,19 @@ pub use watch::{watch, WatchArgs};
 use error::GpuError;
 use source::{GpuSource, RecordedSource};
 
-/// NVML, or the recorded snapshots in `replay` when given.
+/// NVML; where its library cannot be loaded, `amd-smi` if installed; or the recorded snapshots
+/// in `replay` when given. With neither tool, NVML's own reason is the error.
 fn open_source(replay: Option<&Path>) -> Result<Box<dyn GpuSource>, GpuError> {
-    match replay {
-        Some(path) => Ok(Box::new(RecordedSource::load(path)?)),
-        None => Ok(Box::new(nvml::NvmlSource::new()?)),
+    if let Some(path) = replay {
+        return Ok(Box::new(RecordedSource::load(path)?));
+    }
+    match nvml::NvmlSource::new() {
+        Ok(nvml) => Ok(Box::new(nvml)),
+        Err(e @ GpuError::NoLibrary(_)) => match amd_smi::AmdSmiSource::find(amd_smi::SystemRunner)
+        {
+            Some(amd) => Ok(Box::new(amd)),
+            None => Err(e),
+        },
+        Err(e) => Err(e),
     }
 }
