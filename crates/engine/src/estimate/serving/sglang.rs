@@ -428,3 +428,61 @@ fn settings(
     );
     settings.into_list()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::piecewise_sizes;
+    use crate::estimate::estimate;
+    use crate::query::scenario_from_query;
+
+    #[test]
+    fn piecewise_prefill_sizes_follow_sglangs_list() {
+        // 4..=32 by 4, 48..=256 by 16, 288..=512 by 32, 576..=1024 by 64, 1280..=4096 by 256,
+        // then by 512: 58 sizes up to 8192.
+        assert_eq!(piecewise_sizes(8192), 58);
+        assert_eq!(piecewise_sizes(2048), 8 + 14 + 8 + 8 + 4);
+        assert_eq!(piecewise_sizes(3), 0);
+    }
+
+    fn serving(query: &str) -> crate::estimate::Serving {
+        let (s, errors) = scenario_from_query(query);
+        assert!(errors.is_empty(), "{errors:?}");
+        estimate(&s).unwrap().serving.unwrap()
+    }
+
+    fn setting(serving: &crate::estimate::Serving, key: &str) -> String {
+        serving
+            .settings
+            .iter()
+            .find(|s| s.key == key)
+            .unwrap()
+            .value
+            .clone()
+    }
+
+    #[test]
+    fn each_release_reserves_by_its_own_heuristic() {
+        let base = "runtime=sglang&mode=inference&model=llama-3.1-8b&gpu=h100-80";
+        let fraction = |release: &str| {
+            setting(
+                &serving(&format!("{base}&sglang-version={release}")),
+                "mem-fraction-static",
+            )
+        };
+        // 512 + 1.5 × 8192 + 2 × 256 + 128 MB on the H100's 81559 MiB; since 0.5.10 also
+        // 58 piecewise prefill graphs × 8 MB; before 0.5.3, (9.5 + 1/2) GiB.
+        assert_eq!(fraction("0.5.9"), "0.835");
+        assert_eq!(fraction("latest"), "0.83");
+        assert_eq!(fraction("0.4.10"), "0.874");
+    }
+
+    #[test]
+    fn max_total_tokens_caps_the_pool() {
+        let base = "runtime=sglang&mode=inference&model=llama-3.1-8b&gpu=h100-80";
+        let capped = serving(&format!("{base}&max-total-tokens=100000"));
+        assert_eq!(capped.kv_tokens, 100000);
+        // Llama 3.1 8B: 32 layers × 8 KV heads × 128 × 2 (K and V) × 2 B per token.
+        assert_eq!(capped.kv_pool_bytes.0, 100000 * 32 * 8 * 128 * 2 * 2);
+        assert!(serving(base).kv_tokens > 100000);
+    }
+}

@@ -116,7 +116,8 @@ impl Rules {
     /// rules were checked, else which rules stand in for it.
     pub fn note(self) -> Option<String> {
         match self.release {
-            Release::Version(v) if v > NEWEST_CHECKED => Some(format!(
+            // A patch release keeps its minor release's memory rules.
+            Release::Version(v) if v[..2] > NEWEST_CHECKED[..2] => Some(format!(
                 "vLLM {} is newer than the releases whose memory rules were checked: those of {}.{} apply.",
                 self.release, NEWEST_CHECKED[0], NEWEST_CHECKED[1]
             )),
