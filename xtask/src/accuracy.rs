@@ -7,7 +7,8 @@
 use std::path::Path;
 use vramfit_engine::accuracy::{
     compare, compare_measured, compare_runtime_logs, compare_speed, summarize,
-    summarize_runtime_logs, summarize_speed, Comparison, Metric, Summary,
+    summarize_runtime_logs, summarize_runtime_logs_by_release, summarize_speed, Comparison, Metric,
+    Summary,
 };
 
 /// Where the measurement kit writes, one document per scenario, and where the kit is.
@@ -174,6 +175,10 @@ fn runtime_report(csv: &str) {
         );
     }
     print_summaries("runtime figure", &summarize_runtime_logs(&rows));
+    print_summaries(
+        "runtime figure by release",
+        &summarize_runtime_logs_by_release(&rows),
+    );
     for (id, why) in skipped {
         println!("not compared: {id}: {why}");
     }

@@ -125,3 +125,100 @@ impl CacheType {
         !matches!(self, CacheType::F16 | CacheType::Bf16 | CacheType::F32)
     }
 }
+
+/// A runtime's release as its users name it: `latest` (the newest release whose rules were
+/// checked in its source), or the version it prints (`0.25.1`, `v0.5.10.post1`). Rules that
+/// changed between releases (`estimate/serving/`) apply from the release that introduced them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Release {
+    Latest,
+    /// Major, minor and patch; a suffix (`rc1`, `.post1`, `+cu128`) does not change the rules.
+    Version([u32; 3]),
+}
+
+impl Release {
+    /// Reads `latest` or a version of one to three numbers, with an optional leading `v` and any
+    /// suffix after the numbers.
+    pub fn parse(text: &str) -> Result<Release, String> {
+        let text = text.trim();
+        if text.eq_ignore_ascii_case("latest") {
+            return Ok(Release::Latest);
+        }
+        let digits = text.strip_prefix(['v', 'V']).unwrap_or(text);
+        let mut parts = [0u32; 3];
+        let mut rest = digits;
+        for (i, part) in parts.iter_mut().enumerate() {
+            let end = rest
+                .find(|c: char| !c.is_ascii_digit())
+                .unwrap_or(rest.len());
+            if end == 0 {
+                if i == 0 {
+                    return Err(format!(
+                        "{text} is not a release: give latest or a version such as 0.25.1"
+                    ));
+                }
+                break;
+            }
+            *part = rest[..end]
+                .parse()
+                .map_err(|_| format!("{text} is not a release: its numbers are too large"))?;
+            rest = &rest[end..];
+            match rest.strip_prefix('.') {
+                Some(after) if after.starts_with(|c: char| c.is_ascii_digit()) => rest = after,
+                _ => break,
+            }
+        }
+        Ok(Release::Version(parts))
+    }
+
+    /// Whether this release applies a rule introduced in `since`: `latest` applies every rule.
+    pub fn at_least(self, since: [u32; 3]) -> bool {
+        match self {
+            Release::Latest => true,
+            Release::Version(v) => v >= since,
+        }
+    }
+}
+
+impl std::fmt::Display for Release {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Release::Latest => f.write_str("latest"),
+            Release::Version([major, minor, 0]) => write!(f, "{major}.{minor}"),
+            Release::Version([major, minor, patch]) => write!(f, "{major}.{minor}.{patch}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod release_tests {
+    use super::Release;
+
+    #[test]
+    fn releases_read_as_their_users_write_them() {
+        assert_eq!(Release::parse("latest"), Ok(Release::Latest));
+        assert_eq!(Release::parse("0.25"), Ok(Release::Version([0, 25, 0])));
+        assert_eq!(
+            Release::parse("v0.5.10.post1"),
+            Ok(Release::Version([0, 5, 10]))
+        );
+        assert_eq!(
+            Release::parse("0.14.0rc2.dev348+gdcd80206b"),
+            Ok(Release::Version([0, 14, 0]))
+        );
+        assert_eq!(Release::parse("0.10.1.1"), Ok(Release::Version([0, 10, 1])));
+        assert!(Release::parse("new").is_err());
+        assert!(Release::parse("").is_err());
+        assert!(Release::parse("99999999999.1").is_err());
+        assert_eq!(Release::parse("0.25").unwrap().to_string(), "0.25");
+        assert_eq!(Release::parse("0.5.10").unwrap().to_string(), "0.5.10");
+    }
+
+    #[test]
+    fn a_rule_applies_from_its_release_on() {
+        let since = [0, 20, 0];
+        assert!(!Release::parse("0.19.1").unwrap().at_least(since));
+        assert!(Release::parse("0.20").unwrap().at_least(since));
+        assert!(Release::Latest.at_least(since));
+    }
+}

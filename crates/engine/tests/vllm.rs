@@ -118,8 +118,8 @@ fn enforce_eager_captures_nothing_and_says_so() {
 }
 
 #[test]
-fn since_v0_21_the_graphs_come_out_of_the_budget() {
-    // vLLM ≥ 0.21 logs "The current --gpu-memory-utilization=0.9200 is equivalent to
+fn since_v0_20_the_graphs_come_out_of_the_budget() {
+    // vLLM ≥ 0.20 logs "The current --gpu-memory-utilization=0.9200 is equivalent to
     // --gpu-memory-utilization=0.9038 without CUDA graph memory profiling" beside "Estimated CUDA
     // graph memory: 1.94 GiB total" on a 119.63 GiB GPU: the pool shrinks by the graphs.
     let pool = |changes: &[(&str, &str)]| {
@@ -134,6 +134,65 @@ fn since_v0_21_the_graphs_come_out_of_the_budget() {
         pool(&[("enforce-eager", "true")]),
         pool(&[("enforce-eager", "true"), ("profile-cudagraphs", "false")])
     );
+}
+
+#[test]
+fn each_release_sizes_the_pool_by_its_own_rules() {
+    let at = |release: &str| {
+        let s = scenario("llama-3.1-8b", &[("vllm-version", release)]);
+        let serving = estimate(&s).unwrap().serving.unwrap();
+        let setting = |key: &str| {
+            let found = serving.settings.iter().find(|s| s.key == key).unwrap();
+            (found.value.clone(), found.default_from.clone())
+        };
+        assert_eq!(setting("vllm-version").0, release);
+        (serving.kv_pool_bytes.0, setting("gpu-memory-utilization"))
+    };
+    let (old_pool, (old_util, old_from)) = at("0.19.1");
+    let (new_pool, (new_util, new_from)) = at("0.20");
+    assert_eq!((old_util.as_str(), new_util.as_str()), ("0.9", "0.92"));
+    assert!(old_from.unwrap().contains("before 0.20"));
+    assert!(new_from.unwrap().contains("since 0.20"));
+    // 0.20 adds 2% of CUDA's total to the budget and takes the graphs out of it: on the H100's
+    // 79.19 GiB, 1.58 GiB more, less the graphs.
+    let h100 = vramfit_engine::gpu_catalogue::find("h100-80").unwrap();
+    let added = 0.02 * h100.cuda_total().0.as_f64();
+    assert!((new_pool as f64 + graphs(&[]) as f64 - old_pool as f64 - added).abs() < 1024.0);
+    // Between 0.20 and 0.27 no rule that sizes this pool changed.
+    assert_eq!(at("0.27.1").0, new_pool);
+}
+
+#[test]
+fn a_release_newer_than_the_checked_ones_is_named() {
+    let s = scenario("llama-3.1-8b", &[("vllm-version", "0.40")]);
+    let e = estimate(&s).unwrap();
+    assert!(e.notes.iter().any(|n| n.contains("vLLM 0.40 is newer")));
+    let s = scenario("llama-3.1-8b", &[("vllm-version", "0.33.2")]);
+    assert!(!estimate(&s)
+        .unwrap()
+        .notes
+        .iter()
+        .any(|n| n.contains("newer")));
+    assert!(Scenario::default().set("vllm-version", "newest").is_err());
+}
+
+#[test]
+fn since_v0_28_the_largest_gpus_batch_16k_tokens() {
+    let batched = |release: &str| {
+        let s = common::scenario(
+            &[
+                ("model", "llama-3.1-8b"),
+                ("mode", "inference"),
+                ("runtime", "vllm"),
+            ],
+            &[("vllm-version", release), ("gpu", "b200")],
+        );
+        let settings = estimate(&s).unwrap().serving.unwrap().settings;
+        let found = settings.iter().find(|s| s.key == "max-num-batched-tokens");
+        found.unwrap().value.clone()
+    };
+    assert_eq!(batched("0.27"), "8192");
+    assert_eq!(batched("0.28"), "16384");
 }
 
 #[test]

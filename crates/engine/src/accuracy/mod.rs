@@ -18,6 +18,8 @@ pub use speed::{compare_speed, summarize_speed, SpeedComparison};
 use crate::estimate::{estimate, Component, Estimate, LogFigure, Reads};
 use crate::measurement::WorkloadMeasurement;
 use crate::query::scenario_from_query;
+use crate::runtime::Release;
+use crate::scenario::Scenario;
 use crate::units::{GIB, MIB};
 use serde::Serialize;
 
@@ -269,6 +271,9 @@ pub struct RuntimeComparison {
     /// What was logged: `weights`, `kv_pool`, `kv_tokens`, `max_concurrency`, `activation_peak`,
     /// `non_torch`, `cuda_graphs`, or one of llama.cpp's buffers.
     pub figure: String,
+    /// The runtime's release the scenario names, as major.minor (`0.19`), or `latest`; empty
+    /// for a runtime without release rules.
+    pub release: String,
     /// Bytes, tokens or requests, as the figure is.
     pub measured: f64,
     pub predicted: f64,
@@ -350,6 +355,7 @@ pub fn compare_runtime_logs(csv: &str) -> (Vec<RuntimeComparison>, Vec<(String, 
         };
         compared.push(RuntimeComparison {
             runtime: kind.key().to_string(),
+            release: release_class(&scenario),
             source: get("source").to_string(),
             figure: get("figure").to_string(),
             measured,
@@ -359,6 +365,41 @@ pub fn compare_runtime_logs(csv: &str) -> (Vec<RuntimeComparison>, Vec<(String, 
         });
     }
     (compared, skipped)
+}
+
+/// The release a runtime log's scenario names, by its minor version: rules change at most once
+/// a minor release.
+fn release_class(s: &Scenario) -> String {
+    match s.runtime.rules().release(s) {
+        Some(Release::Version([major, minor, _])) => format!("{major}.{minor}"),
+        Some(Release::Latest) => "latest".to_string(),
+        None => String::new(),
+    }
+}
+
+/// Median and worst absolute error per runtime, release and figure: how each release's rules
+/// read their logs.
+pub fn summarize_runtime_logs_by_release(comparisons: &[RuntimeComparison]) -> Vec<Summary> {
+    let mut groups: Vec<(&str, &str, &str)> = comparisons
+        .iter()
+        .filter(|c| !c.release.is_empty())
+        .map(|c| (c.runtime.as_str(), c.release.as_str(), c.figure.as_str()))
+        .collect();
+    groups.sort();
+    groups.dedup();
+    groups
+        .into_iter()
+        .map(|(runtime, release, figure)| {
+            summary(
+                &format!("{runtime} {release}"),
+                figure,
+                comparisons
+                    .iter()
+                    .filter(|c| c.runtime == runtime && c.release == release && c.figure == figure)
+                    .map(|c| (c.id.as_str(), c.error_pct, c.source.as_str())),
+            )
+        })
+        .collect()
 }
 
 /// Median and worst absolute error per runtime and figure.

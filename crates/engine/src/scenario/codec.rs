@@ -207,6 +207,25 @@ impl Codec for Flag {
     }
 }
 
+/// A runtime's release: `latest` or its version number.
+pub struct ReleaseCodec;
+
+impl Codec for ReleaseCodec {
+    type Value = crate::runtime::Release;
+
+    fn parse(&self, text: &str) -> Result<Self::Value, String> {
+        crate::runtime::Release::parse(text)
+    }
+
+    fn format(&self, value: &Self::Value) -> String {
+        value.to_string()
+    }
+
+    fn syntax(&self) -> Option<&'static str> {
+        Some("latest, 0.25, 0.25.1")
+    }
+}
+
 /// An enumerated setting, by its wire names.
 pub struct Pick<E>(PhantomData<E>);
 

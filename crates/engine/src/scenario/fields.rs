@@ -9,7 +9,8 @@ use crate::lora::LoraTargets;
 use crate::model::{CheckpointWeights, FileWeights};
 use crate::optimizer::{Optimizer, OptimizerStep};
 use crate::runtime::{
-    AttentionBackend, CacheType, CudagraphMode, GpuBackend, LogitRows, OffloadOutput, Runtime,
+    AttentionBackend, CacheType, CudagraphMode, GpuBackend, LogitRows, OffloadOutput, Release,
+    Runtime,
 };
 use crate::sharding::{Offload, Sharding};
 use crate::units::{Bytes, Units, MIB};
@@ -29,10 +30,6 @@ pub const DEFAULT_CUDA_CONTEXT: Bytes = Bytes(512 * MIB);
 
 /// Kept free on purpose: the VRAM auto-config guide's default 1024 MiB.
 pub const DEFAULT_MARGIN: Bytes = Bytes(1024 * MIB);
-
-/// vLLM's `--gpu-memory-utilization` when unset in current releases: `CacheConfig`'s
-/// `Field(default=0.92, gt=0, le=1)` (vllm/config/cache.py, v0.25 to v0.30); 0.9 through v0.19.
-pub const DEFAULT_GPU_MEMORY_UTILIZATION: f64 = 0.92;
 
 /// Where a field sits in the page's form: a fieldset, and inside it an optional folded part.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -562,8 +559,14 @@ scenario_fields! {
     max_num_batched_tokens: Option<u32> = None,
         "max-num-batched-tokens", Optional { inner: Count, none: "the runtime's default for this GPU" }, Serving,
         "Max batched tokens", "tokens one step processes (vLLM --max-num-batched-tokens, SGLang --chunked-prefill-size)";
-    gpu_memory_utilization: f64 = DEFAULT_GPU_MEMORY_UTILIZATION,
-        "gpu-memory-utilization", FRACTION, Vllm,
+    /// The vLLM release whose memory rules apply (`estimate/serving/vllm.rs` lists each rule
+    /// with the release that introduced it).
+    vllm_version: Release = Release::Latest,
+        "vllm-version", ReleaseCodec, Vllm,
+        "vLLM version", "the vLLM release whose memory rules apply (latest: the newest checked, 0.33)";
+    /// Unset: the release's default, 0.92 since 0.20 and 0.9 before.
+    gpu_memory_utilization: Option<f64> = None,
+        "gpu-memory-utilization", Optional { inner: FRACTION, none: "the release's default (0.92; 0.9 before 0.20)" }, Vllm,
         "GPU memory utilization", "share of the GPU's CUDA total vLLM may take (--gpu-memory-utilization)";
     block_size: Option<u32> = None,
         "block-size", Optional { inner: Count, none: "16, or the MLA backend's" }, Vllm,
@@ -572,11 +575,12 @@ scenario_fields! {
     enforce_eager: bool = false,
         "enforce-eager", Flag, Vllm,
         "Enforce eager", "true to run without CUDA graphs (--enforce-eager)";
-    /// `VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`: vLLM ≥ 0.21 profiles the graphs before sizing
-    /// the pool and takes their estimate out of the budget; earlier versions capture them outside.
-    profile_cudagraphs: bool = true,
-        "profile-cudagraphs", Flag, Vllm,
-        "Graphs in the budget", "true when vLLM takes its CUDA-graph estimate out of gpu-memory-utilization (the default since 0.21); false for 0.20 and older";
+    /// `VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`: vLLM ≥ 0.20 profiles the graphs before sizing
+    /// the pool and takes their estimate out of the budget; earlier releases capture them
+    /// outside. Unset: the release's default.
+    profile_cudagraphs: Option<bool> = None,
+        "profile-cudagraphs", Optional { inner: Flag, none: "the release's default (true since 0.20)" }, Vllm,
+        "Graphs in the budget", "true when vLLM takes its CUDA-graph estimate out of gpu-memory-utilization (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS; unset: true since 0.20, false before)";
     /// `--compilation-config.cudagraph_mode`.
     cudagraph_mode: CudagraphMode = CudagraphMode::FullAndPiecewise,
         "cudagraph-mode", pick::<CudagraphMode>(), Vllm,
@@ -588,9 +592,17 @@ scenario_fields! {
     attention_backend: AttentionBackend = AttentionBackend::Auto,
         "attention-backend", pick::<AttentionBackend>(), Vllm,
         "Attention backend", "vLLM's attention backend (--attention-backend), which sizes the full graphs' buffers";
+    /// The SGLang release whose memory rules apply (`estimate/serving/sglang.rs`).
+    sglang_version: Release = Release::Latest,
+        "sglang-version", ReleaseCodec, Sglang,
+        "SGLang version", "the SGLang release whose memory rules apply (latest: the newest checked, 0.5.23)";
     mem_fraction_static: Option<f64> = None,
         "mem-fraction-static", Optional { inner: FRACTION, none: "SGLang's default for this GPU" }, Sglang,
         "Mem fraction static", "share of free memory for weights and the KV pool (--mem-fraction-static)";
+    /// `--max-total-tokens`: a cap on the pool's tokens below what the fraction leaves.
+    max_total_tokens: Option<u32> = None,
+        "max-total-tokens", Optional { inner: Count, none: "what the fraction leaves" }, Sglang,
+        "Max total tokens", "the most tokens SGLang's KV pool holds, below what mem-fraction-static leaves (--max-total-tokens)";
     /// The GGUF file type llama.cpp loads; its per-tensor mix is llama-quantize's.
     quant: FileType = FileType::Q4_K_M,
         "quant", GgufFileType, LlamaCpp,

@@ -15,8 +15,7 @@ mod shape;
 pub(crate) use codec::MAX_COUNT;
 pub use codec::{Control, CustomComponent, MAX_CUSTOM};
 pub use fields::{
-    Field, Group, Modes, Scenario, DEFAULT_CUDA_CONTEXT, DEFAULT_GPU_MEMORY_UTILIZATION,
-    DEFAULT_MARGIN, FIELDS, KEYS,
+    Field, Group, Modes, Scenario, DEFAULT_CUDA_CONTEXT, DEFAULT_MARGIN, FIELDS, KEYS,
 };
 pub use resolve::Resolved;
 

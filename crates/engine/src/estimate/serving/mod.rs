@@ -10,6 +10,7 @@ mod sglang;
 mod transformers;
 mod vllm;
 mod vllm_graphs;
+mod vllm_rules;
 
 use super::component::ComponentId;
 use super::stack::{Component, Stack};

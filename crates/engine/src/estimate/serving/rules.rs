@@ -9,7 +9,7 @@ use crate::dtype::Dtype;
 use crate::estimate::speed::{Band, Efficiency};
 use crate::estimate::stack::Stack;
 use crate::gpu_catalogue::Datasheet;
-use crate::runtime::Runtime;
+use crate::runtime::{Release, Runtime};
 use crate::scenario::{FieldError, Group, Resolved, Scenario};
 
 /// What one runtime does with the GPU, and what the rest of the planner needs to know of it.
@@ -68,6 +68,12 @@ pub trait RuntimeRules: Sync {
 
     /// The accuracy panel's name for its kind of run.
     fn accuracy_label(&self) -> &'static str;
+
+    /// The release whose rules the scenario asks for (`vllm-version`, `sglang-version`); `None`
+    /// for a runtime without release rules.
+    fn release(&self, _s: &Scenario) -> Option<Release> {
+        None
+    }
 
     /// What it reaches of the card's peak bandwidth in decode and peak tensor throughput in
     /// prefill (the speed model's only tuned constants), on the scenario's GPU.

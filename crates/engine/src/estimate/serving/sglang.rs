@@ -9,11 +9,22 @@
 //!   MLA's `(kv_lora_rank + qk_rope_head_dim) × layers × dtype`, not split by TP).
 //! - Outside the fraction: the CUDA context and NCCL (before `F0`); activations and CUDA graphs
 //!   live in the remaining `(1 − mem_fraction_static) × F0`.
-//! - Default fraction (`server_args.py`, late 2025): `(gpu_mem − reserved) / gpu_mem` with
-//!   `reserved = 512 + 1.5 × max(chunked_prefill_size, 2048) + 2 × cuda_graph_max_bs +
-//!   1024 × tp × pp / 8` MB, at least 10240 MB above 60 GiB; `chunked_prefill_size` and
-//!   `cuda_graph_max_bs` by capacity (below). Versions up to 0.4 used a table by TP size
-//!   (0.88 at TP1 … 0.85 at TP4); give `mem-fraction-static` for those.
+//! - Default fraction (`_handle_gpu_memory_settings`, server_args.py; arg_groups/memory_hook.py
+//!   since 0.5.20): `(gpu_mem − reserved) / gpu_mem`, rounded to 3 decimals, by `sglang-version`
+//!   (each rule read in that release's wheel):
+//!   - v0.5.3 on: `reserved = 512 + 1.5 × max(chunked_prefill_size, 2048) + 2 × cuda_graph_max_bs
+//!     + 1024 × tp × pp / 8` MB, at least 10240 MB above 60 GiB; `chunked_prefill_size` and
+//!     `cuda_graph_max_bs` by capacity (below).
+//!   - v0.5.10 on: piecewise CUDA graphs for prefill are on by default
+//!     (`disable_piecewise_cuda_graph = False`; off with pipeline parallelism or a vision tower,
+//!     `_handle_piecewise_cuda_graph`), and the reserve adds 8 MB per captured size
+//!     (`len(piecewise_cuda_graph_tokens) * 8`; sizes up to `chunked_prefill_size`, capped by
+//!     `max_total_tokens`) or, with an MLA backend, 1.5 GiB, before the 10240 MB floor.
+//!   - v0.4.10 to v0.5.2: `reserved` from a table by capacity: `(2.8 + tp·pp/10)` GiB below
+//!     35 GiB, `(9.5 + tp·pp/2)` GiB below 90, `(12 + tp·pp/2)` GiB below 160, 32 GiB above.
+//!     Older releases used other tables (0.88 at TP1 … 0.85 at TP4): give `mem-fraction-static`.
+//! - `--max-total-tokens` caps the pool's tokens (`_apply_token_constraints`: the smaller of it
+//!   and what the fraction leaves), and the pool is allocated for the capped tokens.
 //! - `max_running_requests` defaults to `min(max(tokens / context_len × 512, 2048), 4096)`.
 
 use super::{
@@ -26,7 +37,7 @@ use crate::estimate::overhead;
 use crate::estimate::stack::Stack;
 use crate::estimate::ComponentId;
 use crate::estimate::LogFigure;
-use crate::runtime::Runtime;
+use crate::runtime::{Release, Runtime};
 use crate::scenario::Group;
 use crate::scenario::{Resolved, Scenario};
 use crate::units::{Bytes, MIB};
@@ -48,6 +59,10 @@ impl RuntimeRules for Sglang {
 
     fn accuracy_label(&self) -> &'static str {
         "SGLang serving"
+    }
+
+    fn release(&self, s: &Scenario) -> Option<Release> {
+        Some(s.sglang_version)
     }
 
     fn bench_command(
@@ -88,7 +103,8 @@ impl RuntimeRules for Sglang {
 /// `python -m sglang.launch_server --model-path MODEL` and its flags, as `ServerArgs.add_cli_args`
 /// names them (python/sglang/srt/server_args.py): `--context-length` (written always: unset,
 /// SGLang takes the model's whole context), `--mem-fraction-static`, `--chunked-prefill-size`,
-/// `--max-running-requests`, `--kv-cache-dtype` (`fp8_e4m3`), `--mamba-ssm-dtype`, and
+/// `--max-running-requests`, `--max-total-tokens`, `--kv-cache-dtype` (`fp8_e4m3`),
+/// `--mamba-ssm-dtype`, and
 /// `--tp-size`, `--pp-size` and `--ep-size`.
 static SGLANG_LAUNCH: Launch = Launch {
     program: &["python", "-m", "sglang.launch_server"],
@@ -126,6 +142,12 @@ static SGLANG_LAUNCH: Launch = Launch {
             When::Changed,
         ),
         Flag::new(
+            "max-total-tokens",
+            "--max-total-tokens",
+            Write::Text,
+            When::Changed,
+        ),
+        Flag::new(
             "kv-dtype",
             "--kv-cache-dtype",
             Write::Words(&[("fp8", "fp8_e4m3")]),
@@ -157,10 +179,80 @@ const LARGE_GPU_RESERVE_MB: f64 = 10240.0;
 /// MB of CUDA-graph memory the heuristic expects per captured batch size.
 const GRAPH_MB_PER_BATCH: f64 = 2.0;
 
+/// MB the heuristic expects per piecewise prefill graph (v0.5.10 on), and for them all with an
+/// MLA backend.
+const PIECEWISE_MB_PER_SIZE: f64 = 8.0;
+const PIECEWISE_MLA_MB: f64 = 1536.0;
+
+/// The newest SGLang release whose rules were checked: what `latest` means.
+const NEWEST_CHECKED: [u32; 3] = [0, 5, 23];
+/// The release whose heuristic is the `reserved` formula, and the first with piecewise prefill
+/// graphs on by default; the oldest whose table was checked.
+const RESERVE_FORMULA: [u32; 3] = [0, 5, 3];
+const PIECEWISE_DEFAULT: [u32; 3] = [0, 5, 10];
+const CAPACITY_TABLE: [u32; 3] = [0, 4, 10];
+
 struct Defaults {
     chunked_prefill: u32,
     graph_batch: u32,
     fraction: f64,
+}
+
+/// The sizes SGLang captures piecewise prefill graphs at, up to `max_tokens`
+/// (`_generate_piecewise_cuda_graph_tokens`; `generate_prefill_cuda_graph_batch_sizes` since
+/// 0.5.15): how many there are.
+fn piecewise_sizes(max_tokens: u32) -> usize {
+    let steps: [(u32, u32, u32); 6] = [
+        (4, 32, 4),
+        (48, 256, 16),
+        (288, 512, 32),
+        (576, 1024, 64),
+        (1280, 4096, 256),
+        (4608, u32::MAX, 512),
+    ];
+    steps
+        .iter()
+        .map(|&(from, to, step)| {
+            let to = to.min(max_tokens);
+            if to < from {
+                0
+            } else {
+                ((to - from) / step + 1) as usize
+            }
+        })
+        .sum()
+}
+
+/// The MB the release's heuristic reserves outside the fraction.
+fn reserved_mb(s: &Scenario, r: &Resolved, d: &Deployment, chunked: u32, graph_batch: u32) -> f64 {
+    let gpu_mib = r.capacity.0 / MIB;
+    let parallel = f64::from(d.tp * d.pp);
+    let release = s.sglang_version;
+    if !release.at_least(RESERVE_FORMULA) {
+        let gib = match gpu_mib {
+            m if m < 35 * 1024 => 2.8 + parallel / 10.0,
+            m if m < 90 * 1024 => 9.5 + parallel / 2.0,
+            m if m < 160 * 1024 => 12.0 + parallel / 2.0,
+            _ => 32.0,
+        };
+        return gib * 1024.0;
+    }
+    let mut reserved = 512.0
+        + 1.5 * f64::from(chunked.max(2048))
+        + GRAPH_MB_PER_BATCH * f64::from(graph_batch)
+        + 1024.0 * parallel / 8.0;
+    if release.at_least(PIECEWISE_DEFAULT) && d.pp == 1 && r.arch.vision.layers == 0 {
+        reserved += if r.arch.mla.is_mla() {
+            PIECEWISE_MLA_MB
+        } else {
+            let max_tokens = s.max_total_tokens.map_or(chunked, |t| t.min(chunked));
+            PIECEWISE_MB_PER_SIZE * piecewise_sizes(max_tokens) as f64
+        };
+    }
+    if gpu_mib > 60 * 1024 {
+        reserved = reserved.max(LARGE_GPU_RESERVE_MB);
+    }
+    reserved
 }
 
 fn defaults(s: &Scenario, r: &Resolved, d: &Deployment) -> Defaults {
@@ -171,13 +263,7 @@ fn defaults(s: &Scenario, r: &Resolved, d: &Deployment) -> Defaults {
         .unwrap_or(&BUCKETS[BUCKETS.len() - 1]);
     let chunked_prefill = s.max_num_batched_tokens.unwrap_or(chunked);
     let graph_batch = if d.tp < 4 { small_tp } else { large_tp };
-    let mut reserved_mb = 512.0
-        + 1.5 * f64::from(chunked_prefill.max(2048))
-        + GRAPH_MB_PER_BATCH * f64::from(graph_batch)
-        + 1024.0 * f64::from(d.tp * d.pp) / 8.0;
-    if gpu_mib > 60 * 1024 {
-        reserved_mb = reserved_mb.max(LARGE_GPU_RESERVE_MB);
-    }
+    let reserved_mb = reserved_mb(s, r, d, chunked_prefill, graph_batch);
     let gpu_mb = gpu_mib as f64;
     let fraction = ((gpu_mb - reserved_mb) / gpu_mb * 1000.0).round() / 1000.0;
     Defaults {
@@ -199,6 +285,7 @@ fn push(
     let fraction = s.mem_fraction_static.unwrap_or(dflt.fraction);
     let layout = KvLayout::new(r, d);
     note_unmodelled_pools(&layout, notes);
+    notes.extend(release_note(s.sglang_version));
     push_rope_tables(r, Dtype::Fp32, stack);
     let weights = stack.model_load();
     let non_torch = push_non_torch(s, d, "NCCL and workspaces (before the pool)", stack);
@@ -212,11 +299,17 @@ fn push(
             .size(s.units)
         - fx.num(weights).words("weights").size(s.units))
     .max(fx.num(0.0));
+    let cell = layout.attention_token_bytes();
+    let pool = match s.max_total_tokens {
+        Some(cap) if cell > 0.0 => {
+            pool.min(fx.sym("max-total-tokens", f64::from(cap)) * fx.num(cell).unit("B per token"))
+        }
+        _ => pool,
+    };
     let pool_bytes = pool.value();
     stack.push(ComponentId::KvCache, "KV cache pool (preallocated)", pool);
     push_outside_the_fraction(&dflt, stack);
     overhead::push_context(s, stack);
-    let cell = layout.attention_token_bytes();
     let kv_tokens = if cell > 0.0 {
         (pool_bytes / cell).floor() as u64
     } else {
@@ -243,6 +336,20 @@ fn push(
         command: None,
         host_components: Vec::new(),
         settings: settings(s, &dflt, fraction, kv_tokens, stack.explain),
+    }
+}
+
+/// What the estimate says of the release it was asked for: nothing for a release whose rules
+/// were checked.
+fn release_note(release: Release) -> Option<String> {
+    match release {
+        Release::Version(v) if v > NEWEST_CHECKED => Some(format!(
+            "SGLang {release} is newer than the releases whose memory rules were checked: those of 0.5.23 apply."
+        )),
+        Release::Version(v) if v < CAPACITY_TABLE => Some(format!(
+            "SGLang {release}'s default mem-fraction-static is not modelled (releases before 0.4.10 used other tables): the 0.4.10 table applies; give mem-fraction-static."
+        )),
+        _ => None,
     }
 }
 
@@ -289,6 +396,12 @@ fn settings(
     let default = "SGLang's default for this GPU";
     let mut settings = Settings::new(explain);
     settings.push(
+        "sglang-version",
+        s.sglang_version,
+        s.sglang_version != Release::Latest,
+        "the newest release whose rules were checked, 0.5.23",
+    );
+    settings.push(
         "max-model-len",
         context_len,
         s.max_model_len.is_some(),
@@ -307,5 +420,69 @@ fn settings(
         default,
     );
     settings.push("max-num-seqs", running, s.max_num_seqs.is_some(), default);
+    settings.push(
+        "max-total-tokens",
+        kv_tokens,
+        s.max_total_tokens.is_some(),
+        "what mem-fraction-static leaves",
+    );
     settings.into_list()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::piecewise_sizes;
+    use crate::estimate::estimate;
+    use crate::query::scenario_from_query;
+
+    #[test]
+    fn piecewise_prefill_sizes_follow_sglangs_list() {
+        // 4..=32 by 4, 48..=256 by 16, 288..=512 by 32, 576..=1024 by 64, 1280..=4096 by 256,
+        // then by 512: 58 sizes up to 8192.
+        assert_eq!(piecewise_sizes(8192), 58);
+        assert_eq!(piecewise_sizes(2048), 8 + 14 + 8 + 8 + 4);
+        assert_eq!(piecewise_sizes(3), 0);
+    }
+
+    fn serving(query: &str) -> crate::estimate::Serving {
+        let (s, errors) = scenario_from_query(query);
+        assert!(errors.is_empty(), "{errors:?}");
+        estimate(&s).unwrap().serving.unwrap()
+    }
+
+    fn setting(serving: &crate::estimate::Serving, key: &str) -> String {
+        serving
+            .settings
+            .iter()
+            .find(|s| s.key == key)
+            .unwrap()
+            .value
+            .clone()
+    }
+
+    #[test]
+    fn each_release_reserves_by_its_own_heuristic() {
+        let base = "runtime=sglang&mode=inference&model=llama-3.1-8b&gpu=h100-80";
+        let fraction = |release: &str| {
+            setting(
+                &serving(&format!("{base}&sglang-version={release}")),
+                "mem-fraction-static",
+            )
+        };
+        // 512 + 1.5 × 8192 + 2 × 256 + 128 MB on the H100's 81559 MiB; since 0.5.10 also
+        // 58 piecewise prefill graphs × 8 MB; before 0.5.3, (9.5 + 1/2) GiB.
+        assert_eq!(fraction("0.5.9"), "0.835");
+        assert_eq!(fraction("latest"), "0.83");
+        assert_eq!(fraction("0.4.10"), "0.874");
+    }
+
+    #[test]
+    fn max_total_tokens_caps_the_pool() {
+        let base = "runtime=sglang&mode=inference&model=llama-3.1-8b&gpu=h100-80";
+        let capped = serving(&format!("{base}&max-total-tokens=100000"));
+        assert_eq!(capped.kv_tokens, 100000);
+        // Llama 3.1 8B: 32 layers × 8 KV heads × 128 × 2 (K and V) × 2 B per token.
+        assert_eq!(capped.kv_pool_bytes.0, 100000 * 32 * 8 * 128 * 2 * 2);
+        assert!(serving(base).kv_tokens > 100000);
+    }
 }

@@ -1,11 +1,12 @@
-//! vLLM's V1 engine, as v0.19.0 sizes memory (the version of most calibration logs), with v0.21's
-//! CUDA-graph profiling as a setting (`profile-cudagraphs`).
+//! vLLM's V1 engine, as the release `vllm-version` names sizes memory: v0.19.0's rules (the
+//! version of most calibration logs) with what changed since, each from the release that
+//! introduced it (`vllm_rules`).
 //!
 //! - Budget: `requested = gpu_memory_utilization × total`, where total is CUDA's
 //!   (`MemorySnapshot`, vllm/utils/mem_utils.py); the worker refuses to start when free memory is
 //!   below it (`init_device`, vllm/v1/worker/gpu_worker.py).
 //! - KV pool: `requested − weights − the profile run's torch peak − non-torch increase`
-//!   (`determine_available_memory`), less the CUDA graphs' estimate since v0.21
+//!   (`determine_available_memory`), less the CUDA graphs' estimate since v0.20
 //!   (`profile-cudagraphs`: `VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`, whose log line says "The
 //!   current --gpu-memory-utilization=U is equivalent to … without CUDA graph memory profiling");
 //!   before, the graphs were captured afterwards, outside the budget. `vllm_graphs` sizes them.
@@ -20,10 +21,12 @@
 //!   (vllm/v1/core/kv_cache_utils.py). A sliding-window layer needs
 //!   `⌈min(window − 1 + max_num_batched_tokens, max_model_len) / block⌉ + 1` blocks
 //!   (`SlidingWindowSpec`), a Mamba layer one block per request (vllm/v1/kv_cache_interface.py).
-//! - Defaults (`EngineArgs._set_default_args`, vllm/engine/arg_utils.py, `vllm serve`): on GPUs
+//! - Defaults (`EngineArgs.get_batch_defaults`, vllm/engine/arg_utils.py, `vllm serve`): on GPUs
 //!   of ≥ 70 GiB other than the A100, `max_num_batched_tokens` 8192 and `max_num_seqs` 1024;
-//!   elsewhere 2048 and 256. `block_size` 16; MLA backends (FlashMLA, CUTLASS MLA) use 64.
+//!   elsewhere 2048 and 256; since v0.28, 16384 and 1024 from 160 GiB; since v0.33, GB10 keeps
+//!   the small tier. `block_size` 16; MLA backends (FlashMLA, CUTLASS MLA) use 64.
 
+use super::vllm_rules::{Rule, Rules};
 use super::{
     gib2, note_unknown_rope_tables, push_non_torch, push_rope_tables, vllm_graphs, Build,
     Deployment, Flag, KvLayout, Launch, LoggedFigure, Parallel, Reads, RuntimeRules, Serving,
@@ -35,9 +38,9 @@ use crate::estimate::overhead;
 use crate::estimate::stack::Stack;
 use crate::estimate::ComponentId;
 use crate::estimate::LogFigure;
-use crate::runtime::Runtime;
+use crate::runtime::{Release, Runtime};
 use crate::scenario::Group;
-use crate::scenario::{Resolved, Scenario, DEFAULT_GPU_MEMORY_UTILIZATION};
+use crate::scenario::{Resolved, Scenario};
 use crate::sharding::Sharding;
 use crate::units::{Bytes, GIB};
 
@@ -64,6 +67,10 @@ impl RuntimeRules for Vllm {
 
     fn accuracy_label(&self) -> &'static str {
         "vLLM serving"
+    }
+
+    fn release(&self, s: &Scenario) -> Option<Release> {
+        Some(s.vllm_version)
     }
 
     fn bench_command(
@@ -99,8 +106,10 @@ impl RuntimeRules for Vllm {
     }
 
     fn push(&self, b: Build<'_>) -> Option<Serving> {
-        let serving = push(b.s, b.r, &b.d, b.stack);
+        let rules = Rules::new(b.s.vllm_version);
+        let serving = push(b.s, b.r, &b.d, rules, b.stack);
         note_unknown_rope_tables(b.s, b.r, b.notes);
+        b.notes.extend(rules.note());
         Some(serving)
     }
 }
@@ -108,7 +117,7 @@ impl RuntimeRules for Vllm {
 /// `vllm serve MODEL` and its flags, as `EngineArgs.add_cli_args` names them
 /// (vllm/engine/arg_utils.py): `--max-model-len` (written always: unset, vLLM takes the model's
 /// whole `max_position_embeddings`, not the scenario's `seq`), `--gpu-memory-utilization`
-/// (written also with `profile-cudagraphs=false`: releases through v0.19 default to 0.9),
+/// (written when set: unset, each release applies its own default, as the estimate does),
 /// `--kv-cache-dtype` (`CacheDType` in vllm/config/cache.py: `fp8`, `bfloat16`, `float16`),
 /// `--mamba-ssm-cache-dtype` (`MambaDType`), `--compilation-config.cudagraph_mode` (a dotted
 /// key of the JSON argument, `CUDAGraphMode`'s names), `--max-cudagraph-capture-size` (the
@@ -136,7 +145,7 @@ static VLLM_LAUNCH: Launch = Launch {
             "gpu-memory-utilization",
             "--gpu-memory-utilization",
             Write::Text,
-            When::ChangedOr(|s| !s.profile_cudagraphs),
+            When::Changed,
         ),
         Flag::new("max-num-seqs", "--max-num-seqs", Write::Text, When::Changed),
         Flag::new(
@@ -207,21 +216,48 @@ pub const MLA_BLOCK_TOKENS: u32 = 64;
 /// Above this total, a GPU other than the A100 gets the large scheduler defaults.
 const LARGE_GPU: Bytes = Bytes(70 * GIB);
 
+/// From this total, the largest defaults since v0.28 (`Rule::LargestTier`).
+const LARGEST_GPU: Bytes = Bytes(160 * GIB);
+
 struct Scheduler {
     batched_tokens: u32,
     seqs: u32,
     block: u32,
 }
 
-fn scheduler(s: &Scenario, r: &Resolved, layout: &KvLayout, settings: &mut Settings) -> Scheduler {
-    let a100 = r.gpu.is_some_and(|g| g.id.contains("a100")) && s.vram.is_none();
-    let large = r.capacity >= LARGE_GPU && !a100;
-    let class = if large {
-        "vLLM serve's default on GPUs of ≥ 70 GiB other than the A100"
+/// `vllm serve`'s `max_num_batched_tokens` and `max_num_seqs` on this GPU, and why.
+fn batch_defaults(s: &Scenario, r: &Resolved, rules: Rules) -> (u32, u32, &'static str) {
+    let named = |id: &str| r.gpu.is_some_and(|g| g.id.contains(id)) && s.vram.is_none();
+    let gb10 = named("dgx-spark") && rules.applies(Rule::Gb10SmallTier);
+    if r.capacity >= LARGEST_GPU && rules.applies(Rule::LargestTier) {
+        (
+            16384,
+            1024,
+            "vLLM serve's default on GPUs of ≥ 160 GiB since 0.28",
+        )
+    } else if r.capacity >= LARGE_GPU && !named("a100") && !gb10 {
+        (
+            8192,
+            1024,
+            "vLLM serve's default on GPUs of ≥ 70 GiB other than the A100",
+        )
     } else {
-        "vLLM serve's default below 70 GiB and on the A100"
-    };
-    let (tokens, seqs) = if large { (8192, 1024) } else { (2048, 256) };
+        (
+            2048,
+            256,
+            "vLLM serve's default below 70 GiB, on the A100 and (since 0.33) on GB10",
+        )
+    }
+}
+
+fn scheduler(
+    s: &Scenario,
+    r: &Resolved,
+    rules: Rules,
+    layout: &KvLayout,
+    settings: &mut Settings,
+) -> Scheduler {
+    let (tokens, seqs, class) = batch_defaults(s, r, rules);
     let batched_tokens = s.max_num_batched_tokens.unwrap_or(tokens);
     settings.push(
         "max-num-batched-tokens",
@@ -422,8 +458,14 @@ fn push_ssm_setting(s: &Scenario, r: &Resolved, layout: &KvLayout, settings: &mu
     }
 }
 
-fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack) -> Serving {
+fn push(s: &Scenario, r: &Resolved, d: &Deployment, rules: Rules, stack: &mut Stack) -> Serving {
     let mut settings = Settings::new(stack.explain);
+    settings.push(
+        "vllm-version",
+        rules.release,
+        rules.release != Release::Latest,
+        "the newest release whose rules were checked, 0.33",
+    );
     let max_model_len = s.max_model_len.unwrap_or(s.seq);
     settings.push(
         "max-model-len",
@@ -433,7 +475,7 @@ fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack) -> Servin
     );
     let layout = KvLayout::new(r, d);
     push_ssm_setting(s, r, &layout, &mut settings);
-    let sched = scheduler(s, r, &layout, &mut settings);
+    let sched = scheduler(s, r, rules, &layout, &mut settings);
     push_rope_tables(r, r.act_dtype, stack);
     let weights = stack.model_load();
     let activations = push_activation_peak(s, r, d, &sched, stack);
@@ -447,20 +489,13 @@ fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack) -> Servin
     let graphs = vllm_graphs::cuda_graphs(
         s,
         r,
-        d.tp,
-        d.pp,
-        sched.seqs,
-        sched.batched_tokens,
+        rules,
+        (d.tp, d.pp),
+        (sched.seqs, sched.batched_tokens),
         &mut settings,
         fx,
     );
-    settings.push(
-        "profile-cudagraphs",
-        s.profile_cudagraphs,
-        !s.profile_cudagraphs,
-        "vLLM's default since 0.21 (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1); false for 0.20 and older, which capture the graphs outside the budget",
-    );
-    let budget = Budget::new(s, d);
+    let budget = Budget::new(s, d, rules, &mut settings);
     let taken = [weights, activations, non_torch.as_f64()];
     let (available_bytes, pool_bytes) = push_pool_and_graphs(s, &budget, taken, graphs, stack);
     overhead::push_context(s, stack);
@@ -473,13 +508,6 @@ fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack) -> Servin
         &b,
         max_model_len,
         || longest_fitting(&layout, &sched, pool_bytes, max_model_len),
-    );
-    let util = s.gpu_memory_utilization;
-    settings.push(
-        "gpu-memory-utilization",
-        util,
-        util != DEFAULT_GPU_MEMORY_UTILIZATION,
-        "vLLM's default in current releases (0.9 through v0.19)",
     );
     Serving {
         runtime: Runtime::Vllm,
@@ -507,16 +535,36 @@ struct Budget {
     /// What is free when the worker starts.
     free_at_start: f64,
     util: f64,
+    /// The CUDA graphs' estimate is taken out of the budget.
+    graphs_inside: bool,
 }
 
 impl Budget {
-    fn new(s: &Scenario, d: &Deployment) -> Budget {
+    /// The budget as the release applies it, each unset setting at the release's default.
+    fn new(s: &Scenario, d: &Deployment, rules: Rules, settings: &mut Settings) -> Budget {
+        let (default_util, util_from) = rules.default_utilization();
+        let util = s.gpu_memory_utilization.unwrap_or(default_util);
+        settings.push(
+            "gpu-memory-utilization",
+            util,
+            s.gpu_memory_utilization.is_some(),
+            util_from,
+        );
+        let (default_inside, inside_from) = rules.default_graphs_in_budget();
+        let graphs_inside = s.profile_cudagraphs.unwrap_or(default_inside);
+        settings.push(
+            "profile-cudagraphs",
+            graphs_inside,
+            s.profile_cudagraphs.is_some(),
+            inside_from,
+        );
         let total = d.cuda_total.as_f64();
         Budget {
             total,
-            requested: s.gpu_memory_utilization * total,
+            requested: util * total,
             free_at_start: (total - s.context.as_f64() - s.reserved.as_f64()).max(0.0),
-            util: s.gpu_memory_utilization,
+            util,
+            graphs_inside,
         }
     }
 }
@@ -557,7 +605,7 @@ fn push_pool_and_graphs(
     stack: &mut Stack,
 ) -> (f64, f64) {
     let fx = stack.fx();
-    let in_budget = s.profile_cudagraphs && graphs.value() > 0.0;
+    let in_budget = budget.graphs_inside && graphs.value() > 0.0;
     let graphs_in_budget = if in_budget { graphs.value() } else { 0.0 };
     let taken = |value: f64, what: &'static str| fx.num(value).words(what).size(s.units);
     let available = fx.num(budget.util) * taken(budget.total, "CUDA total")

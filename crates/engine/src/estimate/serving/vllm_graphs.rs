@@ -27,6 +27,7 @@
 //! all-reduce graphs on PCIe cards without vLLM's custom all-reduce (L40S at TP 4 and 8 logs
 //! about twice this), and 0.10's denser capture list (67 sizes).
 
+use super::vllm_rules::{Rule, Rules};
 use super::Settings;
 use crate::dtype::{Dtype, FP32_BYTES};
 use crate::estimate::formula::{Formula, Fx};
@@ -47,7 +48,7 @@ pub const GRAPH_BYTES_PER_MOE_LAYER: Bytes = Bytes(236 * KIB);
 pub const GRAPH_BYTES_PER_SHARED_EXPERT: Bytes = Bytes(111 * KIB);
 /// `flash_attn_max_num_splits_for_cuda_graph`'s default.
 const FLASH_ATTN_SPLITS: f64 = 32.0;
-/// vLLM's cap on the default largest capture size.
+/// vLLM's cap on the default largest capture size, off data-centre Blackwell.
 const MAX_DEFAULT_CAPTURE: u32 = 512;
 
 /// The sizes vLLM captures piecewise graphs at, smallest first.
@@ -84,15 +85,14 @@ fn attention(s: &Scenario, r: &Resolved) -> (AttentionBackend, bool, &'static st
     }
 }
 
-/// What the capture holds; nothing under `--enforce-eager`.
-#[allow(clippy::too_many_arguments)]
+/// What the capture holds; nothing under `--enforce-eager`. `(tp, pp)` are the ranks, `(seqs,
+/// batched_tokens)` the scheduler's limits.
 pub(super) fn cuda_graphs(
     s: &Scenario,
     r: &Resolved,
-    tp: u32,
-    pp: u32,
-    seqs: u32,
-    batched_tokens: u32,
+    rules: Rules,
+    (tp, pp): (u32, u32),
+    (seqs, batched_tokens): (u32, u32),
     settings: &mut Settings,
     fx: Fx,
 ) -> Formula {
@@ -100,7 +100,8 @@ pub(super) fn cuda_graphs(
     if s.enforce_eager {
         return fx.num(0.0).remark("--enforce-eager: no graphs");
     }
-    let capture = Capture::new(s, seqs, batched_tokens, settings);
+    let ceiling = rules.capture_ceiling(r.gpu.filter(|_| s.vram.is_none()));
+    let capture = Capture::new(s, rules, ceiling, (seqs, batched_tokens), settings);
     let graphs = fx
         .num((capture.piecewise + capture.full) as f64)
         .unit(format_args!(
@@ -137,7 +138,13 @@ struct Capture {
 }
 
 impl Capture {
-    fn new(s: &Scenario, seqs: u32, batched_tokens: u32, settings: &mut Settings) -> Capture {
+    fn new(
+        s: &Scenario,
+        rules: Rules,
+        ceiling: u32,
+        (seqs, batched_tokens): (u32, u32),
+        settings: &mut Settings,
+    ) -> Capture {
         let mode = s.cudagraph_mode;
         settings.push(
             "cudagraph-mode",
@@ -145,17 +152,29 @@ impl Capture {
             mode != CudagraphMode::FullAndPiecewise,
             "vLLM's default since 0.11",
         );
-        let largest = s
+        let unclamped = s
             .max_cudagraph_capture_size
-            .unwrap_or(seqs.saturating_mul(2).min(MAX_DEFAULT_CAPTURE))
-            .min(batched_tokens);
+            .unwrap_or(seqs.saturating_mul(2).min(ceiling));
+        let largest = unclamped.min(batched_tokens);
         settings.push(
             "max-cudagraph-capture-size",
             largest,
             s.max_cudagraph_capture_size.is_some(),
-            "vLLM's default: min(2 × max-num-seqs, 512, max-num-batched-tokens)",
+            if ceiling > MAX_DEFAULT_CAPTURE {
+                "vLLM's default on data-centre Blackwell since 0.28: min(2 × max-num-seqs, 1024, max-num-batched-tokens)"
+            } else {
+                "vLLM's default: min(2 × max-num-seqs, 512, max-num-batched-tokens)"
+            },
         );
-        let sizes = capture_sizes(largest);
+        let mut sizes = capture_sizes(largest);
+        if rules.applies(Rule::CaptureBatchedTokens) && batched_tokens <= largest {
+            sizes.push(batched_tokens);
+        }
+        if rules.applies(Rule::CaptureMaxSeqs) && seqs <= unclamped && seqs <= batched_tokens {
+            sizes.push(seqs);
+        }
+        sizes.sort_unstable();
+        sizes.dedup();
         let decode = sizes.iter().filter(|&&n| n <= seqs);
         Capture {
             piecewise: if mode.piecewise() { sizes.len() } else { 0 },

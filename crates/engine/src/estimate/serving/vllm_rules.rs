@@ -1,0 +1,151 @@
+//! What changed in vLLM's memory between releases: each rule with the first release that applies
+//! it, as read in the release's own source (the `vllm` wheel of that version on PyPI). The rules
+//! before 0.20 are v0.19.0's, which the calibration logs of 0.10–0.19 follow; `latest` is the
+//! newest release checked, [`NEWEST_CHECKED`].
+//!
+//! Checked and unchanged from v0.19.0 to v0.33.0: the budget (`requested_memory = util × total`),
+//! the profile run's shape (`_dummy_run(max_num_batched_tokens)` then the sampler over
+//! `min(max_num_seqs, max_num_batched_tokens)` rows), the 70 GiB and A100 rule of the scheduler's
+//! defaults, and `--kv-cache-memory-bytes`, which skips the budget.
+//!
+//! Not modelled, named where the estimate meets them:
+//! - v0.27.0 counts what the profile leaves as `total_consumed` (free memory at start less free
+//!   memory after the profile, vllm/utils/mem_utils.py `memory_profiling`) plus the torch peak's
+//!   headroom above what stays allocated, where 0.26 added the weights, the torch peak increase
+//!   and the non-torch increase. The two agree but for blocks the caching allocator keeps after
+//!   `empty_cache()`; v0.31.0 bounds those by profiling under `max_split_size_mb=20`
+//!   (`_scoped_allocator_max_split`, vllm/v1/worker/gpu_worker.py).
+//! - Model Runner V2 (vllm/v1/worker/gpu/model_runner.py) profiles the same rows; v0.25.0 runs it
+//!   by default for dense models without recurrent layers, v0.29.0 for every model
+//!   (`VllmConfig.use_v2_model_runner`). Its sampler's bytes per logit are V1's here.
+
+use crate::gpu_catalogue::Gpu;
+use crate::runtime::Release;
+
+/// The newest release whose rules were checked: what `latest` means.
+pub const NEWEST_CHECKED: [u32; 3] = [0, 33, 0];
+
+/// The oldest release whose V1 engine the rules describe (the oldest calibration logs).
+const OLDEST_MODELLED: [u32; 3] = [0, 10, 0];
+
+/// A rule that changed between releases.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Rule {
+    /// `VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS` defaults to 1 (vllm/envs.py of v0.20.0, whose
+    /// log line nevertheless says "default since v0.21.0"), so `determine_available_memory` takes
+    /// `profile_cudagraph_memory()` out of the requested memory; v0.19.0 defaults it to 0.
+    GraphsInBudget,
+    /// `CacheConfig.gpu_memory_utilization = Field(default=0.92)` (vllm/config/cache.py of
+    /// v0.20.0); 0.9 in v0.19.0.
+    Utilization092,
+    /// `_set_cudagraph_sizes` also captures `max_num_batched_tokens` when it is within the
+    /// largest capture size and off the 8/16 stride (vllm/config/vllm.py of v0.21.0).
+    CaptureBatchedTokens,
+    /// `get_batch_defaults` gives GPUs of ≥ 160 GiB 16384 batched tokens and 1024 sequences under
+    /// `vllm serve` (vllm/engine/arg_utils.py of v0.28.0: "for GPUs like B200/B300").
+    LargestTier,
+    /// The default largest capture size is 1024 on data-centre Blackwell (compute capability
+    /// 10.x, `is_device_capability_family(100)`), 512 elsewhere (vllm/config/vllm.py of v0.28.0).
+    BlackwellCapture,
+    /// `_set_cudagraph_sizes` also captures `max_num_seqs` when it is within the largest capture
+    /// size (`uniform_decode_sizes`, vllm/config/vllm.py of v0.31.0).
+    CaptureMaxSeqs,
+    /// GB10 (DGX Spark, compute capability 12.1) keeps the small tier of the scheduler's
+    /// defaults whatever its memory (`is_gb10`, vllm/engine/arg_utils.py of v0.33.0).
+    Gb10SmallTier,
+}
+
+impl Rule {
+    /// The first release that applies it.
+    const fn since(self) -> [u32; 3] {
+        match self {
+            Rule::GraphsInBudget | Rule::Utilization092 => [0, 20, 0],
+            Rule::CaptureBatchedTokens => [0, 21, 0],
+            Rule::LargestTier | Rule::BlackwellCapture => [0, 28, 0],
+            Rule::CaptureMaxSeqs => [0, 31, 0],
+            Rule::Gb10SmallTier => [0, 33, 0],
+        }
+    }
+}
+
+/// The rules of one release.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Rules {
+    pub release: Release,
+}
+
+impl Rules {
+    pub fn new(release: Release) -> Rules {
+        Rules { release }
+    }
+
+    pub fn applies(self, rule: Rule) -> bool {
+        self.release.at_least(rule.since())
+    }
+
+    /// `--gpu-memory-utilization` when unset, and the release it comes from.
+    pub fn default_utilization(self) -> (f64, &'static str) {
+        if self.applies(Rule::Utilization092) {
+            (0.92, "vLLM's default since 0.20")
+        } else {
+            (0.9, "vLLM's default before 0.20")
+        }
+    }
+
+    /// Whether the CUDA-graph estimate is taken out of the budget when the environment leaves
+    /// `VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS` unset, and why.
+    pub fn default_graphs_in_budget(self) -> (bool, &'static str) {
+        if self.applies(Rule::GraphsInBudget) {
+            (true, "vLLM's default since 0.20 (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1): the graphs' estimate is taken out of the budget")
+        } else {
+            (false, "vLLM's default before 0.20: the graphs are captured after the pool, outside the budget")
+        }
+    }
+
+    /// The default largest capture size on this GPU.
+    pub fn capture_ceiling(self, gpu: Option<&Gpu>) -> u32 {
+        let blackwell = gpu.is_some_and(|g| g.id == "b200");
+        if blackwell && self.applies(Rule::BlackwellCapture) {
+            1024
+        } else {
+            512
+        }
+    }
+
+    /// What the estimate says of the release it was asked for: nothing for a release whose
+    /// rules were checked, else which rules stand in for it.
+    pub fn note(self) -> Option<String> {
+        match self.release {
+            // A patch release keeps its minor release's memory rules.
+            Release::Version(v) if v[..2] > NEWEST_CHECKED[..2] => Some(format!(
+                "vLLM {} is newer than the releases whose memory rules were checked: those of {}.{} apply.",
+                self.release, NEWEST_CHECKED[0], NEWEST_CHECKED[1]
+            )),
+            Release::Version(v) if v < OLDEST_MODELLED => Some(format!(
+                "vLLM {} predates the V1 engine these rules describe (0.10 and later): v0.19's rules apply, and its pool may differ.",
+                self.release
+            )),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_rule_applies_from_its_release() {
+        let at = |v: &str| Rules::new(Release::parse(v).unwrap());
+        assert!(!at("0.19.1").applies(Rule::GraphsInBudget));
+        assert!(at("0.20.0").applies(Rule::GraphsInBudget));
+        assert_eq!(at("0.19").default_utilization().0, 0.9);
+        assert_eq!(at("0.20").default_utilization().0, 0.92);
+        assert!(!at("0.27.1").applies(Rule::LargestTier));
+        assert!(at("0.28").applies(Rule::LargestTier));
+        assert!(Rules::new(Release::Latest).applies(Rule::Gb10SmallTier));
+        assert!(at("0.25").note().is_none());
+        assert!(at("0.40").note().unwrap().contains("0.33"));
+        assert!(at("0.6.4").note().unwrap().contains("V1"));
+    }
+}
