@@ -1,13 +1,24 @@
 //! The page's shared state, given to every panel through context: the scenario (the URL's
-//! truth), the derived estimate, and the two ways a button changes the scenario.
+//! truth), the derived estimate, and the two ways a button changes the scenario. Each module has
+//! its own: the shell's owns the scenario, the panels' follows it (`bridge.rs`).
 
-use crate::browser;
+use crate::{bridge, browser};
 use leptos::prelude::*;
 use vramfit_engine::query::scenario_to_query;
 use vramfit_engine::{estimate, Estimate, FieldError, Scenario, Units};
 
+/// Which module a state lives in, which decides how a button's change is made.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Module {
+    /// Changes the scenario, the URL and history itself.
+    Shell,
+    /// Asks the shell, and follows the scenario the shell then announces.
+    Panels,
+}
+
 #[derive(Clone, Copy)]
 pub struct PageState {
+    module: Module,
     pub scenario: RwSignal<Scenario>,
     /// Bumped when the scenario changes from outside the form (URL, ladder, import), so the
     /// uncontrolled inputs re-render with the new values without fighting the user's typing.
@@ -21,9 +32,10 @@ pub struct PageState {
 }
 
 impl PageState {
-    pub fn new(initial: Scenario) -> PageState {
+    pub fn new(module: Module, initial: Scenario) -> PageState {
         let scenario = RwSignal::new(initial);
         PageState {
+            module,
             scenario,
             form_rev: RwSignal::new(0),
             field_errors: RwSignal::new(Vec::new()),
@@ -47,11 +59,17 @@ impl PageState {
     /// Applies `key=value` changes from a button, recording a history entry. A change the
     /// scenario refuses is shown at its field, and the field keeps its last good value.
     pub fn apply(&self, changes: &[(String, String)]) {
-        self.replace(self.scenario.get_untracked(), changes);
+        match self.module {
+            Module::Shell => self.replace(self.scenario.get_untracked(), changes),
+            Module::Panels => bridge::ask_change(None, changes),
+        }
     }
 
     /// Resets the scenario to `base`, then applies `changes`: one history entry, one update.
     pub fn replace(&self, base: Scenario, changes: &[(String, String)]) {
+        if self.module == Module::Panels {
+            return bridge::ask_change(Some(&scenario_to_query(&base)), changes);
+        }
         let mut next = base;
         let mut refused = Vec::new();
         for (k, v) in changes {

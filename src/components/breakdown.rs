@@ -1,31 +1,38 @@
 //! The breakdown table: one row per component with its formula and numbers ("show your work").
-//! Its rows are written as HTML (a typed view of them cost more wasm).
 
-use crate::html::escape;
 use crate::state::PageState;
 use leptos::prelude::*;
 use vramfit_engine::{Estimate, Units};
 
-/// One `<tr>` per component, its id and exact bytes in data- attributes for the tests.
-fn rows(estimate: &Estimate, units: Units) -> String {
-    let mut html = String::new();
-    for c in &estimate.components {
-        html += &format!(
-            "<tr data-component=\"{}\" data-bytes=\"{}\"><th scope=\"row\">{}</th><td class=\"num\">{}</td><td class=\"formula\"><code>{}</code></td></tr>",
-            escape(c.id.id()),
-            c.bytes.0,
-            escape(&c.label),
-            c.bytes.display(units),
-            escape(&c.formula)
-        );
-    }
-    html
+/// A component's row as shown: the whole row is its key, so an edit redraws only the rows whose
+/// figures or formula changed.
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct Row {
+    id: String,
+    bytes: u64,
+    label: String,
+    shown: String,
+    formula: String,
+}
+
+fn rows(estimate: &Estimate, units: Units) -> Vec<Row> {
+    estimate
+        .components
+        .iter()
+        .map(|c| Row {
+            id: c.id.id().to_string(),
+            bytes: c.bytes.0,
+            label: c.label.clone(),
+            shown: c.bytes.display(units),
+            formula: c.formula.clone(),
+        })
+        .collect()
 }
 
 #[component]
 pub fn Breakdown() -> impl IntoView {
     let state = expect_context::<PageState>();
-    let html = move || {
+    let rows = move || {
         let units = state.units.get();
         state
             .estimate
@@ -37,7 +44,16 @@ pub fn Breakdown() -> impl IntoView {
             <h2>"Memory stack"</h2>
             <table>
                 <thead><tr><th scope="col">"Component"</th><th scope="col" class="num">"Memory"</th><th scope="col">"Formula"</th></tr></thead>
-                <tbody inner_html=html></tbody>
+                <tbody>
+                    // The component id and exact bytes are data- attributes for the tests.
+                    <For each=rows key=|row| row.clone() let:row>
+                        <tr data-component=row.id data-bytes=row.bytes.to_string()>
+                            <th scope="row">{row.label}</th>
+                            <td class="num">{row.shown}</td>
+                            <td class="formula"><code>{row.formula}</code></td>
+                        </tr>
+                    </For>
+                </tbody>
             </table>
         </section>
     }

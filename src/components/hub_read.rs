@@ -6,25 +6,12 @@
 //! A GGUF repo lists its quants with their sizes; picking one reads its header. A gated repo's
 //! files need an account's token, which the page never takes: it says so and offers the paste.
 
+use crate::bridge;
 use crate::browser::{self, GetFailed};
 use crate::html::{escape, target_attribute};
 use crate::state::PageState;
 use leptos::prelude::*;
 use vramfit_engine::model::{HubRepo, ModelInfo, Next, Quant, RepoModel, RepoRead};
-
-/// A read asked for from outside the panel (the model picker): the text, and a count so the
-/// same text asked twice reads twice.
-#[derive(Clone, Copy)]
-pub struct HubAsk(pub RwSignal<(u32, String)>);
-
-impl HubAsk {
-    pub fn ask(&self, text: &str) {
-        self.0.update(|(n, t)| {
-            *n += 1;
-            *t = text.to_string();
-        });
-    }
-}
 
 #[derive(Clone)]
 enum Shown {
@@ -281,7 +268,6 @@ impl Panel {
 
 #[component]
 pub fn HubRead() -> impl IntoView {
-    let ask = expect_context::<HubAsk>();
     let initial = url_repo();
     let panel = Panel {
         state: expect_context::<PageState>(),
@@ -292,18 +278,14 @@ pub fn HubRead() -> impl IntoView {
     };
     let details = NodeRef::<leptos::html::Details>::new();
     // The model picker's "Read … from the Hugging Face Hub": the user asked, so read.
-    Effect::new(move |previous: Option<u32>| {
-        let (n, value) = ask.0.get();
-        if previous.is_some_and(|p| p != n) {
-            if let Some(details) = details.get_untracked() {
-                details.set_open(true);
-            }
-            if let Some(input) = repo_box() {
-                input.set_value(&value);
-            }
-            panel.read_box();
+    bridge::on_hub_ask(move |value| {
+        if let Some(details) = details.get_untracked() {
+            details.set_open(true);
         }
-        n
+        if let Some(input) = repo_box() {
+            input.set_value(&value);
+        }
+        panel.read_box();
     });
     let on_click = move |ev: web_sys::MouseEvent| {
         if let Some(name) = target_attribute(&ev, "data-quant") {

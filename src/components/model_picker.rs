@@ -8,7 +8,7 @@
 //! the DOM (which entries are hidden, which is `aria-selected`): a typed view with reactive
 //! attributes cost the page's wasm about three times as much.
 
-use crate::components::hub_read::HubAsk;
+use crate::bridge::HubAsk;
 use crate::html::escape;
 use leptos::prelude::*;
 use vramfit_engine::model::{params_label, preset, HubRepo};

@@ -1,7 +1,8 @@
 // `cargo xtask bench-web`: the page's size and speed, measured in headless Chromium on localhost.
-// Prints the wasm size (raw and gzip); over 10 cold loads, the medians of navigation to the first
-// result (the answer in the DOM, at the end of the synchronous mount), to the first paint (which
-// carries it) and to the whole page (the panels below the first screen mount after that paint);
+// Prints each module's size (raw and gzip): the shell, which is the first download, and the panels,
+// which load after its first paint; over 10 cold loads, the medians of navigation to the first
+// result (the answer in the DOM, at the end of the shell's synchronous mount), to the first paint
+// (which carries it) and to the whole page (the panels module mounted after that paint);
 // and input-to-repainted-chart-and-curves latency (p50/p95 over 200 edits: the later of the
 // stack's and the curves' marks). A benchmark, not a test: it asserts nothing about the figures.
 import { test } from 'node:test';
@@ -16,9 +17,8 @@ const percentile = (values, p) => {
 };
 
 test('web benchmark', async () => {
-  const wasm = fs.readFileSync(path.join(DIST, 'vramfit-web_bg.wasm'));
-  const js = fs.readFileSync(path.join(DIST, 'vramfit-web.js'));
   const gzip = (b) => zlib.gzipSync(b, { level: 9 }).length;
+  const moduleFiles = (name) => ['_bg.wasm', '.js'].map((end) => fs.readFileSync(path.join(DIST, `${name}${end}`)));
   const server = await serve(DIST, [SUB_PATH]);
   const browser = await launch();
   const url = `${origin(server)}${SUB_PATH}?model=llama-3.1-8b&mode=qlora&batch=4`;
@@ -32,7 +32,7 @@ test('web benchmark', async () => {
     // Marks on the page's own clock (0 = navigation start), so polling latency does not count.
     loads.push(await page.evaluate(() => {
       const at = (name) => performance.getEntriesByName(name)[0].startTime;
-      const wasm = performance.getEntriesByType('resource').find((r) => r.name.endsWith('.wasm'));
+      const wasm = performance.getEntriesByType('resource').find((r) => r.name.endsWith('vramfit-web_bg.wasm'));
       const paint = performance.getEntriesByName('first-contentful-paint')[0].startTime;
       return { wasmFetched: wasm.responseEnd, start: at('vramfit:start'), result: at('vramfit:first-result'), chart: at('vramfit:chart-drawn'), paint, whole: at('vramfit:page-mounted') };
     }));
@@ -69,8 +69,11 @@ test('web benchmark', async () => {
   server.close();
 
   const ms = (v) => `${v.toFixed(1)} ms`;
-  console.log(`wasm: ${(wasm.length / 1024).toFixed(1)} KiB raw, ${(gzip(wasm) / 1024).toFixed(1)} KiB gzip`);
-  console.log(`js glue: ${(js.length / 1024).toFixed(1)} KiB raw, ${(gzip(js) / 1024).toFixed(1)} KiB gzip`);
+  const kib = (n) => `${(n / 1024).toFixed(1)} KiB`;
+  for (const [name, what] of [['vramfit-web', 'shell (the first download)'], ['vramfit-panels', 'panels (after the first paint)']]) {
+    const [wasm, js] = moduleFiles(name);
+    console.log(`${what}: wasm ${kib(wasm.length)} raw, ${kib(gzip(wasm))} gzip; js glue ${kib(js.length)} raw, ${kib(gzip(js))} gzip; together ${kib(gzip(wasm) + gzip(js))} gzip`);
+  }
   const median = (key) => ms(percentile(loads.map((l) => l[key]), 50));
   console.log(`navigation → first result: median ${median('result')}, worst ${ms(Math.max(...loads.map((l) => l.result)))} (10 cold loads)`);
   console.log(`  before it: wasm fetched ${median('wasmFetched')}, Rust main started ${median('start')}`);

@@ -219,3 +219,27 @@ test('the first screen explains itself and offers three starting points, each on
   }
   assert.deepEqual(problems, []);
 });
+
+test('the answer comes from the shell alone: the panels module is asked for after the answer is painted, and not at all by an embed without panels', async () => {
+  const context = await browser.newContext();
+  const page = await openPage(context, `${base}?model=llama-3.1-8b&mode=qlora&gpu=t4`, problems);
+  const timeline = await page.evaluate(() => {
+    const fetched = (end) => performance.getEntriesByType('resource').find((r) => r.name.endsWith(end));
+    return {
+      result: performance.getEntriesByName('vramfit:first-result')[0].startTime,
+      paint: performance.getEntriesByName('first-contentful-paint')[0].startTime,
+      panels: fetched('vramfit-panels_bg.wasm')?.startTime,
+      shell: fetched('vramfit-web_bg.wasm')?.startTime,
+    };
+  });
+  assert.ok(timeline.shell < timeline.result, 'the shell gives the answer');
+  assert.ok(timeline.panels > timeline.paint, `the panels are asked for after the first paint (${JSON.stringify(timeline)})`);
+  assert.ok(await page.isVisible('section.breakdown'), 'and then fill their slots');
+
+  const embed = await openPage(context, `${base}?embed=1&show=summary,chart&model=llama-3.1-8b`, problems);
+  await embed.waitForTimeout(300);
+  const modules = await embed.evaluate(() => performance.getEntriesByType('resource').map((r) => r.name).filter((n) => n.endsWith('.wasm')));
+  assert.deepEqual(modules.map((n) => n.split('/').at(-1)), ['vramfit-web_bg.wasm']);
+  await context.close();
+  assert.deepEqual(problems, []);
+});

@@ -175,7 +175,6 @@ trait Access: Sync {
     fn items(&self, scenario: &Scenario) -> Option<Vec<String>>;
     fn write_json(&self, scenario: &Scenario) -> Json;
     fn read_json(&self, scenario: &mut Scenario, json: &Json) -> Result<(), String>;
-    fn same(&self, a: &Scenario, b: &Scenario) -> bool;
 }
 
 /// A codec and where its value lives in a [`Scenario`].
@@ -230,10 +229,6 @@ impl<C: Codec> Access for Slot<C> {
             }
             None => self.edit(scenario, &self.codec.json_text(json)?),
         }
-    }
-
-    fn same(&self, a: &Scenario, b: &Scenario) -> bool {
-        (self.get)(a) == (self.get)(b)
     }
 }
 
@@ -335,17 +330,9 @@ macro_rules! scenario_fields {
     )+) => {
         /// Everything a person describes: model, method, precisions, batch, GPU, budget. Its
         /// JSON form (`scenario/json.rs`) comes from this table too.
-        #[derive(Clone, Debug)]
+        #[derive(Clone, Debug, PartialEq)]
         pub struct Scenario {
             $($(#[doc = $doc])* pub $name: $ty,)+
-        }
-
-        /// Field by field through [`FIELDS`]: one loop, where a derived comparison writes out every
-        /// field in the page's wasm.
-        impl PartialEq for Scenario {
-            fn eq(&self, other: &Scenario) -> bool {
-                FIELDS.iter().all(|f| f.slot.same(self, other))
-            }
         }
 
         impl Default for Scenario {

@@ -1,32 +1,24 @@
-//! The page shell: owns the scenario signal, keeps it in the URL, and lays out the panels the
-//! URL asks for (`layout.rs`).
-//! Derived state (the estimate, the solver, the tables) is memoised from the scenario alone.
+//! The page's first module: owns the scenario signal, keeps it in the URL, shows the form and the
+//! answer, and leaves a slot for each panel the URL asks for (`layout.rs`) that the panels module
+//! fills once the answer is painted.
+//! Derived state (the estimate) is memoised from the scenario alone.
 
+use crate::bridge::{self, HubAsk};
 use crate::browser;
 use crate::components::{
-    accuracy::AccuracyPanel,
-    breakdown::Breakdown,
     chart_panel::ChartPanel,
-    config_paste::ConfigPaste,
     controls::{Controls, InputStrip},
-    curves_panel::CurvesPanel,
     examples::{DesktopUsage, LessonExamples},
-    gguf_drop::GgufDrop,
-    gpu_now::GpuNow,
-    hub_read::{HubAsk, HubRead},
-    measured::MeasuredPanel,
-    serving_panel::ServingPanel,
-    share::Share,
-    solver_panel::SolverPanel,
-    speed_panel::SpeedPanel,
     start::StartHere,
     summary::Summary,
-    tables_panel::TablesPanel,
 };
 use crate::html::escape;
 use crate::layout::{Layout, Panel};
-use crate::state::PageState;
+use crate::slot::{self, Slot};
+use crate::state::{Module, PageState};
 use leptos::prelude::*;
+use std::cell::Cell;
+use std::rc::Rc;
 use vramfit_engine::examples::lesson_example;
 use vramfit_engine::query::{parse_query, scenario_from_query, scenario_to_query};
 use vramfit_engine::{FieldError, Scenario};
@@ -71,8 +63,9 @@ fn opening_scenario(query: &str, layout: &Layout) -> (Scenario, Vec<FieldError>)
     (scenario, warnings)
 }
 
-/// Keeps the URL and the scenario one: every change of the scenario rewrites the URL, and going
-/// back or forward in history reads the scenario (and the URL's warnings) from it again.
+/// Keeps the URL, the panels module and the scenario one: every change of the scenario rewrites
+/// the URL and is announced, going back or forward in history reads the scenario (and the URL's
+/// warnings) from it again, and a change the panels ask for is made here.
 fn sync_with_url(state: PageState, url_warnings: RwSignal<Vec<FieldError>>) {
     let PageState {
         scenario, form_rev, ..
@@ -80,6 +73,14 @@ fn sync_with_url(state: PageState, url_warnings: RwSignal<Vec<FieldError>>) {
     Effect::new(move |_| {
         let query = scenario.with(scenario_to_query);
         browser::set_query(&query, false);
+        bridge::announce_scenario(&query);
+    });
+    bridge::on_change(move |change| {
+        let base = match change.base {
+            Some(query) => scenario_from_query(&query).0,
+            None => scenario.get_untracked(),
+        };
+        state.replace(base, &change.changes);
     });
     let on_popstate = move |_: web_sys::PopStateEvent| {
         let (s, w) = page_scenario(&browser::query());
@@ -90,21 +91,26 @@ fn sync_with_url(state: PageState, url_warnings: RwSignal<Vec<FieldError>>) {
     let _ = window_event_listener(leptos::ev::popstate, on_popstate);
 }
 
-/// True once the first screen is painted, when the panels below it mount; marks
-/// `vramfit:page-mounted` after them.
-fn painted_signal() -> RwSignal<bool> {
-    let painted = RwSignal::new(false);
+/// Mounts the shell; once its first frame is painted, loads the panels module if the page left
+/// it a slot, or else marks the page whole.
+pub fn start() {
+    browser::install_panic_banner();
+    browser::mark("vramfit:start");
+    leptos::mount::mount_to_body(App);
+    // The first estimate is rendered synchronously during the mount.
+    browser::mark("vramfit:first-result");
+    let has_slots = !slot::in_document().is_empty();
+    let done = Rc::new(Cell::new(false));
     browser::after_first_paint(move || {
-        if !painted.get_untracked() {
-            painted.set(true);
-            // They mount in microtasks after this task; a task queued now runs after them.
-            set_timeout(
-                || browser::mark("vramfit:page-mounted"),
-                std::time::Duration::ZERO,
-            );
+        if done.replace(true) {
+            return;
+        }
+        if has_slots {
+            bridge::load_panels();
+        } else {
+            browser::mark("vramfit:page-mounted");
         }
     });
-    painted
 }
 
 #[component]
@@ -114,20 +120,20 @@ pub fn App() -> impl IntoView {
     let (initial, warnings) = opening_scenario(&query, &layout);
     // A first visit: no scenario and no page keys in the URL.
     let first_screen = !layout.embed && parse_query(&query).is_empty();
-    let state = PageState::new(initial);
+    let state = PageState::new(Module::Shell, initial);
     let url_warnings = RwSignal::new(warnings);
     provide_context(state);
-    provide_context(HubAsk(RwSignal::new((0, String::new()))));
     sync_with_url(state, url_warnings);
     browser::report_height_to_parent();
 
     let shows = |panel| layout.shows(panel);
-    // The panels below the first screen (from the curves on, and the tables) mount once it is
-    // painted, so the first frame, the answer, costs only what it shows.
-    let below = layout.clone();
-    let painted = painted_signal();
+    // A slot for each panel the panels module fills: what the first screen does not need.
+    let slot_for = |panel, slot: Slot| shows(panel).then(|| slot.view());
     let embed = layout.embed;
     let whole_form = layout.whole_form();
+    if whole_form {
+        provide_context(HubAsk);
+    }
     view! {
         <div class="page" class:embed=embed>
             {(!embed).then(|| view! {
@@ -143,9 +149,9 @@ pub fn App() -> impl IntoView {
                     view! {
                         <section class="inputs" aria-label="Scenario">
                             <Controls/>
-                            <HubRead/>
-                            <ConfigPaste/>
-                            <GgufDrop/>
+                            {Slot::HubRead.view()}
+                            {Slot::ConfigPaste.view()}
+                            {Slot::GgufDrop.view()}
                             <DesktopUsage/>
                         </section>
                     }.into_any()
@@ -154,25 +160,20 @@ pub fn App() -> impl IntoView {
                 })}
                 <section class="results" aria-label="Result">
                     {shows(Panel::Summary).then(|| view! { <Summary/> })}
-                    {(!embed).then(|| view! { <Share/> })}
+                    {(!embed).then(|| Slot::Share.view())}
                     {whole_form.then(|| view! { <LessonExamples/> })}
-                    {shows(Panel::Serving).then(|| view! { <ServingPanel/> })}
+                    {slot_for(Panel::Serving, Slot::Serving)}
                     {shows(Panel::Chart).then(|| view! { <ChartPanel/> })}
-                    {move || painted.get().then(|| {
-                        let shows = |panel| below.shows(panel);
-                        view! {
-                            {shows(Panel::Speed).then(|| view! { <SpeedPanel/> })}
-                            {shows(Panel::Curves).then(|| view! { <CurvesPanel/> })}
-                            {shows(Panel::Breakdown).then(|| view! { <Breakdown/> })}
-                            {shows(Panel::Accuracy).then(|| view! { <AccuracyPanel/> })}
-                            {shows(Panel::Solver).then(|| view! { <SolverPanel/> })}
-                            {shows(Panel::Gpu).then(|| view! { <GpuNow/> })}
-                            {shows(Panel::Measured).then(|| view! { <MeasuredPanel/> })}
-                        }
-                    })}
+                    {slot_for(Panel::Speed, Slot::Speed)}
+                    {slot_for(Panel::Curves, Slot::Curves)}
+                    {slot_for(Panel::Breakdown, Slot::Breakdown)}
+                    {slot_for(Panel::Accuracy, Slot::Accuracy)}
+                    {slot_for(Panel::Solver, Slot::Solver)}
+                    {slot_for(Panel::Gpu, Slot::Gpu)}
+                    {slot_for(Panel::Measured, Slot::Measured)}
                 </section>
             </main>
-            {shows(Panel::Tables).then_some(move || painted.get().then(|| view! { <TablesPanel/> }))}
+            {slot_for(Panel::Tables, Slot::Tables)}
             {(!embed).then(|| view! {
                 <footer class="site-footer">
                     "Runs entirely in your browser; nothing is sent anywhere, and the Hugging Face Hub is asked only when you click Read. GB = 10"<sup>"9"</sup>" bytes, GiB = 2"<sup>"30"</sup>" bytes."
