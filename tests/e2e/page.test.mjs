@@ -942,6 +942,25 @@ test('a vLLM and an SGLang scenario show the CLI\'s pool, tokens, concurrency an
   assert.deepEqual(problems, []);
 });
 
+test('the vLLM release is a setting: 0.19 sizes the pool by its own rules, as the CLI does, and the settings say which release\'s default applied', async () => {
+  const query = 'model=llama-3.1-8b&mode=inference&runtime=vllm&gpu=h100-80&max-model-len=8192';
+  const latest = cliEstimate(query).serving;
+  const older = cliEstimate(`${query}&vllm-version=0.19`).serving;
+  // 0.19 budgets 0.9 of the GPU (0.92 from 0.20 on) and leaves the CUDA graphs outside it.
+  assert.ok(older.kv_pool_bytes < latest.kv_pool_bytes, 'the older release leaves a smaller pool');
+  const page = await openPage(context, `${base}?${query}`, problems);
+  await page.waitForSelector('[data-testid=serving]');
+  assert.equal((await servingShown(page)).kv_pool_bytes, latest.kv_pool_bytes);
+  await page.fill('#f-vllm-version', '0.19');
+  await page.waitForFunction((b) => document.querySelector('[data-testid=kv-pool]')?.dataset.bytes === String(b), older.kv_pool_bytes);
+  assert.equal((await servingShown(page)).kv_tokens, older.kv_tokens);
+  const utilization = older.settings.find((s) => s.key === 'gpu-memory-utilization');
+  assert.match(utilization.default_from, /before 0\.20/);
+  assert.ok((await page.textContent('[data-setting="gpu-memory-utilization"]')).includes(utilization.default_from));
+  await page.close();
+  assert.deepEqual(problems, []);
+});
+
 test('a vLLM scenario that will not start shows vLLM\'s own reason', async () => {
   const query = 'model=llama-3.1-8b&mode=inference&runtime=vllm&gpu=rtx-4090&max-model-len=1000000';
   const expected = cliEstimate(query).serving;
