@@ -13,8 +13,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[3]
 GPU_FIXTURES = REPO / "crates" / "cli" / "tests" / "fixtures" / "gpu"
-#: GPU 0 climbs 1 → 40000 → 70000 → 78000 → 60000 → 72000 MiB of an H100's 81559 MiB (warn at
-#: 85% = 69326 MiB, critical at 95% = 77481 MiB); GPU 1 is lost from the fifth frame on.
+#: GPU 0 climbs 1 → 40000 → 70000 → 78000 → 60000 → 72000 MiB of an H100's 81559 MiB (warn
+#: at 85% = 69326 MiB, critical at 95% = 77481 MiB); GPU 1 is lost from the fifth frame on.
 CLIMB = GPU_FIXTURES / "replay-watch-climb-gpu1-lost.json"
 H100 = GPU_FIXTURES / "replay-h100-probe.json"
 

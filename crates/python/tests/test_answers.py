@@ -105,7 +105,7 @@ def test_help_lists_every_flag_with_the_clis_help():
         (lambda: vramfit.estimate(batch=[1, 2]), "invalid batch: takes one value, not a list"),
         (lambda: vramfit.estimate(seq={"a": 1}), "invalid seq: takes a number"),
         (lambda: vramfit.estimate(config=3), "invalid config: takes a path"),
-        (lambda: vramfit.estimate(config="/nonexistent/config.json"), "invalid config: cannot read"),
+        (lambda: vramfit.estimate(config="/nonexistent/c.json"), "invalid config: cannot read"),
         (lambda: vramfit.estimate(replay="x.json"), "invalid replay:"),
         (lambda: vramfit.fit(target_batch="lots"), "invalid target_batch:"),
         (lambda: vramfit.fit(target_batch=-1), "invalid target_batch:"),

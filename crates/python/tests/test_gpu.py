@@ -5,7 +5,9 @@ import pytest
 import vramfit
 from conftest import CLIMB, H100, cli, cli_json, nvml_loads
 
-no_driver = pytest.mark.skipif(nvml_loads(), reason="NVML loads here: the no-driver path is not taken")
+no_driver = pytest.mark.skipif(
+    nvml_loads(), reason="NVML loads here: the no-driver path is not taken"
+)
 
 
 @no_driver

@@ -51,7 +51,9 @@ def test_the_peak_is_logged_beside_the_prediction_after_the_first_steps(caplog):
         assert not [r for r in caplog.records if "peaked" in r.getMessage()], step
         guard.step()
     lines = [r.getMessage() for r in caplog.records if "peaked" in r.getMessage()]
-    assert lines == ["vramfit: after 4 steps GPU 0 peaked at 78000 MiB; predicted 72000 MiB (-7.7%)"]
+    assert lines == [
+        "vramfit: after 4 steps GPU 0 peaked at 78000 MiB; predicted 72000 MiB (-7.7%)"
+    ]
     [row] = guard.report()
     assert row["peak_bytes"] == 78000 * MIB
     assert row["error_pct"] == pytest.approx((72000 - 78000) / 78000 * 100)

@@ -72,7 +72,9 @@ class VramGuard:
         if predicted_bytes is not None and (
             isinstance(predicted_bytes, bool) or not isinstance(predicted_bytes, int)
         ):
-            raise ValueError(f"invalid predicted_bytes: {predicted_bytes!r} is not a number of bytes")
+            raise ValueError(
+                f"invalid predicted_bytes: {predicted_bytes!r} is not a number of bytes"
+            )
         self._monitor = _native.Monitor(
             gpus=None if gpus is None else list(gpus), warn=warn, critical=critical, replay=replay
         )
@@ -157,7 +159,8 @@ class VramGuard:
     def _log_report(self) -> None:
         self._reported = True
         for row in self.report():
-            line = f"vramfit: after {row['steps']} steps GPU {row['gpu']} peaked at {_mib(row['peak_bytes'])}"
+            peak = _mib(row["peak_bytes"])
+            line = f"vramfit: after {row['steps']} steps GPU {row['gpu']} peaked at {peak}"
             if row["error_pct"] is None:
                 log.info("%s; no prediction given", line)
             else:
