@@ -2,15 +2,17 @@
 //!
 //! - `serve`: install what is missing, build and serve the page at http://127.0.0.1:8080.
 //! - `test`: install what is missing, then fmt, clippy, workspace tests, the measurement kit's CPU
-//!   tests in its pinned Python venv, a release build of the page with Trunk, and the
+//!   tests in its pinned Python venv, the Python package's tests, a release build of the page with Trunk, and the
 //!   headless-Chromium end-to-end tests against the CLI's numbers.
 //! - `test-kit`: only the measurement kit's CPU tests (installing its venv when missing).
+//! - `test-python`: build the Python package's wheel with maturin and run its pytest tests.
 //! - `accuracy`: the detailed method against the public measurements, per category.
 //! - `bench-web`: wasm size and page timings in headless Chromium.
 //!
 //! Tools are installed idempotently into `$VRAMFIT_TOOLS` (default `~/.cache/vramfit/tools`) at the
 //! pinned versions shared/TOOLCHAIN.md records as working offline; the measurement kit's venv
-//! (`measure-venv`) too, from PyPI at the versions of calibration/measure/requirements.txt.
+//! (`measure-venv`) too, from PyPI at the versions of calibration/measure/requirements.txt, with
+//! maturin and pytest added at crates/python/requirements-test.txt's.
 
 mod accuracy;
 mod configs;
@@ -22,6 +24,8 @@ use std::process::{Command, ExitCode};
 const TRUNK_VERSION: &str = "0.21.14";
 /// The measurement kit's pinned Python packages, relative to the repository.
 const MEASURE_REQUIREMENTS: &str = "calibration/measure/requirements.txt";
+/// What the Python package's build and tests add to the kit's venv, relative to the repository.
+const PYTHON_REQUIREMENTS: &str = "crates/python/requirements-test.txt";
 
 type Result<T> = std::result::Result<T, String>;
 
@@ -161,6 +165,70 @@ fn ensure_measure_venv() -> Result<PathBuf> {
     Ok(python)
 }
 
+/// The kit's venv with maturin and pytest added, so the package's tests use the kit's torch and
+/// transformers rather than download them again. Added again whenever the requirements change
+/// or the kit's venv is made anew (the copy inside the venv says what it holds).
+fn ensure_python_test_venv() -> Result<PathBuf> {
+    let python = ensure_measure_venv()?;
+    let wanted = std::fs::read_to_string(root().join(PYTHON_REQUIREMENTS))
+        .map_err(|e| format!("cannot read {PYTHON_REQUIREMENTS}: {e}"))?;
+    let installed = tools_dir().join("measure-venv/python-requirements-test.txt");
+    if std::fs::read_to_string(&installed).ok().as_ref() != Some(&wanted) {
+        run(Command::new(&python)
+            .args(["-m", "pip", "install", "--no-cache-dir", "--requirement"])
+            .arg(root().join(PYTHON_REQUIREMENTS)))?;
+        std::fs::write(&installed, wanted)
+            .map_err(|e| format!("cannot write {}: {e}", installed.display()))?;
+    }
+    Ok(python)
+}
+
+/// The Python package's tests (crates/python/tests): maturin builds the wheel (a debug build,
+/// sharing the workspace's artifacts), pip unpacks it into the target directory rather than the
+/// shared venv, and pytest runs against it with this checkout's CLI as the oracle.
+fn python_test() -> Result<()> {
+    let python = ensure_python_test_venv()?;
+    let cli = build_cli()?;
+    let wheels = target_dir().join("wheels");
+    let site = target_dir().join("python-site");
+    for dir in [&wheels, &site] {
+        if dir.exists() {
+            std::fs::remove_dir_all(dir)
+                .map_err(|e| format!("cannot remove {}: {e}", dir.display()))?;
+        }
+    }
+    let maturin = python.with_file_name("maturin");
+    run(Command::new(maturin)
+        .args(["build", "--profile", "dev", "--manifest-path"])
+        .arg(root().join("crates/python/Cargo.toml"))
+        .arg("--interpreter")
+        .arg(&python)
+        .arg("--out")
+        .arg(&wheels)
+        .current_dir(root()))?;
+    let wheel = std::fs::read_dir(&wheels)
+        .map_err(|e| format!("cannot list {}: {e}", wheels.display()))?
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .find(|path| path.extension().is_some_and(|ext| ext == "whl"))
+        .ok_or_else(|| format!("maturin wrote no wheel to {}", wheels.display()))?;
+    run(Command::new(&python)
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            "--no-index",
+            "--target",
+        ])
+        .arg(&site)
+        .arg(&wheel))?;
+    run(Command::new(&python)
+        .args(["-m", "pytest", "-q", "crates/python/tests"])
+        .env("PYTHONPATH", &site)
+        .env("VRAMFIT_BIN", cli)
+        .current_dir(root()))
+}
+
 /// The measurement kit's CPU tests (calibration/measure/tests) against this checkout's CLI.
 fn measure_kit_test() -> Result<()> {
     let python = ensure_measure_venv()?;
@@ -199,9 +267,14 @@ fn build_cli() -> Result<PathBuf> {
         "--package",
         "vramfit-hub-fixture",
     ]))?;
+    Ok(target_dir().join("debug/vramfit"))
+}
+
+/// Where Cargo builds: `CARGO_TARGET_DIR` (relative to the repository) or `target/`.
+fn target_dir() -> PathBuf {
     let target =
         env::var_os("CARGO_TARGET_DIR").map_or_else(|| root().join("target"), PathBuf::from);
-    Ok(root().join(target).join("debug/vramfit"))
+    root().join(target)
 }
 
 fn node_test(tools: &Tools, files: &[&str]) -> Result<()> {
@@ -228,6 +301,7 @@ fn test() -> Result<()> {
     ]))?;
     run(&mut cargo(&["test", "--workspace"]))?;
     measure_kit_test()?;
+    python_test()?;
     build_page(&tools)?;
     node_test(
         &tools,
@@ -264,11 +338,13 @@ fn main() -> ExitCode {
         "test" => test(),
         "serve" => serve(),
         "test-kit" => measure_kit_test(),
+        "test-python" => python_test(),
         "accuracy" => accuracy::report(&root()),
         "configs" => configs::report(&root()),
         "bench-web" => bench_web(),
         _ => Err(
-            "usage: cargo xtask <serve | test | test-kit | accuracy | configs | bench-web>"
+            "usage: cargo xtask <serve | test | test-kit | test-python | accuracy | configs | \
+             bench-web>"
                 .to_string(),
         ),
     };

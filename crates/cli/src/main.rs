@@ -1,25 +1,12 @@
 //! `vramfit`: the planner's command line. A thin front-end: it turns flags into a `Scenario`, asks
 //! the engine, and prints text or JSON. Exit codes: 0 ok, 2 bad input, 3 no usable GPU library.
 
-mod columns;
-mod gpu;
-mod model_source;
-mod parse_bench;
-mod parse_smi;
-mod render;
-mod scenario_args;
-
 use clap::{Parser, Subcommand, ValueEnum};
-use scenario_args::ScenarioArgs;
 use std::process::ExitCode;
-use vramfit_engine::accuracy::{self, KindAccuracy, RunKind};
-use vramfit_engine::{estimate, serving_plan, solver, tables, FieldError};
-
-/// The published measurements and runtime logs the engine is checked against, built in so
-/// `estimate --accuracy` needs no checkout.
-const MEASURED: &str = include_str!("../../../calibration/measured-public.csv");
-const SCENARIOS: &str = include_str!("../../../calibration/scenarios.csv");
-const RUNTIME_LOGS: &str = include_str!("../../../calibration/runtime-logs.csv");
+use vramfit_cli::answer::{self, Fit, FitGoals};
+use vramfit_cli::scenario_args::ScenarioArgs;
+use vramfit_cli::{emit, gpu, invalid, parse_bench, parse_smi, print_json, render};
+use vramfit_engine::tables;
 
 #[derive(Parser)]
 #[command(
@@ -104,37 +91,6 @@ enum ListWhat {
     Gpus,
 }
 
-pub fn invalid(errors: &[FieldError]) -> ExitCode {
-    for e in errors {
-        eprintln!("vramfit: invalid {}: {}", e.field, e.message);
-    }
-    ExitCode::from(2)
-}
-
-/// Writes the whole output at once. A closed pipe (`vramfit estimate | head -1`) is not an error;
-/// `println!` would panic on it.
-pub fn emit(text: &str) -> ExitCode {
-    use std::io::Write;
-    match std::io::stdout().lock().write_all(text.as_bytes()) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("vramfit: cannot write the output: {e}");
-            ExitCode::FAILURE
-        }
-    }
-}
-
-pub fn print_json(value: &impl serde::Serialize) -> ExitCode {
-    match serde_json::to_string_pretty(value) {
-        Ok(text) => emit(&(text + "\n")),
-        Err(e) => {
-            eprintln!("vramfit: cannot write JSON: {e}");
-            ExitCode::FAILURE
-        }
-    }
-}
-
 fn main() -> ExitCode {
     match Cli::parse().command {
         Command::Estimate {
@@ -148,7 +104,14 @@ fn main() -> ExitCode {
             users,
             tokens_per_s,
             json,
-        } => fit_command(&scenario, target_batch, (users, tokens_per_s), json),
+        } => {
+            let goals = FitGoals {
+                target_batch,
+                users,
+                tokens_per_s,
+            };
+            fit_command(&scenario, &goals, json)
+        }
         Command::Tables {
             scenario,
             json,
@@ -170,83 +133,50 @@ fn main() -> ExitCode {
 
 /// `vramfit estimate`: the memory stack, with `--accuracy` the published figures for its kind.
 fn estimate_command(scenario: &ScenarioArgs, json: bool, accuracy: bool) -> ExitCode {
-    let estimated = scenario.scenario().and_then(|s| estimate(&s)).map(|mut e| {
-        name_the_model(scenario, &mut e);
-        e
-    });
-    match estimated {
-        Ok(e) if accuracy => {
-            let summaries = accuracy::validation(MEASURED, SCENARIOS, RUNTIME_LOGS);
-            let Some(kind) = RunKind::of(&e.scenario) else {
-                eprintln!("vramfit: an estimated scenario that does not resolve: a bug");
-                return ExitCode::FAILURE;
-            };
-            let figures = KindAccuracy::of(&summaries, kind);
-            if json {
-                print_json(&render::with_accuracy(&e, &figures))
-            } else {
-                emit(&(render::estimate(&e) + "\n" + &render::accuracy(&figures)))
-            }
-        }
-        Ok(e) if json => print_json(&e),
-        Ok(e) => emit(&render::estimate(&e)),
-        Err(errors) => invalid(&errors),
+    let e = match scenario
+        .scenario()
+        .and_then(|s| answer::estimated(scenario, &s))
+    {
+        Ok(e) => e,
+        Err(errors) => return invalid(&errors),
+    };
+    if !accuracy {
+        return match json {
+            true => print_json(&e),
+            false => emit(&render::estimate(&e)),
+        };
     }
-}
-
-/// Writes the launch command again with the weights the command line names (`--hf`, `--gguf`,
-/// `--model-dir`), which the scenario does not hold.
-fn name_the_model(scenario: &ScenarioArgs, e: &mut vramfit_engine::Estimate) {
-    if let (Some(source), Some(serving)) = (scenario.model_source(), e.serving.as_mut()) {
-        serving.command = serving.launch_command(&e.scenario, &source);
+    let summaries = answer::validation();
+    let Some(figures) = answer::accuracy_of(&summaries, &e) else {
+        eprintln!("vramfit: an estimated scenario that does not resolve: a bug");
+        return ExitCode::FAILURE;
+    };
+    if json {
+        print_json(&answer::estimate_json(&e, Some(&figures)))
+    } else {
+        emit(&(render::estimate(&e) + "\n" + &render::accuracy(&figures)))
     }
-}
-
-/// The launch command of the scenario's own deployment, for `fit`'s serving plan.
-fn launch_command(scenario: &ScenarioArgs, s: &vramfit_engine::Scenario) -> Option<String> {
-    let mut e = estimate(s).ok()?;
-    name_the_model(scenario, &mut e);
-    e.serving?.command
 }
 
 /// `vramfit fit`: the serving plan for vLLM and SGLang, the solver's answer for training and
-/// Transformers inference. A scenario that does not resolve goes to the solver, which reports it.
-fn fit_command(
-    scenario: &ScenarioArgs,
-    target_batch: Option<u32>,
-    (users, tokens_per_s): (Option<u32>, Option<f64>),
-    json: bool,
-) -> ExitCode {
-    let serving = scenario
+/// Transformers inference.
+fn fit_command(scenario: &ScenarioArgs, goals: &FitGoals, json: bool) -> ExitCode {
+    match scenario
         .scenario()
-        .is_ok_and(|s| s.runtime.rules().serves());
-    if serving {
-        match scenario
-            .scenario()
-            .and_then(|s| Ok((serving_plan::plan_serving(&s, users, tokens_per_s)?, s)))
-        {
-            Ok((plan, s)) if json => {
-                let mut value = serde_json::to_value(&plan).unwrap_or_default();
-                if let Some(object) = value.as_object_mut() {
-                    object.insert("command".into(), launch_command(scenario, &s).into());
-                }
-                print_json(&value)
-            }
-            Ok((plan, s)) => emit(
-                &(render::serving_plan(&plan, &s)
-                    + &render::launch_line(launch_command(scenario, &s).as_deref())),
-            ),
-            Err(errors) => invalid(&errors),
+        .and_then(|s| answer::fit(scenario, s, goals))
+    {
+        Ok(fit) if json => print_json(&fit.to_json()),
+        Ok(Fit::Serving {
+            plan,
+            scenario,
+            command,
+        }) => emit(
+            &(render::serving_plan(&plan, &scenario) + &render::launch_line(command.as_deref())),
+        ),
+        Ok(Fit::Training { solution, scenario }) => {
+            emit(&render::solution(&solution, scenario.units))
         }
-    } else {
-        let result = scenario
-            .scenario()
-            .and_then(|s| Ok((solver::solve(&s, target_batch)?, s)));
-        match result {
-            Ok((solution, _)) if json => print_json(&solution),
-            Ok((solution, s)) => emit(&render::solution(&solution, s.units)),
-            Err(errors) => invalid(&errors),
-        }
+        Err(errors) => invalid(&errors),
     }
 }
 

@@ -56,15 +56,6 @@ pub fn estimate(e: &Estimate) -> String {
     out
 }
 
-/// The estimate's JSON with an `accuracy` object beside its fields.
-pub fn with_accuracy(e: &Estimate, accuracy: &KindAccuracy) -> Value {
-    let mut value = json!(e);
-    if let Value::Object(fields) = &mut value {
-        fields.insert("accuracy".to_string(), json!(accuracy));
-    }
-    value
-}
-
 /// How estimates of this kind of run compared with published measurements, figure by figure.
 pub fn accuracy(a: &KindAccuracy) -> String {
     let mut out = format!(

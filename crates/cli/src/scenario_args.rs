@@ -8,20 +8,33 @@ use vramfit_engine::card::{self, CardTarget};
 use vramfit_engine::estimate::ModelSource;
 use vramfit_engine::model::RepoModel;
 use vramfit_engine::scenario::{FieldError, FIELDS};
+use vramfit_engine::smi::Snapshot;
 use vramfit_engine::{model, Scenario};
 
-/// The scenario as given on the command line, applied in the order: `--config`, `--gguf`, `--hf`
-/// or `--model-dir` shape, then flags.
+/// The scenario as given on the command line (or to the Python package), applied in the order:
+/// `--config`, `--gguf`, `--hf` or `--model-dir` shape, the probed card, then the fields.
 #[derive(Clone, Debug, Default)]
 pub struct ScenarioArgs {
-    pairs: Vec<(String, String)>,
-    config: Option<PathBuf>,
-    gguf: Option<PathBuf>,
-    hf: Option<String>,
-    model_dir: Option<PathBuf>,
-    from_probe: Option<PathBuf>,
-    probe_gpu: usize,
-    probe_mig: Option<usize>,
+    /// Scenario keys and their values as typed, in order.
+    pub pairs: Vec<(String, String)>,
+    pub config: Option<PathBuf>,
+    pub gguf: Option<PathBuf>,
+    pub hf: Option<String>,
+    pub model_dir: Option<PathBuf>,
+    pub from_probe: Option<ProbedCard>,
+    pub probe_gpu: usize,
+    pub probe_mig: Option<usize>,
+}
+
+/// Scenario keys and values read from a file or a card.
+type Pairs = Vec<(&'static str, String)>;
+
+/// The card to plan on: nvidia-smi's output in a file (`--from-probe FILE`), or a snapshot
+/// already read through NVML (the Python package's `gpu="auto"`).
+#[derive(Clone, Debug)]
+pub enum ProbedCard {
+    File(PathBuf),
+    Snapshot(Box<Snapshot>),
 }
 
 impl Args for ScenarioArgs {
@@ -121,7 +134,10 @@ impl FromArgMatches for ScenarioArgs {
             gguf: matches.get_one::<PathBuf>("gguf").cloned(),
             hf: matches.get_one::<String>("hf").cloned(),
             model_dir: matches.get_one::<PathBuf>("model-dir").cloned(),
-            from_probe: matches.get_one::<PathBuf>("from-probe").cloned(),
+            from_probe: matches
+                .get_one::<PathBuf>("from-probe")
+                .cloned()
+                .map(ProbedCard::File),
             probe_gpu: matches.get_one::<usize>("probe-gpu").copied().unwrap_or(0),
             probe_mig: matches.get_one::<usize>("probe-mig").copied(),
         })
@@ -134,10 +150,17 @@ impl FromArgMatches for ScenarioArgs {
 }
 
 impl ScenarioArgs {
-    /// The card's real total and what is already taken on it, planned as the page plans a paste.
-    /// `--probe-gpu` names the GPU's reported index; where the output has no indices, its position.
-    fn probe_pairs(&self, path: &PathBuf) -> Result<Vec<(&'static str, String)>, String> {
-        let snapshot = crate::parse_smi::read_snapshot(path)?;
+    /// The card's real total and what is already taken on it, planned as the page plans a paste,
+    /// with notes on what the snapshot could not tell. `--probe-gpu` names the GPU's reported
+    /// index; where the snapshot has no indices, its position.
+    fn probe_pairs(&self, card: &ProbedCard) -> Result<(Pairs, Vec<String>), String> {
+        let (snapshot, origin) = match card {
+            ProbedCard::File(path) => (
+                crate::parse_smi::read_snapshot(path)?,
+                path.display().to_string(),
+            ),
+            ProbedCard::Snapshot(snapshot) => ((**snapshot).clone(), "the probed GPU".to_string()),
+        };
         let position = snapshot
             .gpus
             .iter()
@@ -148,11 +171,13 @@ impl ScenarioArgs {
             None => CardTarget::Gpu(position),
         };
         let plan = card::plan_on_card(&snapshot, target, &Scenario::default())
-            .map_err(|e| format!("{}: {e}", path.display()))?;
-        for note in &plan.notes {
-            eprintln!("vramfit: {}: {note}", path.display());
-        }
-        Ok(plan.changes)
+            .map_err(|e| format!("{origin}: {e}"))?;
+        let notes = plan
+            .notes
+            .iter()
+            .map(|n| format!("{origin}: {n}"))
+            .collect();
+        Ok((plan.changes, notes))
     }
 
     /// The checkpoint `--hf` or `--model-dir` names, read; `None` when neither is given.
@@ -185,69 +210,67 @@ impl ScenarioArgs {
         })
     }
 
-    /// Builds and validates the scenario, or returns every bad field. The config's shape and the
-    /// probed card come first, so explicit flags override them.
+    /// Builds and validates the scenario, or returns every bad field; what the files did not say
+    /// goes to stderr. The config's shape and the probed card come first, so explicit flags
+    /// override them.
     pub fn scenario(&self) -> Result<Scenario, Vec<FieldError>> {
         self.scenario_over(&[])
     }
 
     /// [`ScenarioArgs::scenario`] on top of `defaults`, which every file and flag overrides.
     pub fn scenario_over(&self, defaults: &[(&str, &str)]) -> Result<Scenario, Vec<FieldError>> {
+        let (scenario, notes) = self.noted_scenario_over(defaults);
+        for note in notes {
+            eprintln!("vramfit: {note}");
+        }
+        scenario
+    }
+
+    /// [`ScenarioArgs::scenario_over`], with the notes on what the files did not say (a key not
+    /// modelled, a default taken from the model type) returned rather than printed.
+    pub fn noted_scenario_over(
+        &self,
+        defaults: &[(&str, &str)],
+    ) -> (Result<Scenario, Vec<FieldError>>, Vec<String>) {
         let mut errors = Vec::new();
+        let mut notes = Vec::new();
         let mut pairs: Vec<(String, String)> = defaults
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
+        let mut add = |read: Result<Vec<(&str, String)>, FieldError>| match read {
+            Ok(read) => pairs.extend(read.into_iter().map(|(k, v)| (k.to_string(), v))),
+            Err(e) => errors.push(e),
+        };
         if let Some(path) = &self.config {
-            match std::fs::read_to_string(path)
-                .map_err(|e| format!("cannot read {}: {e}", path.display()))
-                .and_then(|text| model::parse_hf_config(&text).map_err(|e| e.to_string()))
-            {
-                Ok(config) => {
-                    for warning in &config.warnings {
-                        eprintln!("vramfit: {}: {warning}", path.display());
-                    }
-                    if !config.defaults_used.is_empty() {
-                        eprintln!(
-                            "vramfit: {}: not in the file, taken from the {} defaults: {}",
-                            path.display(),
-                            config.model_type.as_deref().unwrap_or("family"),
-                            config.defaults_used.join(", ")
-                        );
-                    }
-                    pairs.extend(config.pairs().into_iter().map(|(k, v)| (k.to_string(), v)))
-                }
-                Err(message) => errors.push(FieldError::new("config", message)),
-            }
+            add(read_config(path, &mut notes));
         }
         if let Some(path) = &self.gguf {
-            match model_source::read_gguf(path) {
-                Ok(file) => {
-                    eprintln!("vramfit: {}: {}", path.display(), file.summary());
-                    for warning in &file.warnings {
-                        eprintln!("vramfit: {}: {warning}", path.display());
-                    }
-                    pairs.extend(file.pairs().into_iter().map(|(k, v)| (k.to_string(), v)))
-                }
-                Err(message) => errors.push(FieldError::new("gguf", message)),
-            }
+            add(model_source::read_gguf(path)
+                .map(|file| {
+                    notes.push(format!("{}: {}", path.display(), file.summary()));
+                    let warnings = file.warnings.iter();
+                    notes.extend(warnings.map(|w| format!("{}: {w}", path.display())));
+                    file.pairs()
+                })
+                .map_err(|message| FieldError::new("gguf", message)));
         }
         if let Some(read) = self.checkpoint() {
-            match read {
-                Ok(model) => {
-                    for line in model.messages() {
-                        eprintln!("vramfit: {line}");
-                    }
-                    pairs.extend(model.pairs().into_iter().map(|(k, v)| (k.to_string(), v)))
-                }
-                Err((key, message)) => errors.push(FieldError::new(key, message)),
-            }
+            add(read
+                .map(|model| {
+                    notes.extend(model.messages());
+                    model.pairs()
+                })
+                .map_err(|(key, message)| FieldError::new(key, message)));
         }
-        if let Some(path) = &self.from_probe {
-            match self.probe_pairs(path) {
-                Ok(probed) => pairs.extend(probed.into_iter().map(|(k, v)| (k.to_string(), v))),
-                Err(message) => errors.push(FieldError::new("from-probe", message)),
-            }
+        if let Some(card) = &self.from_probe {
+            add(self
+                .probe_pairs(card)
+                .map(|(probed, probe_notes)| {
+                    notes.extend(probe_notes);
+                    probed
+                })
+                .map_err(|message| FieldError::new("from-probe", message)));
         }
         pairs.extend(self.pairs.iter().cloned());
         let mut scenario = Scenario::default();
@@ -257,10 +280,30 @@ impl ScenarioArgs {
             }
         }
         errors.extend(scenario.validate());
-        if errors.is_empty() {
-            Ok(scenario)
-        } else {
-            Err(errors)
+        match errors.is_empty() {
+            true => (Ok(scenario), notes),
+            false => (Err(errors), notes),
         }
     }
+}
+
+/// A Hugging Face config.json's shape as scenario pairs, with notes on the keys it warns about
+/// and the defaults it took from the model type.
+fn read_config(path: &PathBuf, notes: &mut Vec<String>) -> Result<Pairs, FieldError> {
+    let config = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))
+        .and_then(|text| model::parse_hf_config(&text).map_err(|e| e.to_string()))
+        .map_err(|message| FieldError::new("config", message))?;
+    for warning in &config.warnings {
+        notes.push(format!("{}: {warning}", path.display()));
+    }
+    if !config.defaults_used.is_empty() {
+        notes.push(format!(
+            "{}: not in the file, taken from the {} defaults: {}",
+            path.display(),
+            config.model_type.as_deref().unwrap_or("family"),
+            config.defaults_used.join(", ")
+        ));
+    }
+    Ok(config.pairs())
 }

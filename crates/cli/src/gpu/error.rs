@@ -83,13 +83,19 @@ impl GpuError {
         !matches!(self, GpuError::NoSuchGpu { .. } | GpuError::Replay(_))
     }
 
+    /// The cause, and on a line of its own the fallback where it helps: what the CLI prints and
+    /// the Python package raises.
+    pub fn explain(&self) -> String {
+        match self.parse_smi_helps() {
+            true => format!("{self}\n{FALLBACK_HINT}"),
+            false => self.to_string(),
+        }
+    }
+
     /// Prints the cause (and the fallback where it helps) to `err` and gives the exit code.
     pub fn report(&self, err: &mut dyn Write) -> ExitCode {
         // A closed stderr leaves nothing better to do than exit with the code.
-        let _ = writeln!(err, "vramfit: {self}");
-        if self.parse_smi_helps() {
-            let _ = writeln!(err, "{FALLBACK_HINT}");
-        }
+        let _ = writeln!(err, "vramfit: {}", self.explain());
         ExitCode::from(self.exit_code())
     }
 }

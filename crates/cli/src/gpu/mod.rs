@@ -27,16 +27,20 @@ mod watch;
 
 use std::path::Path;
 
+pub use actions::LevelArgs;
+pub use error::{GpuError, EXIT_USAGE};
+pub use monitor::Monitor;
 pub use probe::{probe, table as snapshot_table, ProbeArgs};
 pub use run::{run, RunArgs};
-pub use watch::{watch, WatchArgs};
+pub use source::{select_gpus, GpuSource};
+pub use units::Threshold;
+pub use watch::{tick_json, watch, WatchArgs};
 
-use error::GpuError;
-use source::{GpuSource, RecordedSource};
+use source::RecordedSource;
 
 /// NVML; where its library cannot be loaded, `amd-smi` if installed; or the recorded snapshots
 /// in `replay` when given. With neither tool, NVML's own reason is the error.
-fn open_source(replay: Option<&Path>) -> Result<Box<dyn GpuSource>, GpuError> {
+pub fn open_source(replay: Option<&Path>) -> Result<Box<dyn GpuSource>, GpuError> {
     if let Some(path) = replay {
         return Ok(Box::new(RecordedSource::load(path)?));
     }

@@ -150,7 +150,8 @@ impl Monitor {
         }
     }
 
-    fn sample(&mut self, source: &mut dyn GpuSource, elapsed: Duration) -> Tick {
+    /// Takes and judges one sample, `elapsed` into the monitoring.
+    pub fn sample(&mut self, source: &mut dyn GpuSource, elapsed: Duration) -> Tick {
         let timestamp = rfc3339(SystemTime::now());
         let results = source.sample(&self.gpus);
         self.judge(elapsed, timestamp, results)

@@ -631,6 +631,34 @@ impl<'a> LogRecord<'a> {
     }
 }
 
+/// One judged sample as the Python package's monitor returns it: each GPU's reading as a line
+/// of watch's log (`samples`), and each level crossed (`crossed`) with whether it was reached
+/// (then its actions are due) and the warning watch prints for it.
+pub fn tick_json(tick: &Tick) -> serde_json::Value {
+    let samples: Vec<LogRecord> = tick
+        .results
+        .iter()
+        .map(|(index, result)| LogRecord::new(&tick.timestamp, tick.elapsed, *index, result))
+        .collect();
+    let crossed: Vec<serde_json::Value> = tick
+        .crossed
+        .iter()
+        .map(|c| {
+            let c = &c.crossing;
+            serde_json::json!({
+                "gpu": c.gpu,
+                "level": c.level.name(),
+                "used_bytes": c.used,
+                "limit_bytes": c.limit,
+                "total_bytes": c.total,
+                "reached": c.reached,
+                "message": c.message(&tick.timestamp),
+            })
+        })
+        .collect();
+    serde_json::json!({ "samples": samples, "crossed": crossed })
+}
+
 const CSV_HEADER: &str =
     "timestamp,elapsed_ms,gpu,used_bytes,total_bytes,free_bytes,reserved_bytes,error\n";
 
