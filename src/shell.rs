@@ -96,7 +96,11 @@ fn sync_with_url(state: PageState, url_warnings: RwSignal<Vec<FieldError>>) {
 pub fn start() {
     browser::install_panic_banner();
     browser::mark("vramfit:start");
-    leptos::mount::mount_to_body(App);
+    let query = browser::query();
+    let layout = Layout::from_query(&query);
+    let (initial, warnings) = opening_scenario(&query, &layout);
+    let state = PageState::new(Module::Shell, initial);
+    leptos::mount::mount_to_body(move || view! { <App state layout warnings query/> });
     // The first estimate is rendered synchronously during the mount.
     browser::mark("vramfit:first-result");
     let has_slots = !slot::in_document().is_empty();
@@ -105,22 +109,28 @@ pub fn start() {
         if done.replace(true) {
             return;
         }
+        state.painted.set(true);
         if has_slots {
             bridge::load_panels();
         } else {
-            browser::mark("vramfit:page-mounted");
+            // What the paint released renders in microtasks; a task queued now runs after it.
+            set_timeout(
+                || browser::mark("vramfit:page-mounted"),
+                std::time::Duration::ZERO,
+            );
         }
     });
 }
 
 #[component]
-pub fn App() -> impl IntoView {
-    let query = browser::query();
-    let layout = Layout::from_query(&query);
-    let (initial, warnings) = opening_scenario(&query, &layout);
+fn App(
+    state: PageState,
+    layout: Layout,
+    warnings: Vec<FieldError>,
+    query: String,
+) -> impl IntoView {
     // A first visit: no scenario and no page keys in the URL.
     let first_screen = !layout.embed && parse_query(&query).is_empty();
-    let state = PageState::new(Module::Shell, initial);
     let url_warnings = RwSignal::new(warnings);
     provide_context(state);
     sync_with_url(state, url_warnings);

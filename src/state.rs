@@ -26,6 +26,9 @@ pub struct PageState {
     pub field_errors: RwSignal<Vec<FieldError>>,
     /// The last valid estimate: on an invalid combination the last good result stays on screen.
     pub estimate: Memo<Option<Estimate>>,
+    /// True once the first screen has been painted: what is below it renders after (the shell's
+    /// lower fieldsets); the panels module starts after it, so its own is true from the start.
+    pub painted: RwSignal<bool>,
     /// The unit family every size on the page is shown in. Read it where it is tracked, so a
     /// switch redraws every panel.
     pub units: Memo<Units>,
@@ -39,6 +42,7 @@ impl PageState {
             scenario,
             form_rev: RwSignal::new(0),
             field_errors: RwSignal::new(Vec::new()),
+            painted: RwSignal::new(module == Module::Panels),
             estimate: Memo::new(move |previous: Option<&Option<Estimate>>| {
                 match scenario.with(estimate) {
                     Ok(e) => Some(e),

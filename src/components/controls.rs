@@ -218,6 +218,10 @@ fn section(legend: &'static str, shown: Shown) -> impl IntoView {
     }
 }
 
+/// The fieldsets a 1280 × 800 window shows before scrolling (model, method, precision, batch);
+/// the rest, below them, render after the first paint, so the answer comes sooner.
+const FIRST_SCREEN_SECTIONS: usize = 4;
+
 #[component]
 pub fn Controls() -> impl IntoView {
     let state = expect_context::<PageState>();
@@ -229,11 +233,14 @@ pub fn Controls() -> impl IntoView {
     };
     let mut legends: Vec<&'static str> = Group::ALL.iter().map(|g| g.legend()).collect();
     legends.dedup();
+    let below = legends.split_off(FIRST_SCREEN_SECTIONS.min(legends.len()));
     move || {
         state.form_rev.track();
+        let below = below.clone();
         view! {
             <form class="controls" on:submit=|ev| ev.prevent_default()>
                 {legends.iter().map(|&legend| section(legend, shown)).collect_view()}
+                {move || state.painted.get().then(|| below.iter().map(|&legend| section(legend, shown)).collect_view())}
                 <ValidationErrors errors=validation/>
             </form>
         }

@@ -173,6 +173,12 @@ trait Access: Sync {
     fn edit(&self, scenario: &mut Scenario, text: &str) -> Result<(), String>;
     fn get(&self, scenario: &Scenario) -> String;
     fn items(&self, scenario: &Scenario) -> Option<Vec<String>>;
+}
+
+/// A field's value as JSON, in a table of its own ([`JSON_SLOTS`]): the page's first module
+/// reads and writes no JSON, and a method of [`Access`] would be linked into it through the
+/// vtable whether called or not.
+pub(super) trait JsonAccess: Sync {
     fn write_json(&self, scenario: &Scenario) -> Json;
     fn read_json(&self, scenario: &mut Scenario, json: &Json) -> Result<(), String>;
 }
@@ -216,7 +222,9 @@ impl<C: Codec> Access for Slot<C> {
     fn items(&self, scenario: &Scenario) -> Option<Vec<String>> {
         self.codec.items((self.get)(scenario))
     }
+}
 
+impl<C: Codec> JsonAccess for Slot<C> {
     fn write_json(&self, scenario: &Scenario) -> Json {
         self.codec.write_json((self.get)(scenario))
     }
@@ -227,7 +235,7 @@ impl<C: Codec> Access for Slot<C> {
                 *(self.get_mut)(scenario) = value?;
                 Ok(())
             }
-            None => self.edit(scenario, &self.codec.json_text(json)?),
+            None => Access::edit(self, scenario, &self.codec.json_text(json)?),
         }
     }
 }
@@ -273,16 +281,6 @@ impl Field {
         self.slot
             .items(scenario)
             .unwrap_or_else(|| vec![self.get(scenario)])
-    }
-
-    /// The value as a JSON scenario holds it.
-    pub fn write_json(&self, scenario: &Scenario) -> Json {
-        self.slot.write_json(scenario)
-    }
-
-    /// Sets the value from a JSON scenario. On error nothing changes.
-    pub fn read_json(&self, scenario: &mut Scenario, json: &Json) -> Result<(), String> {
-        self.slot.read_json(scenario, json)
     }
 
     /// The help line with the modes it is for and the accepted values or their syntax: what
@@ -356,6 +354,13 @@ macro_rules! scenario_fields {
                 get: |s| &s.$name,
                 get_mut: |s| &mut s.$name,
             },
+        }),+];
+
+        /// Each field's JSON form, in [`KEYS`] order (see [`JsonAccess`]).
+        pub(super) static JSON_SLOTS: &[&dyn JsonAccess] = &[$(&Slot {
+            codec: $codec,
+            get: |s: &Scenario| &s.$name,
+            get_mut: |s: &mut Scenario| &mut s.$name,
         }),+];
     };
 }

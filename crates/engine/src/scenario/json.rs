@@ -2,16 +2,17 @@
 //! the CLI flags, each value in its codec's JSON form. Unknown keys are refused by name, missing
 //! keys keep their defaults, and a value a field refuses is an error naming the field.
 
-use super::{field, Scenario, FIELDS, KEYS};
+use super::fields::JSON_SLOTS;
+use super::{Scenario, KEYS};
 use serde::de::Error as _;
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 impl Serialize for Scenario {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(FIELDS.len()))?;
-        for f in FIELDS {
-            map.serialize_entry(f.key, &f.write_json(self))?;
+        let mut map = serializer.serialize_map(Some(KEYS.len()))?;
+        for (key, slot) in KEYS.iter().zip(JSON_SLOTS) {
+            map.serialize_entry(key, &slot.write_json(self))?;
         }
         map.end()
     }
@@ -56,9 +57,12 @@ impl Scenario {
     ) -> Result<Scenario, JsonError> {
         let mut scenario = Scenario::default();
         for (key, value) in object {
-            let field = field(key).ok_or_else(|| JsonError::UnknownKey(key.clone()))?;
-            field
-                .read_json(&mut scenario, value)
+            let slot = KEYS
+                .iter()
+                .position(|k| k == key)
+                .map(|i| JSON_SLOTS[i])
+                .ok_or_else(|| JsonError::UnknownKey(key.clone()))?;
+            slot.read_json(&mut scenario, value)
                 .map_err(|message| JsonError::Field(format!("{key}: {message}")))?;
         }
         Ok(scenario)
