@@ -142,7 +142,7 @@ fn figure_value(figure: &str, value: f64) -> String {
 fn speed_report(measured: &str, scenarios: &str) {
     let (rows, skipped) = compare_speed(measured, scenarios);
     println!(
-        "\n{:<10} {:<44} {:>10} {:>10} {:>8} {:>8}  fit",
+        "\n{:<10} {:<56} {:>10} {:>10} {:>8} {:>8}  fit",
         "speed", "kind", "measured", "predicted", "error", "in band"
     );
     for r in &rows {
@@ -152,7 +152,7 @@ fn speed_report(measured: &str, scenarios: &str) {
             None => "",
         };
         println!(
-            "{:<10} {:<44} {:>10.1} {:>10.1} {:>+7.1}% {:>8}  {}",
+            "{:<10} {:<56} {:>10.1} {:>10.1} {:>+7.1}% {:>8}  {}",
             r.id,
             r.kind,
             r.measured,
