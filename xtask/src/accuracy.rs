@@ -164,25 +164,38 @@ fn speed_report(measured: &str, scenarios: &str) {
     }
     let (fit, held_out): (Vec<SpeedComparison>, Vec<SpeedComparison>) =
         rows.into_iter().partition(|r| r.fit.is_some());
-    for (set, rows) in [
-        ("held out (no constant set from them)", &held_out),
-        ("fit (the constants were set from them)", &fit),
-    ] {
-        print_summaries(&format!("speed, {set}"), &summarize_speed(rows));
-        for t in speed_totals(rows) {
-            let band = if t.banded > 0 {
-                format!(", {} of {} inside the band", t.in_band, t.banded)
-            } else {
-                String::new()
-            };
-            println!(
-                "{set}: {}: {} rows on {} GPUs, median |error| {:.1}%{band}",
-                t.figure, t.rows, t.gpus, t.median_abs_pct
-            );
-        }
-    }
+    let part = |rows: &[SpeedComparison], moe: bool| -> Vec<SpeedComparison> {
+        rows.iter().filter(|r| r.moe == moe).cloned().collect()
+    };
+    print_summaries(
+        "speed, held out (no constant set from them)",
+        &summarize_speed(&held_out),
+    );
+    print_speed_totals("held out", &held_out);
+    print_speed_totals("held out, dense", &part(&held_out, false));
+    print_speed_totals("held out, MoE", &part(&held_out, true));
+    print_summaries(
+        "speed, fit (the constants were set from them)",
+        &summarize_speed(&fit),
+    );
+    print_speed_totals("fit", &fit);
     for (id, why) in skipped {
         println!("not compared: {id}: {why}");
+    }
+}
+
+/// Each figure's rows, cards, median |error| and share inside the band over a set of rows.
+fn print_speed_totals(set: &str, rows: &[SpeedComparison]) {
+    for t in speed_totals(rows) {
+        let band = if t.banded > 0 {
+            format!(", {} of {} inside the band", t.in_band, t.banded)
+        } else {
+            String::new()
+        };
+        println!(
+            "{set}: {}: {} rows on {} GPUs, median |error| {:.1}%{band}",
+            t.figure, t.rows, t.gpus, t.median_abs_pct
+        );
     }
 }
 

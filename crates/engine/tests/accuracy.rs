@@ -337,25 +337,32 @@ const SPEED_SCENARIOS: &str = include_str!("../../../calibration/speed-scenarios
 /// headroom: in-sample, so they hold the constants to their rows rather than state the accuracy.
 const SPEED_FIT_MEDIAN_MAX_PCT: &[(&str, f64)] = &[
     (
-        "llama.cpp CUDA decode, memory-bound, consumer tokens/s",
-        9.0,
+        "llama.cpp CUDA decode, memory-bound, dense, consumer tokens/s",
+        8.0,
     ), // today 6.8
     (
-        "llama.cpp CUDA decode, memory-bound, data-centre tokens/s",
-        6.0,
+        "llama.cpp CUDA decode, memory-bound, dense, data-centre tokens/s",
+        5.0,
     ), // today 3.8
-    ("llama.cpp CUDA prefill, consumer tokens/s", 30.0), // today 25.1
-    ("llama.cpp CUDA prefill, data-centre tokens/s", 45.0), // today 37.0
-    ("llama.cpp Metal decode, memory-bound, apple tokens/s", 12.0), // today 9.8 (75 rows)
-    ("llama.cpp Metal prefill, apple tokens/s", 10.0),   // today 4.9 (3 rows)
+    ("llama.cpp CUDA prefill, dense, consumer tokens/s", 27.0), // today 25.1
+    ("llama.cpp CUDA prefill, dense, data-centre tokens/s", 40.0), // today 37.0
+    (
+        "llama.cpp Metal decode, memory-bound, dense, apple tokens/s",
+        11.0,
+    ), // today 9.8 (75 rows)
+    ("llama.cpp Metal prefill, dense, apple tokens/s", 6.0),    // today 4.9 (3 rows)
 ];
 
-/// The held-out rows' ceilings per figure (median |error|, rows at least, inside the band at
-/// least), set just above today's so they fail when the model drifts. The issue's targets are
-/// 10% for decode over 150 rows on 15 GPUs, 15% for prefill, and 90% inside the band.
-const SPEED_HELD_OUT: &[(&str, f64, usize, f64)] = &[
-    ("decode_tokens_per_s", 70.0, 3, 0.33), // today 68.8% over 3 rows, 1 of 3 in the band
-    ("prefill_tokens_per_s", 100.0, 3, 0.0), // today 97.1% over 3 rows
+/// The held-out rows' ceilings per figure, all of them and the dense ones (`Some(false)`): the
+/// median |error|, the rows at least, and the share inside the band at least, each set just past
+/// today's so they fail when the model drifts. The issue's targets are 10% for decode over 150
+/// rows on 15 GPUs, 15% for prefill, and 90% inside the band; mixtures of experts miss them
+/// (56.9% decode over 14 rows), which the model's expert reads do not explain yet.
+const SPEED_HELD_OUT: &[(&str, Option<bool>, f64, usize, f64)] = &[
+    ("decode_tokens_per_s", None, 20.0, 26, 0.76), // today 18.8% over 26 rows, 20 in the band
+    ("prefill_tokens_per_s", None, 26.0, 7, 0.0),  // today 24.5% over 7 rows
+    ("decode_tokens_per_s", Some(false), 7.5, 12, 1.0), // today 6.4% over 12 rows, all in the band
+    ("prefill_tokens_per_s", Some(false), 9.0, 3, 0.0), // today 7.8% over 3 rows
 ];
 
 #[test]
@@ -380,21 +387,32 @@ fn speed_rows_stay_within_their_ceilings() {
             summary.median_abs_pct
         );
     }
-    let totals = speed_totals(&held_out);
-    for (figure, ceiling, at_least, in_band) in SPEED_HELD_OUT {
-        let t = totals
+    for (figure, moe, ceiling, at_least, in_band) in SPEED_HELD_OUT {
+        let set: Vec<_> = held_out
             .iter()
+            .filter(|r| moe.is_none_or(|m| r.moe == m))
+            .cloned()
+            .collect();
+        let t = speed_totals(&set)
+            .into_iter()
             .find(|t| t.figure == *figure)
-            .unwrap_or_else(|| panic!("no held-out {figure} rows"));
-        assert!(t.rows >= *at_least, "{figure}: {} held-out rows", t.rows);
+            .unwrap_or_else(|| panic!("no held-out {figure} rows ({moe:?})"));
+        assert!(
+            t.rows >= *at_least,
+            "{figure} ({moe:?}): {} held-out rows",
+            t.rows
+        );
         assert!(
             t.median_abs_pct <= *ceiling,
-            "{figure}: held-out median |error| {:.1}% over its ceiling {ceiling}%",
+            "{figure} ({moe:?}): held-out median |error| {:.1}% over its ceiling {ceiling}%",
             t.median_abs_pct
         );
         if t.banded > 0 {
             let share = t.in_band as f64 / t.banded as f64;
-            assert!(share >= *in_band, "{figure}: {share:.2} inside the band");
+            assert!(
+                share >= *in_band,
+                "{figure} ({moe:?}): {share:.2} inside the band"
+            );
         }
     }
 }

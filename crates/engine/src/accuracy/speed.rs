@@ -1,6 +1,6 @@
 //! Published speed measurements (calibration/speed-measured.csv) against the speed model, each
 //! row as the scenario calibration/speed-scenarios.csv gives it, grouped by runtime and backend,
-//! figure, what a decode step is bound by, and class of card. A row the runtime's efficiency
+//! figure, what a decode step is bound by, dense or mixture of experts, and class of card. A row the runtime's efficiency
 //! constants were set from names that constant in the `fit` column; the others are held out, and
 //! only they say how well the model predicts a run it was not tuned on.
 
@@ -27,11 +27,13 @@ pub const FIT_CONSTANTS: &[&str] = &[
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SpeedComparison {
     pub id: String,
-    /// Runtime and backend, figure, bound (decode) and class of card: "llama.cpp CUDA decode,
-    /// memory-bound, consumer".
+    /// Runtime and backend, figure, bound (decode), dense or MoE, and class of card: "llama.cpp
+    /// CUDA decode, memory-bound, dense, consumer".
     pub kind: String,
     /// The catalogue card the row ran on.
     pub gpu: String,
+    /// A mixture of experts (else dense).
+    pub moe: bool,
     /// The efficiency constant set from this row (speed-scenarios.csv's `fit`); `None` for a
     /// held-out row.
     pub fit: Option<String>,
@@ -135,15 +137,19 @@ pub fn compare_speed(
             ("decode", Some(Bound::Compute)) => ", compute-bound",
             _ => "",
         };
+        // Expert kernels read the weights their own way, so a mixture of experts is its own group.
+        let moe = scenario.resolve().is_ok_and(|r| r.arch.moe.is_moe());
+        let model = if moe { "MoE" } else { "dense" };
         let fit = Some(get("fit").to_string()).filter(|f| !f.is_empty());
         compared.push(SpeedComparison {
             kind: format!(
-                "{}{} {figure}{bound}, {}",
+                "{}{} {figure}{bound}, {model}, {}",
                 scenario.runtime,
                 backend(&scenario),
                 card_class(&e.gpu_name)
             ),
             gpu: scenario.gpu.clone(),
+            moe,
             fit,
             source: published.get("source").cloned().unwrap_or_default(),
             figure: get("figure").to_string(),
