@@ -10,9 +10,10 @@
 //! datasheets for the data-centre and workstation cards (T4, V100, A10, A40, A100, A800, L4, L40,
 //! L40S, H100 SXM/PCIe/NVL, H200, the Blackwell datasheet's HGX B200), the appendix tables of
 //! the Ampere GA102, Ada and RTX Blackwell architecture whitepapers for the GeForce and RTX
-//! workstation cards, AMD's Instinct MI300X and MI325X datasheets, and for Macs the memory
-//! bandwidth Apple states per chip variant (with the GPU TFLOPS only where Apple states them: a
-//! sheet whose throughput is 0 gets decode and no prefill). Where a datasheet prints
+//! workstation cards, AMD's Instinct MI300X and MI325X datasheets, for Macs the memory
+//! bandwidth Apple states per chip variant (with the GPU TFLOPS only where Apple states them),
+//! and the bandwidth alone for AMD's Radeon cards and the DGX Spark: a sheet whose throughput is
+//! 0 gets decode and no prefill. Where a datasheet prints
 //! only sparse figures (marked "with sparsity") they are halved; the whitepapers print the dense
 //! figure first. A card whose figures its maker does not publish (the A10G, the H20, GeForce
 //! cards that came after their architecture's whitepaper, the RTX PRO 6000's fp8/int8/fp4) has
@@ -298,6 +299,29 @@ const M4_MAX_40: &str = "Apple Newsroom, M4 Max (2024-10-30, as MacRumors and Te
      it): up to 546GB/s, the 16-core CPU and 40-core GPU variant, the one sold with 48, 64 and \
      128GB; no GPU TFLOPS stated";
 
+/// A card whose maker states its memory bandwidth but no dense tensor throughput read here: the
+/// speed model gives it decode and no prefill, as for most Macs. `link_gb_s` as in [`datasheet`].
+const fn bandwidth_only(memory_gb_s: f64, link_gb_s: f64, source: &'static str) -> Datasheet {
+    datasheet([memory_gb_s, 0.0, 0.0, 0.0, 0.0, link_gb_s], source)
+}
+
+// AMD's Radeon pages state a peak FP16 rate of the dual-issue shader ALUs, not a dense matrix
+// figure like NVIDIA's, so their throughput is left unread. The bandwidth is the GDDR6's, not
+// the "effective" figure with Infinity Cache: a decode step streams gigabytes of weights, far
+// more than the 64–96 MB cache holds.
+const RX_7900: &str = "AMD Radeon RX 7900 XTX and XT specifications (2022-11-03), as Guru3D's \
+     table reproduces them: 20 Gbps GDDR6, 960 GB/s (XTX, 384-bit) and 800 GB/s (XT, 320-bit); \
+     PCIe 4.0 x16; no dense tensor throughput read";
+const W7900: &str = "AMD Radeon PRO W7900 specifications: 48GB GDDR6, 384-bit, 864 GB/s (as \
+     ITCreations quotes them); PCIe 4.0 x16; no dense tensor throughput read";
+const RX_9070: &str = "AMD Radeon RX 9070 XT and RX 9070 specifications (2025-02, as \
+     multiplayer.it and Videocardz report them): 20 Gbps GDDR6 on a 256-bit bus, 640 GB/s, both \
+     cards; PCIe 5.0 x16; no dense tensor throughput read";
+const DGX_SPARK: &str =
+    "NVIDIA DGX Spark product page and hardware guide (as ai-infrastructure.net \
+     quotes them, June 2026): 128 GB LPDDR5x unified, 273 GB/s; NVIDIA states only FP4 with \
+     sparsity (1 PFLOP), no dense 16-bit or int8 figure; no link (one memory)";
+
 /// A CUDA total as vLLM logs it, to two decimals of GiB.
 const fn logged_gib(hundredths: u64) -> u64 {
     hundredths * GIB / 100
@@ -362,13 +386,15 @@ pub const GPUS: &[Gpu] = &[
     gpu("rtx-5080", "GeForce RTX 5080 16GB", 16.0, None),
     gpu("rtx-4060-ti-16", "GeForce RTX 4060 Ti 16GB", 16.0, None),
     gpu("arc-a770", "Intel Arc A770 16GB", 16.0, None),
-    gpu("rx-9070", "Radeon RX 9070 16GB", 16.0, None),
-    gpu("rx-9070-xt", "Radeon RX 9070 XT 16GB", 16.0, None),
+    gpu("rx-9070", "Radeon RX 9070 16GB", 16.0, None).sheet(bandwidth_only(640.0, 64.0, RX_9070)),
+    gpu("rx-9070-xt", "Radeon RX 9070 XT 16GB", 16.0, None)
+        .sheet(bandwidth_only(640.0, 64.0, RX_9070)),
     apple("m2-24", "Apple M2 24GB (unified)", 24.0).sheet(mac(100.0, 0.0, M2)),
     apple("m3-24", "Apple M3 24GB (unified)", 24.0).sheet(mac(100.0, 0.0, M3)),
     apple("m4-24", "Apple M4 24GB (unified)", 24.0).sheet(mac(120.0, 0.0, M4)),
     apple("m4-pro-24", "Apple M4 Pro 24GB (unified)", 24.0).sheet(mac(273.0, 0.0, M4_PRO)),
-    gpu("rx-7900-xt", "Radeon RX 7900 XT 20GB", 20.0, None),
+    gpu("rx-7900-xt", "Radeon RX 7900 XT 20GB", 20.0, None)
+        .sheet(bandwidth_only(800.0, 32.0, RX_7900)),
     apple("m1-pro-32", "Apple M1 Pro 32GB (unified)", 32.0).sheet(mac(200.0, 0.0, M1_PRO_MAX)),
     apple("m1-max-32", "Apple M1 Max 32GB (unified)", 32.0).sheet(mac(400.0, 0.0, M1_PRO_MAX)),
     apple("m2-pro-32", "Apple M2 Pro 32GB (unified)", 32.0).sheet(mac(200.0, 0.0, M2_PRO_MAX)),
@@ -400,7 +426,8 @@ pub const GPUS: &[Gpu] = &[
              Blackwell whitepaper Table 3 (RTX 3090: 936 GB/s; FP16 tensor with FP32 \
              accumulate 71.2, INT8 284, dense); PCIe 4.0 x16",
         )),
-    gpu("rx-7900-xtx", "Radeon RX 7900 XTX 24GB", 24.0, None),
+    gpu("rx-7900-xtx", "Radeon RX 7900 XTX 24GB", 24.0, None)
+        .sheet(bandwidth_only(960.0, 32.0, RX_7900)),
     apple("m3-pro-36", "Apple M3 Pro 36GB (unified)", 36.0).sheet(mac(150.0, 0.0, M3_PRO)),
     apple("m3-max-36", "Apple M3 Max 36GB (unified)", 36.0).sheet(mac(300.0, 0.0, M3_MAX_30)),
     apple("m4-max-36", "Apple M4 Max 36GB (unified)", 36.0).sheet(mac(410.0, 0.0, M4_MAX_32)),
@@ -478,7 +505,8 @@ pub const GPUS: &[Gpu] = &[
     apple("m3-max-64", "Apple M3 Max 64GB (unified)", 64.0).sheet(mac(400.0, 0.0, M3_MAX_40)),
     apple("m4-pro-64", "Apple M4 Pro 64GB (unified)", 64.0).sheet(mac(273.0, 0.0, M4_PRO)),
     apple("m4-max-64", "Apple M4 Max 64GB (unified)", 64.0).sheet(mac(546.0, 0.0, M4_MAX_40)),
-    gpu("radeon-pro-w7900", "Radeon PRO W7900 48GB", 48.0, None),
+    gpu("radeon-pro-w7900", "Radeon PRO W7900 48GB", 48.0, None)
+        .sheet(bandwidth_only(864.0, 32.0, W7900)),
     // ROCm shows each MI250X as two GPUs (GCDs) of 64 GB: the planner's unit is one.
     gpu(
         "mi250x",
@@ -556,11 +584,11 @@ pub const GPUS: &[Gpu] = &[
     .with_unified(Unified::CarveOut { gib: 96.0 }),
     // MemTotal 127600748 kB, which torch reports as its 121.69 GiB total (nvitop PR #208,
     // unsloth PR #10283); NVML reports no memory on GB10.
-    gpu("dgx-spark", "DGX Spark (GB10) 128GB (unified)", 128.0, None).with_unified(
-        Unified::SharedPool {
+    gpu("dgx-spark", "DGX Spark (GB10) 128GB (unified)", 128.0, None)
+        .with_unified(Unified::SharedPool {
             total_bytes: Some(127_600_748 * 1024),
-        },
-    ),
+        })
+        .sheet(bandwidth_only(273.0, 0.0, DGX_SPARK)),
     gpu(
         "jetson-agx-thor",
         "Jetson AGX Thor 128GB (unified)",
@@ -741,10 +769,15 @@ mod tests {
         for g in GPUS {
             let Some(d) = g.datasheet else { continue };
             assert!(d.memory_bytes_per_s > 0.0, "{}", g.id);
-            // A throughput of 0 is "not published", which only Macs are, and then in every format.
+            // A throughput of 0 is "not published" (most Macs) or "not read" (the bandwidth-only
+            // sheets), and then in every format.
             if d.half_flops_per_s == 0.0 {
-                assert_eq!(g.unified, Some(Unified::AppleWorkingSet), "{}", g.id);
-                assert_eq!(d.int8_ops_per_s + d.fp8_flops_per_s, 0.0, "{}", g.id);
+                assert_eq!(
+                    d.int8_ops_per_s + d.fp8_flops_per_s + d.fp4_flops_per_s,
+                    0.0,
+                    "{}",
+                    g.id
+                );
             }
             // Only a device whose CPU and GPU share one memory has no link to cross.
             assert_eq!(d.link_bytes_per_s > 0.0, !g.is_unified(), "{}", g.id);

@@ -332,31 +332,87 @@ fn runtime_logs_stay_within_their_ceilings() {
 const SPEED_MEASURED: &str = include_str!("../../../calibration/speed-measured.csv");
 const SPEED_SCENARIOS: &str = include_str!("../../../calibration/speed-scenarios.csv");
 
-/// Ceilings on the median |error| of the speed model per kind (calibration/speed-measured.csv),
-/// today's figure plus headroom. The targets are 10% for decode and 15% for prefill.
-const SPEED_MEDIAN_MAX_PCT: &[(&str, f64)] = &[
-    ("llama.cpp decode, consumer tokens/s", 15.0), // today 11.2
-    ("llama.cpp decode, data-centre tokens/s", 6.0), // today 3.8
-    ("llama.cpp prefill, consumer tokens/s", 35.0), // today 28.2
-    ("llama.cpp prefill, data-centre tokens/s", 45.0), // today 37.0
-    ("llama.cpp decode, apple tokens/s", 13.0),    // today 9.8 (Metal's share, 75 rows)
-    ("llama.cpp prefill, apple tokens/s", 10.0),   // today 4.9 (the 76-core M2 Ultra, 3 rows)
+/// Ceilings on the median |error| of the speed model per kind of the rows the efficiency
+/// constants were set from (calibration/speed-scenarios.csv's `fit`), today's figure plus
+/// headroom: in-sample, so they hold the constants to their rows rather than state the accuracy.
+const SPEED_FIT_MEDIAN_MAX_PCT: &[(&str, f64)] = &[
+    (
+        "llama.cpp CUDA decode, memory-bound, dense, consumer tokens/s",
+        8.0,
+    ), // today 6.8
+    (
+        "llama.cpp CUDA decode, memory-bound, dense, data-centre tokens/s",
+        5.0,
+    ), // today 3.8
+    ("llama.cpp CUDA prefill, dense, consumer tokens/s", 27.0), // today 25.1
+    ("llama.cpp CUDA prefill, dense, data-centre tokens/s", 40.0), // today 37.0
+    (
+        "llama.cpp Metal decode, memory-bound, dense, apple tokens/s",
+        11.0,
+    ), // today 9.8 (75 rows)
+    ("llama.cpp Metal prefill, dense, apple tokens/s", 6.0),    // today 4.9 (3 rows)
+];
+
+/// The held-out rows' ceilings per figure, all of them and the dense ones (`Some(false)`): the
+/// median |error|, the rows at least, and the share inside the band at least, each set just past
+/// today's so they fail when the model drifts. The targets are 10% for decode over 150
+/// rows on 15 GPUs, 15% for prefill, and 90% inside the band; mixtures of experts miss them
+/// (56.9% decode over 14 rows), which the model's expert reads do not explain yet.
+const SPEED_HELD_OUT: &[(&str, Option<bool>, f64, usize, f64)] = &[
+    ("decode_tokens_per_s", None, 20.0, 26, 0.76), // today 18.8% over 26 rows, 20 in the band
+    ("prefill_tokens_per_s", None, 26.0, 7, 0.0),  // today 24.5% over 7 rows
+    ("decode_tokens_per_s", Some(false), 7.5, 12, 1.0), // today 6.4% over 12 rows, all in the band
+    ("prefill_tokens_per_s", Some(false), 9.0, 3, 0.0), // today 7.8% over 3 rows
 ];
 
 #[test]
 fn speed_rows_stay_within_their_ceilings() {
-    let (rows, _) = vramfit_engine::accuracy::compare_speed(SPEED_MEASURED, SPEED_SCENARIOS);
-    assert!(rows.len() >= 30, "{} speed rows compared", rows.len());
-    let summaries = vramfit_engine::accuracy::summarize_speed(&rows);
-    for (kind, ceiling) in SPEED_MEDIAN_MAX_PCT {
+    use vramfit_engine::accuracy::{compare_speed, speed_totals, summarize_speed, FIT_CONSTANTS};
+    let (rows, _) = compare_speed(SPEED_MEASURED, SPEED_SCENARIOS);
+    for r in &rows {
+        if let Some(fit) = &r.fit {
+            assert!(FIT_CONSTANTS.contains(&fit.as_str()), "{}: fit {fit}", r.id);
+        }
+    }
+    let (fit, held_out): (Vec<_>, Vec<_>) = rows.into_iter().partition(|r| r.fit.is_some());
+    let summaries = summarize_speed(&fit);
+    for (kind, ceiling) in SPEED_FIT_MEDIAN_MAX_PCT {
         let summary = summaries
             .iter()
             .find(|s| s.category == *kind)
-            .unwrap_or_else(|| panic!("no speed rows of kind {kind}"));
+            .unwrap_or_else(|| panic!("no fit rows of kind {kind}"));
         assert!(
             summary.median_abs_pct <= *ceiling,
             "{kind}: median |error| {:.1}% over its ceiling {ceiling}%",
             summary.median_abs_pct
         );
+    }
+    for (figure, moe, ceiling, at_least, in_band) in SPEED_HELD_OUT {
+        let set: Vec<_> = held_out
+            .iter()
+            .filter(|r| moe.is_none_or(|m| r.moe == m))
+            .cloned()
+            .collect();
+        let t = speed_totals(&set)
+            .into_iter()
+            .find(|t| t.figure == *figure)
+            .unwrap_or_else(|| panic!("no held-out {figure} rows ({moe:?})"));
+        assert!(
+            t.rows >= *at_least,
+            "{figure} ({moe:?}): {} held-out rows",
+            t.rows
+        );
+        assert!(
+            t.median_abs_pct <= *ceiling,
+            "{figure} ({moe:?}): held-out median |error| {:.1}% over its ceiling {ceiling}%",
+            t.median_abs_pct
+        );
+        if t.banded > 0 {
+            let share = t.in_band as f64 / t.banded as f64;
+            assert!(
+                share >= *in_band,
+                "{figure} ({moe:?}): {share:.2} inside the band"
+            );
+        }
     }
 }

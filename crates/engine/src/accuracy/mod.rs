@@ -13,7 +13,9 @@ mod kind;
 mod speed;
 
 pub use kind::{RunKind, WeightClass};
-pub use speed::{compare_speed, summarize_speed, SpeedComparison};
+pub use speed::{
+    compare_speed, speed_totals, summarize_speed, SpeedComparison, SpeedTotal, FIT_CONSTANTS,
+};
 
 use crate::estimate::{estimate, Component, Estimate, LogFigure, Reads};
 use crate::measurement::WorkloadMeasurement;

@@ -1,18 +1,42 @@
 //! Published speed measurements (calibration/speed-measured.csv) against the speed model, each
-//! row as the scenario calibration/speed-scenarios.csv gives it, grouped by runtime, figure and
-//! class of card.
+//! row as the scenario calibration/speed-scenarios.csv gives it, grouped by runtime and backend,
+//! figure, what a decode step is bound by, dense or mixture of experts, and class of card. A row the runtime's efficiency
+//! constants were set from names that constant in the `fit` column; the others are held out, and
+//! only they say how well the model predicts a run it was not tuned on.
 
-use super::{records, summary, Summary};
-use crate::estimate::{estimate, Speed};
+use super::{median, records, summary, Summary};
+use crate::estimate::{estimate, Bound, Speed};
+use crate::gpu_catalogue;
 use crate::query::scenario_from_query;
+use crate::runtime::{GpuBackend, Runtime};
+use crate::scenario::Scenario;
 use serde::Serialize;
+use std::collections::BTreeSet;
+
+/// The constants a `fit` cell may name: each runtime efficiency calibration/ sets, as
+/// crates/engine/src/estimate/serving/llamacpp.rs names it.
+pub const FIT_CONSTANTS: &[&str] = &[
+    "LLAMA_CPP_CUDA.bandwidth",
+    "LLAMA_CPP_CUDA.compute",
+    "LLAMA_CPP_MMQ",
+    "LLAMA_CPP_METAL.bandwidth",
+    "LLAMA_CPP_METAL.compute",
+];
 
 /// One published speed against the estimate's.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SpeedComparison {
     pub id: String,
-    /// Runtime, figure and class of card: "llama.cpp decode, consumer".
+    /// Runtime and backend, figure, bound (decode), dense or MoE, and class of card: "llama.cpp
+    /// CUDA decode, memory-bound, dense, consumer".
     pub kind: String,
+    /// The catalogue card the row ran on.
+    pub gpu: String,
+    /// A mixture of experts (else dense).
+    pub moe: bool,
+    /// The efficiency constant set from this row (speed-scenarios.csv's `fit`); `None` for a
+    /// held-out row.
+    pub fit: Option<String>,
     pub source: String,
     pub figure: String,
     /// Tokens per second.
@@ -33,15 +57,33 @@ fn figure(speed: &Speed, name: &str) -> Option<(f64, bool)> {
     }
 }
 
-/// GeForce cards, Apple silicon (unified memory, Metal), and the rest (data-centre and
-/// workstation).
+/// GeForce and Radeon RX cards, Apple silicon (unified memory, Metal), and the rest (data-centre,
+/// workstation and the DGX Spark).
 fn card_class(gpu_name: &str) -> &'static str {
-    if gpu_name.contains("GeForce") {
+    if gpu_name.contains("GeForce") || gpu_name.starts_with("Radeon RX") {
         "consumer"
     } else if gpu_name.starts_with("Apple") {
         "apple"
     } else {
         "data-centre"
+    }
+}
+
+/// The ggml backend a llama.cpp row ran: Metal on a Mac (whatever `gpu-backend` says), Vulkan
+/// where the scenario names it, ROCm (`gpu-backend=cuda`, HIP) on an AMD card, else CUDA. Other
+/// runtimes have one backend per card and are named alone.
+fn backend(s: &Scenario) -> &'static str {
+    let Some(gpu) = gpu_catalogue::find(&s.gpu) else {
+        return "";
+    };
+    match s.runtime {
+        Runtime::LlamaCpp if gpu.is_mac() => " Metal",
+        Runtime::LlamaCpp if s.gpu_backend == GpuBackend::Vulkan => " Vulkan",
+        Runtime::LlamaCpp if gpu.name.contains("Radeon") || gpu.name.contains("Instinct") => {
+            " ROCm"
+        }
+        Runtime::LlamaCpp => " CUDA",
+        _ => "",
     }
 }
 
@@ -89,8 +131,26 @@ pub fn compare_speed(
         let (figure, _) = get("figure")
             .split_once("_tokens")
             .unwrap_or((get("figure"), ""));
+        // Prefill is compute-bound by construction; what a decode step meets first splits decode.
+        let bound = match (figure, speed.map(|s| s.bound)) {
+            ("decode", Some(Bound::Memory)) => ", memory-bound",
+            ("decode", Some(Bound::Compute)) => ", compute-bound",
+            _ => "",
+        };
+        // Expert kernels read the weights their own way, so a mixture of experts is its own group.
+        let moe = scenario.resolve().is_ok_and(|r| r.arch.moe.is_moe());
+        let model = if moe { "MoE" } else { "dense" };
+        let fit = Some(get("fit").to_string()).filter(|f| !f.is_empty());
         compared.push(SpeedComparison {
-            kind: format!("{} {figure}, {}", scenario.runtime, card_class(&e.gpu_name)),
+            kind: format!(
+                "{}{} {figure}{bound}, {model}, {}",
+                scenario.runtime,
+                backend(&scenario),
+                card_class(&e.gpu_name)
+            ),
+            gpu: scenario.gpu.clone(),
+            moe,
+            fit,
             source: published.get("source").cloned().unwrap_or_default(),
             figure: get("figure").to_string(),
             error_pct: (predicted - measured) / measured * 100.0,
@@ -105,6 +165,44 @@ pub fn compare_speed(
         });
     }
     (compared, skipped)
+}
+
+/// One figure over a set of rows: how many, on how many cards, the median |error| and, where the
+/// figure has a band, how many rows it holds.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SpeedTotal {
+    /// `decode_tokens_per_s` or `prefill_tokens_per_s`.
+    pub figure: String,
+    pub rows: usize,
+    pub gpus: usize,
+    pub median_abs_pct: f64,
+    /// Rows inside the estimate's band, of the rows that have one.
+    pub in_band: usize,
+    pub banded: usize,
+}
+
+/// Each figure's total over `rows`, decode first.
+pub fn speed_totals(rows: &[SpeedComparison]) -> Vec<SpeedTotal> {
+    let figures: BTreeSet<&str> = rows.iter().map(|r| r.figure.as_str()).collect();
+    figures
+        .into_iter()
+        .map(|figure| {
+            let of: Vec<&SpeedComparison> = rows.iter().filter(|r| r.figure == figure).collect();
+            let mut errors: Vec<f64> = of.iter().map(|r| r.error_pct.abs()).collect();
+            SpeedTotal {
+                figure: figure.to_string(),
+                rows: of.len(),
+                gpus: of
+                    .iter()
+                    .map(|r| r.gpu.as_str())
+                    .collect::<BTreeSet<_>>()
+                    .len(),
+                median_abs_pct: median(&mut errors),
+                in_band: of.iter().filter(|r| r.in_band == Some(true)).count(),
+                banded: of.iter().filter(|r| r.in_band.is_some()).count(),
+            }
+        })
+        .collect()
 }
 
 /// Median and worst absolute error per kind.

@@ -92,8 +92,9 @@ pub(super) struct LlamaCpp;
 /// 4090 (PR #4766, 2024-01-10: `tg 128` 61.03 t/s from 12.55 GiB at 1,008 GB/s). Prefill through
 /// cuBLAS in fp16: 90% of the RTX 4090's fp16 peak for an F16 file (PR #4766, `pp 512` 11,048
 /// t/s), 65% for quantized files when they were dequantized for cuBLAS (the same PR), 33% on a
-/// V100, whose quantized matmuls have no int8 tensor cores (the scoreboard). The other runtimes
-/// take these until calibration/ holds their own measurements.
+/// V100, whose quantized matmuls have no int8 tensor cores (the scoreboard). llama.cpp's ROCm and
+/// Vulkan backends and the other runtimes take these until calibration/ holds their own
+/// measurements; the held-out ROCm and Vulkan rows of calibration/speed-scenarios.csv check them.
 pub const LLAMA_CPP_CUDA: Efficiency = Efficiency {
     bandwidth: Band::new(0.50, 0.67, 0.82),
     compute: Band::new(0.33, 0.65, 0.90),
