@@ -72,8 +72,12 @@ fn sync_with_url(state: PageState, url_warnings: RwSignal<Vec<FieldError>>) {
     } = state;
     Effect::new(move |_| {
         let query = scenario.with(scenario_to_query);
-        browser::set_query(&query, false);
         bridge::announce_scenario(&query);
+        // The address bar can wait for the frame: writing it costs about 1 ms an edit.
+        set_timeout(
+            move || browser::set_query(&query, false),
+            std::time::Duration::ZERO,
+        );
     });
     bridge::on_change(move |change| {
         let base = match change.base {

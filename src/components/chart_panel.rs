@@ -10,7 +10,9 @@ use leptos::prelude::*;
 use plotters::style::RGBColor;
 use vramfit_engine::examples::{lesson_example, LESSON_ATTEMPTS};
 use vramfit_engine::{estimate, Bytes, Estimate, Scenario, Units};
-use web_sys::HtmlCanvasElement;
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::JsCast;
+use web_sys::{js_sys, HtmlCanvasElement};
 
 const MAX_BARS: usize = 4;
 
@@ -21,11 +23,70 @@ fn dark_mode() -> bool {
         .unwrap_or(false)
 }
 
+/// A canvas's CSS width as a `ResizeObserver` last reported it. A redraw after an edit that read
+/// `clientWidth` instead would force a layout of the edited page first (about 1 ms a canvas);
+/// only the first draw, before the observer has reported, reads it.
+#[derive(Clone, Copy)]
+pub struct CanvasWidth(RwSignal<Option<i32>>);
+
+impl CanvasWidth {
+    /// Observes the canvas once it is mounted; a new width redraws whatever read [`Self::of`].
+    pub fn observe(canvas_ref: NodeRef<Canvas>) -> CanvasWidth {
+        let width = RwSignal::new(None);
+        Effect::new(move |observing: Option<bool>| {
+            if observing == Some(true) {
+                return true;
+            }
+            let Some(canvas) = canvas_ref.get() else {
+                return false;
+            };
+            let on_resize = Closure::<dyn FnMut(js_sys::Array, web_sys::ResizeObserver)>::new(
+                move |entries: js_sys::Array, observer: web_sys::ResizeObserver| {
+                    // A panel that is gone (a runtime switch rebuilds the serving panel) has
+                    // disposed of its signal: stop observing its canvas.
+                    let Some(known) = width.try_get_untracked() else {
+                        return observer.disconnect();
+                    };
+                    let reported = entries
+                        .get(0)
+                        .dyn_into::<web_sys::ResizeObserverEntry>()
+                        .ok()
+                        .map(|entry| entry.content_rect().width().round() as i32);
+                    if reported.is_some() && reported != known {
+                        width.set(reported);
+                    }
+                },
+            );
+            if let Ok(observer) = web_sys::ResizeObserver::new(on_resize.as_ref().unchecked_ref()) {
+                observer.observe(&canvas);
+            }
+            // The observer calls it until the panel is gone (above).
+            on_resize.forget();
+            true
+        });
+        CanvasWidth(width)
+    }
+
+    /// The width, tracked.
+    fn of(self, canvas: &HtmlCanvasElement) -> i32 {
+        self.0.get().unwrap_or_else(|| {
+            let measured = canvas.client_width();
+            self.0.update_untracked(|w| *w = Some(measured));
+            measured
+        })
+    }
+}
+
 /// Sizes the canvas to its CSS width (at least `min_width`) × `css_height` in device pixels, and
 /// returns the page's colours for it, light or dark as the page is, at the screen's pixel ratio.
-pub fn fit_canvas(canvas: &HtmlCanvasElement, min_width: i32, css_height: f64) -> Theme {
+pub fn fit_canvas(
+    canvas: &HtmlCanvasElement,
+    width: CanvasWidth,
+    min_width: i32,
+    css_height: f64,
+) -> Theme {
     let theme = page_theme();
-    let css_width = f64::from(canvas.client_width().max(min_width));
+    let css_width = f64::from(width.of(canvas).max(min_width));
     canvas.set_width((css_width * theme.scale) as u32);
     canvas.set_height((css_height * theme.scale) as u32);
     theme
@@ -146,6 +207,7 @@ fn bars<'a>(compared: &'a [(String, Estimate)], current: &'a Estimate) -> Vec<Ba
 pub fn ChartPanel() -> impl IntoView {
     let state = expect_context::<PageState>();
     let canvas_ref = NodeRef::<Canvas>::new();
+    let width = CanvasWidth::observe(canvas_ref);
     let compare = RwSignal::new(Compared::new());
     let compared = Memo::new(move |_| {
         compare.with(|list| {
@@ -164,7 +226,7 @@ pub fn ChartPanel() -> impl IntoView {
         let units = state.units.get();
         let others = compared.get();
         let Some(current) = current else { return };
-        let theme = fit_canvas(&canvas, 320, 320.0);
+        let theme = fit_canvas(&canvas, width, 320, 320.0);
         draw_error.set(draw(canvas, &bars(&others, &current), units, &theme).err());
         // `cargo xtask bench-web` times input → this mark.
         browser::mark("vramfit:chart-drawn");

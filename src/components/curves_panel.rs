@@ -7,9 +7,9 @@
 
 use crate::browser;
 use crate::chart::{
-    css_rgb, draw_memory_curve, MemoryCurve, CROSSING_COLOUR, CURVE_COLOUR, HERE_COLOUR,
+    css_rgb, draw_memory_curve, MemoryCurve, Theme, CROSSING_COLOUR, CURVE_COLOUR, HERE_COLOUR,
 };
-use crate::components::chart_panel::{budget_legend, fit_canvas};
+use crate::components::chart_panel::{budget_legend, fit_canvas, CanvasWidth};
 use crate::state::PageState;
 use leptos::html::{Canvas, P};
 use leptos::prelude::*;
@@ -110,6 +110,7 @@ fn curve(
 ) -> impl IntoView {
     let state = expect_context::<PageState>();
     let canvas_ref = NodeRef::<Canvas>::new();
+    let width = CanvasWidth::observe(canvas_ref);
     let readout_ref = NodeRef::<P>::new();
     // The point being read, by its value, so it survives the curve being recomputed; 0 when none
     // is (every value on a curve is at least 1). A plain `u32` signal, as the page's other counts
@@ -124,7 +125,8 @@ fn curve(
         let selected = Some(selected.get()).filter(|&x| x > 0);
         curves.with(|c| {
             let Some(c) = c else { return };
-            let text = draw_curve(canvas, c, pick(c), &words, selected, units);
+            let theme = fit_canvas(&canvas, width, 240, CURVE_HEIGHT);
+            let text = draw_curve(canvas, &theme, c, pick(c), &words, selected, units);
             readout.set_text_content(Some(&text));
         });
         // `cargo xtask bench-web` times input → this mark, with the stack's.
@@ -173,13 +175,13 @@ fn curve(
 /// the readout's text, or why the drawing failed.
 fn draw_curve(
     canvas: HtmlCanvasElement,
+    theme: &Theme,
     curves: &WhatIf,
     sweep: &Sweep,
     words: &Words,
     selected: Option<u32>,
     units: Units,
 ) -> String {
-    let theme = fit_canvas(&canvas, 240, CURVE_HEIGHT);
     let curve = MemoryCurve {
         sweep,
         budget: &curves.budget,
@@ -187,7 +189,7 @@ fn draw_curve(
         crossing_label: crossing_label(sweep, words),
         selected,
     };
-    match draw_memory_curve(canvas.clone(), &curve, units, &theme) {
+    match draw_memory_curve(canvas.clone(), &curve, units, theme) {
         Ok(drawn) => {
             let _ = canvas.set_attribute("data-points", &point_map(sweep, &drawn, theme.scale));
             reading(sweep, words, selected, units)

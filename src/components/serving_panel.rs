@@ -5,7 +5,7 @@
 //! quant and the most GPU layers; last, the command that launches it, with a copy button.
 
 use crate::chart::{css_rgb, draw_concurrency, CURVE_COLOUR, HERE_COLOUR, USERS_COLOUR};
-use crate::components::chart_panel::fit_canvas;
+use crate::components::chart_panel::{fit_canvas, CanvasWidth};
 use crate::html::{command, copy_clicked, escape};
 use crate::state::PageState;
 use leptos::html::Canvas;
@@ -355,13 +355,14 @@ fn plan_answers(plan: Memo<Option<ServingPlan>>, places_layers: Memo<bool>) -> i
 /// A pool's concurrency against context, drawn from the plan, with its legend.
 fn concurrency_curve(plan: Memo<Option<ServingPlan>>) -> impl IntoView {
     let canvas_ref = NodeRef::<Canvas>::new();
+    let width = CanvasWidth::observe(canvas_ref);
     let draw_error = RwSignal::new(None::<String>);
     Effect::new(move |_| {
         let Some(canvas) = canvas_ref.get() else {
             return;
         };
         let Some(plan) = plan.get() else { return };
-        let theme = fit_canvas(&canvas, 240, 260.0);
+        let theme = fit_canvas(&canvas, width, 240, 260.0);
         let here = Some((plan.context_tokens, plan.max_concurrency));
         let users = Some(f64::from(plan.users));
         draw_error.set(draw_concurrency(canvas, &plan.curve, here, users, &theme).err());
