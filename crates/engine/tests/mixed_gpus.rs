@@ -9,7 +9,8 @@ fn scenario(query: &str) -> Result<Scenario, String> {
     let mut s = Scenario::default();
     for pair in query.split('&') {
         let (k, v) = pair.split_once('=').unwrap();
-        s.set(k, v).map_err(|e| format!("{}: {}", e.field, e.message))?;
+        s.set(k, v)
+            .map_err(|e| format!("{}: {}", e.field, e.message))?;
     }
     Ok(s)
 }
@@ -32,11 +33,15 @@ fn refused(query: &str) -> Vec<String> {
 }
 
 /// Llama-3.1-8B: 32 blocks, so `-ngl` 33 offloads 33 slots, the output layer last.
-const LLAMA: &str = "mode=inference&runtime=llama.cpp&model=llama-3.1-8b&quant=Q4_K_M&ctx-size=8192\
+const LLAMA: &str =
+    "mode=inference&runtime=llama.cpp&model=llama-3.1-8b&quant=Q4_K_M&ctx-size=8192\
                      &sharding=pipeline";
 
 fn placement(e: &Estimate) -> Vec<(Option<u32>, bool)> {
-    e.devices.iter().map(|d| (d.blocks, d.output_layer)).collect()
+    e.devices
+        .iter()
+        .map(|d| (d.blocks, d.output_layer))
+        .collect()
 }
 
 #[test]
@@ -59,11 +64,7 @@ fn a_4090_and_a_3090_split_by_free_memory_as_llama_cpp_places_layers() {
     let kv = sum(|d| d.kv_cache_bytes.0) as i64;
     assert!((kv - one.bytes_of(ComponentId::KvCache).0 as i64).abs() <= 2);
     // The summary is the fuller device's, named.
-    let worst = e
-        .devices
-        .iter()
-        .min_by_key(|d| d.headroom_bytes)
-        .unwrap();
+    let worst = e.devices.iter().min_by_key(|d| d.headroom_bytes).unwrap();
     assert_eq!(e.total_bytes, worst.total_bytes);
     assert_eq!(e.gpu_name, worst.gpu_name);
 }
@@ -82,7 +83,9 @@ fn tensor_split_proportions_place_layers_by_upper_bound() {
     assert_eq!(placement(&e), [(Some(11), false), (Some(21), true)]);
     // With -ngl 9 the 9 slots are the last 8 blocks and the output layer: 9 × 0.32868 = 2.96,
     // so 3 blocks on the 3060 and 5 blocks with the output layer on the 4090.
-    let e = run(&format!("{LLAMA}&devices=rtx-3060,rtx-4090&gpus=2&n-gpu-layers=9"));
+    let e = run(&format!(
+        "{LLAMA}&devices=rtx-3060,rtx-4090&gpus=2&n-gpu-layers=9"
+    ));
     assert_eq!(placement(&e), [(Some(3), false), (Some(5), true)]);
 }
 
@@ -95,7 +98,10 @@ fn each_device_is_judged_against_its_own_memory_and_the_worst_is_the_verdict() {
          &devices=rtx-4090,rtx-3060&gpus=2&tensor-split=1,1&sharding=pipeline",
     );
     let verdicts: Vec<Verdict> = e.devices.iter().map(|d| d.verdict).collect();
-    assert!(verdicts[0].fits() && verdicts[1] == Verdict::Oom, "{verdicts:?}");
+    assert!(
+        verdicts[0].fits() && verdicts[1] == Verdict::Oom,
+        "{verdicts:?}"
+    );
     assert_eq!(e.verdict, Verdict::Oom);
     assert_eq!(e.gpu_name, "GeForce RTX 3060 12GB");
 }
@@ -110,7 +116,10 @@ fn vllm_sizes_every_rank_by_the_smallest_gpu_and_says_so() {
         .iter()
         .find(|n| n.starts_with("Unlike GPUs"))
         .expect("a note on unlike GPUs");
-    assert!(note.contains("smallest GPU, GeForce RTX 3060 12GB"), "{note}");
+    assert!(
+        note.contains("smallest GPU, GeForce RTX 3060 12GB"),
+        "{note}"
+    );
     assert!(note.contains("get_kv_cache_configs"), "{note}");
     // Every rank holds the same: the 3060's plan, judged on each card.
     assert_eq!(e.devices[0].total_bytes, e.devices[1].total_bytes);
@@ -121,10 +130,12 @@ fn vllm_sizes_every_rank_by_the_smallest_gpu_and_says_so() {
 
 #[test]
 fn bad_device_lists_are_refused_naming_the_field() {
-    assert!(refused(&format!("{LLAMA}&devices=rtx-4090,warp-drive&gpus=2"))[0]
-        .contains("warp-drive"));
-    assert!(refused(&format!("{LLAMA}&devices=rtx-4090,,rtx-3090&gpus=3"))[0]
-        .contains("empty item"));
+    assert!(
+        refused(&format!("{LLAMA}&devices=rtx-4090,warp-drive&gpus=2"))[0].contains("warp-drive")
+    );
+    assert!(
+        refused(&format!("{LLAMA}&devices=rtx-4090,,rtx-3090&gpus=3"))[0].contains("empty item")
+    );
     assert_eq!(
         refused(&format!("{LLAMA}&devices=rtx-4090,rtx-3090")),
         ["gpus"]
@@ -140,12 +151,18 @@ fn bad_device_lists_are_refused_naming_the_field() {
         ["tensor-split"]
     );
     assert_eq!(
-        refused(&format!("{LLAMA}&devices=rtx-4090,rtx-3090&gpus=2&vram=20GiB")),
+        refused(&format!(
+            "{LLAMA}&devices=rtx-4090,rtx-3090&gpus=2&vram=20GiB"
+        )),
         ["vram"]
     );
-    assert!(refused(&format!("{LLAMA}&devices=rtx-4090,rtx-3090&gpus=2&tensor-split=0,0"))[0]
+    assert!(refused(&format!(
+        "{LLAMA}&devices=rtx-4090,rtx-3090&gpus=2&tensor-split=0,0"
+    ))[0]
         .contains("every proportion is 0"));
-    assert!(refused(&format!("{LLAMA}&devices=rtx-4090,rtx-3090&gpus=2&tensor-split=1,-1"))[0]
+    assert!(refused(&format!(
+        "{LLAMA}&devices=rtx-4090,rtx-3090&gpus=2&tensor-split=1,-1"
+    ))[0]
         .contains("not a proportion"));
 }
 

@@ -9,6 +9,7 @@
 //! ranks"), so the run is planned on the smallest GPU and the others' extra memory stays unused.
 
 use super::{build_stack, verdict, Budget, ComponentId, Verdict};
+use crate::runtime::Runtime;
 use crate::scenario::{FieldError, Resolved, Scenario};
 use crate::units::Bytes;
 use crate::workload::Mode;
@@ -62,7 +63,11 @@ pub(super) fn plan(s: &Scenario) -> Result<Planned, Vec<FieldError>> {
         .iter()
         .enumerate()
         .map(|(i, r)| {
-            let sized_on = if splits_layers { r } else { &resolved[smallest] };
+            let sized_on = if splits_layers {
+                r
+            } else {
+                &resolved[smallest]
+            };
             device_plan(s, i, sized_on, r, splits_layers)
         })
         .collect();
@@ -141,8 +146,11 @@ fn note(s: &Scenario, smallest: &Resolved, splits_layers: bool) -> String {
         };
         return format!("Unlike GPUs: llama.cpp splits the offloaded layers by {by}; each GPU is planned with its own layers, and the summary is the fullest.");
     }
+    if s.runtime == Runtime::Vllm {
+        return format!("Unlike GPUs: vLLM sizes every rank by the smallest GPU, {name} ({capacity}): each worker's KV blocks are cut to the fewest any worker holds (get_kv_cache_configs), so the larger GPUs' extra memory stays unused; tensor parallelism never splits unequally.");
+    }
     if s.runtime.rules().pools_kv() {
-        return format!("Unlike GPUs: {} sizes every rank by the smallest GPU, {name} ({capacity}): each worker's KV blocks are cut to the fewest any worker holds (vLLM's get_kv_cache_configs), so the larger GPUs' extra memory stays unused; tensor parallelism never splits unequally.", s.runtime);
+        return format!("Unlike GPUs: {} is planned as vLLM sizes its ranks, on the smallest GPU, {name} ({capacity}); {}'s own rule for unlike GPUs was not read, so keep the margin.", s.runtime.rules().name(), s.runtime.rules().name());
     }
     format!("Unlike GPUs: every GPU holds the same share of this run, so the smallest, {name} ({capacity}), decides.")
 }

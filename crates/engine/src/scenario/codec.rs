@@ -619,7 +619,10 @@ impl Codec for GpuList {
         if text.trim().is_empty() {
             return Ok(Vec::new());
         }
-        list_items(text)?.into_iter().map(|id| GpuId.parse(id)).collect()
+        list_items(text)?
+            .into_iter()
+            .map(|id| GpuId.parse(id))
+            .collect()
     }
 
     fn format(&self, value: &Vec<String>) -> String {
@@ -652,7 +655,9 @@ impl Codec for Proportions {
             .collect::<Result<Vec<f64>, String>>()?;
         // llama.cpp reads all zeros as no split given; say so rather than split by nothing.
         if parts.iter().all(|p| *p == 0.0) {
-            return Err("every proportion is 0; leave it unset to split by free memory".to_string());
+            return Err(
+                "every proportion is 0; leave it unset to split by free memory".to_string(),
+            );
         }
         Ok(parts)
     }

@@ -130,14 +130,15 @@ impl Scenario {
                 "the recurrent state is kept in fp32, fp16 or bf16",
             ));
         }
-        let gpu_id = self
-            .devices
-            .get(device.unwrap_or(0))
-            .unwrap_or(&self.gpu);
+        let gpu_id = self.devices.get(device.unwrap_or(0)).unwrap_or(&self.gpu);
         let gpu = gpu_catalogue::find(gpu_id);
         if gpu.is_none() {
             errors.push(FieldError::new(
-                if self.devices.is_empty() { "gpu" } else { "devices" },
+                if self.devices.is_empty() {
+                    "gpu"
+                } else {
+                    "devices"
+                },
                 format!("unknown GPU `{gpu_id}`"),
             ));
         }
@@ -201,7 +202,12 @@ impl Scenario {
                 "vram sets one size for every GPU; with devices each GPU has its own (leave vram unset)",
             ));
         }
-        if let Some(split) = &self.tensor_split {
+        // Only llama.cpp reads a split; elsewhere it is one of its hidden settings.
+        let split = self
+            .tensor_split
+            .as_ref()
+            .filter(|_| self.runtime.rules().places_layers());
+        if let Some(split) = split {
             if listed < 2 {
                 errors.push(FieldError::new(
                     "tensor-split",
@@ -219,7 +225,6 @@ impl Scenario {
             }
         }
     }
-
 
     /// Every invalid field with its reason; empty when the scenario can be estimated.
     pub fn validate(&self) -> Vec<FieldError> {

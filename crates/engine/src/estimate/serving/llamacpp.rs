@@ -77,7 +77,7 @@ use crate::estimate::LogFigure;
 use crate::gpu_catalogue::{Datasheet, Unified};
 use crate::model::{Architecture, Block, Projection};
 use crate::runtime::{GpuBackend, LogitRows, OffloadOutput, Runtime};
-use crate::scenario::{FieldError, Group};
+use crate::scenario::{Codec, FieldError, Group, Proportions};
 use crate::scenario::{Resolved, Scenario};
 use crate::units::{Bytes, Units, MIB};
 use std::ops::Range;
@@ -840,7 +840,10 @@ impl Layers {
         };
         if let Some(device) = r.device {
             let slots = layers.slots();
-            let mine = device_slots(s, slots.end).get(device).cloned().unwrap_or(0..0);
+            let mine = device_slots(s, slots.end)
+                .get(device)
+                .cloned()
+                .unwrap_or(0..0);
             layers.gpus = 1;
             layers.span = first_gpu_block + mine.start.min(gpu_blocks)
                 ..first_gpu_block + mine.end.min(gpu_blocks);
@@ -887,10 +890,11 @@ pub(crate) fn device_slots(s: &Scenario, slots: u32) -> Vec<Range<u32>> {
             .devices
             .iter()
             .map(|id| {
-                let capacity = crate::gpu_catalogue::find(id).map_or(Bytes::ZERO, |g| {
-                    g.capacity_under(s.wired_limit)
-                });
-                let free = capacity.saturating_sub(s.reserved).saturating_sub(s.context);
+                let capacity = crate::gpu_catalogue::find(id)
+                    .map_or(Bytes::ZERO, |g| g.capacity_under(s.wired_limit));
+                let free = capacity
+                    .saturating_sub(s.reserved)
+                    .saturating_sub(s.context);
                 free.as_f64() as f32
             })
             .collect(),
@@ -1375,6 +1379,10 @@ fn settings(s: &Scenario, layers: &Layers, cells: &Cells, explain: bool) -> Vec<
     settings.given("offload-output", s.offload_output);
     settings.given("gpu-backend", s.gpu_backend);
     settings.given("n-cpu-moe", s.n_cpu_moe);
+    match &s.tensor_split {
+        Some(split) => settings.given("tensor-split", Proportions.format(split)),
+        None => settings.push("tensor-split", "auto", false, "by each GPU's free memory"),
+    }
     settings.into_list()
 }
 
