@@ -130,23 +130,7 @@ impl Scenario {
                 "the recurrent state is kept in fp32, fp16 or bf16",
             ));
         }
-        let gpu_id = self.devices.get(device.unwrap_or(0)).unwrap_or(&self.gpu);
-        let gpu = gpu_catalogue::find(gpu_id);
-        if gpu.is_none() {
-            errors.push(FieldError::new(
-                if self.devices.is_empty() {
-                    "gpu"
-                } else {
-                    "devices"
-                },
-                format!("unknown GPU `{gpu_id}`"),
-            ));
-        }
-        check_wired_limit(self, gpu, &mut errors);
-        let capacity = self
-            .vram
-            .or(gpu.map(|g| g.capacity_under(self.wired_limit)))
-            .unwrap_or(Bytes::ZERO);
+        let (gpu, capacity) = self.resolve_gpu(device, &mut errors);
         let master_weights = self.master_weights.unwrap_or(
             self.method == Method::Detailed
                 && self.mode == Mode::Full
@@ -181,6 +165,30 @@ impl Scenario {
             capacity,
             device: device.filter(|_| self.devices.len() > 1),
         })
+    }
+
+    /// The GPU (`device` of `devices`, else the first, else `gpu`) and its memory.
+    fn resolve_gpu(
+        &self,
+        device: Option<usize>,
+        errors: &mut Vec<FieldError>,
+    ) -> (Option<&'static Gpu>, Bytes) {
+        let id = self.devices.get(device.unwrap_or(0)).unwrap_or(&self.gpu);
+        let gpu = gpu_catalogue::find(id);
+        if gpu.is_none() {
+            let field = if self.devices.is_empty() {
+                "gpu"
+            } else {
+                "devices"
+            };
+            errors.push(FieldError::new(field, format!("unknown GPU `{id}`")));
+        }
+        check_wired_limit(self, gpu, errors);
+        let capacity = self
+            .vram
+            .or(gpu.map(|g| g.capacity_under(self.wired_limit)))
+            .unwrap_or(Bytes::ZERO);
+        (gpu, capacity)
     }
 
     /// Unlike GPUs: `gpus` counts them, `vram` (one size for all) does not apply, and a
