@@ -237,7 +237,12 @@ pub fn serving_plan(p: &ServingPlan, s: &Scenario) -> String {
         p.users,
         or_none(p.smallest_gpu.clone(), "none in the catalogue"),
         or_none(
-            p.fewest_gpus.map(|n| format!("{n} × {}", s.gpu)),
+            p.fewest_gpus.map(|n| {
+                // Counted of one kind: the smallest of unlike devices.
+                let mut alike = s.clone();
+                alike.make_alike();
+                format!("{n} × {}", alike.gpu)
+            }),
             "more than 64"
         ),
     );

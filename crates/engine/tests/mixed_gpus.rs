@@ -173,3 +173,15 @@ fn alike_gpus_have_no_device_plans() {
     let json = serde_json::to_value(&e).unwrap();
     assert!(json.get("devices").is_none());
 }
+
+#[test]
+fn searches_for_one_kind_of_gpu_take_the_smallest_listed() {
+    let mut s = scenario(&format!(
+        "{LLAMA}&devices=rtx-4090,rtx-3060&gpus=2&tensor-split=1,1"
+    ))
+    .unwrap();
+    s.make_alike();
+    assert_eq!(s.gpu, "rtx-3060");
+    assert!(s.devices.is_empty() && s.tensor_split.is_none());
+    assert!(estimate(&s).unwrap().devices.is_empty());
+}

@@ -191,6 +191,21 @@ impl Scenario {
         (gpu, capacity)
     }
 
+    /// Alike GPUs in place of unlike ones: the smallest of `devices`, for the searches that ask
+    /// "which GPU" or "how many", whose answers name one kind of GPU.
+    pub fn make_alike(&mut self) {
+        let smallest = self
+            .devices
+            .iter()
+            .filter_map(|id| gpu_catalogue::find(id))
+            .min_by_key(|g| g.capacity_under(self.wired_limit));
+        if let Some(g) = smallest {
+            self.gpu = g.id.to_string();
+        }
+        self.devices.clear();
+        self.tensor_split = None;
+    }
+
     /// Unlike GPUs: `gpus` counts them, `vram` (one size for all) does not apply, and a
     /// `tensor-split` has a proportion for each GPU.
     fn check_devices(&self, errors: &mut Vec<FieldError>) {
