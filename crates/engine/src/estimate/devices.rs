@@ -59,16 +59,21 @@ pub(super) fn plan(s: &Scenario) -> Result<Planned, Vec<FieldError>> {
     let smallest = (0..resolved.len())
         .min_by_key(|&i| resolved[i].capacity)
         .unwrap_or(0);
+    // Alike shares are sized once, on the smallest GPU.
+    let shared = (!splits_layers).then(|| held(s, &resolved[smallest], false));
     let devices: Vec<DevicePlan> = resolved
         .iter()
         .enumerate()
         .map(|(i, r)| {
-            let sized_on = if splits_layers {
-                r
-            } else {
-                &resolved[smallest]
+            let own;
+            let held = match &shared {
+                Some(held) => held,
+                None => {
+                    own = held(s, r, true);
+                    &own
+                }
             };
-            device_plan(s, i, sized_on, r, splits_layers)
+            device_plan(s, i, held, r)
         })
         .collect();
     let worst = (0..devices.len())
@@ -84,33 +89,42 @@ pub(super) fn plan(s: &Scenario) -> Result<Planned, Vec<FieldError>> {
     })
 }
 
-/// Device `i`'s plan: the stack sized on `sized_on` (itself, or the smallest GPU), judged
-/// against its own budget `own`.
-fn device_plan(
-    s: &Scenario,
-    i: usize,
-    sized_on: &Resolved,
-    own: &Resolved,
-    splits_layers: bool,
-) -> DevicePlan {
+/// What one GPU holds: its stack without text, a serving runtime's pool, and llama.cpp's blocks
+/// and output layer on it.
+struct Held {
+    stack: super::Stack,
+    serving: Option<super::Serving>,
+    slots: Option<(u32, bool)>,
+}
+
+fn held(s: &Scenario, r: &Resolved, splits_layers: bool) -> Held {
     let mut notes = Vec::new();
-    let (stack, _, serving) = build_stack(s, sized_on, super::Text::None, &mut notes);
-    let total = stack.total();
+    let (stack, _, serving) = build_stack(s, r, super::Text::None, &mut notes);
+    Held {
+        stack,
+        serving,
+        slots: splits_layers.then(|| super::serving::device_blocks(s, r)),
+    }
+}
+
+/// Device `i`'s plan: what it holds, judged against its own budget.
+fn device_plan(s: &Scenario, i: usize, held: &Held, own: &Resolved) -> DevicePlan {
+    let total = held.stack.total();
     let budget = Budget::new(s, own);
     let bytes = |ids: &[ComponentId]| -> Bytes {
-        stack
+        held.stack
             .components
             .iter()
             .filter(|c| ids.contains(&c.id))
             .map(|c| c.bytes)
             .sum()
     };
-    let slots = splits_layers.then(|| super::serving::device_blocks(s, sized_on));
+    let slots = held.slots;
     DevicePlan {
         device: u32::try_from(i).unwrap_or(u32::MAX),
         gpu: s.devices.get(i).cloned().unwrap_or_default(),
         gpu_name: own.gpu_name(),
-        blocks: slots.as_ref().map(|(blocks, _)| *blocks),
+        blocks: slots.map(|(blocks, _)| blocks),
         output_layer: slots.is_some_and(|(_, output)| output),
         weights_bytes: bytes(&[ComponentId::Weights]),
         kv_cache_bytes: bytes(&[
@@ -123,7 +137,7 @@ fn device_plan(
         capacity_bytes: budget.capacity,
         usable_bytes: budget.usable,
         headroom_bytes: budget.headroom(total),
-        verdict: verdict(&budget, total, serving.as_ref()),
+        verdict: verdict(&budget, total, held.serving.as_ref()),
     }
 }
 
