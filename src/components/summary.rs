@@ -49,17 +49,51 @@ fn answer(e: &Estimate, u: Units) -> String {
         Verdict::Tight => "Tight",
         Verdict::Oom => "Out of memory",
     };
+    let on = if e.devices.is_empty() {
+        format!("{} ×", e.gpus)
+    } else {
+        format!("the fullest of {} unlike GPUs,", e.gpus)
+    };
     format!(
-        "<p class=\"total-line\"><span class=\"total\" data-testid=\"total\" data-bytes=\"{}\">{}</span> per GPU on {} × {}</p>\
+        "<p class=\"total-line\"><span class=\"total\" data-testid=\"total\" data-bytes=\"{}\">{}</span> per GPU on {on} {}</p>\
          <p class=\"verdict-line\"><span class=\"verdict verdict-{v}\" data-testid=\"verdict\" data-verdict=\"{v}\">{word}</span> \
-         {headroom} of {} usable ({} capacity)</p>",
+         {headroom} of {} usable ({} capacity)</p>{}",
         e.total_bytes.0,
         e.total_bytes.display(u),
-        e.gpus,
         escape(&e.gpu_name),
         e.usable_bytes.display(u),
         e.capacity_bytes.display(u),
+        devices(e, u),
         v = verdict.as_str()
+    )
+}
+
+/// Each of unlike GPUs in a line: its layers, total and verdict against its own memory.
+fn devices(e: &Estimate, u: Units) -> String {
+    let each: Vec<String> = e
+        .devices
+        .iter()
+        .map(|d| {
+            let layers = match (d.blocks, d.output_layer) {
+                (Some(b), true) => format!("{b} layers + output, "),
+                (Some(b), false) => format!("{b} layers, "),
+                (None, _) => String::new(),
+            };
+            format!(
+                "{}: {layers}{} of {} usable, {}",
+                escape(&d.gpu_name),
+                d.total_bytes.display(u),
+                d.usable_bytes.display(u),
+                d.verdict.as_str()
+            )
+        })
+        .collect();
+    if each.is_empty() {
+        return String::new();
+    }
+    format!(
+        "<p class=\"devices-line\" data-testid=\"devices\">{}</p>",
+        each.join(" · ")
     )
 }
 

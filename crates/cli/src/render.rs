@@ -3,8 +3,8 @@
 use crate::columns::{grid, Column};
 use serde_json::{json, Map, Value};
 use vramfit_engine::accuracy::KindAccuracy;
-use vramfit_engine::estimate::Serving;
 use vramfit_engine::estimate::Speed;
+use vramfit_engine::estimate::{DevicePlan, Serving};
 use vramfit_engine::gpu_catalogue::{Gpu, Unified, GPUS};
 use vramfit_engine::model::{params_label, PRESETS};
 use vramfit_engine::serving_plan::ServingPlan;
@@ -29,21 +29,21 @@ pub fn estimate(e: &Estimate) -> String {
         ],
         rows,
     );
-    let headroom = if e.headroom_bytes >= 0 {
-        Bytes(e.headroom_bytes.unsigned_abs()).display(units)
+    let gpus = if e.devices.is_empty() {
+        format!("{} ×", e.gpus)
     } else {
-        format!("-{}", Bytes(e.headroom_bytes.unsigned_abs()).display(units))
+        format!("fullest of {}:", e.gpus)
     };
     out += &format!(
-        "\ntotal per GPU  {}\nGPU            {} × {} ({} capacity)\nusable         {} (after in-use and margin)\nheadroom       {}\nverdict        {}\n",
+        "\ntotal per GPU  {}\nGPU            {gpus} {} ({} capacity)\nusable         {} (after in-use and margin)\nheadroom       {}\nverdict        {}\n",
         e.total_bytes.display(units),
-        e.gpus,
         e.gpu_name,
         e.capacity_bytes.display(units),
         e.usable_bytes.display(units),
-        headroom,
+        signed(e.headroom_bytes, units),
         e.verdict.as_str().to_uppercase(),
     );
+    out += &devices(&e.devices, units);
     if let Some(serving) = &e.serving {
         out += &serving_lines(serving, units);
     }
@@ -54,6 +54,58 @@ pub fn estimate(e: &Estimate) -> String {
         out += &format!("note: {note}\n");
     }
     out
+}
+
+/// A size that may be negative (headroom past the budget).
+fn signed(bytes: i64, units: Units) -> String {
+    let size = Bytes(bytes.unsigned_abs()).display(units);
+    if bytes >= 0 {
+        size
+    } else {
+        format!("-{size}")
+    }
+}
+
+/// Each of unlike GPUs' plan, in device order; nothing when the GPUs are alike.
+fn devices(plans: &[DevicePlan], units: Units) -> String {
+    if plans.is_empty() {
+        return String::new();
+    }
+    let rows = plans
+        .iter()
+        .map(|d| {
+            let blocks = match (d.blocks, d.output_layer) {
+                (Some(b), true) => format!("{b} + output"),
+                (Some(b), false) => b.to_string(),
+                (None, _) => "all (shared)".to_string(),
+            };
+            vec![
+                d.device.to_string(),
+                d.gpu_name.clone(),
+                blocks,
+                d.weights_bytes.display(units),
+                d.kv_cache_bytes.display(units),
+                d.compute_bytes.display(units),
+                d.total_bytes.display(units),
+                d.usable_bytes.display(units),
+                signed(d.headroom_bytes, units),
+                d.verdict.as_str().to_uppercase(),
+            ]
+        })
+        .collect();
+    let columns = [
+        Column::right("device"),
+        Column::left("GPU"),
+        Column::left("layers"),
+        Column::right("weights"),
+        Column::right("KV cache"),
+        Column::right("compute"),
+        Column::right("total"),
+        Column::right("usable"),
+        Column::right("headroom"),
+        Column::left("verdict"),
+    ];
+    format!("\nper device\n{}", grid(&columns, rows))
 }
 
 /// How estimates of this kind of run compared with published measurements, figure by figure.
@@ -176,7 +228,12 @@ pub fn serving_plan(p: &ServingPlan, s: &Scenario) -> String {
         p.users,
         or_none(p.smallest_gpu.clone(), "none in the catalogue"),
         or_none(
-            p.fewest_gpus.map(|n| format!("{n} × {}", s.gpu)),
+            p.fewest_gpus.map(|n| {
+                // Counted of one kind: the smallest of unlike devices.
+                let mut alike = s.clone();
+                alike.make_alike();
+                format!("{n} × {}", alike.gpu)
+            }),
             "more than 64"
         ),
     );

@@ -764,11 +764,11 @@ fn flags_and_query_give_the_same_estimate() {
         &max-num-batched-tokens=2048&vllm-version=0.19&gpu-memory-utilization=0.85&block-size=32&enforce-eager=true\
         &profile-cudagraphs=false&cudagraph-mode=piecewise&max-cudagraph-capture-size=256&attention-backend=triton\
         &sglang-version=0.5.9&mem-fraction-static=0.8&max-total-tokens=100000&quant=Q5_K_M&gguf-weights=1000,2000,3000:1000*16&n-gpu-layers=20&offload-output=last&ctx-size=8192&parallel=2&kv-unified=true\
-        &cache-type-k=q8_0&cache-type-v=q8_0&flash-attn=true&ubatch-size=256&logit-rows=ubatch&gpu-backend=vulkan&n-cpu-moe=0&host-bandwidth=60&weights=nf4&quantized=all-linear&grads=bf16&adapter-dtype=fp32\
+        &cache-type-k=q8_0&cache-type-v=q8_0&flash-attn=true&ubatch-size=256&logit-rows=ubatch&gpu-backend=vulkan&tensor-split=3,1&n-cpu-moe=0&host-bandwidth=60&weights=nf4&quantized=all-linear&grads=bf16&adapter-dtype=fp32\
         &act-dtype=bf16&kv-dtype=fp8&optimizer=adamw-8bit&optimizer-step=for-loop&paged-optimizer=true&float8=off&master-weights=false&batch=4&concurrency=4&seq=1024\
         &prompt=512&cache=static&max-cache-len=2048&kept-scores=scores&grad-accum=8&images=0&checkpointing=selective&checkpoint-every=2&compile=true&offload-activations=true&attention=eager&lora-rank=32&lora-targets=all&lora-dropout=true\
         &double-quant=true&quant-kernel=torchao-wo&int4-layout=tinygemm&int4-group=64&quant-head=true&nf4-kernel=bnb-legacy&quantize-moe-experts=false&loss=chunked&dropout=true&attention-dropout=true&method=detailed\
-        &gpu=t4&vram=15GiB&wired-limit=40GiB&gpus=2&cp=2\
+        &gpu=t4&devices=t4&vram=15GiB&wired-limit=40GiB&gpus=2&cp=2\
         &sharding=zero3&tp=1&sequence-parallel=off&replicas=1&offload=optimizer&reserved=1GiB&margin=500MiB&context=600MiB&tight=90\
         &units=gib&custom=RSSM%20dynamics:500MiB&custom=replay%20buffer:1GiB";
     let (scenario, errors) = scenario_from_query(query);
@@ -950,4 +950,45 @@ fn accuracy_shows_the_kind_of_runs_figures() {
     );
     let without = json(&["estimate", "--model", "llama-3.1-8b", "--json"]);
     assert!(without.get("accuracy").is_none(), "only when asked");
+}
+
+#[test]
+fn unlike_gpus_get_a_plan_each_in_json_and_text() {
+    let args = [
+        "estimate",
+        "--mode",
+        "inference",
+        "--runtime",
+        "llama.cpp",
+        "--model",
+        "llama-3.1-8b",
+        "--sharding",
+        "pipeline",
+        "--devices",
+        "rtx-4090,rtx-3090",
+        "--gpus",
+        "2",
+    ];
+    let e = json(&[&args[..], &["--json"]].concat());
+    // The existing keys stay, as the fullest device's; `devices` adds one plan per GPU.
+    let total = check_estimate_json(&e);
+    let devices = e["devices"].as_array().expect("devices is an array");
+    let placed: Vec<(u64, bool)> = devices
+        .iter()
+        .map(|d| (d["blocks"].as_u64().unwrap(), d["output_layer"] == true))
+        .collect();
+    // 17 blocks on the 4090, 15 and the output layer on the 3090 (crates/engine/tests/mixed_gpus.rs).
+    assert_eq!(placed, [(17, false), (15, true)]);
+    assert_eq!(devices[0]["gpu"], "rtx-4090");
+    assert!(devices
+        .iter()
+        .any(|d| d["total_bytes"].as_u64() == Some(total)));
+    let text = stdout(&run(&args));
+    assert!(text.contains("per device"), "{text}");
+    assert!(text.contains("15 + output"), "{text}");
+    assert!(text.contains("fullest of 2:"), "{text}");
+    assert_rejected(
+        &[&args[..], &["--tensor-split", "1,2,3"]].concat(),
+        &["tensor-split"],
+    );
 }

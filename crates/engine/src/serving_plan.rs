@@ -93,6 +93,7 @@ fn smallest_gpu(s: &Scenario, users: u32) -> Option<String> {
         .find(|g| {
             serves(
                 &with(s, |c| {
+                    c.make_alike();
                     c.vram = None;
                     c.gpu = g.id.to_string();
                 }),
@@ -102,12 +103,13 @@ fn smallest_gpu(s: &Scenario, users: u32) -> Option<String> {
         .map(|g| g.id.to_string())
 }
 
-/// The fewest GPUs of the scenario's kind that serve `users` requests, split by tensor
+/// The fewest GPUs of the scenario's kind (the smallest of unlike `devices`) that serve `users` requests, split by tensor
 /// parallelism unless the scenario names another split.
 fn fewest_gpus(s: &Scenario, users: u32) -> Option<u32> {
     GPU_COUNTS.into_iter().find(|&n| {
         serves(
             &with(s, |c| {
+                c.make_alike();
                 c.gpus = n;
                 if n > 1
                     && !matches!(
@@ -137,6 +139,7 @@ fn speed_answers(s: &Scenario, users: u32, target: f64) -> (Option<String>, Opti
         .iter()
         .find(|g| {
             let on = with(s, |c| {
+                c.make_alike();
                 c.vram = None;
                 c.gpu = g.id.to_string();
             });

@@ -160,6 +160,7 @@ pub fn solve(s: &Scenario, target_batch: Option<u32>) -> Result<Solution, Vec<Fi
         .iter()
         .find(|g| {
             fits(&with(s, |c| {
+                c.make_alike();
                 c.vram = None;
                 c.gpu = g.id.to_string();
             }))

@@ -62,6 +62,9 @@ pub(crate) fn parse(value: Value) -> Result<Snapshot, ParseError> {
     if crate::amd_smi::detect(&value) {
         return Ok(crate::amd_smi::parse(std::slice::from_ref(&value)));
     }
+    if crate::rocm_smi::detect_json(&value) {
+        return Ok(crate::rocm_smi::parse_json(&value));
+    }
     match value.get("gpus").and_then(Value::as_array) {
         Some(gpus) if gpus.is_empty() => Err(ParseError::NoGpus {
             format: SourceFormat::GpustatJson,
@@ -69,8 +72,9 @@ pub(crate) fn parse(value: Value) -> Result<Snapshot, ParseError> {
         Some(gpus) => Ok(gpustat(&value, gpus)),
         None => Err(ParseError::InvalidJson {
             message: format!(
-                "this JSON is neither a `{SCHEMA}` snapshot, `gpustat --json` nor `amd-smi \
-                 --json` output (no \"schema\", \"gpus\" or \"gpu\" key)"
+                "this JSON is neither a `{SCHEMA}` snapshot, `gpustat --json`, `amd-smi \
+                 --json` nor `rocm-smi --json` output (no \"schema\", \"gpus\", \"gpu\" or \
+                 \"card0\" key)"
             ),
         }),
     }

@@ -13,7 +13,8 @@
 //! - `nvidia-smi -q`, `nvidia-smi -q -x`, `nvidia-smi -L` and `nvidia-smi --version` (versions
 //!   only: an empty GPU list and a warning);
 //! - `gpustat --json`, nvitop's Python REPL output, and `vramfit.snapshot/1` JSON;
-//! - AMD's `amd-smi static --json` and `amd-smi metric --json`.
+//! - AMD's `amd-smi static --json` and `amd-smi metric --json`;
+//! - AMD's older `rocm-smi --showmeminfo vram`, as text, `--csv` or `--json`.
 //!
 //! Values a tool prints as `N/A`, `[Not Supported]` and the like become `None`, never `0`.
 //! Output repeated by `-l` (or pasted twice) is read as its last reading of each GPU, with a
@@ -25,6 +26,7 @@ mod json;
 mod list;
 mod nvitop;
 mod query_text;
+mod rocm_smi;
 pub mod snapshot;
 mod table;
 mod values;
@@ -45,7 +47,8 @@ pub const MAX_INPUT_BYTES: usize = 1_048_576;
 const WHAT_TO_PASTE: &str = "paste the output of `nvidia-smi` or `nvidia-smi \
 --query-gpu=name,memory.total,memory.used,memory.free --format=csv` (also read: `nvidia-smi -q`, \
 `nvidia-smi -q -x`, `nvidia-smi -L`, `--query-compute-apps` CSV, `gpustat --json`, nvitop \
-snapshots, `amd-smi metric --json` and `vramfit probe --json`)";
+snapshots, `amd-smi metric --json`, `rocm-smi --showproductname --showmeminfo vram --csv` and \
+`vramfit probe --json`)";
 
 /// Why a paste could not be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -179,6 +182,8 @@ fn parse_as(format: SourceFormat, text: &str) -> Result<Snapshot, ParseError> {
         SourceFormat::List => list::parse(text),
         SourceFormat::NvitopSnapshot => nvitop::parse(text),
         SourceFormat::Version => version::parse(text),
+        SourceFormat::RocmSmi if rocm_smi::detect_csv(text) => rocm_smi::parse_csv(text),
+        SourceFormat::RocmSmi => rocm_smi::parse_text(text),
         SourceFormat::GpustatJson | SourceFormat::AmdSmiJson | SourceFormat::VramfitProbe => {
             json::parse(json::read(text)?)?
         }
@@ -198,6 +203,8 @@ fn detect_not_json(text: &str) -> Option<SourceFormat> {
     // Most specific first: a table or -q log can contain lines that look like CSV or `-L`.
     if xml::detect(text) {
         Some(SourceFormat::Xml)
+    } else if rocm_smi::detect_text(text) || rocm_smi::detect_csv(text) {
+        Some(SourceFormat::RocmSmi)
     } else if query_text::detect(text) {
         Some(SourceFormat::QueryText)
     } else if table::detect(text) {

@@ -29,6 +29,8 @@ pub enum SourceFormat {
     GpustatJson,
     /// `amd-smi static --json` and `amd-smi metric --json`.
     AmdSmiJson,
+    /// `rocm-smi --showmeminfo vram`, as text, `--csv` or `--json`.
+    RocmSmi,
     /// The repr/snapshot text that nvitop's Python API prints.
     NvitopSnapshot,
     /// `nvidia-smi --version`: versions only, never any GPU.
@@ -39,7 +41,7 @@ pub enum SourceFormat {
 }
 
 impl SourceFormat {
-    pub const ALL: [SourceFormat; 11] = [
+    pub const ALL: [SourceFormat; 12] = [
         SourceFormat::Table,
         SourceFormat::QueryGpuCsv,
         SourceFormat::ComputeAppsCsv,
@@ -48,13 +50,14 @@ impl SourceFormat {
         SourceFormat::List,
         SourceFormat::GpustatJson,
         SourceFormat::AmdSmiJson,
+        SourceFormat::RocmSmi,
         SourceFormat::NvitopSnapshot,
         SourceFormat::Version,
         SourceFormat::VramfitProbe,
     ];
 
     /// The names a snapshot's `source` field holds, in [`SourceFormat::ALL`]'s order.
-    pub const WIRE_NAMES: [&'static str; 11] = [
+    pub const WIRE_NAMES: [&'static str; 12] = [
         "table",
         "query_gpu_csv",
         "compute_apps_csv",
@@ -63,6 +66,7 @@ impl SourceFormat {
         "list",
         "gpustat_json",
         "amd_smi_json",
+        "rocm_smi",
         "nvitop_snapshot",
         "version",
         "vramfit_probe",
@@ -105,6 +109,7 @@ impl std::fmt::Display for SourceFormat {
             SourceFormat::List => "nvidia-smi -L",
             SourceFormat::GpustatJson => "gpustat --json",
             SourceFormat::AmdSmiJson => "amd-smi --json",
+            SourceFormat::RocmSmi => "rocm-smi",
             SourceFormat::NvitopSnapshot => "nvitop snapshot",
             SourceFormat::Version => "nvidia-smi --version",
             SourceFormat::VramfitProbe => "vramfit probe --json",

@@ -1,4 +1,4 @@
-//! Every real output in `tests/fixtures/nvidia-smi` and `tests/fixtures/amd-smi` parses to the
+//! Every real output in `tests/fixtures/nvidia-smi`, `amd-smi` and `rocm-smi` parses to the
 //! values read off it by eye.
 //!
 //! Figures are MiB as printed (`m`), or exact bytes where the source prints bytes (`b`); `NA`
@@ -121,6 +121,29 @@ fn cases() -> Vec<Case> {
             "amd-smi/static-json__radeon-rx-6600__rocm-6.x-pve.json",
             AmdSmiJson,
             vec![G(m(8176), NA, NA, 0, 0)],
+        ),
+        case(
+            "rocm-smi/csv-productname-use-meminfo-vram__radeon-rx-7900-xt.csv",
+            RocmSmi,
+            vec![G(b(21_458_059_264), b(27_856_896), NA, 0, 0)],
+        ),
+        case(
+            "rocm-smi/json-productname-use-meminfo-vram__radeon-rx-7900-xt.json",
+            RocmSmi,
+            vec![G(b(21_458_059_264), b(27_856_896), NA, 0, 0)],
+        ),
+        case(
+            "rocm-smi/csv-productname-meminfo-vram-uniqueid__radeon-rx-6800-raphael-igpu.csv",
+            RocmSmi,
+            vec![
+                G(b(17_163_091_968), b(692_142_080), NA, 0, 0),
+                G(b(67_108_864), b(26_079_232), NA, 0, 0),
+            ],
+        ),
+        case(
+            "rocm-smi/text-meminfo-vram__4-gib-gpu.txt",
+            RocmSmi,
+            vec![G(b(4_278_190_080), b(108_814_336), NA, 0, 0)],
         ),
         case(
             "gpustat-json__gtx-1080-ti-x4__gpustat-0.6-era.json",
@@ -451,7 +474,7 @@ fn cases() -> Vec<Case> {
 
 /// The fixture folders; a case names a file of the first by its name alone, of the others as
 /// `folder/name`.
-const FOLDERS: [&str; 2] = ["nvidia-smi", "amd-smi"];
+const FOLDERS: [&str; 3] = ["nvidia-smi", "amd-smi", "rocm-smi"];
 
 fn fixtures_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")

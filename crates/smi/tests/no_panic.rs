@@ -13,7 +13,7 @@ fn fixtures() -> &'static [String] {
     static FIXTURES: OnceLock<Vec<String>> = OnceLock::new();
     FIXTURES.get_or_init(|| {
         let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-        let mut names: Vec<PathBuf> = ["nvidia-smi", "amd-smi"]
+        let mut names: Vec<PathBuf> = ["nvidia-smi", "amd-smi", "rocm-smi"]
             .iter()
             .flat_map(|folder| std::fs::read_dir(root.join(folder)).unwrap())
             .map(|e| e.unwrap().path())
@@ -48,6 +48,9 @@ const MARKERS: &[&str] = &[
     "{\"schema\":\"vramfit.snapshot/1\",\"gpus\":[{}]}",
     "[{\"gpu\":0,\"mem_usage\":{\"total_vram\":{\"value\":8176,\"unit\":\"MB\"},\"used_vram\":\"N/A\"}}]",
     "{\"gpu_data\":[{\"gpu\":1,\"asic\":{\"market_name\":\"x\"},\"vram\":{\"size\":{\"value\":-1,\"unit\":\"GB\"}}}]}",
+    "GPU[0]\t\t: VRAM Total Memory (B): 18446744073709551616\nGPU[1] : Card Series: N/A\n",
+    "device,VRAM Total Memory (B),Card Series\ncard0,-1\ncard99999999999,1,x,y\n",
+    "{\"card0\":{\"VRAM Total Memory (B)\":\"1e9\",\"GPU use (%)\":\"NaN\"},\"system\":{}}",
     "GPU 0: NVIDIA X (UUID: GPU-1)\n  MIG 1g.10gb Device 0: (UUID: MIG-1)\n",
     "NVIDIA-SMI version  : 595.71.05\n",
     "PhysicalDevice(index=0, name=\"x\", total_memory=11019MiB)\n",

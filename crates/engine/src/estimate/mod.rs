@@ -9,6 +9,7 @@ mod activations;
 mod budget;
 mod component;
 mod detailed;
+mod devices;
 mod formula;
 mod inference;
 mod lesson;
@@ -24,6 +25,7 @@ mod weights;
 
 pub use budget::{Budget, Verdict};
 pub use component::{ComponentId, Lifetime, LogFigure, Slack};
+pub use devices::DevicePlan;
 pub use lesson::{LESSON_ACTIVATION_FACTOR, LESSON_CHECKPOINT_FACTOR, LESSON_OVERHEAD_BYTES};
 pub use logits::{LOG_PROBS_AND_GRAD_BYTES, LOSS_CHUNK_TOKENS};
 pub use overhead::{FRAGMENTATION_OF_STATIC, FRAGMENTATION_OF_TRANSIENT};
@@ -90,6 +92,10 @@ pub struct Estimate {
     pub gpu_name: String,
     pub gpus: u32,
     pub notes: Vec<String>,
+    /// Each of unlike GPUs' plan (`devices`), in device order; the fields above are the worst's.
+    /// Empty when the GPUs are alike.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub devices: Vec<DevicePlan>,
 }
 
 impl Estimate {
@@ -119,8 +125,8 @@ impl Estimate {
 
 /// Builds the estimate, or every invalid field.
 pub fn estimate(scenario: &Scenario) -> Result<Estimate, Vec<FieldError>> {
-    let resolved = scenario.resolve()?;
-    Ok(estimate_resolved(scenario, &resolved, Text::Shown))
+    let planned = devices::plan(scenario)?;
+    Ok(estimate_resolved(scenario, planned, Text::Shown))
 }
 
 /// The estimate with each component's `formula` as plain arithmetic (numbers in the text's form
@@ -128,8 +134,8 @@ pub fn estimate(scenario: &Scenario) -> Result<Estimate, Vec<FieldError>> {
 /// rounding: what tests check the text against.
 #[doc(hidden)]
 pub fn arithmetic(scenario: &Scenario) -> Result<Estimate, Vec<FieldError>> {
-    let resolved = scenario.resolve()?;
-    Ok(estimate_resolved(scenario, &resolved, Text::Arithmetic))
+    let planned = devices::plan(scenario)?;
+    Ok(estimate_resolved(scenario, planned, Text::Arithmetic))
 }
 
 /// The stack without labels or formula text, and the budget it is judged against: what the
@@ -175,7 +181,7 @@ fn verdict(budget: &Budget, total: Bytes, serving: Option<&Serving>) -> Verdict 
 
 /// The stack on one GPU without building any formula text.
 pub fn breakdown(scenario: &Scenario) -> Result<Breakdown, Vec<FieldError>> {
-    let resolved = scenario.resolve()?;
+    let resolved = devices::plan(scenario)?.resolved;
     let mut notes = Vec::new();
     let (stack, _, serving) = build_stack(scenario, &resolved, Text::None, &mut notes);
     Ok(Breakdown {
@@ -188,7 +194,7 @@ pub fn breakdown(scenario: &Scenario) -> Result<Breakdown, Vec<FieldError>> {
 
 /// The speed alone, without formula text: what the serving plan's speed searches read.
 pub fn speed_of(scenario: &Scenario) -> Result<Option<Speed>, Vec<FieldError>> {
-    let resolved = scenario.resolve()?;
+    let resolved = devices::plan(scenario)?.resolved;
     let mut notes = Vec::new();
     let (stack, _, serving) = build_stack(scenario, &resolved, Text::None, &mut notes);
     Ok(speed::speed(scenario, &resolved, &stack.components, serving.as_ref()).ok())
@@ -358,8 +364,9 @@ fn note_unified_memory(
     }
 }
 
-fn estimate_resolved(s: &Scenario, r: &Resolved, text: Text) -> Estimate {
-    let mut notes = Vec::new();
+fn estimate_resolved(s: &Scenario, planned: devices::Planned, text: Text) -> Estimate {
+    let r = &planned.resolved;
+    let mut notes: Vec<String> = planned.note.into_iter().collect();
     let (stack, trainable, serving) = build_stack(s, r, text, &mut notes);
     note_how_the_model_is_read(s, r, &mut notes);
     note_unused_settings(s, r, &mut notes);
@@ -395,5 +402,6 @@ fn estimate_resolved(s: &Scenario, r: &Resolved, text: Text) -> Estimate {
         gpu_name: r.gpu_name(),
         gpus: s.gpus,
         notes,
+        devices: planned.devices,
     }
 }

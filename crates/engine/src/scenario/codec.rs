@@ -593,6 +593,85 @@ impl Codec for GpuId {
     }
 }
 
+/// The most GPUs a device list or a split names: past any one machine's slots.
+pub const MAX_DEVICES: usize = 16;
+
+/// The items of a comma-separated list, each trimmed; an empty item or more than
+/// [`MAX_DEVICES`] is an error.
+fn list_items(text: &str) -> Result<Vec<&str>, String> {
+    let items: Vec<&str> = text.split(',').map(str::trim).collect();
+    if items.len() > MAX_DEVICES {
+        return Err(format!("at most {MAX_DEVICES} GPUs"));
+    }
+    if items.iter().any(|i| i.is_empty()) {
+        return Err(format!("`{}` has an empty item", text.trim()));
+    }
+    Ok(items)
+}
+
+/// GPUs one by one, as catalogue ids: `rtx-4090,rtx-3090`. Empty: every GPU is `gpu`.
+pub struct GpuList;
+
+impl Codec for GpuList {
+    type Value = Vec<String>;
+
+    fn parse(&self, text: &str) -> Result<Vec<String>, String> {
+        if text.trim().is_empty() {
+            return Ok(Vec::new());
+        }
+        list_items(text)?
+            .into_iter()
+            .map(|id| GpuId.parse(id))
+            .collect()
+    }
+
+    fn format(&self, value: &Vec<String>) -> String {
+        value.join(",")
+    }
+
+    fn syntax(&self) -> Option<&'static str> {
+        Some("GPU ids, comma-separated: rtx-4090,rtx-3090")
+    }
+
+    fn placeholder(&self, _default: &Vec<String>) -> String {
+        "every GPU is gpu".to_string()
+    }
+}
+
+/// llama.cpp's `--tensor-split`: one non-negative proportion per GPU, `3,1`.
+pub struct Proportions;
+
+impl Codec for Proportions {
+    type Value = Vec<f64>;
+
+    fn parse(&self, text: &str) -> Result<Vec<f64>, String> {
+        let parts = list_items(text)?
+            .into_iter()
+            .map(|p| {
+                parse_f64(p)
+                    .filter(|v| v.is_finite() && *v >= 0.0 && *v <= MAX_COUNT)
+                    .ok_or_else(|| format!("`{p}` is not a proportion (a number from 0)"))
+            })
+            .collect::<Result<Vec<f64>, String>>()?;
+        // llama.cpp reads all zeros as no split given; say so rather than split by nothing.
+        if parts.iter().all(|p| *p == 0.0) {
+            return Err(
+                "every proportion is 0; leave it unset to split by free memory".to_string(),
+            );
+        }
+        Ok(parts)
+    }
+
+    fn format(&self, value: &Vec<f64>) -> String {
+        let parts: Vec<String> = value.iter().map(|p| p.to_string()).collect();
+        parts.join(",")
+    }
+
+    fn syntax(&self) -> Option<&'static str> {
+        Some("one proportion per GPU: 3,1")
+    }
+}
+
 /// LoRA target projections: `q,v`, `q_proj,v_proj` or `all`.
 pub struct Targets;
 

@@ -642,6 +642,11 @@ scenario_fields! {
     gpu_backend: GpuBackend = GpuBackend::Cuda,
         "gpu-backend", pick::<GpuBackend>(), LlamaCpp,
         "GPU backend", "the ggml backend on the GPU (CUDA, also ROCm, or Vulkan)";
+    /// `--tensor-split`: each GPU's proportion of the offloaded layers; unset, llama.cpp splits
+    /// by each device's free memory (`llama_model::load_tensors`).
+    tensor_split: Option<Vec<f64>> = None,
+        "tensor-split", Optional { inner: Proportions, none: "by free memory" }, LlamaCpp,
+        "Tensor split (-ts)", "each GPU's proportion of the offloaded layers, in device order (--tensor-split 3,1; unset: by free memory)";
     /// `--n-cpu-moe`: the routed experts of the first N layers stay in system RAM.
     n_cpu_moe: u32 = 0,
         "n-cpu-moe", Whole, LlamaCpp,
@@ -808,6 +813,11 @@ scenario_fields! {
     gpu: String = "rtx-4090".to_string(),
         "gpu", GpuId, Budget,
         "GPU", "catalogue GPU id (see `vramfit list gpus`)";
+    /// Unlike GPUs, in device order (`CUDA_VISIBLE_DEVICES`): each gets its own plan against
+    /// its own memory. Overrides `gpu`; `gpus` is their count.
+    devices: Vec<String> = Vec::new(),
+        "devices", GpuList, Budget,
+        "Mixed GPUs", "unlike GPUs one by one, in device order, e.g. rtx-4090,rtx-3090 (overrides gpu; each gets its own plan)";
     /// A custom per-GPU size; overrides `gpu`.
     vram: Option<Bytes> = None,
         "vram", Optional { inner: Capacity, none: "the GPU's" }, Budget,

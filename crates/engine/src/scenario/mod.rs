@@ -12,7 +12,7 @@ pub use json::JsonError;
 mod resolve;
 mod shape;
 
-pub(crate) use codec::MAX_COUNT;
+pub(crate) use codec::{Codec, Proportions, MAX_COUNT};
 pub use codec::{Control, CustomComponent, MAX_CUSTOM};
 pub use fields::{
     Field, Group, Modes, Scenario, DEFAULT_CUDA_CONTEXT, DEFAULT_MARGIN, FIELDS, KEYS,

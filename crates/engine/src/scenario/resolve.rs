@@ -43,6 +43,8 @@ pub struct Resolved {
     pub custom_vram: Option<Bytes>,
     /// Per-GPU memory the card reports.
     pub capacity: Bytes,
+    /// Which of `devices` this is, when they list unlike GPUs.
+    pub device: Option<usize>,
 }
 
 impl Resolved {
@@ -83,9 +85,20 @@ struct Formats {
 }
 
 impl Scenario {
-    /// Fills every unset field and checks the whole scenario, returning each invalid field.
+    /// Fills every unset field and checks the whole scenario, returning each invalid field. With
+    /// `devices`, the GPU is the first of them ([`Scenario::resolve_device`] picks another).
     pub fn resolve(&self) -> Result<Resolved, Vec<FieldError>> {
+        self.resolve_on(None)
+    }
+
+    /// [`Scenario::resolve`] on the `device`-th of `devices`.
+    pub fn resolve_device(&self, device: usize) -> Result<Resolved, Vec<FieldError>> {
+        self.resolve_on(Some(device))
+    }
+
+    fn resolve_on(&self, device: Option<usize>) -> Result<Resolved, Vec<FieldError>> {
         let mut errors = Vec::new();
+        self.check_devices(&mut errors);
         let (arch, shape_from, shape_assumed) = self.resolve_arch();
         let linear_params = arch.linear_params();
         let shape_params =
@@ -117,18 +130,7 @@ impl Scenario {
                 "the recurrent state is kept in fp32, fp16 or bf16",
             ));
         }
-        let gpu = gpu_catalogue::find(&self.gpu);
-        if gpu.is_none() {
-            errors.push(FieldError::new(
-                "gpu",
-                format!("unknown GPU `{}`", self.gpu),
-            ));
-        }
-        check_wired_limit(self, gpu, &mut errors);
-        let capacity = self
-            .vram
-            .or(gpu.map(|g| g.capacity_under(self.wired_limit)))
-            .unwrap_or(Bytes::ZERO);
+        let (gpu, capacity) = self.resolve_gpu(device, &mut errors);
         let master_weights = self.master_weights.unwrap_or(
             self.method == Method::Detailed
                 && self.mode == Mode::Full
@@ -161,7 +163,90 @@ impl Scenario {
             gpu,
             custom_vram: self.vram,
             capacity,
+            device: device.filter(|_| self.devices.len() > 1),
         })
+    }
+
+    /// The GPU (`device` of `devices`, else the first, else `gpu`) and its memory.
+    fn resolve_gpu(
+        &self,
+        device: Option<usize>,
+        errors: &mut Vec<FieldError>,
+    ) -> (Option<&'static Gpu>, Bytes) {
+        let id = self.devices.get(device.unwrap_or(0)).unwrap_or(&self.gpu);
+        let gpu = gpu_catalogue::find(id);
+        if gpu.is_none() {
+            let field = if self.devices.is_empty() {
+                "gpu"
+            } else {
+                "devices"
+            };
+            errors.push(FieldError::new(field, format!("unknown GPU `{id}`")));
+        }
+        check_wired_limit(self, gpu, errors);
+        let capacity = self
+            .vram
+            .or(gpu.map(|g| g.capacity_under(self.wired_limit)))
+            .unwrap_or(Bytes::ZERO);
+        (gpu, capacity)
+    }
+
+    /// Alike GPUs in place of unlike ones: the smallest of `devices`, for the searches that ask
+    /// "which GPU" or "how many", whose answers name one kind of GPU.
+    pub fn make_alike(&mut self) {
+        let smallest = self
+            .devices
+            .iter()
+            .filter_map(|id| gpu_catalogue::find(id))
+            .min_by_key(|g| g.capacity_under(self.wired_limit));
+        if let Some(g) = smallest {
+            self.gpu = g.id.to_string();
+        }
+        self.devices.clear();
+        self.tensor_split = None;
+    }
+
+    /// Unlike GPUs: `gpus` counts them, `vram` (one size for all) does not apply, and a
+    /// `tensor-split` has a proportion for each GPU.
+    fn check_devices(&self, errors: &mut Vec<FieldError>) {
+        let listed = u32::try_from(self.devices.len()).unwrap_or(u32::MAX);
+        if listed > 1 && self.gpus != listed {
+            errors.push(FieldError::new(
+                "gpus",
+                format!(
+                    "devices lists {listed} GPUs but gpus is {}; set gpus={listed}",
+                    self.gpus
+                ),
+            ));
+        }
+        if listed > 1 && self.vram.is_some() {
+            errors.push(FieldError::new(
+                "vram",
+                "vram sets one size for every GPU; with devices each GPU has its own (leave vram unset)",
+            ));
+        }
+        // Only llama.cpp reads a split; elsewhere it is one of its hidden settings.
+        let split = self
+            .tensor_split
+            .as_ref()
+            .filter(|_| self.runtime.rules().places_layers());
+        if let Some(split) = split {
+            if listed < 2 {
+                errors.push(FieldError::new(
+                    "tensor-split",
+                    "tensor-split divides the layers among the GPUs listed in devices; list them, e.g. devices=rtx-4090,rtx-3090",
+                ));
+            } else if split.len() != self.gpus as usize {
+                errors.push(FieldError::new(
+                    "tensor-split",
+                    format!(
+                        "{} proportions for {} GPUs; give one per GPU, in device order",
+                        split.len(),
+                        self.gpus
+                    ),
+                ));
+            }
+        }
     }
 
     /// Every invalid field with its reason; empty when the scenario can be estimated.

@@ -77,7 +77,7 @@ use crate::estimate::LogFigure;
 use crate::gpu_catalogue::{Datasheet, Unified};
 use crate::model::{Architecture, Block, Projection};
 use crate::runtime::{GpuBackend, LogitRows, OffloadOutput, Runtime};
-use crate::scenario::{FieldError, Group};
+use crate::scenario::{Codec, FieldError, Group, Proportions};
 use crate::scenario::{Resolved, Scenario};
 use crate::units::{Bytes, Units, MIB};
 use std::ops::Range;
@@ -349,11 +349,13 @@ struct FileWeights {
 
 /// The file's own tensor bytes when its header was read (`gguf-weights`), else the file
 /// llama-quantize would write for the architecture ([`QuantizedFile`]), with its blocks placed
-/// from `first_gpu_block` on and the routed experts below `n_cpu_moe` kept in system RAM.
+/// from `first_gpu_block` on, `span` of them on the GPU planned, and the routed experts below
+/// `n_cpu_moe` kept in system RAM.
 fn file_weights(
     s: &Scenario,
     a: &Architecture,
     first_gpu_block: u32,
+    span: Range<u32>,
     n_cpu_moe: u32,
 ) -> FileWeights {
     match &s.gguf_weights {
@@ -375,7 +377,7 @@ fn file_weights(
                 sum
             };
             FileWeights {
-                placed: Placement::of(blocks, first_gpu_block, n_cpu_moe),
+                placed: Placement::of(blocks, first_gpu_block, span, n_cpu_moe),
                 token_embd: file.token_embd as f64,
                 output: file.output as f64,
             }
@@ -383,7 +385,12 @@ fn file_weights(
         None => {
             let file = QuantizedFile::new(a, s.quant);
             FileWeights {
-                placed: Placement::of(|layers| file.blocks(layers), first_gpu_block, n_cpu_moe),
+                placed: Placement::of(
+                    |layers| file.blocks(layers),
+                    first_gpu_block,
+                    span,
+                    n_cpu_moe,
+                ),
                 token_embd: file.token_embd,
                 output: file.output,
             }
@@ -768,7 +775,8 @@ fn size(t: GgmlType, elements: f64) -> f64 {
 }
 
 /// The blocks' bytes on the GPU and in system RAM: the blocks from `first_gpu_block` on are
-/// offloaded, less the routed experts of those below `n_cpu_moe`.
+/// offloaded, less the routed experts of those below `n_cpu_moe`; the GPU planned holds `span`
+/// of them.
 struct Placement {
     gpu: f64,
     host: f64,
@@ -781,14 +789,14 @@ impl Placement {
     fn of(
         blocks: impl Fn(Range<u32>) -> BlockWeights,
         first_gpu_block: u32,
+        span: Range<u32>,
         n_cpu_moe: u32,
     ) -> Placement {
         let on_host = blocks(0..first_gpu_block);
-        let offloaded = blocks(first_gpu_block..u32::MAX);
-        let experts_kept = blocks(first_gpu_block..n_cpu_moe.max(first_gpu_block)).experts;
+        let experts_kept = |r: Range<u32>| blocks(r.start..n_cpu_moe.clamp(r.start, r.end)).experts;
         Placement {
-            gpu: offloaded.bytes - experts_kept,
-            host: on_host.bytes + experts_kept,
+            gpu: blocks(span.clone()).bytes - experts_kept(span),
+            host: on_host.bytes + experts_kept(first_gpu_block..u32::MAX),
             largest_host: on_host.largest,
         }
     }
@@ -804,25 +812,50 @@ struct Layers {
     output_on_gpu: bool,
     /// Blocks from here on are offloaded.
     first_gpu_block: u32,
-    /// GPUs the offloaded blocks are split over, by layer.
+    /// GPUs the offloaded blocks are split over equally, by layer; 1 for one of unlike GPUs,
+    /// which is planned alone.
     gpus: u32,
+    /// The blocks on the GPU planned: every offloaded block, or one device's of unlike GPUs.
+    span: Range<u32>,
+    /// Whether the output layer is on the GPU planned.
+    output_here: bool,
 }
 
 impl Layers {
-    fn new(s: &Scenario, n: u32) -> Layers {
+    fn new(s: &Scenario, r: &Resolved, n: u32) -> Layers {
         let ngl = s.n_gpu_layers.unwrap_or(n + 1).min(n + 1);
         let (gpu_blocks, output_on_gpu) = match s.offload_output {
             OffloadOutput::First => (ngl.saturating_sub(1), ngl >= 1),
             OffloadOutput::Last => (ngl.min(n), ngl > n),
         };
-        Layers {
+        let first_gpu_block = n - gpu_blocks;
+        let mut layers = Layers {
             n,
             ngl,
             gpu_blocks,
             output_on_gpu,
-            first_gpu_block: n - gpu_blocks,
+            first_gpu_block,
             gpus: s.gpus.max(1),
+            span: first_gpu_block..n,
+            output_here: output_on_gpu,
+        };
+        if let Some(device) = r.device {
+            let slots = layers.slots();
+            let mine = device_slots(s, slots.end)
+                .get(device)
+                .cloned()
+                .unwrap_or(0..0);
+            layers.gpus = 1;
+            layers.span = first_gpu_block + mine.start.min(gpu_blocks)
+                ..first_gpu_block + mine.end.min(gpu_blocks);
+            layers.output_here = output_on_gpu && mine.contains(&gpu_blocks);
         }
+        layers
+    }
+
+    /// llama.cpp's offloaded slots: the blocks in order, then the output layer if offloaded.
+    fn slots(&self) -> Range<u32> {
+        0..self.gpu_blocks + u32::from(self.output_on_gpu)
     }
 
     /// The fullest GPU's share of what the layer split divides.
@@ -838,6 +871,63 @@ impl Layers {
     fn some_blocks_on_the_cpu(&self) -> bool {
         self.gpu_blocks < self.n
     }
+}
+
+/// The blocks on the GPU `r` describes, and whether the output layer is there.
+pub(crate) fn device_blocks(s: &Scenario, r: &Resolved) -> (u32, bool) {
+    let layers = Layers::new(s, r, r.arch.layers);
+    (layers.span.end - layers.span.start, layers.output_here)
+}
+
+/// Each of unlike GPUs' offloaded slots (blocks, then the output layer), in device order, as
+/// llama.cpp's `load_tensors` (src/llama-model.cpp) places them: the split (`tensor-split`,
+/// else each device's free memory, `ggml_backend_dev_memory`) summed and normalized in f32, and
+/// slot `j` of `slots` on the first device whose running share exceeds `j / slots`
+/// (`std::upper_bound`). Free memory is taken as capacity less `reserved` and the context.
+pub(crate) fn device_slots(s: &Scenario, slots: u32) -> Vec<Range<u32>> {
+    let weights: Vec<f32> = match &s.tensor_split {
+        Some(split) => split.iter().map(|&p| p as f32).collect(),
+        None => s
+            .devices
+            .iter()
+            .map(|id| {
+                let capacity = crate::gpu_catalogue::find(id)
+                    .map_or(Bytes::ZERO, |g| g.capacity_under(s.wired_limit));
+                let free = capacity
+                    .saturating_sub(s.reserved)
+                    .saturating_sub(s.context);
+                free.as_f64() as f32
+            })
+            .collect(),
+    };
+    let sum: f32 = weights.iter().sum();
+    let mut running = 0.0f32;
+    let ends: Vec<f32> = weights
+        .iter()
+        .map(|w| {
+            running += w;
+            running / sum
+        })
+        .collect();
+    let mut counts = vec![0u32; ends.len()];
+    for j in 0..slots {
+        let at = j as f32 / slots as f32;
+        let device = ends
+            .iter()
+            .position(|&end| end > at)
+            .unwrap_or(ends.len().saturating_sub(1));
+        if let Some(count) = counts.get_mut(device) {
+            *count += 1;
+        }
+    }
+    let mut start = 0;
+    counts
+        .into_iter()
+        .map(|count| {
+            start += count;
+            start - count..start
+        })
+        .collect()
 }
 
 /// The KV cache's cells: per slot, per stream and in all.
@@ -929,7 +1019,7 @@ impl Caches {
             * fx.sym("slots", f64::from(cells.slots));
         let (attention_blocks, recurrent_blocks) = LayerSet::mixers(a);
         let n = layers.n;
-        let (gpu_range, host_range) = (layers.first_gpu_block..n, 0..layers.first_gpu_block);
+        let (gpu_range, host_range) = (layers.span.clone(), 0..layers.first_gpu_block);
         let host_layers = f64::from(attention_blocks.count_in(&host_range, n));
         Caches {
             host_kv: attention_kv.value() * host_layers,
@@ -965,9 +1055,10 @@ struct ModelBuffers {
 
 impl ModelBuffers {
     fn new(s: &Scenario, a: &Architecture, layers: &Layers) -> ModelBuffers {
-        let weights = file_weights(s, a, layers.first_gpu_block, s.n_cpu_moe);
+        let span = layers.span.clone();
+        let weights = file_weights(s, a, layers.first_gpu_block, span, s.n_cpu_moe);
         let placed = &weights.placed;
-        let output_gpu = if layers.output_on_gpu {
+        let output_gpu = if layers.output_here {
             weights.output
         } else {
             0.0
@@ -1046,7 +1137,7 @@ impl ComputeBuffers {
         let (gpu, host) = if layers.ngl == 0 {
             let on_the_cpu = layer_work.value().max(logits().value());
             (block_copy, on_the_cpu)
-        } else if layers.output_on_gpu {
+        } else if layers.output_here {
             // Vulkan keeps the mask's copies allocated below everything after them
             // (llama-035/036).
             let kept_masks = if vulkan {
@@ -1056,6 +1147,9 @@ impl ComputeBuffers {
             };
             let gpu = layer_work.max(logits() + kept_masks).max(block_copy);
             (gpu, inputs)
+        } else if layers.output_on_gpu {
+            // The logits are another GPU's, of unlike GPUs.
+            (layer_work.max(block_copy), inputs)
         } else if offloads_ops {
             // The output matmul runs on the GPU with a copy of the output weight.
             let output_copy = fx.num(model.output).words("the output weight") + logits();
@@ -1119,7 +1213,7 @@ fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack) -> Servin
     let ex = stack.explain;
     let fx = stack.fx();
     let a = &r.arch;
-    let layers = Layers::new(s, a.layers);
+    let layers = Layers::new(s, r, a.layers);
     let cells = Cells::new(s, a);
     let caches = Caches::new(s, a, &cells, &layers, fx);
     let model = ModelBuffers::new(s, a, &layers);
@@ -1186,18 +1280,20 @@ fn push_gpu_buffers(
         &s.quant
     };
     let placed = format_args!(
-        "{source}: {} of {} blocks{} on the GPU{}",
-        layers.gpu_blocks,
+        "{source}: {} of {} blocks{} on {}",
+        layers.span.len(),
         layers.n,
-        if layers.output_on_gpu {
+        if layers.output_here {
             " and the output layer"
         } else {
             ""
         },
         if layers.gpus > 1 {
-            ", split by layer"
+            "the GPUs, split by layer"
+        } else if layers.span.len() < layers.gpu_blocks as usize {
+            "this GPU, of a layer split"
         } else {
-            ""
+            "the GPU"
         }
     );
     stack.push(
@@ -1284,6 +1380,10 @@ fn settings(s: &Scenario, layers: &Layers, cells: &Cells, explain: bool) -> Vec<
     settings.given("offload-output", s.offload_output);
     settings.given("gpu-backend", s.gpu_backend);
     settings.given("n-cpu-moe", s.n_cpu_moe);
+    match &s.tensor_split {
+        Some(split) => settings.given("tensor-split", Proportions.format(split)),
+        None => settings.push("tensor-split", "auto", false, "by each GPU's free memory"),
+    }
     settings.into_list()
 }
 

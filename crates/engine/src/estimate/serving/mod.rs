@@ -28,6 +28,7 @@ pub use launch::{
 };
 use launch::{Flag, Parallel, When, Write};
 pub(crate) use layout::KvLayout;
+pub(crate) use llamacpp::device_blocks;
 pub use rules::{Build, LoggedFigure, PoolWords, Reads, RuntimeRules};
 pub use vllm::{FUSED_MOE_CHUNK_TOKENS, SAMPLER_BYTES_PER_LOGIT};
 pub use vllm_graphs::{
