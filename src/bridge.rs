@@ -56,14 +56,16 @@ pub struct Change {
     pub changes: Vec<(String, String)>,
 }
 
-/// The panels: asks the shell for `change`. The first line of the text is the base's query
-/// (empty for none), the second the changes as a query.
+/// The panels: asks the shell for `change`. The first line of the text is `?` and the base's
+/// query (the default scenario's is empty), or empty for no base; the second line is the changes
+/// as a query.
 pub fn ask_change(base: Option<&str>, changes: &[(String, String)]) {
     let changes: Vec<String> = changes
         .iter()
         .map(|(k, v)| format!("{k}={}", percent_encode(v)))
         .collect();
-    let text = format!("{}\n{}", base.unwrap_or_default(), changes.join("&"));
+    let base = base.map(|query| format!("?{query}")).unwrap_or_default();
+    let text = format!("{base}\n{}", changes.join("&"));
     send(CHANGE, &JsValue::from_str(&text));
 }
 
@@ -72,7 +74,7 @@ pub fn on_change(then: impl Fn(Change) + 'static) {
     listen(CHANGE, move |text| {
         let (base, changes) = text.split_once('\n').unwrap_or((&text, ""));
         then(Change {
-            base: (!base.is_empty()).then(|| base.to_string()),
+            base: base.strip_prefix('?').map(str::to_string),
             changes: parse_query(changes),
         });
     });

@@ -5,10 +5,20 @@
 use crate::bridge;
 use crate::browser;
 use crate::components::{
-    accuracy::AccuracyPanel, breakdown::Breakdown, config_paste::ConfigPaste,
-    curves_panel::CurvesPanel, gguf_drop::GgufDrop, gpu_now::GpuNow, hub_read::HubRead,
-    measured::MeasuredPanel, serving_panel::ServingPanel, share::Share, solver_panel::SolverPanel,
-    speed_panel::SpeedPanel, tables_panel::TablesPanel,
+    accuracy::AccuracyPanel,
+    breakdown::Breakdown,
+    config_paste::ConfigPaste,
+    curves_panel::CurvesPanel,
+    examples::{DesktopUsage, LessonExamples},
+    gguf_drop::GgufDrop,
+    gpu_now::GpuNow,
+    hub_read::HubRead,
+    measured::MeasuredPanel,
+    serving_panel::ServingPanel,
+    share::Share,
+    solver_panel::SolverPanel,
+    speed_panel::SpeedPanel,
+    tables_panel::TablesPanel,
 };
 use crate::slot::{self, Slot};
 use crate::state::{Module, PageState};
@@ -48,7 +58,9 @@ fn fill(slot: Slot, element: web_sys::HtmlElement, state: PageState) {
         Slot::HubRead => mount(element, state, HubRead),
         Slot::ConfigPaste => mount(element, state, ConfigPaste),
         Slot::GgufDrop => mount(element, state, GgufDrop),
+        Slot::DesktopUsage => mount(element, state, DesktopUsage),
         Slot::Share => mount(element, state, Share),
+        Slot::LessonExamples => mount(element, state, LessonExamples),
         Slot::Serving => mount(element, state, ServingPanel),
         Slot::Speed => mount(element, state, SpeedPanel),
         Slot::Curves => mount(element, state, CurvesPanel),

@@ -8,7 +8,6 @@ use crate::browser;
 use crate::components::{
     chart_panel::ChartPanel,
     controls::{Controls, InputStrip},
-    examples::{DesktopUsage, LessonExamples},
     start::StartHere,
     summary::Summary,
 };
@@ -166,7 +165,7 @@ fn App(
                             {Slot::HubRead.view()}
                             {Slot::ConfigPaste.view()}
                             {Slot::GgufDrop.view()}
-                            <DesktopUsage/>
+                            {Slot::DesktopUsage.view()}
                         </section>
                     }.into_any()
                 } else {
@@ -175,7 +174,7 @@ fn App(
                 <section class="results" aria-label="Result">
                     {shows(Panel::Summary).then(|| view! { <Summary/> })}
                     {(!embed).then(|| Slot::Share.view())}
-                    {whole_form.then(|| view! { <LessonExamples/> })}
+                    {whole_form.then(|| Slot::LessonExamples.view())}
                     {slot_for(Panel::Serving, Slot::Serving)}
                     {shows(Panel::Chart).then(|| view! { <ChartPanel/> })}
                     {slot_for(Panel::Speed, Slot::Speed)}

@@ -8,7 +8,9 @@ pub enum Slot {
     HubRead,
     ConfigPaste,
     GgufDrop,
+    DesktopUsage,
     Share,
+    LessonExamples,
     Serving,
     Speed,
     Curves,
@@ -21,11 +23,13 @@ pub enum Slot {
 }
 
 impl Slot {
-    pub const ALL: [Slot; 13] = [
+    pub const ALL: [Slot; 15] = [
         Slot::HubRead,
         Slot::ConfigPaste,
         Slot::GgufDrop,
+        Slot::DesktopUsage,
         Slot::Share,
+        Slot::LessonExamples,
         Slot::Serving,
         Slot::Speed,
         Slot::Curves,
@@ -42,7 +46,9 @@ impl Slot {
             Slot::HubRead => "hub-read",
             Slot::ConfigPaste => "config-paste",
             Slot::GgufDrop => "gguf-drop",
+            Slot::DesktopUsage => "desktop-usage",
             Slot::Share => "share",
+            Slot::LessonExamples => "lesson-examples",
             Slot::Serving => "serving",
             Slot::Speed => "speed",
             Slot::Curves => "curves",

@@ -43,12 +43,15 @@ impl PageState {
             form_rev: RwSignal::new(0),
             field_errors: RwSignal::new(Vec::new()),
             painted: RwSignal::new(module == Module::Panels),
-            estimate: Memo::new(move |previous: Option<&Option<Estimate>>| {
-                match scenario.with(estimate) {
+            // A new scenario is taken as a new estimate without comparing the two: an edit
+            // nearly always changes it, and the comparison would cost the shell its code.
+            estimate: Memo::new_with_compare(
+                move |previous: Option<&Option<Estimate>>| match scenario.with(estimate) {
                     Ok(e) => Some(e),
                     Err(_) => previous.cloned().flatten(),
-                }
-            }),
+                },
+                |_, _| true,
+            ),
             units: Memo::new(move |_| scenario.with(|s| s.units)),
         }
     }

@@ -209,13 +209,17 @@ pub fn ChartPanel() -> impl IntoView {
     let canvas_ref = NodeRef::<Canvas>::new();
     let width = CanvasWidth::observe(canvas_ref);
     let compare = RwSignal::new(Compared::new());
-    let compared = Memo::new(move |_| {
-        compare.with(|list| {
-            list.iter()
-                .filter_map(|(label, s)| estimate(s).ok().map(|e| (label.clone(), e)))
-                .collect::<Vec<_>>()
-        })
-    });
+    // Recomputed only when the list changes; a changed list is never the same bars.
+    let compared = Memo::new_with_compare(
+        move |_| {
+            compare.with(|list| {
+                list.iter()
+                    .filter_map(|(label, s)| estimate(s).ok().map(|e| (label.clone(), e)))
+                    .collect::<Vec<_>>()
+            })
+        },
+        |_, _| true,
+    );
     let draw_error = RwSignal::new(None::<String>);
 
     Effect::new(move |_| {

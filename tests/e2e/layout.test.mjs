@@ -243,3 +243,22 @@ test('the answer comes from the shell alone: the panels module is asked for afte
   await context.close();
   assert.deepEqual(problems, []);
 });
+
+test('a 64 GB Mac with a 70B Q4_K_M model: the verdict is the working-set rule\'s, and raising the wired limit changes it as the CLI does', async () => {
+  const query = 'model=llama-3.1-70b&mode=inference&runtime=llama.cpp&gpu=m2-max-64&quant=Q4_K_M';
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await openPage(context, `${base}?${query}`, problems);
+  const gb = (bytes) => `${(bytes / 1e9).toFixed(2)} GB`;
+  for (const [wired, verdict] of [['', 'tight'], ['58GiB', 'fits']]) {
+    const expected = cliEstimate(wired ? `${query}&wired-limit=${wired}` : query);
+    assert.equal(expected.verdict, verdict, `the CLI's verdict with wired-limit=${wired || 'unset'}`);
+    if (wired) await page.fill('#f-wired-limit', wired);
+    await page.waitForFunction((v) => document.querySelector('[data-testid=verdict]').dataset.verdict === v, verdict);
+    assert.equal(await total(page), expected.total_bytes);
+    // Metal's working set is ¾ of a 64 GB Mac's memory: 48 GiB, unless the wired limit is raised.
+    assert.ok((await page.textContent('.verdict-line')).includes(`(${gb(expected.capacity_bytes)} capacity)`), `capacity ${gb(expected.capacity_bytes)}`);
+  }
+  assert.equal(cliEstimate(query).capacity_bytes, 48 * 2 ** 30);
+  await context.close();
+  assert.deepEqual(problems, []);
+});
