@@ -862,6 +862,10 @@ scenario_fields! {
     reserved: Bytes = Bytes::ZERO,
         "reserved", Size, Budget,
         "In use by others", "memory other processes already hold on each GPU";
+    /// Under WSL2, CUDA reports the card's whole memory as its total (`estimate/serving/mod.rs`).
+    wsl2: bool = false,
+        "wsl2", Flag, Budget in Inference,
+        "WSL2 (Windows)", "true under WSL2, where CUDA reports nvidia-smi's whole total, which vLLM's and SGLang's fractions and llama.cpp's free memory come from";
     margin: Bytes = DEFAULT_MARGIN,
         "margin", Size, Budget,
         "Safety margin", "memory kept free on purpose";
