@@ -767,9 +767,9 @@ fn flags_and_query_give_the_same_estimate() {
         &cache-type-k=q8_0&cache-type-v=q8_0&flash-attn=true&ubatch-size=256&logit-rows=ubatch&gpu-backend=vulkan&tensor-split=3,1&n-cpu-moe=0&host-bandwidth=60&weights=nf4&quantized=all-linear&grads=bf16&adapter-dtype=fp32\
         &act-dtype=bf16&kv-dtype=fp8&optimizer=adamw-8bit&optimizer-step=for-loop&paged-optimizer=true&float8=off&master-weights=false&batch=4&concurrency=4&seq=1024\
         &prompt=512&cache=static&max-cache-len=2048&kept-scores=scores&grad-accum=8&images=0&checkpointing=selective&checkpoint-every=2&compile=true&offload-activations=true&attention=eager&lora-rank=32&lora-targets=all&lora-dropout=true\
-        &double-quant=true&quant-kernel=torchao-wo&int4-layout=tinygemm&int4-group=64&quant-head=true&nf4-kernel=bnb-legacy&quantize-moe-experts=false&loss=chunked&dropout=true&attention-dropout=true&method=detailed\
+        &double-quant=true&quant-kernel=torchao-wo&int4-layout=tinygemm&int4-group=64&quant-head=true&nf4-kernel=bnb-legacy&quantize-moe-experts=false&loss=chunked&logits-dtype=activations&kbit-prep=peft&dropout=true&attention-dropout=true&method=detailed\
         &gpu=t4&devices=t4&vram=15GiB&wired-limit=40GiB&gpus=2&cp=2\
-        &sharding=zero3&tp=1&sequence-parallel=off&replicas=1&offload=optimizer&reserved=1GiB&margin=500MiB&context=600MiB&tight=90\
+        &sharding=zero3&tp=1&sequence-parallel=off&replicas=1&offload=optimizer&reserved=1GiB&wsl2=true&margin=500MiB&context=600MiB&tight=90\
         &units=gib&custom=RSSM%20dynamics:500MiB&custom=replay%20buffer:1GiB";
     let (scenario, errors) = scenario_from_query(query);
     assert!(errors.is_empty(), "{errors:?}");

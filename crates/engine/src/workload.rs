@@ -71,6 +71,33 @@ wire_enum! {
 }
 
 wire_enum! {
+    /// The format the training loss reads the LM head's logits in.
+    LogitsDtype {
+        /// transformers' `ForCausalLMLoss` upcasts first (`logits = logits.float()` in
+        /// src/transformers/loss/loss_utils.py, read at 4.46.0, 4.57.1 and 5.24.0), as torchtune's
+        /// `compute_cross_entropy` does; under `torch.autocast`, `cross_entropy` and
+        /// `log_softmax` run in fp32 whatever their input (PyTorch's autocast op reference).
+        Fp32 = "fp32" => "upcast to fp32 before the loss (transformers, torchtune, any loss under autocast)",
+        /// A 16-bit model's `F.cross_entropy` outside autocast, with no upcast: the
+        /// log-softmax and its gradient come out in the logits' own format.
+        Activations = "activations" => "the loss runs in the logits' own 16-bit format (no upcast, no autocast)",
+    }
+}
+
+wire_enum! {
+    /// What a trainer does to a k-bit model's other parameters before adding adapters.
+    KbitPrep {
+        None = "none" => "the parameters left unquantized stay in the compute format",
+        /// peft's `prepare_model_for_kbit_training` (src/peft/utils/other.py, read at 0.4.0,
+        /// 0.10.0, 0.17.1 and 0.21.2): every fp16/bf16 parameter that is not a 4-bit weight
+        /// (`Params4bit`, excluded since 0.10 for bf16 quant storage) becomes fp32, the norms,
+        /// embeddings and unquantized LM head included. GPTQ, AQLM, EETQ, HQQ and torchao
+        /// models are left as loaded.
+        Peft = "peft" => "peft's prepare_model_for_kbit_training: bitsandbytes models' 16-bit parameters (norms, embeddings, head) to fp32",
+    }
+}
+
+wire_enum! {
     /// What tensor parallelism does with the activations it does not split by heads or the MLP's
     /// width: the norms, dropouts and residual stream (Korthikanti et al. 2022, §4.2).
     SequenceParallel {

@@ -173,3 +173,75 @@ fn peft_adapters_are_fp32_with_fp32_gradients_and_a_bf16_copy() {
     let invalid = llama(&[("adapter-dtype", "nf4")]);
     assert!(estimate(&invalid).is_err());
 }
+
+fn component(s: &Scenario, id: ComponentId) -> f64 {
+    estimate(s).unwrap().component(id).unwrap().bytes.as_f64()
+}
+
+fn notes(s: &Scenario) -> Vec<String> {
+    estimate(s).unwrap().notes
+}
+
+/// A loss with no upcast (`logits-dtype=activations`) keeps its log-probs and their gradient in
+/// bf16: 2 bytes less each per logit; Megatron-LM's in-place loss upcasts inside whatever it is
+/// given, and says so.
+#[test]
+fn a_loss_without_the_upcast_keeps_16_bit_log_probs_and_gradient() {
+    let llama = |pairs: &[(&str, &str)]| {
+        common::scenario(
+            &[("model", "llama-2-7b"), ("seq", "512"), ("batch", "2")],
+            pairs,
+        )
+    };
+    let logits = |pairs: &[(&str, &str)]| component(&llama(pairs), ComponentId::Logits);
+    let bf16 = [("logits-dtype", "activations")];
+    let saved = logits(&[]) - logits(&bf16);
+    let expected = 2.0 * 512.0 * 32000.0 * 2.0 * (4.0 - 2.0);
+    assert!((saved - expected).abs() < 1.0, "{saved} vs {expected}");
+
+    let chunked = [("loss", "chunked")];
+    let saved = logits(&chunked) - logits(&[("loss", "chunked"), bf16[0]]);
+    let expected = 2.0 * 512.0 * 32000.0 * 2.0 * (4.0 - 2.0);
+    assert!((saved - expected).abs() < 1.0, "{saved} vs {expected}");
+
+    let in_place = [("loss", "in-place")];
+    let with = llama(&[("loss", "in-place"), bf16[0]]);
+    assert_eq!(logits(&in_place), component(&with, ComponentId::Logits));
+    assert!(notes(&with)
+        .iter()
+        .any(|n| n.contains("calculate_logits_max")));
+}
+
+/// peft's `prepare_model_for_kbit_training` turns a bitsandbytes model's unquantized 16-bit
+/// parameters fp32: Llama-2-7B's embedding, head and 65 norms gain 2 bytes each. GPTQ models and
+/// unquantized ones are left as they were, with a note.
+#[test]
+fn peft_kbit_preparation_keeps_the_unquantized_parameters_in_fp32() {
+    let qlora = |pairs: &[(&str, &str)]| {
+        common::scenario(&[("model", "llama-2-7b"), ("mode", "qlora")], pairs)
+    };
+    let weights = |s: &Scenario| component(s, ComponentId::Weights);
+    let peft = qlora(&[("kbit-prep", "peft")]);
+    let gained = weights(&peft) - weights(&qlora(&[]));
+    let unquantized = 2.0 * 32000.0 * 4096.0 + 65.0 * 4096.0;
+    assert!(
+        (gained - unquantized * 2.0).abs() < 1.0,
+        "{gained} vs {}",
+        unquantized * 2.0
+    );
+    assert!(notes(&peft).iter().any(|n| n.contains("not counted")));
+    assert!(notes(&qlora(&[])).iter().all(|n| !n.contains("kbit-prep")));
+
+    for other in [
+        [("weights", "int4"), ("kbit-prep", "peft")],
+        [("mode", "lora"), ("kbit-prep", "peft")],
+    ] {
+        let s = qlora(&other);
+        let without = qlora(&other[..1]);
+        assert_eq!(weights(&s), weights(&without), "{other:?}");
+        assert!(
+            notes(&s).iter().any(|n| n.contains("kbit-prep=peft")),
+            "{other:?}"
+        );
+    }
+}

@@ -356,3 +356,20 @@ fn a_shape_without_rope_positions_says_its_table_is_not_counted() {
         "{notes:?}"
     );
 }
+
+/// Under WSL2 CUDA's total is nvidia-smi's (vLLM logs 31.84 GiB on an RTX 5090 of 32607 MiB), so
+/// the 0.92 share grows by 0.92 × the driver reserve the native total leaves out.
+#[test]
+fn under_wsl2_the_budget_is_a_share_of_the_whole_card() {
+    let pool = |changes: &[(&str, &str)]| {
+        let s = scenario("llama-3.1-8b", &[&[("gpu", "rtx-5090")], changes].concat());
+        estimate(&s).unwrap().serving.unwrap().kv_pool_bytes.0 as f64
+    };
+    let rtx_5090 = vramfit_engine::gpu_catalogue::find("rtx-5090").unwrap();
+    let reserve = rtx_5090.capacity().0 - rtx_5090.cuda_total().0 .0;
+    let gained = pool(&[("wsl2", "true")]) - pool(&[]);
+    assert!(
+        (gained - 0.92 * reserve as f64).abs() < 1024.0,
+        "{gained} vs {reserve}"
+    );
+}

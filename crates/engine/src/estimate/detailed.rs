@@ -18,6 +18,7 @@ pub(super) fn detailed(
     let split = Split::new(s);
     weights::push(s, r, stack, &split);
     notes.extend(weights::unused_checkpoint(s, r));
+    notes.extend(weights::kbit_prep_note(s, r));
     if !s.mode.is_training() {
         if let Some(serving) = serving::push(s, r, stack, notes) {
             return (0.0, Some(serving));

@@ -1,22 +1,22 @@
 //! The LM head's logits and the cross-entropy chain, which dominates activations for 128k-token
-//! vocabularies: 16-bit logits, their fp32 log-softmax and its gradient; chunked, compiled, in
-//! place (Megatron-LM), or never built (Cut Cross-Entropy).
+//! vocabularies: 16-bit logits, their log-softmax (fp32, or 16-bit with no upcast) and its
+//! gradient; chunked, compiled, in place (Megatron-LM), or never built (Cut Cross-Entropy).
 
 use super::formula::{Formula, Fx, Lazy};
 use super::parallel::Split;
 use super::stack::{num, Stack};
-use crate::dtype::FP32_BYTES;
+use crate::dtype::{Dtype, FP32_BYTES};
 use crate::estimate::ComponentId;
 use crate::scenario::{Resolved, Scenario};
-use crate::workload::{Head, KeptScores, Loss};
+use crate::workload::{Head, KeptScores, LogitsDtype, Loss};
 
 /// The chunk of tokens a chunked cross-entropy keeps in fp32 at once.
 pub const LOSS_CHUNK_TOKENS: f64 = 1024.0;
-/// Per logit, cross-entropy keeps the fp32 log-probabilities and, in the backward pass, their
-/// fp32 gradient.
-pub const LOG_PROBS_AND_GRAD_BYTES: f64 = 2.0 * FP32_BYTES;
+/// Per logit, cross-entropy keeps the log-probabilities and, in the backward pass, their
+/// gradient: two tensors in the loss's format.
+const LOG_PROBS_AND_GRAD: f64 = 2.0;
 
-/// Training: the logits and the loss's fp32 tensors, whole or one chunk at a time.
+/// Training: the logits and the loss's tensors, whole or one chunk at a time.
 pub(super) fn push_training(
     s: &Scenario,
     r: &Resolved,
@@ -34,11 +34,23 @@ pub(super) fn push_training(
                 .to_string(),
         );
     }
+    if s.loss == Loss::InPlace && s.logits_dtype == LogitsDtype::Activations {
+        notes.push(
+            "logits-dtype=activations: Megatron-LM's vocab-parallel loss upcasts the logits \
+             itself (VocabParallelCrossEntropy.calculate_logits_max), so its softmax is counted \
+             in fp32."
+                .to_string(),
+        );
+    }
     let logits = TrainingLogits {
         fx: stack.fx(),
         tokens: split.tokens(s),
         vocab: r.arch.vocab,
         e: r.act_dtype.bytes(),
+        loss: match s.logits_dtype {
+            LogitsDtype::Fp32 => Dtype::Fp32,
+            LogitsDtype::Activations => r.act_dtype,
+        },
         // One loss chunk's logits: the chunked loss's unit of work.
         chunk: f64::from(s.batch)
             * LOSS_CHUNK_TOKENS.min(split.sequence(s))
@@ -56,12 +68,14 @@ pub(super) fn push_training(
 }
 
 /// The logits a training step's loss reads: `tokens` (b·s) rows of `vocab` values at `e` bytes,
-/// and the `chunk` of them a chunked loss works on at once. Each loss returns its bytes.
+/// and the `chunk` of them a chunked loss works on at once, which an eager loss reads in the
+/// `loss` format (`logits-dtype`). Each loss returns its bytes.
 struct TrainingLogits {
     fx: Fx,
     tokens: f64,
     vocab: u32,
     e: f64,
+    loss: Dtype,
     chunk: f64,
 }
 
@@ -101,14 +115,15 @@ impl TrainingLogits {
             * self.fx.num(self.e).unit("B (compiled: no fp32 copy)")
     }
 
-    /// Eager chunks: the whole logits, and one chunk's fp32 log-probabilities and gradient.
+    /// Eager chunks: the whole logits, and one chunk's log-probabilities and gradient.
     fn chunked(&self) -> Formula {
+        let d = self.loss;
         self.elements() * self.fx.num(self.e).unit("B")
             + self.chunk("")
                 * self
                     .fx
-                    .num(LOG_PROBS_AND_GRAD_BYTES)
-                    .unit("B (fp32 log-probs + grad)")
+                    .num(LOG_PROBS_AND_GRAD * d.bytes())
+                    .unit(format_args!("B ({d} log-probs + grad)"))
     }
 
     /// Megatron-LM's `_VocabParallelCrossEntropy` (megatron/core/tensor_parallel/
@@ -116,20 +131,22 @@ impl TrainingLogits {
     /// `exp` and division in place on that copy, saves it as the softmax, and the backward
     /// subtracts the one-hot target and scales it in place, returning it as the gradient, which
     /// autograd casts back to the logits' dtype. At either peak one 16-bit and one fp32 tensor of
-    /// the logits' size exist.
+    /// the logits' size exist; `calculate_logits_max` upcasts whatever `logits-dtype` says.
     fn in_place(&self) -> Formula {
-        self.beside_every_logit(FP32_BYTES, "B fp32 softmax, in place its own grad")
-    }
-
-    /// `F.cross_entropy` on the whole logits: their fp32 log-softmax and its gradient.
-    fn whole(&self) -> Formula {
-        self.beside_every_logit(LOG_PROBS_AND_GRAD_BYTES, "B fp32 log-probs and their grad")
-    }
-
-    /// The whole logits with `loss_bytes` of the loss's fp32 tensors (`what`) beside each.
-    fn beside_every_logit(&self, loss_bytes: f64, what: &'static str) -> Formula {
         let fx = self.fx;
-        self.elements() * (fx.num(self.e).unit("B logits") + fx.num(loss_bytes).unit(what))
+        self.elements()
+            * (fx.num(self.e).unit("B logits")
+                + fx.num(FP32_BYTES)
+                    .unit("B fp32 softmax, in place its own grad"))
+    }
+
+    /// `F.cross_entropy` on the whole logits: their log-softmax and its gradient.
+    fn whole(&self) -> Formula {
+        let (fx, d) = (self.fx, self.loss);
+        self.elements()
+            * (fx.num(self.e).unit("B logits")
+                + fx.num(LOG_PROBS_AND_GRAD * d.bytes())
+                    .unit(format_args!("B {d} log-probs and their grad")))
     }
 }
 

@@ -27,7 +27,7 @@ pub use budget::{Budget, Verdict};
 pub use component::{ComponentId, Lifetime, LogFigure, Slack};
 pub use devices::DevicePlan;
 pub use lesson::{LESSON_ACTIVATION_FACTOR, LESSON_CHECKPOINT_FACTOR, LESSON_OVERHEAD_BYTES};
-pub use logits::{LOG_PROBS_AND_GRAD_BYTES, LOSS_CHUNK_TOKENS};
+pub use logits::LOSS_CHUNK_TOKENS;
 pub use overhead::{FRAGMENTATION_OF_STATIC, FRAGMENTATION_OF_TRANSIENT};
 pub use serving::{
     parse_launch_command, shell_quote, shell_split, Build, Launch, LoggedFigure, ModelSource,

@@ -10,6 +10,7 @@ use crate::model::{Block, CheckpointWeights};
 use crate::scenario::{Resolved, Scenario};
 use crate::sharding::Offload;
 use crate::units::Units;
+use crate::workload::KbitPrep;
 
 /// bitsandbytes NF4 quantizes in blocks of 64 weights with one fp32 absmax each (Dettmers et al.
 /// 2023, QLoRA §2); double quantization stores those absmax values as 8-bit with one fp32 constant per
@@ -163,7 +164,7 @@ fn text_weights(s: &Scenario, r: &Resolved, text: f64, fx: Fx) -> Formula {
         };
         let other = text - quantized + tied_copy;
         fx.num(quantized).words(format_args!("{}", r.quantized)) * dtype(r.weights)
-            + fx.num(other).words("the rest") * dtype(r.act_dtype)
+            + fx.num(other).words("the rest") * dtype(unquantized_dtype(s, r))
     } else {
         fx.sym("P", text) * dtype(r.weights)
     }
@@ -228,7 +229,7 @@ fn push_vision_tower(
     checkpoint: Option<&CheckpointWeights>,
 ) {
     let fx = stack.fx();
-    let dtype = tower_dtype(r);
+    let dtype = tower_dtype(s, r);
     let bytes = match checkpoint {
         Some(c) => fx
             .num(c.vision as f64)
@@ -267,11 +268,57 @@ fn push_vision_activations(s: &Scenario, r: &Resolved, stack: &mut Stack, split:
 }
 
 /// The format the vision tower is kept in: the weights' unless they are quantized.
-fn tower_dtype(r: &Resolved) -> Dtype {
+fn tower_dtype(s: &Scenario, r: &Resolved) -> Dtype {
     if r.weights.is_quantized() {
-        r.act_dtype
+        unquantized_dtype(s, r)
     } else {
         r.weights
+    }
+}
+
+/// Whether peft's `prepare_model_for_kbit_training` casts the parameters a quantized format leaves
+/// alone to fp32: for bitsandbytes' formats only (NF4, LLM.int8), as it skips GPTQ, AQLM, EETQ,
+/// HQQ and torchao models (`is_gptq_quantized` and its siblings, peft 0.17.1 src/peft/utils/other.py).
+pub(super) fn kbit_prep_upcasts(s: &Scenario, r: &Resolved) -> bool {
+    s.kbit_prep == KbitPrep::Peft
+        && s.mode.is_adapter()
+        && matches!(r.weights, Dtype::Nf4 | Dtype::Int8)
+        && s.nf4_kernel != Nf4Kernel::Torchao
+}
+
+/// What `kbit-prep=peft` leaves uncounted, or why it does not apply.
+pub(super) fn kbit_prep_note(s: &Scenario, r: &Resolved) -> Option<String> {
+    if s.kbit_prep != KbitPrep::Peft || !s.mode.is_adapter() {
+        return None;
+    }
+    Some(if kbit_prep_upcasts(s, r) {
+        "kbit-prep=peft: the norms, embeddings and unquantized head are counted in fp32, but the \
+         activations in act-dtype; bitsandbytes' Linear4bit returns its input's dtype, so after \
+         the fp32 embedding the hidden states can stay fp32 too, which is not counted."
+            .to_string()
+    } else if r.weights.is_quantized() {
+        format!(
+            "kbit-prep=peft is counted for bitsandbytes' formats only (nf4 with the bnb kernels, \
+             int8): peft leaves GPTQ, AQLM, EETQ, HQQ and torchao models as loaded, so the {} \
+             model's other parameters stay in act-dtype.",
+            r.weights
+        )
+    } else {
+        format!(
+            "kbit-prep=peft on an unquantized model casts every {} parameter to fp32: set \
+             weights=fp32 to count it.",
+            r.weights
+        )
+    })
+}
+
+/// The format of the parameters a quantized format leaves alone (norms, embeddings, an
+/// unquantized head, the vision tower): the compute format, or fp32 after peft's preparation.
+fn unquantized_dtype(s: &Scenario, r: &Resolved) -> Dtype {
+    if kbit_prep_upcasts(s, r) {
+        Dtype::Fp32
+    } else {
+        r.act_dtype
     }
 }
 

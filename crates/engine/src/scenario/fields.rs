@@ -16,8 +16,8 @@ use crate::sharding::{Offload, Sharding};
 use crate::units::{Bytes, Units, MIB};
 use crate::wire::Choice;
 use crate::workload::{
-    Attention, Checkpointing, Float8, Head, KeptScores, KvCache, Loss, Method, MlaCache, Mode,
-    SequenceParallel,
+    Attention, Checkpointing, Float8, Head, KbitPrep, KeptScores, KvCache, LogitsDtype, Loss,
+    Method, MlaCache, Mode, SequenceParallel,
 };
 use serde_json::Value as Json;
 use vramfit_gguf::FileType;
@@ -797,6 +797,15 @@ scenario_fields! {
     loss: Loss = Loss::Whole,
         "loss", pick::<Loss>(), MorePrecision in Training,
         "Loss", "how the cross-entropy is computed from the logits";
+    /// The format the loss reads the logits in: transformers upcasts them to fp32 first.
+    logits_dtype: LogitsDtype = LogitsDtype::Fp32,
+        "logits-dtype", pick::<LogitsDtype>(), MorePrecision in Training,
+        "Loss's logits format", "the format the cross-entropy reads the logits in (fp32: transformers' ForCausalLMLoss upcasts them)";
+    /// peft's `prepare_model_for_kbit_training`, which QLoRA scripts call before `get_peft_model`
+    /// (TRL 1.16's `SFTTrainer` does not).
+    kbit_prep: KbitPrep = KbitPrep::None,
+        "kbit-prep", pick::<KbitPrep>(), MorePrecision in Adapters,
+        "k-bit preparation", "what prepares a bitsandbytes-quantized model for adapters (peft: its unquantized 16-bit parameters to fp32)";
     /// The model applies dropout to its hidden states in training (BERT, GPT-2 and OPT configs ship
     /// 0.1; Llama-family fine-tunes use 0). Each dropout keeps a one-byte mask per element.
     dropout: bool = false,
@@ -863,6 +872,10 @@ scenario_fields! {
     reserved: Bytes = Bytes::ZERO,
         "reserved", Size, Budget,
         "In use by others", "memory other processes already hold on each GPU";
+    /// Under WSL2, CUDA reports the card's whole memory as its total (`estimate/serving/mod.rs`).
+    wsl2: bool = false,
+        "wsl2", Flag, Budget in Inference,
+        "WSL2 (Windows)", "true under WSL2, where CUDA reports nvidia-smi's whole total, which vLLM's and SGLang's fractions and llama.cpp's free memory come from";
     margin: Bytes = DEFAULT_MARGIN,
         "margin", Size, Budget,
         "Safety margin", "memory kept free on purpose";

@@ -164,8 +164,12 @@ impl Deployment {
             });
         // Metal reports the working set as the device's memory: llama.cpp logs "using device
         // Metal (Apple M4) - 10922 MiB free" on a 16 GB Mac (ggml-org/ci, ggml-100-mac-m4).
+        // WSL2's CUDA reports nvidia-smi's total, with no driver reserve taken off: vLLM logs
+        // "Free memory on device cuda:0 (30.12/31.84 GiB)" on an RTX 5090 of 32607 MiB
+        // (Alex8791-cyber/cognithor PR #318), torch 11.94 GiB on an RTX 5070 of 12227 MiB
+        // (calibration/runtime-gpus.csv). NVIDIA's CUDA on WSL guide does not say so.
         let (cuda_total, cuda_total_measured) = match (s.vram, r.gpu) {
-            _ if no_cuda => (r.capacity, true),
+            _ if no_cuda || s.wsl2 => (r.capacity, true),
             (None, Some(gpu)) => gpu.cuda_total(),
             _ => (r.capacity.saturating_sub(DRIVER_RESERVE_FALLBACK), false),
         };
