@@ -1,6 +1,5 @@
-// Loads the page's two WASM modules (src/lib.rs): the shell now, and the panels once the shell has
-// painted its answer and asks for them. A separate file (not an inline script) so the page's CSP
-// can forbid inline code.
+// Loads the shell, then the panels when the shell asks (src/lib.rs). A file, not an inline
+// script, so the CSP can forbid inline code.
 import init from './vramfit-web.js';
 
 addEventListener('vramfit:load-panels', () => {

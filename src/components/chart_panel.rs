@@ -1,7 +1,7 @@
 //! The chart panel: the canvas, its legend, compare mode (up to 4 bars, including chapter 62's
 //! three attempts in one click) and PNG export. Drawing itself lives in `crate::chart`.
 
-use crate::browser::{self, download};
+use crate::browser;
 use crate::chart::{component_colour, css_rgb, draw, Bar, Theme, BUDGET_LINES};
 use crate::html::escape;
 use crate::state::PageState;
@@ -11,8 +11,8 @@ use plotters::style::RGBColor;
 use vramfit_engine::examples::{lesson_example, LESSON_ATTEMPTS};
 use vramfit_engine::{estimate, Bytes, Estimate, Scenario, Units};
 use wasm_bindgen::closure::Closure;
-use wasm_bindgen::JsCast;
-use web_sys::{js_sys, HtmlCanvasElement};
+use wasm_bindgen::{JsCast, JsValue};
+use web_sys::HtmlCanvasElement;
 
 const MAX_BARS: usize = 4;
 
@@ -40,20 +40,18 @@ impl CanvasWidth {
             let Some(canvas) = canvas_ref.get() else {
                 return false;
             };
-            let on_resize = Closure::<dyn FnMut(js_sys::Array, web_sys::ResizeObserver)>::new(
-                move |entries: js_sys::Array, observer: web_sys::ResizeObserver| {
+            let observed = canvas.clone();
+            let on_resize = Closure::<dyn FnMut(JsValue, web_sys::ResizeObserver)>::new(
+                move |_, observer: web_sys::ResizeObserver| {
                     // A panel that is gone (a runtime switch rebuilds the serving panel) has
                     // disposed of its signal: stop observing its canvas.
                     let Some(known) = width.try_get_untracked() else {
                         return observer.disconnect();
                     };
-                    let reported = entries
-                        .get(0)
-                        .dyn_into::<web_sys::ResizeObserverEntry>()
-                        .ok()
-                        .map(|entry| entry.content_rect().width().round() as i32);
-                    if reported.is_some() && reported != known {
-                        width.set(reported);
+                    // Read after layout, where the observer is called, it forces none.
+                    let measured = Some(observed.client_width());
+                    if measured != known {
+                        width.set(measured);
                     }
                 },
             );
@@ -246,15 +244,6 @@ pub fn ChartPanel() -> impl IntoView {
             state.replace(Scenario::default(), &last);
         }
     };
-    let export_png = move |_| {
-        if let Some(url) = canvas_ref
-            .get_untracked()
-            .and_then(|c| c.to_data_url().ok())
-        {
-            download(&url, "vramfit-memory-stack.png");
-        }
-    };
-
     view! {
         <section class="panel chart" aria-label="Memory stack chart">
             <h2>"Chart"</h2>
@@ -269,7 +258,6 @@ pub fn ChartPanel() -> impl IntoView {
                 <button type="button" on:click=add_current>"Add to compare"</button>
                 <button type="button" on:click=lesson data-testid="lesson-attempts">"Chapter 62's three attempts"</button>
                 <button type="button" on:click=move |_| compare.set(Vec::new())>"Clear compare"</button>
-                <button type="button" on:click=export_png>"Export PNG"</button>
             </div>
         </section>
     }

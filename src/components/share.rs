@@ -1,11 +1,12 @@
 //! Sharing: copy the link, copy an iframe embed snippet, and export/import the scenario as the
 //! engine's JSON (the same serde form `vramfit estimate --json` prints under "scenario").
 
-use crate::browser::{copy_text, download, href};
+use crate::browser::{self, copy_text, download, href};
 use crate::state::PageState;
 use leptos::prelude::*;
 use vramfit_engine::query::scenario_to_query;
 use vramfit_engine::Scenario;
+use wasm_bindgen::JsCast;
 
 fn page_base() -> String {
     href()
@@ -50,6 +51,16 @@ pub fn Share() -> impl IntoView {
         );
         download(&url, "vramfit-scenario.json");
     };
+    // The chart is the shell's; the stack as drawn is read from its canvas.
+    let export_png = move |_| {
+        let chart = browser::window()
+            .and_then(|w| w.document())
+            .and_then(|d| d.get_element_by_id("memory-chart"))
+            .and_then(|e| e.dyn_into::<web_sys::HtmlCanvasElement>().ok());
+        if let Some(url) = chart.and_then(|c| c.to_data_url().ok()) {
+            download(&url, "vramfit-memory-stack.png");
+        }
+    };
     let import_text = RwSignal::new(String::new());
     let import = move |_| {
         let text = import_text.get_untracked();
@@ -70,6 +81,7 @@ pub fn Share() -> impl IntoView {
                 <button type="button" on:click=copy_link>"Copy link"</button>
                 <button type="button" on:click=copy_embed>"Copy embed code"</button>
                 <button type="button" on:click=export_json>"Export JSON"</button>
+                <button type="button" on:click=export_png>"Export PNG"</button>
             </div>
             <details>
                 <summary>"Import scenario JSON"</summary>

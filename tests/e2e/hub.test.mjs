@@ -42,7 +42,8 @@ function rewrittenIndex() {
   const html = fs.readFileSync(path.join(DIST, 'index.html'), 'utf8');
   const csp = html.replace(/connect-src [^;]+;/, `connect-src 'self' ${hubOrigin} ${cdnOrigin};`);
   assert.notEqual(csp, html, 'index.html has a connect-src to rewrite');
-  const meta = csp.replace(/(name="vramfit-hf-endpoint" content=")[^"]*"/, `$1${hubOrigin}"`);
+  // The built page is minified: its attributes may come in any order, unquoted.
+  const meta = csp.replace(/<meta[^>]*\bname="?vramfit-hf-endpoint"?[^>]*>/, `<meta name="vramfit-hf-endpoint" content="${hubOrigin}">`);
   assert.notEqual(meta, csp, 'index.html has the endpoint meta to rewrite');
   return meta;
 }
