@@ -113,6 +113,19 @@ impl Settings {
         }
     }
 
+    /// A setting the user may leave unset: the given value, or else `default`, recorded with
+    /// where that default came from; returns the value applied.
+    pub fn given_or<T: ToString + Copy>(
+        &mut self,
+        key: &str,
+        given: Option<T>,
+        (default, default_from): (T, &str),
+    ) -> T {
+        let value = given.unwrap_or(default);
+        self.push(key, value, given.is_some(), default_from);
+        value
+    }
+
     /// A setting as given, or (when `given` is false) its default and where that came from.
     pub fn push(&mut self, key: &str, value: impl ToString, given: bool, default_from: &str) {
         if self.explain {

@@ -542,21 +542,15 @@ struct Budget {
 impl Budget {
     /// The budget as the release applies it, each unset setting at the release's default.
     fn new(s: &Scenario, d: &Deployment, rules: Rules, settings: &mut Settings) -> Budget {
-        let (default_util, util_from) = rules.default_utilization();
-        let util = s.gpu_memory_utilization.unwrap_or(default_util);
-        settings.push(
+        let util = settings.given_or(
             "gpu-memory-utilization",
-            util,
-            s.gpu_memory_utilization.is_some(),
-            util_from,
+            s.gpu_memory_utilization,
+            rules.default_utilization(),
         );
-        let (default_inside, inside_from) = rules.default_graphs_in_budget();
-        let graphs_inside = s.profile_cudagraphs.unwrap_or(default_inside);
-        settings.push(
+        let graphs_inside = settings.given_or(
             "profile-cudagraphs",
-            graphs_inside,
-            s.profile_cudagraphs.is_some(),
-            inside_from,
+            s.profile_cudagraphs,
+            rules.default_graphs_in_budget(),
         );
         let total = d.cuda_total.as_f64();
         Budget {
