@@ -1,89 +1,36 @@
-//! Draws the page's charts, each one function from data to a canvas: the memory stack (one
-//! stacked bar per scenario, with horizontal lines for the GPU's capacity, the usable budget and
-//! the tight threshold), a what-if curve (memory against the batch or the sequence, with the same
-//! lines and the crossing marked) and a serving runtime's concurrency against context. The pieces
-//! they share (the cleared canvas, text, the budget lines, log-2 axis labels) are written once here.
+//! Draws the panels' charts with plotters, each one function from data to a canvas: a what-if
+//! curve (memory against the batch or the sequence, with the budget lines and the crossing
+//! marked) and a serving runtime's concurrency against context. The pieces they share (the
+//! cleared canvas, text, the budget lines, log-2 axis labels) are written once here. The shell's
+//! memory stack is `crate::stack_chart`, drawn without plotters so the first download holds none.
 
+use crate::palette::{axis_unit, Rgb, Theme, BUDGET_LINES};
 use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
+use plotters_backend::BackendColor;
 use plotters_canvas::CanvasBackend;
-use vramfit_engine::estimate::{Budget, ComponentId};
+use vramfit_engine::estimate::Budget;
 use vramfit_engine::what_if::Sweep;
-use vramfit_engine::{Bytes, Estimate, Units, Verdict};
+use vramfit_engine::{Bytes, Units, Verdict};
 
 /// A chart with both axes in `f64`, as every chart here is.
 type Chart<'a> = ChartContext<'a, CanvasBackend, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
 
-/// One of the horizontal lines: its name and colour (`None`: the theme's foreground).
-pub struct BudgetLine {
-    pub name: &'static str,
-    pub colour: Option<RGBColor>,
-}
-
-/// Capacity, usable and tight, in that order.
-pub const BUDGET_LINES: [BudgetLine; 3] = [
-    BudgetLine {
-        name: "capacity",
-        colour: None,
-    },
-    BudgetLine {
-        name: "usable",
-        colour: Some(RGBColor(213, 94, 0)),
-    },
-    BudgetLine {
-        name: "tight",
-        colour: Some(RGBColor(230, 159, 0)),
-    },
-];
-
-/// Okabe & Ito's colour-blind-safe palette (2008), one colour per stable component id.
-pub fn component_colour(id: &ComponentId) -> RGBColor {
-    match id {
-        ComponentId::Weights => RGBColor(0, 114, 178),
-        ComponentId::QuantConstants => RGBColor(86, 180, 233),
-        ComponentId::Adapters => RGBColor(204, 121, 167),
-        ComponentId::Gradients => RGBColor(230, 159, 0),
-        ComponentId::Optimizer => RGBColor(213, 94, 0),
-        ComponentId::MasterWeights => RGBColor(240, 228, 66),
-        ComponentId::WeightCopies => RGBColor(51, 34, 136),
-        ComponentId::Activations => RGBColor(0, 158, 115),
-        ComponentId::Logits => RGBColor(136, 34, 85),
-        ComponentId::KvCache => RGBColor(68, 170, 153),
-        ComponentId::NonTorch => RGBColor(170, 68, 153),
-        ComponentId::CudaGraphs => RGBColor(221, 204, 119),
-        ComponentId::CudaContext => RGBColor(153, 153, 153),
-        ComponentId::Fragmentation => RGBColor(204, 204, 204),
-        _ => RGBColor(102, 102, 102),
+impl Color for Rgb {
+    fn to_backend_color(&self) -> BackendColor {
+        let Rgb(r, g, b) = *self;
+        BackendColor {
+            alpha: 1.0,
+            rgb: (r, g, b),
+        }
     }
-}
-
-/// A colour as CSS writes it, for the legends' SVG swatches.
-pub fn css_rgb(RGBColor(r, g, b): RGBColor) -> String {
-    format!("rgb({r},{g},{b})")
-}
-
-pub struct Bar<'a> {
-    pub label: String,
-    pub estimate: &'a Estimate,
-}
-
-pub struct Theme {
-    pub background: RGBColor,
-    pub foreground: RGBColor,
-    /// Device pixels per CSS pixel, so text and lines stay crisp on HiDPI screens.
-    pub scale: f64,
 }
 
 impl Theme {
-    /// `css` CSS pixels in the canvas's device pixels.
-    fn px(&self, css: f64) -> u32 {
-        (css * self.scale).round() as u32
-    }
-
     /// A line of `width` CSS pixels in `colour`.
-    fn stroke(&self, colour: RGBColor, width: f64) -> ShapeStyle {
+    fn stroke(&self, colour: Rgb, width: f64) -> ShapeStyle {
         ShapeStyle::from(colour).stroke_width(self.px(width))
     }
 
@@ -162,14 +109,6 @@ fn framed<'a>(
     Ok(chart)
 }
 
-/// How many bytes one axis unit is, and its name.
-fn size_unit(units: Units) -> (f64, &'static str) {
-    match units {
-        Units::Gb => (1e9, "GB"),
-        Units::Gib => (1_073_741_824.0, "GiB"),
-    }
-}
-
 /// The capacity, usable and tight lines across the chart from `left` to `right`; their names
 /// and values are in the legend beside the canvas.
 fn draw_budget_lines(
@@ -220,75 +159,12 @@ fn log2_axis_label(log2: f64, label: fn(f64) -> String) -> String {
     }
 }
 
-pub fn draw(
-    canvas: web_sys::HtmlCanvasElement,
-    bars: &[Bar],
-    units: Units,
-    theme: &Theme,
-) -> Result<(), String> {
-    let root = cleared(canvas, theme)?;
-    let Some(first) = bars.first() else {
-        return Ok(());
-    };
-    let (divisor, unit) = size_unit(units);
-    let capacity = first.estimate.capacity_bytes.as_f64() / divisor;
-    let usable = first.estimate.usable_bytes.as_f64() / divisor;
-    let tight = first.estimate.tight_threshold_bytes.as_f64() / divisor;
-    let tallest = bars
-        .iter()
-        .map(|b| b.estimate.total_bytes.as_f64() / divisor)
-        .fold(capacity, f64::max);
-    let y_max = (tallest * 1.08).max(1.0);
-    let slots = bars.len() as f64;
-    let labels: Vec<String> = bars.iter().map(|b| b.label.clone()).collect();
-    let bar_label = |x: &f64| {
-        let index = (x - 0.5).round();
-        if (x - 0.5 - index).abs() < 1e-6 && index >= 0.0 {
-            labels.get(index as usize).cloned().unwrap_or_default()
-        } else {
-            String::new()
-        }
-    };
-    let frame = Frame {
-        x: 0.0..slots,
-        y: 0.0..y_max,
-        x_area: 28.0,
-        y_area: 56.0,
-        x_labels: bars.len() * 2 + 1,
-        y_labels: 10,
-        x_label: &bar_label,
-        y_label: None,
-        x_desc: None,
-        y_desc: unit,
-        x_mesh: false,
-    };
-    let mut chart = framed(&root, &frame, theme)?;
-
-    for (i, bar) in bars.iter().enumerate() {
-        let left = i as f64 + 0.2;
-        let right = i as f64 + 0.8;
-        let mut base = 0.0;
-        for c in &bar.estimate.components {
-            let top = base + c.bytes.as_f64() / divisor;
-            chart
-                .draw_series(std::iter::once(Rectangle::new(
-                    [(left, base), (right, top)],
-                    component_colour(&c.id).filled(),
-                )))
-                .map_err(|e| e.to_string())?;
-            base = top;
-        }
-    }
-    draw_budget_lines(&mut chart, [capacity, usable, tight], (0.0, slots), theme)?;
-    root.present().map_err(|e| e.to_string())
-}
-
 /// The curves' colours: the curve, the scenario's own value, the users asked for (concurrency)
 /// and the largest value that fits (what-if).
-pub const CURVE_COLOUR: RGBColor = RGBColor(0, 114, 178);
-pub const HERE_COLOUR: RGBColor = RGBColor(213, 94, 0);
-pub const USERS_COLOUR: RGBColor = RGBColor(0, 158, 115);
-pub const CROSSING_COLOUR: RGBColor = RGBColor(0, 158, 115);
+pub const CURVE_COLOUR: Rgb = Rgb(0, 114, 178);
+pub const HERE_COLOUR: Rgb = Rgb(213, 94, 0);
+pub const USERS_COLOUR: Rgb = Rgb(0, 158, 115);
+pub const CROSSING_COLOUR: Rgb = Rgb(0, 158, 115);
 
 /// One what-if curve as the page shows it.
 pub struct MemoryCurve<'a> {
@@ -318,7 +194,7 @@ pub fn draw_memory_curve(
     theme: &Theme,
 ) -> Result<Vec<i32>, String> {
     let root = cleared(canvas, theme)?;
-    let (divisor, unit) = size_unit(units);
+    let (divisor, unit) = axis_unit(units);
     let gb = |b: Bytes| b.as_f64() / divisor;
     // Each point as drawn: log 2 of its value, and its total before the top cuts it.
     let totals: Vec<(f64, f64)> = curve

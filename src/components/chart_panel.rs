@@ -2,12 +2,12 @@
 //! three attempts in one click) and PNG export. Drawing itself lives in `crate::chart`.
 
 use crate::browser;
-use crate::chart::{component_colour, css_rgb, draw, Bar, Theme, BUDGET_LINES};
 use crate::html::escape;
+use crate::palette::{component_colour, Rgb, Theme, BUDGET_LINES};
+use crate::stack_chart::{draw, Bar};
 use crate::state::PageState;
 use leptos::html::Canvas;
 use leptos::prelude::*;
-use plotters::style::RGBColor;
 use vramfit_engine::examples::{lesson_example, LESSON_ATTEMPTS};
 use vramfit_engine::{estimate, Bytes, Estimate, Scenario, Units};
 use wasm_bindgen::closure::Closure;
@@ -98,14 +98,14 @@ fn page_theme() -> Theme {
         .max(1.0);
     if dark_mode() {
         Theme {
-            background: RGBColor(24, 26, 31),
-            foreground: RGBColor(230, 230, 230),
+            background: Rgb(24, 26, 31),
+            foreground: Rgb(230, 230, 230),
             scale,
         }
     } else {
         Theme {
-            background: RGBColor(255, 255, 255),
-            foreground: RGBColor(20, 20, 20),
+            background: Rgb(255, 255, 255),
+            foreground: Rgb(20, 20, 20),
             scale,
         }
     }
@@ -118,7 +118,7 @@ pub fn budget_legend(values: [Bytes; 3], units: Units) -> String {
     for (bytes, line) in values.into_iter().zip(BUDGET_LINES) {
         let colour = line
             .colour
-            .map_or_else(|| "currentColor".to_string(), css_rgb);
+            .map_or_else(|| "currentColor".to_string(), Rgb::css);
         html += &format!(
             "<li data-line=\"{name}\"><svg class=\"swatch\" width=\"16\" height=\"12\" aria-hidden=\"true\">\
              <line x1=\"0\" y1=\"6\" x2=\"16\" y2=\"6\" stroke=\"{colour}\" stroke-width=\"2\"></line></svg>{name} {}</li>",
@@ -140,7 +140,7 @@ fn legend(e: &Estimate, units: Units) -> String {
         html += &format!(
             "<li><svg class=\"swatch\" width=\"12\" height=\"12\" aria-hidden=\"true\">\
              <rect width=\"12\" height=\"12\" rx=\"2\" fill=\"{}\"></rect></svg>{}</li>",
-            css_rgb(component_colour(&c.id)),
+            component_colour(&c.id).css(),
             escape(&c.label)
         );
     }
@@ -229,7 +229,7 @@ pub fn ChartPanel() -> impl IntoView {
         let others = compared.get();
         let Some(current) = current else { return };
         let theme = fit_canvas(&canvas, width, 320, 320.0);
-        draw_error.set(draw(canvas, &bars(&others, &current), units, &theme).err());
+        draw_error.set(draw(&canvas, &bars(&others, &current), units, &theme).err());
         // `cargo xtask bench-web` times input → this mark.
         browser::mark("vramfit:chart-drawn");
     });

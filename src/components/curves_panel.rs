@@ -6,14 +6,12 @@
 //! this panel steps aside there, as the solver does.
 
 use crate::browser;
-use crate::chart::{
-    css_rgb, draw_memory_curve, MemoryCurve, Theme, CROSSING_COLOUR, CURVE_COLOUR, HERE_COLOUR,
-};
+use crate::chart::{draw_memory_curve, MemoryCurve, CROSSING_COLOUR, CURVE_COLOUR, HERE_COLOUR};
 use crate::components::chart_panel::{budget_legend, fit_canvas, CanvasWidth};
+use crate::palette::{Rgb, Theme};
 use crate::state::PageState;
 use leptos::html::{Canvas, P};
 use leptos::prelude::*;
-use plotters::style::RGBColor;
 use vramfit_engine::units::group_thousands;
 use vramfit_engine::what_if::{what_if, Sweep, WhatIf};
 use vramfit_engine::Units;
@@ -91,11 +89,11 @@ pub fn CurvesPanel() -> impl IntoView {
     }
 }
 
-fn legend_dot(colour: RGBColor, text: &str) -> String {
+fn legend_dot(colour: Rgb, text: &str) -> String {
     format!(
         "<li><svg class=\"swatch\" width=\"12\" height=\"12\" aria-hidden=\"true\">\
          <circle cx=\"6\" cy=\"6\" r=\"5\" fill=\"{}\"></circle></svg>{text}</li>",
-        css_rgb(colour)
+        colour.css()
     )
 }
 

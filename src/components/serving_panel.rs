@@ -4,13 +4,13 @@
 //! answers for a number of users and the concurrency-vs-context curve; for llama.cpp, the best
 //! quant and the most GPU layers; last, the command that launches it, with a copy button.
 
-use crate::chart::{css_rgb, draw_concurrency, CURVE_COLOUR, HERE_COLOUR, USERS_COLOUR};
+use crate::chart::{draw_concurrency, CURVE_COLOUR, HERE_COLOUR, USERS_COLOUR};
 use crate::components::chart_panel::{fit_canvas, CanvasWidth};
 use crate::html::{command, copy_clicked, escape};
+use crate::palette::Rgb;
 use crate::state::PageState;
 use leptos::html::Canvas;
 use leptos::prelude::*;
-use plotters::style::RGBColor;
 use vramfit_engine::estimate::{PoolWords, Serving};
 use vramfit_engine::gpu_catalogue;
 use vramfit_engine::scenario::FIELDS;
@@ -211,11 +211,11 @@ fn launch(e: &Estimate) -> String {
 
 /// The curve's legend: the curve, this scenario's context and the users line.
 fn legend(p: &ServingPlan) -> String {
-    let swatch = |colour: RGBColor| {
+    let swatch = |colour: Rgb| {
         format!(
             "<svg class=\"swatch\" width=\"16\" height=\"12\" aria-hidden=\"true\">\
              <line x1=\"0\" y1=\"6\" x2=\"16\" y2=\"6\" stroke=\"{}\" stroke-width=\"3\"></line></svg>",
-            css_rgb(colour)
+            colour.css()
         )
     };
     format!(
