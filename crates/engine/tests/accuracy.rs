@@ -301,22 +301,27 @@ const RUNTIME_MEDIAN_MAX_PCT: &[(&str, f64)] = &[
     ("llama.cpp compute_buffer_gpu", 3.0),  // today 2.0
 ];
 
-#[test]
-fn runtime_logs_stay_within_their_ceilings() {
-    let (rows, _) = vramfit_engine::accuracy::compare_runtime_logs(RUNTIME_LOGS);
-    let summaries = vramfit_engine::accuracy::summarize_runtime_logs(&rows);
-    for (figure, ceiling) in RUNTIME_MEDIAN_MAX_PCT {
+/// Each category's median |error| is at most its ceiling; a category with no rows fails too.
+fn assert_medians(summaries: &[Summary], ceilings: &[(&str, f64)], rows: &str) {
+    for (category, ceiling) in ceilings {
         let summary = summaries
             .iter()
-            .find(|s| s.category == *figure)
-            .unwrap_or_else(|| panic!("no rows compared for {figure}"));
+            .find(|s| s.category == *category)
+            .unwrap_or_else(|| panic!("no {rows} rows of {category}"));
         assert!(
             summary.median_abs_pct <= *ceiling,
-            "{figure}: median {:.1}% > {ceiling}% over {} rows",
+            "{category}: median |error| {:.1}% > {ceiling}% over {} {rows} rows",
             summary.median_abs_pct,
             summary.rows
         );
     }
+}
+
+#[test]
+fn runtime_logs_stay_within_their_ceilings() {
+    let (rows, _) = vramfit_engine::accuracy::compare_runtime_logs(RUNTIME_LOGS);
+    let summaries = vramfit_engine::accuracy::summarize_runtime_logs(&rows);
+    assert_medians(&summaries, RUNTIME_MEDIAN_MAX_PCT, "runtime log");
     let vllm_logs: BTreeSet<&str> = rows
         .iter()
         .filter(|r| r.runtime == "vllm" && r.figure == "kv_pool")
@@ -376,17 +381,7 @@ fn speed_rows_stay_within_their_ceilings() {
     }
     let (fit, held_out): (Vec<_>, Vec<_>) = rows.into_iter().partition(|r| r.fit.is_some());
     let summaries = summarize_speed(&fit);
-    for (kind, ceiling) in SPEED_FIT_MEDIAN_MAX_PCT {
-        let summary = summaries
-            .iter()
-            .find(|s| s.category == *kind)
-            .unwrap_or_else(|| panic!("no fit rows of kind {kind}"));
-        assert!(
-            summary.median_abs_pct <= *ceiling,
-            "{kind}: median |error| {:.1}% over its ceiling {ceiling}%",
-            summary.median_abs_pct
-        );
-    }
+    assert_medians(&summaries, SPEED_FIT_MEDIAN_MAX_PCT, "fit speed");
     for (figure, moe, ceiling, at_least, in_band) in SPEED_HELD_OUT {
         let set: Vec<_> = held_out
             .iter()

@@ -299,19 +299,3 @@ fn note_unknown_rope_tables(s: &Scenario, r: &Resolved, notes: &mut Vec<String>)
 fn gib2(bytes: f64) -> String {
     format!("{:.2}", bytes / GIB as f64)
 }
-
-/// A serving benchmark of random prompts, as vLLM's `vllm bench serve` and SGLang's
-/// `bench_serving` both take it: `prompt` tokens in and `output` out per request, `concurrency`
-/// at once, ten rounds of requests.
-pub(super) fn random_prompts_bench(
-    tool: &str,
-    prompt: u32,
-    output: u32,
-    concurrency: u32,
-) -> String {
-    format!(
-        "{tool} --dataset-name random --random-input-len {prompt} --random-output-len {output} \
-         --max-concurrency {concurrency} --num-prompts {}",
-        concurrency * 10
-    )
-}

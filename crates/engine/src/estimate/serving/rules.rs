@@ -93,16 +93,24 @@ pub trait RuntimeRules: Sync {
         (peak, self.efficiency(r).compute)
     }
 
+    /// Its serving benchmark's command up to the workload's flags, for a server whose benchmark
+    /// runs random prompts (`vllm bench serve`); `None` without one.
+    fn serving_bench(&self) -> Option<&'static str> {
+        None
+    }
+
     /// The benchmark command that measures the speed estimate's figures for this scenario, with
-    /// `prompt` tokens in and `output` out at `concurrency` requests.
+    /// `prompt` tokens in and `output` out at `concurrency` requests: by default the serving
+    /// benchmark over as many random prompts.
     fn bench_command(
         &self,
-        _prompt: u32,
-        _output: u32,
-        _concurrency: u32,
+        prompt: u32,
+        output: u32,
+        concurrency: u32,
         _s: &Scenario,
     ) -> Option<String> {
-        None
+        self.serving_bench()
+            .map(|tool| random_prompts_bench(tool, prompt, output, concurrency))
     }
 
     /// How its launch command is written and read: the program, the model's flag and one table
@@ -200,6 +208,17 @@ impl Runtime {
             .copied()
             .find(|r| r.rules().settings_group() == Some(group))
     }
+}
+
+/// A serving benchmark of random prompts, as vLLM's `vllm bench serve` and SGLang's
+/// `bench_serving` both take it: `prompt` tokens in and `output` out per request, `concurrency`
+/// at once, ten rounds of requests.
+fn random_prompts_bench(tool: &str, prompt: u32, output: u32, concurrency: u32) -> String {
+    format!(
+        "{tool} --dataset-name random --random-input-len {prompt} --random-output-len {output} \
+         --max-concurrency {concurrency} --num-prompts {}",
+        concurrency * 10
+    )
 }
 
 #[cfg(test)]

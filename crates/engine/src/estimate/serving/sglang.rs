@@ -65,19 +65,8 @@ impl RuntimeRules for Sglang {
         Some(s.sglang_version)
     }
 
-    fn bench_command(
-        &self,
-        prompt: u32,
-        output: u32,
-        concurrency: u32,
-        _s: &Scenario,
-    ) -> Option<String> {
-        Some(super::random_prompts_bench(
-            "python -m sglang.bench_serving --backend sglang",
-            prompt,
-            output,
-            concurrency,
-        ))
+    fn serving_bench(&self) -> Option<&'static str> {
+        Some("python -m sglang.bench_serving --backend sglang")
     }
 
     fn launch(&self) -> Option<&'static Launch> {

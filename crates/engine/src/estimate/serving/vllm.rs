@@ -73,19 +73,8 @@ impl RuntimeRules for Vllm {
         Some(s.vllm_version)
     }
 
-    fn bench_command(
-        &self,
-        prompt: u32,
-        output: u32,
-        concurrency: u32,
-        _s: &Scenario,
-    ) -> Option<String> {
-        Some(super::random_prompts_bench(
-            "vllm bench serve --model MODEL",
-            prompt,
-            output,
-            concurrency,
-        ))
+    fn serving_bench(&self) -> Option<&'static str> {
+        Some("vllm bench serve --model MODEL")
     }
 
     fn launch(&self) -> Option<&'static Launch> {
