@@ -19,7 +19,7 @@
 //! cards that came after their architecture's whitepaper, the RTX PRO 6000's fp8/int8/fp4) has
 //! no datasheet rather than a guess.
 
-use crate::units::{Bytes, GIB, KIB, MIB};
+use crate::units::{Bytes, GIB, MIB};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Gpu {
@@ -63,19 +63,10 @@ pub enum Unified {
     CarveOut { gib: f64 },
 }
 
-/// Metal's `recommendedMaxWorkingSetSize` for a Mac with `ram` bytes under macOS 13 to 15, as
-/// llama.cpp's Metal init logs it (docs/hardware.md lists each log): two thirds of the memory
-/// rounded up to the next 16 KiB page at 32 GB and below (the 16, 24 and 32 GB logs), three
-/// quarters from 36 GB on (the 36, 64 and 96 GB logs). macOS 26 reports more on a 128 GB Mac
-/// (107.52 GiB where this gives 96); `wired-limit` takes a figure read on the machine.
-pub fn apple_working_set(ram: Bytes) -> Bytes {
-    const PAGE: u64 = 16 * KIB;
-    if ram.0 <= 32 * GIB {
-        Bytes((ram.0 / 3 * 2 / PAGE + 1) * PAGE)
-    } else {
-        Bytes(ram.0 / 4 * 3)
-    }
-}
+/// Metal's `recommendedMaxWorkingSetSize` for a Mac's memory under macOS 13 to 15 (docs/hardware.md
+/// lists each log it reproduces). Defined beside the `sysctl` reader, so a pasted Mac and a
+/// catalogue Mac get the same limit.
+pub use crate::smi::apple_working_set;
 
 /// A card's peak figures from its maker's datasheet: memory bandwidth and dense (not sparse)
 /// tensor throughput per format, and the link between cards. Peaks, not what a kernel reaches:

@@ -31,6 +31,9 @@ pub enum SourceFormat {
     AmdSmiJson,
     /// `rocm-smi --showmeminfo vram`, as text, `--csv` or `--json`.
     RocmSmi,
+    /// macOS's `sysctl hw.memsize iogpu.wired_limit_mb` and `system_profiler
+    /// SPDisplaysDataType` (text or `-json`).
+    MacOs,
     /// The repr/snapshot text that nvitop's Python API prints.
     NvitopSnapshot,
     /// `nvidia-smi --version`: versions only, never any GPU.
@@ -41,7 +44,7 @@ pub enum SourceFormat {
 }
 
 impl SourceFormat {
-    pub const ALL: [SourceFormat; 12] = [
+    pub const ALL: [SourceFormat; 13] = [
         SourceFormat::Table,
         SourceFormat::QueryGpuCsv,
         SourceFormat::ComputeAppsCsv,
@@ -51,13 +54,14 @@ impl SourceFormat {
         SourceFormat::GpustatJson,
         SourceFormat::AmdSmiJson,
         SourceFormat::RocmSmi,
+        SourceFormat::MacOs,
         SourceFormat::NvitopSnapshot,
         SourceFormat::Version,
         SourceFormat::VramfitProbe,
     ];
 
     /// The names a snapshot's `source` field holds, in [`SourceFormat::ALL`]'s order.
-    pub const WIRE_NAMES: [&'static str; 12] = [
+    pub const WIRE_NAMES: [&'static str; 13] = [
         "table",
         "query_gpu_csv",
         "compute_apps_csv",
@@ -67,6 +71,7 @@ impl SourceFormat {
         "gpustat_json",
         "amd_smi_json",
         "rocm_smi",
+        "macos",
         "nvitop_snapshot",
         "version",
         "vramfit_probe",
@@ -110,6 +115,7 @@ impl std::fmt::Display for SourceFormat {
             SourceFormat::GpustatJson => "gpustat --json",
             SourceFormat::AmdSmiJson => "amd-smi --json",
             SourceFormat::RocmSmi => "rocm-smi",
+            SourceFormat::MacOs => "macOS sysctl or system_profiler",
             SourceFormat::NvitopSnapshot => "nvitop snapshot",
             SourceFormat::Version => "nvidia-smi --version",
             SourceFormat::VramfitProbe => "vramfit probe --json",
