@@ -661,6 +661,18 @@ mod tests {
     /// `recommendedMaxWorkingSetSize / 1e6`.
     const LOGGED: &[(u64, &str, f64, &str)] = &[
         (
+            8,
+            "5461.34",
+            MIB as f64,
+            "li-plus/chatglm.cpp#76, M2 MacBook Air 8 GB (ggml_metal_add_buffer's limit)",
+        ),
+        (
+            16,
+            "10922.67",
+            MIB as f64,
+            "ise-uiuc/magicoder#19, MacBook Air M1 16 GB (ollama's llama.cpp, 2023-12)",
+        ),
+        (
             16,
             "10922.67",
             MIB as f64,
@@ -723,6 +735,13 @@ mod tests {
         assert_eq!(
             find("m4-max-128").unwrap().capacity_under(Some(wired)),
             wired
+        );
+        // On a 32 GB M1 Max, 26000 makes llama-server list `MTL0: Apple M1 Max
+        // (26000 MiB, 25999 MiB free)` (AlexsJones/llmfit#570), above the 21845.34 MiB default.
+        let raised = Bytes(26_000 * MIB);
+        assert_eq!(
+            find("m1-max-32").unwrap().capacity_under(Some(raised)),
+            raised
         );
         assert_eq!(
             find("rtx-4090").unwrap().capacity_under(Some(wired)),
