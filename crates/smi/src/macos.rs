@@ -297,6 +297,24 @@ mod tests {
     }
 
     #[test]
+    fn system_profiler_names_the_chip_and_no_memory() {
+        // mpmdw/JouleWise's live `-json` capture of an M3 Max: no VRAM on Apple silicon.
+        let text = fixture("system-profiler-json__apple-m3-max-40-core-gpu.json");
+        let snap = crate::parse(&text).unwrap();
+        assert_eq!(snap.source, SourceFormat::MacOs);
+        assert_eq!(snap.gpus[0].name.as_deref(), Some("Apple M3 Max"));
+        assert_eq!(snap.gpus[0].memory.total_bytes, None);
+        assert!(snap.warnings.iter().any(|w| w.contains("no hw.memsize")));
+        // Made up in the text view's shape (no published capture was found): an Intel Mac's card
+        // has memory of its own, which is its total.
+        let text = "Graphics/Displays:\n\n    Radeon Pro 560X:\n\n      Chipset Model: Radeon \
+                    Pro 560X\n      VRAM (Total): 4 GB\n";
+        let snap = parse_text(text);
+        assert_eq!(snap.gpus[0].memory.total_bytes, Some(4 * GIB));
+        assert!(detect_text(text));
+    }
+
+    #[test]
     fn sysctl_pairs_are_top_level_dotted_keys() {
         assert_eq!(
             sysctl_pair("hw.memsize: 17179869184"),

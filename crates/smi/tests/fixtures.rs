@@ -152,6 +152,12 @@ fn cases() -> Vec<Case> {
             MacOs,
             vec![G(b(17_179_885_568), NA, NA, 0, 0)],
         ),
+        // system_profiler names the chip and prints no memory on Apple silicon.
+        case(
+            "macos/system-profiler-json__apple-m3-max-40-core-gpu.json",
+            MacOs,
+            vec![G(NA, NA, NA, 0, 0)],
+        ),
         case(
             "macos/sysctl-set-wired-limit__apple-m1-max-32gb.txt",
             MacOs,
