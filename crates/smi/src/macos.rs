@@ -130,7 +130,8 @@ fn read_sysctl(key: &str, value: &str, facts: &mut Facts) {
     // `sudo sysctl iogpu.wired_limit_mb=N` prints `old -> new`; the new value holds.
     let value = value.rsplit("->").next().unwrap_or(value).trim();
     match key {
-        "hw.memsize" => facts.memsize = value.parse().ok(),
+        // A machine without memory is a damaged paste, not a size.
+        "hw.memsize" => facts.memsize = value.parse().ok().filter(|&bytes: &u64| bytes > 0),
         "iogpu.wired_limit_mb" | "debug.iogpu.wired_limit" => {
             facts.wired_limit_mib = value.parse().ok()
         }
@@ -327,5 +328,7 @@ mod tests {
         assert_eq!(profiler_size("1536 MB"), Some(1536 * MIB));
         assert_eq!(profiler_size("lots"), None);
         assert_eq!(profiler_size("99999999999999999 GB"), None);
+        let zero = parse_text("hw.memsize: 0\nmachdep.cpu.brand_string: Apple M1");
+        assert_eq!(zero.gpus[0].memory.total_bytes, None);
     }
 }
