@@ -703,6 +703,12 @@ mod tests {
             "llama.cpp b7690 on an M4 Max (27 GiB: 36 GB is the one M4 Max size it fits)",
         ),
         (
+            48,
+            "38654.71",
+            1e6,
+            "llama.cpp b3892 on an M3 Max, macOS 14 (36 GiB: 48 GB is the one M3 Max size it fits)",
+        ),
+        (
             64,
             "49152.00",
             MIB as f64,
@@ -713,6 +719,12 @@ mod tests {
             "73728.00",
             MIB as f64,
             "ggml-org/llama.cpp#3213, M2 Max 96 GB (printed 73728,00)",
+        ),
+        (
+            128,
+            "103079.22",
+            1e6,
+            "llama.cpp b2688 on an M3 Max, macOS 14 (96 GiB: 128 GB is the one M3 Max size it fits)",
         ),
     ];
 

@@ -16,8 +16,8 @@ use crate::ParseError;
 
 /// Metal's `recommendedMaxWorkingSetSize` for a Mac with `ram` bytes under macOS 13 to 15, as
 /// llama.cpp's Metal init logs it (docs/hardware.md lists each log): two thirds of the memory
-/// rounded up to the next 16 KiB page at 32 GB and below (the 16, 24 and 32 GB logs), three
-/// quarters from 36 GB on (the 36, 64 and 96 GB logs). macOS 26 reports more on a 128 GB Mac
+/// rounded up to the next 16 KiB page at 32 GB and below (the 8, 16, 24 and 32 GB logs), three
+/// quarters from 36 GB on (the 36, 48, 64, 96 and 128 GB logs). macOS 26 reports more on a 128 GB Mac
 /// (107.52 GiB where this gives 96); `wired-limit` takes a figure read on the machine. It lives
 /// here, not in the engine's catalogue, so that a pasted `sysctl` and a catalogue Mac share it.
 pub fn apple_working_set(ram: Bytes) -> Bytes {
