@@ -1,5 +1,6 @@
 //! macOS: `sysctl hw.memsize iogpu.wired_limit_mb` (or an excerpt of `sysctl -a`) and
-//! `system_profiler SPDisplaysDataType`, as text or `-json`, alone or pasted together.
+//! `system_profiler SPDisplaysDataType`, as text or `-json`, alone or pasted together; the text of
+//! `system_profiler SPHardwareDataType` gives the chip and the memory where `sysctl` is missing.
 //!
 //! On Apple silicon the GPU shares the machine's memory, and Metal lets it keep only a share
 //! wired: `recommendedMaxWorkingSetSize`, which llama.cpp and MLX budget against. A snapshot
@@ -34,6 +35,8 @@ pub fn apple_working_set(ram: Bytes) -> Bytes {
 struct Facts {
     /// `hw.memsize`: the machine's memory in bytes.
     memsize: Option<u64>,
+    /// `system_profiler SPHardwareDataType`'s `Memory:`, used where `hw.memsize` is not given.
+    profiled_memsize: Option<u64>,
     /// `iogpu.wired_limit_mb`, in MiB; 0 means macOS's own limit.
     wired_limit_mib: Option<u64>,
     /// `machdep.cpu.brand_string`: on Apple silicon the chip, which is also the GPU's name.
@@ -49,11 +52,11 @@ struct ProfiledGpu {
     vram_bytes: Option<u64>,
 }
 
-/// Whether `text` is `sysctl` or `system_profiler SPDisplaysDataType` text.
+/// Whether `text` is `sysctl` or `system_profiler` (`SPDisplaysDataType`, `SPHardwareDataType`) text.
 pub(crate) fn detect_text(text: &str) -> bool {
     text.lines().any(|line| {
         sysctl_pair(line).is_some_and(|(key, _)| is_memory_key(key))
-            || matches!(line.trim(), "Graphics/Displays:")
+            || matches!(line.trim(), "Graphics/Displays:" | "Hardware Overview:")
             || line.trim_start().starts_with("Chipset Model:")
     })
 }
@@ -100,10 +103,18 @@ pub(crate) fn parse_json(value: &Value) -> Snapshot {
 }
 
 fn read_text(text: &str, facts: &mut Facts) {
+    // `SPHardwareDataType`'s `Memory:` is the machine's; under `Graphics/Displays:` no such key is
+    // a card's, so it counts only inside `Hardware Overview:`.
+    let mut in_hardware = false;
     for line in text.lines() {
         if let Some((key, value)) = sysctl_pair(line) {
             read_sysctl(key, value, facts);
             continue;
+        }
+        match line.trim() {
+            "Hardware Overview:" => in_hardware = true,
+            "Graphics/Displays:" => in_hardware = false,
+            _ => {}
         }
         let Some((key, value)) = line.trim().split_once(':') else {
             continue;
@@ -114,13 +125,15 @@ fn read_text(text: &str, facts: &mut Facts) {
                 name: Some(value.to_string()).filter(|v| !v.is_empty()),
                 vram_bytes: None,
             }),
-            // `SPHardwareDataType` prints the machine's memory as `Memory:`, not a card's, so only
-            // the VRAM keys under a `Chipset Model` count.
             "VRAM (Total)" | "VRAM (Dynamic, Max)" => {
                 if let Some(gpu) = facts.gpus.last_mut() {
                     gpu.vram_bytes = profiler_size(value);
                 }
             }
+            "Chip" if in_hardware && facts.chip.is_none() && !value.is_empty() => {
+                facts.chip = Some(value.to_string())
+            }
+            "Memory" if in_hardware => facts.profiled_memsize = profiler_size(value),
             _ => {}
         }
     }
@@ -182,6 +195,9 @@ fn profiler_size(text: &str) -> Option<u64> {
 /// The snapshot the facts give, with what they leave unsaid.
 fn snapshot(mut facts: Facts) -> Snapshot {
     let mut snap = Snapshot::new(SourceFormat::MacOs);
+    facts.memsize = facts
+        .memsize
+        .or(facts.profiled_memsize.filter(|&bytes| bytes > 0));
     let said_anything =
         facts.chip.is_some() || facts.memsize.is_some() || facts.wired_limit_mib.is_some();
     if facts.gpus.is_empty() && said_anything {
@@ -313,6 +329,18 @@ mod tests {
         let snap = parse_text(text);
         assert_eq!(snap.gpus[0].memory.total_bytes, Some(4 * GIB));
         assert!(detect_text(text));
+    }
+
+    #[test]
+    fn the_hardware_overview_gives_the_memory() {
+        // jafingerhut's System Report of a 32 GB M2 Pro: two thirds, rounded up to a page.
+        let snap = parse_text(&fixture(
+            "system-profiler-hardware__apple-m2-pro-32gb__macos-13.txt",
+        ));
+        assert_eq!(snap.gpus[0].name.as_deref(), Some("Apple M2 Pro"));
+        let limit = apple_working_set(Bytes(32 * GIB)).0;
+        assert_eq!(snap.gpus[0].memory.total_bytes, Some(limit));
+        assert_eq!(format!("{:.2}", limit as f64 / MIB as f64), "21845.34");
     }
 
     #[test]

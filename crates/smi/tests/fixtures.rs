@@ -152,6 +152,12 @@ fn cases() -> Vec<Case> {
             MacOs,
             vec![G(b(17_179_885_568), NA, NA, 0, 0)],
         ),
+        // The System Report's hardware overview: the machine's 32 GiB, whose two thirds Metal wires.
+        case(
+            "macos/system-profiler-hardware__apple-m2-pro-32gb__macos-13.txt",
+            MacOs,
+            vec![G(b(22_906_503_168), NA, NA, 0, 0)],
+        ),
         // system_profiler names the chip and prints no memory on Apple silicon.
         case(
             "macos/system-profiler-json__apple-m3-max-40-core-gpu.json",
