@@ -34,6 +34,8 @@ pub enum SourceFormat {
     /// macOS's `sysctl hw.memsize iogpu.wired_limit_mb` and `system_profiler
     /// SPDisplaysDataType` (text or `-json`).
     MacOs,
+    /// llama.cpp's `--list-devices`.
+    LlamaDevices,
     /// The repr/snapshot text that nvitop's Python API prints.
     NvitopSnapshot,
     /// `nvidia-smi --version`: versions only, never any GPU.
@@ -44,7 +46,7 @@ pub enum SourceFormat {
 }
 
 impl SourceFormat {
-    pub const ALL: [SourceFormat; 13] = [
+    pub const ALL: [SourceFormat; 14] = [
         SourceFormat::Table,
         SourceFormat::QueryGpuCsv,
         SourceFormat::ComputeAppsCsv,
@@ -55,13 +57,14 @@ impl SourceFormat {
         SourceFormat::AmdSmiJson,
         SourceFormat::RocmSmi,
         SourceFormat::MacOs,
+        SourceFormat::LlamaDevices,
         SourceFormat::NvitopSnapshot,
         SourceFormat::Version,
         SourceFormat::VramfitProbe,
     ];
 
     /// The names a snapshot's `source` field holds, in [`SourceFormat::ALL`]'s order.
-    pub const WIRE_NAMES: [&'static str; 13] = [
+    pub const WIRE_NAMES: [&'static str; 14] = [
         "table",
         "query_gpu_csv",
         "compute_apps_csv",
@@ -72,6 +75,7 @@ impl SourceFormat {
         "amd_smi_json",
         "rocm_smi",
         "macos",
+        "llama_devices",
         "nvitop_snapshot",
         "version",
         "vramfit_probe",
@@ -116,6 +120,7 @@ impl std::fmt::Display for SourceFormat {
             SourceFormat::AmdSmiJson => "amd-smi --json",
             SourceFormat::RocmSmi => "rocm-smi",
             SourceFormat::MacOs => "macOS sysctl or system_profiler",
+            SourceFormat::LlamaDevices => "llama.cpp --list-devices",
             SourceFormat::NvitopSnapshot => "nvitop snapshot",
             SourceFormat::Version => "nvidia-smi --version",
             SourceFormat::VramfitProbe => "vramfit probe --json",

@@ -152,6 +152,12 @@ fn cases() -> Vec<Case> {
             MacOs,
             vec![G(b(17_179_885_568), NA, NA, 0, 0)],
         ),
+        // llama.cpp's own view: Metal's working set, here the wired limit, and what is free.
+        case(
+            "macos/llama-list-devices__apple-m1-max-32gb__wired-26000.txt",
+            LlamaDevices,
+            vec![G(m(26000), NA, m(25999), 0, 0)],
+        ),
         // The System Report's hardware overview: the machine's 32 GiB, whose two thirds Metal wires.
         case(
             "macos/system-profiler-hardware__apple-m2-pro-32gb__macos-13.txt",
