@@ -637,6 +637,21 @@ fn parse_smi_reads_a_real_capture_and_rejects_garbage() {
 }
 
 #[test]
+fn parse_smi_reads_a_macs_sysctl_as_its_working_set() {
+    // archspec-json's `sysctl` capture of a 64 GB M4 Max: Metal may wire three quarters.
+    let capture = format!(
+        "{}/../smi/tests/fixtures/macos/sysctl-a-excerpt__apple-m4-max-64gb__macos-15.txt",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let snapshot = json(&["parse-smi", &capture, "--json"]);
+    assert_eq!(snapshot["source"], "macos");
+    let gpu = &snapshot["gpus"][0];
+    assert_eq!(gpu["name"], "Apple M4 Max");
+    assert_eq!(gpu["memory"]["total_bytes"].as_u64(), Some(49152 * MIB));
+    assert!(gpu["memory"]["used_bytes"].is_null());
+}
+
+#[test]
 fn from_probe_budgets_against_the_card_total() {
     let snapshot = TempFile::new(
         "h100-snapshot.json",

@@ -19,7 +19,7 @@
 //! cards that came after their architecture's whitepaper, the RTX PRO 6000's fp8/int8/fp4) has
 //! no datasheet rather than a guess.
 
-use crate::units::{Bytes, GIB, KIB, MIB};
+use crate::units::{Bytes, GIB, MIB};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Gpu {
@@ -63,19 +63,10 @@ pub enum Unified {
     CarveOut { gib: f64 },
 }
 
-/// Metal's `recommendedMaxWorkingSetSize` for a Mac with `ram` bytes under macOS 13 to 15, as
-/// llama.cpp's Metal init logs it (docs/hardware.md lists each log): two thirds of the memory
-/// rounded up to the next 16 KiB page at 32 GB and below (the 16, 24 and 32 GB logs), three
-/// quarters from 36 GB on (the 36, 64 and 96 GB logs). macOS 26 reports more on a 128 GB Mac
-/// (107.52 GiB where this gives 96); `wired-limit` takes a figure read on the machine.
-pub fn apple_working_set(ram: Bytes) -> Bytes {
-    const PAGE: u64 = 16 * KIB;
-    if ram.0 <= 32 * GIB {
-        Bytes((ram.0 / 3 * 2 / PAGE + 1) * PAGE)
-    } else {
-        Bytes(ram.0 / 4 * 3)
-    }
-}
+/// Metal's `recommendedMaxWorkingSetSize` for a Mac's memory under macOS 13 to 15 (docs/hardware.md
+/// lists each log it reproduces). Defined beside the `sysctl` reader, so a pasted Mac and a
+/// catalogue Mac get the same limit.
+pub use crate::smi::apple_working_set;
 
 /// A card's peak figures from its maker's datasheet: memory bandwidth and dense (not sparse)
 /// tensor throughput per format, and the link between cards. Peaks, not what a kernel reaches:
@@ -670,6 +661,18 @@ mod tests {
     /// `recommendedMaxWorkingSetSize / 1e6`.
     const LOGGED: &[(u64, &str, f64, &str)] = &[
         (
+            8,
+            "5461.34",
+            MIB as f64,
+            "li-plus/chatglm.cpp#76, M2 MacBook Air 8 GB (ggml_metal_add_buffer's limit)",
+        ),
+        (
+            16,
+            "10922.67",
+            MIB as f64,
+            "ise-uiuc/magicoder#19, MacBook Air M1 16 GB (ollama's llama.cpp, 2023-12)",
+        ),
+        (
             16,
             "10922.67",
             MIB as f64,
@@ -700,6 +703,12 @@ mod tests {
             "llama.cpp b7690 on an M4 Max (27 GiB: 36 GB is the one M4 Max size it fits)",
         ),
         (
+            48,
+            "38654.71",
+            1e6,
+            "llama.cpp b3892 on an M3 Max, macOS 14 (36 GiB: 48 GB is the one M3 Max size it fits)",
+        ),
+        (
             64,
             "49152.00",
             MIB as f64,
@@ -710,6 +719,12 @@ mod tests {
             "73728.00",
             MIB as f64,
             "ggml-org/llama.cpp#3213, M2 Max 96 GB (printed 73728,00)",
+        ),
+        (
+            128,
+            "103079.22",
+            1e6,
+            "llama.cpp b2688 on an M3 Max, macOS 14 (96 GiB: 128 GB is the one M3 Max size it fits)",
         ),
     ];
 
@@ -732,6 +747,13 @@ mod tests {
         assert_eq!(
             find("m4-max-128").unwrap().capacity_under(Some(wired)),
             wired
+        );
+        // On a 32 GB M1 Max, 26000 makes llama-server list `MTL0: Apple M1 Max
+        // (26000 MiB, 25999 MiB free)` (AlexsJones/llmfit#570), above the 21845.34 MiB default.
+        let raised = Bytes(26_000 * MIB);
+        assert_eq!(
+            find("m1-max-32").unwrap().capacity_under(Some(raised)),
+            raised
         );
         assert_eq!(
             find("rtx-4090").unwrap().capacity_under(Some(wired)),

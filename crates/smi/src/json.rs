@@ -65,6 +65,9 @@ pub(crate) fn parse(value: Value) -> Result<Snapshot, ParseError> {
     if crate::rocm_smi::detect_json(&value) {
         return Ok(crate::rocm_smi::parse_json(&value));
     }
+    if crate::macos::detect_json(&value) {
+        return Ok(crate::macos::parse_json(&value));
+    }
     match value.get("gpus").and_then(Value::as_array) {
         Some(gpus) if gpus.is_empty() => Err(ParseError::NoGpus {
             format: SourceFormat::GpustatJson,

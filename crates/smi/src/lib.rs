@@ -14,7 +14,10 @@
 //!   only: an empty GPU list and a warning);
 //! - `gpustat --json`, nvitop's Python REPL output, and `vramfit.snapshot/1` JSON;
 //! - AMD's `amd-smi static --json` and `amd-smi metric --json`;
-//! - AMD's older `rocm-smi --showmeminfo vram`, as text, `--csv` or `--json`.
+//! - AMD's older `rocm-smi --showmeminfo vram`, as text, `--csv` or `--json`;
+//! - macOS's `sysctl hw.memsize iogpu.wired_limit_mb` (or `sysctl -a`) and `system_profiler
+//!   SPDisplaysDataType` (text or `-json`): the GPU's total is Metal's working set;
+//! - llama.cpp's `--list-devices` (on a Mac, the working set Metal reports).
 //!
 //! Values a tool prints as `N/A`, `[Not Supported]` and the like become `None`, never `0`.
 //! Output repeated by `-l` (or pasted twice) is read as its last reading of each GPU, with a
@@ -24,6 +27,8 @@ mod amd_smi;
 mod csv;
 mod json;
 mod list;
+mod llama_devices;
+mod macos;
 mod nvitop;
 mod query_text;
 mod rocm_smi;
@@ -37,6 +42,7 @@ use std::borrow::Cow;
 
 pub use amd_smi::parse_documents as parse_amd_smi;
 pub use json::shown_in_message;
+pub use macos::{apple_working_set, parse_documents as parse_macos};
 pub use snapshot::{Gpu, Memory, MigDevice, Process, Snapshot, SourceFormat, SCHEMA};
 
 /// The largest input [`parse`] accepts, in bytes. The biggest real outputs (`-q -x` on an 8-GPU
@@ -47,8 +53,9 @@ pub const MAX_INPUT_BYTES: usize = 1_048_576;
 const WHAT_TO_PASTE: &str = "paste the output of `nvidia-smi` or `nvidia-smi \
 --query-gpu=name,memory.total,memory.used,memory.free --format=csv` (also read: `nvidia-smi -q`, \
 `nvidia-smi -q -x`, `nvidia-smi -L`, `--query-compute-apps` CSV, `gpustat --json`, nvitop \
-snapshots, `amd-smi metric --json`, `rocm-smi --showproductname --showmeminfo vram --csv` and \
-`vramfit probe --json`)";
+snapshots, `amd-smi metric --json`, `rocm-smi --showproductname --showmeminfo vram --csv`, \
+`sysctl hw.memsize iogpu.wired_limit_mb` on a Mac, `llama-server --list-devices` and `vramfit \
+probe --json`)";
 
 /// Why a paste could not be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -184,6 +191,8 @@ fn parse_as(format: SourceFormat, text: &str) -> Result<Snapshot, ParseError> {
         SourceFormat::Version => version::parse(text),
         SourceFormat::RocmSmi if rocm_smi::detect_csv(text) => rocm_smi::parse_csv(text),
         SourceFormat::RocmSmi => rocm_smi::parse_text(text),
+        SourceFormat::MacOs => macos::parse_text(text),
+        SourceFormat::LlamaDevices => llama_devices::parse(text),
         SourceFormat::GpustatJson | SourceFormat::AmdSmiJson | SourceFormat::VramfitProbe => {
             json::parse(json::read(text)?)?
         }
@@ -205,6 +214,10 @@ fn detect_not_json(text: &str) -> Option<SourceFormat> {
         Some(SourceFormat::Xml)
     } else if rocm_smi::detect_text(text) || rocm_smi::detect_csv(text) {
         Some(SourceFormat::RocmSmi)
+    } else if macos::detect_text(text) {
+        Some(SourceFormat::MacOs)
+    } else if llama_devices::detect(text) {
+        Some(SourceFormat::LlamaDevices)
     } else if query_text::detect(text) {
         Some(SourceFormat::QueryText)
     } else if table::detect(text) {

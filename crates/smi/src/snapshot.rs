@@ -31,6 +31,11 @@ pub enum SourceFormat {
     AmdSmiJson,
     /// `rocm-smi --showmeminfo vram`, as text, `--csv` or `--json`.
     RocmSmi,
+    /// macOS's `sysctl hw.memsize iogpu.wired_limit_mb` and `system_profiler
+    /// SPDisplaysDataType` (text or `-json`).
+    MacOs,
+    /// llama.cpp's `--list-devices`.
+    LlamaDevices,
     /// The repr/snapshot text that nvitop's Python API prints.
     NvitopSnapshot,
     /// `nvidia-smi --version`: versions only, never any GPU.
@@ -41,7 +46,7 @@ pub enum SourceFormat {
 }
 
 impl SourceFormat {
-    pub const ALL: [SourceFormat; 12] = [
+    pub const ALL: [SourceFormat; 14] = [
         SourceFormat::Table,
         SourceFormat::QueryGpuCsv,
         SourceFormat::ComputeAppsCsv,
@@ -51,13 +56,15 @@ impl SourceFormat {
         SourceFormat::GpustatJson,
         SourceFormat::AmdSmiJson,
         SourceFormat::RocmSmi,
+        SourceFormat::MacOs,
+        SourceFormat::LlamaDevices,
         SourceFormat::NvitopSnapshot,
         SourceFormat::Version,
         SourceFormat::VramfitProbe,
     ];
 
     /// The names a snapshot's `source` field holds, in [`SourceFormat::ALL`]'s order.
-    pub const WIRE_NAMES: [&'static str; 12] = [
+    pub const WIRE_NAMES: [&'static str; 14] = [
         "table",
         "query_gpu_csv",
         "compute_apps_csv",
@@ -67,6 +74,8 @@ impl SourceFormat {
         "gpustat_json",
         "amd_smi_json",
         "rocm_smi",
+        "macos",
+        "llama_devices",
         "nvitop_snapshot",
         "version",
         "vramfit_probe",
@@ -110,6 +119,8 @@ impl std::fmt::Display for SourceFormat {
             SourceFormat::GpustatJson => "gpustat --json",
             SourceFormat::AmdSmiJson => "amd-smi --json",
             SourceFormat::RocmSmi => "rocm-smi",
+            SourceFormat::MacOs => "macOS sysctl or system_profiler",
+            SourceFormat::LlamaDevices => "llama.cpp --list-devices",
             SourceFormat::NvitopSnapshot => "nvitop snapshot",
             SourceFormat::Version => "nvidia-smi --version",
             SourceFormat::VramfitProbe => "vramfit probe --json",

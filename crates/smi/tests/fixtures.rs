@@ -1,4 +1,4 @@
-//! Every real output in `tests/fixtures/nvidia-smi`, `amd-smi` and `rocm-smi` parses to the
+//! Every real output in `tests/fixtures/nvidia-smi`, `amd-smi`, `rocm-smi` and `macos` parses to the
 //! values read off it by eye.
 //!
 //! Figures are MiB as printed (`m`), or exact bytes where the source prints bytes (`b`); `NA`
@@ -139,6 +139,41 @@ fn cases() -> Vec<Case> {
                 G(b(17_163_091_968), b(692_142_080), NA, 0, 0),
                 G(b(67_108_864), b(26_079_232), NA, 0, 0),
             ],
+        ),
+        // A Mac's total is Metal's working set: ¾ of 64 GiB, ⅔ of 24 GiB rounded up to a 16 KiB
+        // page, and the wired limit where one is set.
+        case(
+            "macos/sysctl-a-excerpt__apple-m4-max-64gb__macos-15.txt",
+            MacOs,
+            vec![G(m(49152), NA, NA, 0, 0)],
+        ),
+        case(
+            "macos/sysctl-a-excerpt__apple-m5-24gb__macos-26.txt",
+            MacOs,
+            vec![G(b(17_179_885_568), NA, NA, 0, 0)],
+        ),
+        // llama.cpp's own view: Metal's working set, here the wired limit, and what is free.
+        case(
+            "macos/llama-list-devices__apple-m1-max-32gb__wired-26000.txt",
+            LlamaDevices,
+            vec![G(m(26000), NA, m(25999), 0, 0)],
+        ),
+        // The System Report's hardware overview: the machine's 32 GiB, whose two thirds Metal wires.
+        case(
+            "macos/system-profiler-hardware__apple-m2-pro-32gb__macos-13.txt",
+            MacOs,
+            vec![G(b(22_906_503_168), NA, NA, 0, 0)],
+        ),
+        // system_profiler names the chip and prints no memory on Apple silicon.
+        case(
+            "macos/system-profiler-json__apple-m3-max-40-core-gpu.json",
+            MacOs,
+            vec![G(NA, NA, NA, 0, 0)],
+        ),
+        case(
+            "macos/sysctl-set-wired-limit__apple-m1-max-32gb.txt",
+            MacOs,
+            vec![G(m(26000), NA, NA, 0, 0)],
         ),
         case(
             "rocm-smi/text-meminfo-vram__4-gib-gpu.txt",
@@ -474,7 +509,7 @@ fn cases() -> Vec<Case> {
 
 /// The fixture folders; a case names a file of the first by its name alone, of the others as
 /// `folder/name`.
-const FOLDERS: [&str; 3] = ["nvidia-smi", "amd-smi", "rocm-smi"];
+const FOLDERS: [&str; 4] = ["nvidia-smi", "amd-smi", "rocm-smi", "macos"];
 
 fn fixtures_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")

@@ -399,7 +399,7 @@ fn probe_json_round_trips_and_partial_json_loads() {
     // The snapshot reader is written by hand; every fixture's snapshot, as the derived writer
     // writes it, reads back equal, and so does serde's derived reader.
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let entries = ["nvidia-smi", "amd-smi", "rocm-smi"]
+    let entries = ["nvidia-smi", "amd-smi", "rocm-smi", "macos"]
         .iter()
         .flat_map(|folder| std::fs::read_dir(root.join(folder)).unwrap());
     for entry in entries {

@@ -13,7 +13,7 @@ fn fixtures() -> &'static [String] {
     static FIXTURES: OnceLock<Vec<String>> = OnceLock::new();
     FIXTURES.get_or_init(|| {
         let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-        let mut names: Vec<PathBuf> = ["nvidia-smi", "amd-smi", "rocm-smi"]
+        let mut names: Vec<PathBuf> = ["nvidia-smi", "amd-smi", "rocm-smi", "macos"]
             .iter()
             .flat_map(|folder| std::fs::read_dir(root.join(folder)).unwrap())
             .map(|e| e.unwrap().path())

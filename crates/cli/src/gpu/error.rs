@@ -48,6 +48,8 @@ pub enum GpuError {
     Other(String),
     /// `amd-smi` is installed but did not give readable output: what went wrong.
     AmdSmi(String),
+    /// On a Mac, `sysctl` or `system_profiler` did not give readable output: what went wrong.
+    MacOs(String),
 }
 
 impl GpuError {
@@ -143,6 +145,7 @@ impl fmt::Display for GpuError {
             GpuError::Replay(detail) => write!(f, "cannot replay: {detail}"),
             GpuError::Other(detail) => write!(f, "NVML failed: {detail}"),
             GpuError::AmdSmi(detail) => write!(f, "amd-smi failed: {detail}"),
+            GpuError::MacOs(detail) => write!(f, "reading the Mac's GPU failed: {detail}"),
         }
     }
 }

@@ -2,7 +2,9 @@
 //! `watch` (VRAM over time, with thresholds) and `run` (the measured peak of one command).
 //!
 //! Where NVML's library is missing and `amd-smi` is installed, AMD GPUs are read through it
-//! (`amd_smi.rs`) into the same snapshot; `watch` and `run` then see memory but no processes.
+//! (`amd_smi.rs`) into the same snapshot; on macOS, the Mac's GPU through `sysctl` and
+//! `system_profiler` (`macos.rs`), whose total is Metal's working set and which give no used
+//! memory. `watch` and `run` then see no processes.
 //!
 //! NVML is reached only through the `GpuSource` trait; the commands above it are tested with
 //! recorded snapshots, and the hidden `--replay FILE` option lets the binary do the same on
@@ -15,6 +17,7 @@ mod actions;
 mod alarm;
 mod amd_smi;
 mod error;
+mod macos;
 mod monitor;
 mod nvml;
 mod probe;
@@ -38,19 +41,26 @@ pub use watch::{tick_json, watch, WatchArgs};
 
 use source::RecordedSource;
 
-/// NVML; where its library cannot be loaded, `amd-smi` if installed; or the recorded snapshots
-/// in `replay` when given. With neither tool, NVML's own reason is the error.
+/// NVML; where its library cannot be loaded, `amd-smi` if installed, else on a Mac `sysctl` and
+/// `system_profiler`; or the recorded snapshots in `replay` when given. With none of them,
+/// NVML's own reason is the error.
 pub fn open_source(replay: Option<&Path>) -> Result<Box<dyn GpuSource>, GpuError> {
     if let Some(path) = replay {
         return Ok(Box::new(RecordedSource::load(path)?));
     }
     match nvml::NvmlSource::new() {
         Ok(nvml) => Ok(Box::new(nvml)),
-        Err(e @ GpuError::NoLibrary(_)) => match amd_smi::AmdSmiSource::find(amd_smi::SystemRunner)
-        {
-            Some(amd) => Ok(Box::new(amd)),
-            None => Err(e),
-        },
+        Err(e @ GpuError::NoLibrary(_)) => {
+            if let Some(amd) = amd_smi::AmdSmiSource::find(amd_smi::SystemRunner) {
+                return Ok(Box::new(amd));
+            }
+            match cfg!(target_os = "macos") {
+                true => macos::MacSource::find(amd_smi::SystemRunner)
+                    .map(|mac| Box::new(mac) as Box<dyn GpuSource>)
+                    .ok_or(e),
+                false => Err(e),
+            }
+        }
         Err(e) => Err(e),
     }
 }
