@@ -356,13 +356,14 @@ const SPEED_FIT_MEDIAN_MAX_PCT: &[(&str, f64)] = &[
 /// The held-out rows' ceilings per figure, all of them and the dense ones (`Some(false)`): the
 /// median |error|, the rows at least, and the share inside the band at least, each set just past
 /// today's so they fail when the model drifts. The targets are 10% for decode over 150
-/// rows on 15 GPUs, 15% for prefill, and 90% inside the band; the held-out set is too small to
-/// reach them (26 decode rows).
+/// rows on 15 GPUs, 15% for prefill, and 90% inside the band; decode misses them (14.3% over 84
+/// rows on 40 GPUs), most of all on ROCm's older Instinct cards, and prefill of a mixture of
+/// experts reads twice too fast.
 const SPEED_HELD_OUT: &[(&str, Option<bool>, f64, usize, f64)] = &[
-    ("decode_tokens_per_s", None, 12.5, 26, 0.92), // today 11.2% over 26 rows, 24 in the band
-    ("prefill_tokens_per_s", None, 26.0, 7, 0.0),  // today 24.5% over 7 rows
-    ("decode_tokens_per_s", Some(false), 12.5, 12, 1.0), // today 11.3% over 12 rows, all in the band
-    ("prefill_tokens_per_s", Some(false), 9.0, 3, 0.0),  // today 7.8% over 3 rows
+    ("decode_tokens_per_s", None, 15.5, 84, 0.85), // today 14.3% over 84 rows, 72 in the band
+    ("prefill_tokens_per_s", None, 41.0, 10, 0.0), // today 38.9% over 10 rows
+    ("decode_tokens_per_s", Some(false), 14.0, 50, 0.87), // today 12.7% over 50 rows, 44 in the band
+    ("prefill_tokens_per_s", Some(false), 38.0, 6, 0.0),  // today 35.5% over 6 rows
 ];
 
 #[test]
