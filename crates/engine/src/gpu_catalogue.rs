@@ -355,9 +355,9 @@ const RTX_A5000: &str = "NVIDIA RTX A5000 datasheet: 24 GB GDDR6, 768 GB/s; PCIe
      NVLink bridge not counted); no dense tensor throughput read";
 const RTX_PRO_4000: &str = "NVIDIA RTX PRO 4000 Blackwell (GTC 2025): 24 GB GDDR7, 28 Gbps × 192 \
      bits = 672 GB/s; PCIe 5.0 x16; tensor throughput stated only as sparse totals";
-const QUADRO_RTX: &str = "NVIDIA Turing GPU Architecture whitepaper, Appendix (Quadro RTX 6000: \
-     672 GB/s; FP16 tensor with FP32 accumulate 130.5 TFLOPS, INT8 261 TOPS, dense); the Quadro \
-     RTX 8000 datasheet states the same GPU and memory speed with 48 GB; PCIe 3.0 x16";
+const QUADRO_RTX: &str = "NVIDIA Turing GPU Architecture whitepaper (Quadro RTX 6000: 672 GB/s; \
+     FP16 tensor with FP32 accumulate 130.5 TFLOPS, INT8 261 TOPS, dense); the Quadro RTX 8000 \
+     datasheet states the same GPU and memory speed with 48 GB; PCIe 3.0 x16";
 const TESLA_OLD: &str = "NVIDIA Tesla P40 datasheet (24 GB GDDR5, 346 GB/s; no tensor cores) and \
      Tesla M40 24GB datasheet (288 GB/s; no tensor cores); PCIe 3.0 x16";
 const INSTINCT_OLD: &str = "AMD Instinct datasheets: MI50 32GB and MI60 32 GB HBM2 at 1024 GB/s, \
