@@ -117,7 +117,7 @@ test('a shared pool\'s output vs concurrency is the CLI\'s at each concurrency, 
 });
 
 test('without a speed the panel says why: the CLI\'s note for a card without a datasheet, and training', async () => {
-  const noSheet = 'model=llama-3.1-8b&mode=inference&gpu=rtx-5070&quant=Q4_K_M&runtime=llama.cpp';
+  const noSheet = 'model=llama-3.1-8b&mode=inference&gpu=a10g&quant=Q4_K_M&runtime=llama.cpp';
   const expected = cliEstimate(noSheet);
   assert.equal(expected.speed, null);
   const note = expected.notes.find((n) => n.startsWith('No speed estimate'));

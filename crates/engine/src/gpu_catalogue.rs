@@ -7,17 +7,18 @@
 //! by a [`Unified`] rule (docs/hardware.md).
 //!
 //! Each card's [`Datasheet`] is its maker's own figures, cited in its `source`: NVIDIA's product
-//! datasheets for the data-centre and workstation cards (T4, V100, A10, A40, A100, A800, L4, L40,
-//! L40S, H100 SXM/PCIe/NVL, H200, the Blackwell datasheet's HGX B200), the appendix tables of
-//! the Ampere GA102, Ada and RTX Blackwell architecture whitepapers for the GeForce and RTX
-//! workstation cards, AMD's Instinct MI300X and MI325X datasheets, for Macs the memory
-//! bandwidth Apple states per chip variant (with the GPU TFLOPS only where Apple states them),
-//! and the bandwidth alone for AMD's Radeon cards and the DGX Spark: a sheet whose throughput is
-//! 0 gets decode and no prefill. Where a datasheet prints
-//! only sparse figures (marked "with sparsity") they are halved; the whitepapers print the dense
-//! figure first. A card whose figures its maker does not publish (the A10G, the H20, GeForce
-//! cards that came after their architecture's whitepaper, the RTX PRO 6000's fp8/int8/fp4) has
-//! no datasheet rather than a guess.
+//! datasheets for the data-centre and workstation cards (T4, V100, A10, A30, A40, A100, A800, L4,
+//! L40, L40S, H100 SXM/PCIe/NVL, H200, the Blackwell datasheet's HGX B200), the appendix tables
+//! of the Turing, Ampere GA102, Ada and RTX Blackwell architecture whitepapers for the GeForce,
+//! Quadro and RTX workstation cards, AMD's Instinct MI300X and MI325X datasheets, for Macs the
+//! memory bandwidth Apple states per chip variant (with the GPU TFLOPS only where Apple states
+//! them), and the bandwidth alone where the maker states its memory but no dense tensor
+//! throughput: AMD's Radeon and older Instinct cards, the DGX Spark, Intel's Arc B580, the Tesla
+//! P40 and M40, and the GeForce and RTX PRO cards that came after their architecture's
+//! whitepaper (their pages state only sparse "AI TOPS"). A sheet whose throughput is 0 gets
+//! decode and no prefill. Where a datasheet prints only sparse figures (marked "with sparsity")
+//! they are halved; the whitepapers print the dense figure first. A card whose figures its maker
+//! does not publish (the A10G, the H20) has no datasheet rather than a guess.
 
 use crate::units::{Bytes, GIB, MIB};
 
@@ -313,6 +314,50 @@ const DGX_SPARK: &str =
      quotes them, June 2026): 128 GB LPDDR5x unified, 273 GB/s; NVIDIA states only FP4 with \
      sparsity (1 PFLOP), no dense 16-bit or int8 figure; no link (one memory)";
 
+// GeForce and RTX PRO cards that came after their architecture's whitepaper: NVIDIA's
+// specification pages state each one's memory (data rate and bus width, whose product is the
+// bandwidth) and, for tensor throughput, only sparse marketing totals ("AI TOPS") that no dense
+// figure is read from, so they get decode and no prefill.
+const RTX_50: &str = "NVIDIA GeForce RTX 50 series specifications (2025), GDDR7 data rate × \
+     bus width: RTX 5080 30 Gbps × 256 bits = 960 GB/s (as Notebookcheck and BigGo report it), \
+     RTX 5070 Ti 28 Gbps × 256 bits = 896 GB/s (as Loadsyn reports it), RTX 5070 28 Gbps × 192 \
+     bits = 672 GB/s; PCIe 5.0 x16; tensor throughput stated only as sparse fp4 AI TOPS";
+const RTX_40: &str = "NVIDIA GeForce RTX 40 series specifications, GDDR6X data rate × bus \
+     width: RTX 4080 SUPER 23 Gbps × 256 bits = 736 GB/s (as BigGo reports it), RTX 4070 Ti \
+     SUPER 21 Gbps × 256 bits = 672 GB/s, RTX 4070 21 Gbps × 192 bits = 504 GB/s (as PurePC \
+     reports it); PCIe 4.0 x16; cards after the Ada whitepaper, no dense tensor throughput read";
+const RTX_3060: &str = "NVIDIA GeForce RTX 3060 specifications (2021-01-12): 12 GB GDDR6, 15 \
+     Gbps × 192 bits = 360 GB/s (as pcpartdb reports it); PCIe 4.0 x16; GA106 is not in the GA102 \
+     whitepaper, so no dense tensor throughput read";
+const RTX_PRO_6000: &str = "NVIDIA RTX PRO 6000 Blackwell (GTC 2025): 96 GB GDDR7, 28 Gbps × \
+     512 bits = 1792 GB/s on the Workstation, Max-Q and Server editions alike (as VideoCardz, \
+     through gpu.name, reports it); PCIe 5.0 x16; tensor throughput stated only as sparse totals";
+const ARC_B580: &str = "Intel Arc B580 specifications (2024-12): 12 GB GDDR6, 19 Gbps × 192 \
+     bits = 456 GB/s, PCIe 4.0 x8 (as Notebookcheck and comparegpus report them); XMX \
+     throughput not read";
+
+// Scoreboard cards (llama.cpp discussions #15013, #15021, #10879) whose makers state their
+// memory; those without a dense tensor figure read here get decode and no prefill.
+const GEFORCE_MORE: &str = "NVIDIA GeForce specifications, memory data rate × bus width: RTX \
+     4070 Ti and RTX 4070 SUPER 21 Gbps GDDR6X × 192 bits = 504 GB/s; RTX 3090 Ti and RTX 4090 \
+     D 21 Gbps × 384 bits = 1008 GB/s; RTX 5060 Ti 16GB 28 Gbps GDDR7 × 128 bits = 448 GB/s on \
+     PCIe 5.0 x8 (as Tom's Hardware and VideoCardz report it); no dense tensor throughput read";
+const RTX_A5000: &str = "NVIDIA RTX A5000 datasheet: 24 GB GDDR6, 768 GB/s; PCIe 4.0 x16 (the \
+     NVLink bridge not counted); no dense tensor throughput read";
+const RTX_PRO_4000: &str = "NVIDIA RTX PRO 4000 Blackwell (GTC 2025): 24 GB GDDR7, 28 Gbps × 192 \
+     bits = 672 GB/s; PCIe 5.0 x16; tensor throughput stated only as sparse totals";
+const QUADRO_RTX: &str = "NVIDIA Turing GPU Architecture whitepaper (Quadro RTX 6000: 672 GB/s; \
+     FP16 tensor with FP32 accumulate 130.5 TFLOPS, INT8 261 TOPS, dense); the Quadro RTX 8000 \
+     datasheet states the same GPU and memory speed with 48 GB; PCIe 3.0 x16";
+const TESLA_OLD: &str = "NVIDIA Tesla P40 datasheet (24 GB GDDR5, 346 GB/s; no tensor cores) and \
+     Tesla M40 24GB datasheet (288 GB/s; no tensor cores); PCIe 3.0 x16";
+const INSTINCT_OLD: &str = "AMD Instinct datasheets: MI50 32GB and MI60 32 GB HBM2 at 1024 GB/s, \
+     MI100 32 GB HBM2 at 1228.8 GB/s, MI210 64 GB HBM2e at 1638.4 GB/s; PCIe 4.0 x16 (the \
+     Infinity Fabric bridges not counted); matrix throughput not read";
+const RADEON_PRO_MORE: &str = "AMD Radeon PRO V620 (2021-11, as Inpact Hardware reports it): 32 \
+     GB GDDR6 on 256 bits, 512 GB/s, PCIe 4.0 x16; Radeon AI PRO R9700 (2025): 32 GB GDDR6, 20 \
+     Gbps × 256 bits = 640 GB/s, PCIe 5.0 x16; no dense matrix throughput read";
+
 /// A CUDA total as vLLM logs it, to two decimals of GiB.
 const fn logged_gib(hundredths: u64) -> u64 {
     hundredths * GIB / 100
@@ -339,11 +384,24 @@ pub const GPUS: &[Gpu] = &[
     apple("m2-pro-16", "Apple M2 Pro 16GB (unified)", 16.0).sheet(mac(200.0, 0.0, M2_PRO_MAX)),
     apple("m3-16", "Apple M3 16GB (unified)", 16.0).sheet(mac(100.0, 0.0, M3)),
     apple("m4-16", "Apple M4 16GB (unified)", 16.0).sheet(mac(120.0, 0.0, M4)),
-    gpu("rtx-5070", "GeForce RTX 5070 12GB", 12.0, Some(12227)),
-    gpu("rtx-4070", "GeForce RTX 4070 12GB", 12.0, Some(12282)),
-    gpu("rtx-3060", "GeForce RTX 3060 12GB", 12.0, Some(12288)),
+    gpu("rtx-5070", "GeForce RTX 5070 12GB", 12.0, Some(12227))
+        .sheet(bandwidth_only(672.0, 64.0, RTX_50)),
+    gpu("rtx-4070", "GeForce RTX 4070 12GB", 12.0, Some(12282))
+        .sheet(bandwidth_only(504.0, 32.0, RTX_40)),
+    gpu("rtx-3060", "GeForce RTX 3060 12GB", 12.0, Some(12288))
+        .sheet(bandwidth_only(360.0, 32.0, RTX_3060)),
     gpu("rtx-3080-ti", "GeForce RTX 3080 Ti 12GB", 12.0, Some(12288)),
-    gpu("arc-b580", "Intel Arc B580 12GB", 12.0, None),
+    gpu("arc-b580", "Intel Arc B580 12GB", 12.0, None).sheet(bandwidth_only(456.0, 16.0, ARC_B580)),
+    gpu("rtx-4070-ti", "GeForce RTX 4070 Ti 12GB", 12.0, None).sheet(bandwidth_only(
+        504.0,
+        32.0,
+        GEFORCE_MORE,
+    )),
+    gpu("rtx-4070-super", "GeForce RTX 4070 SUPER 12GB", 12.0, None).sheet(bandwidth_only(
+        504.0,
+        32.0,
+        GEFORCE_MORE,
+    )),
     apple("m3-pro-18", "Apple M3 Pro 18GB (unified)", 18.0).sheet(mac(150.0, 0.0, M3_PRO)),
     gpu("t4", "Tesla T4 16GB", 16.0, Some(15360)).sheet(datasheet(
         [320.0, 65.0, 0.0, 130.0, 0.0, 16.0],
@@ -355,7 +413,8 @@ pub const GPUS: &[Gpu] = &[
         "NVIDIA Tesla V100 datasheet, SXM2 column (900 GB/s; FP16 tensor 125 TFLOPS, no \
          int8 tensor path); NVLink 300 GB/s total",
     )),
-    gpu("rtx-5070-ti", "GeForce RTX 5070 Ti 16GB", 16.0, Some(16303)),
+    gpu("rtx-5070-ti", "GeForce RTX 5070 Ti 16GB", 16.0, Some(16303))
+        .sheet(bandwidth_only(896.0, 64.0, RTX_50)),
     gpu("rtx-4080", "GeForce RTX 4080 16GB", 16.0, Some(16376)).sheet(datasheet(
         [716.8, 97.5, 194.9, 389.9, 0.0, 32.0],
         "NVIDIA Ada GPU Architecture whitepaper v2.1, Appendix A (RTX 4080: 716.8 GB/s; \
@@ -367,19 +426,26 @@ pub const GPUS: &[Gpu] = &[
         "GeForce RTX 4080 SUPER 16GB",
         16.0,
         Some(16376),
-    ),
+    )
+    .sheet(bandwidth_only(736.0, 32.0, RTX_40)),
     gpu(
         "rtx-4070-ti-super",
         "GeForce RTX 4070 Ti SUPER 16GB",
         16.0,
         Some(16376),
-    ),
-    gpu("rtx-5080", "GeForce RTX 5080 16GB", 16.0, None),
+    )
+    .sheet(bandwidth_only(672.0, 32.0, RTX_40)),
+    gpu("rtx-5080", "GeForce RTX 5080 16GB", 16.0, None).sheet(bandwidth_only(960.0, 64.0, RTX_50)),
     gpu("rtx-4060-ti-16", "GeForce RTX 4060 Ti 16GB", 16.0, None),
     gpu("arc-a770", "Intel Arc A770 16GB", 16.0, None),
     gpu("rx-9070", "Radeon RX 9070 16GB", 16.0, None).sheet(bandwidth_only(640.0, 64.0, RX_9070)),
     gpu("rx-9070-xt", "Radeon RX 9070 XT 16GB", 16.0, None)
         .sheet(bandwidth_only(640.0, 64.0, RX_9070)),
+    gpu("rtx-5060-ti-16", "GeForce RTX 5060 Ti 16GB", 16.0, None).sheet(bandwidth_only(
+        448.0,
+        32.0,
+        GEFORCE_MORE,
+    )),
     apple("m2-24", "Apple M2 24GB (unified)", 24.0).sheet(mac(100.0, 0.0, M2)),
     apple("m3-24", "Apple M3 24GB (unified)", 24.0).sheet(mac(100.0, 0.0, M3)),
     apple("m4-24", "Apple M4 24GB (unified)", 24.0).sheet(mac(120.0, 0.0, M4)),
@@ -419,6 +485,31 @@ pub const GPUS: &[Gpu] = &[
         )),
     gpu("rx-7900-xtx", "Radeon RX 7900 XTX 24GB", 24.0, None)
         .sheet(bandwidth_only(960.0, 32.0, RX_7900)),
+    gpu("rtx-3090-ti", "GeForce RTX 3090 Ti 24GB", 24.0, None).sheet(bandwidth_only(
+        1008.0,
+        32.0,
+        GEFORCE_MORE,
+    )),
+    gpu("rtx-4090-d", "GeForce RTX 4090 D 24GB", 24.0, None).sheet(bandwidth_only(
+        1008.0,
+        32.0,
+        GEFORCE_MORE,
+    )),
+    gpu("rtx-a5000", "RTX A5000 24GB", 24.0, None).sheet(bandwidth_only(768.0, 32.0, RTX_A5000)),
+    gpu("a30", "A30 24GB", 24.0, None).sheet(datasheet(
+        [933.0, 165.0, 0.0, 330.0, 0.0, 32.0],
+        "NVIDIA A30 datasheet (24 GB HBM2, 933 GB/s; BF16 tensor 165 TFLOPS, INT8 330 TOPS, \
+         dense); PCIe 4.0 x16 (the NVLink bridge not counted)",
+    )),
+    gpu("quadro-rtx-6000", "Quadro RTX 6000 24GB", 24.0, None)
+        .sheet(datasheet([672.0, 130.5, 0.0, 261.0, 0.0, 16.0], QUADRO_RTX)),
+    gpu("tesla-p40", "Tesla P40 24GB", 24.0, None).sheet(bandwidth_only(346.0, 16.0, TESLA_OLD)),
+    gpu("tesla-m40-24", "Tesla M40 24GB", 24.0, None).sheet(bandwidth_only(288.0, 16.0, TESLA_OLD)),
+    gpu("rtx-pro-4000", "RTX PRO 4000 Blackwell 24GB", 24.0, None).sheet(bandwidth_only(
+        672.0,
+        64.0,
+        RTX_PRO_4000,
+    )),
     apple("m3-pro-36", "Apple M3 Pro 36GB (unified)", 36.0).sheet(mac(150.0, 0.0, M3_PRO)),
     apple("m3-max-36", "Apple M3 Max 36GB (unified)", 36.0).sheet(mac(300.0, 0.0, M3_MAX_30)),
     apple("m4-max-36", "Apple M4 Max 36GB (unified)", 36.0).sheet(mac(410.0, 0.0, M4_MAX_32)),
@@ -433,6 +524,33 @@ pub const GPUS: &[Gpu] = &[
         "NVIDIA Tesla V100 datasheet, SXM2 column (900 GB/s; FP16 tensor 125 TFLOPS, no \
          int8 tensor path); NVLink 300 GB/s total",
     )),
+    gpu("mi50-32", "Instinct MI50 32GB (ROCm)", 32.0, None).sheet(bandwidth_only(
+        1024.0,
+        32.0,
+        INSTINCT_OLD,
+    )),
+    gpu("mi60", "Instinct MI60 32GB (ROCm)", 32.0, None).sheet(bandwidth_only(
+        1024.0,
+        32.0,
+        INSTINCT_OLD,
+    )),
+    gpu("mi100", "Instinct MI100 32GB (ROCm)", 32.0, None).sheet(bandwidth_only(
+        1228.8,
+        32.0,
+        INSTINCT_OLD,
+    )),
+    gpu("radeon-pro-v620", "Radeon PRO V620 32GB", 32.0, None).sheet(bandwidth_only(
+        512.0,
+        32.0,
+        RADEON_PRO_MORE,
+    )),
+    gpu(
+        "radeon-ai-pro-r9700",
+        "Radeon AI PRO R9700 32GB",
+        32.0,
+        None,
+    )
+    .sheet(bandwidth_only(640.0, 64.0, RADEON_PRO_MORE)),
     gpu(
         "jetson-agx-orin-32",
         "Jetson AGX Orin 32GB (unified)",
@@ -498,6 +616,8 @@ pub const GPUS: &[Gpu] = &[
     apple("m4-max-64", "Apple M4 Max 64GB (unified)", 64.0).sheet(mac(546.0, 0.0, M4_MAX_40)),
     gpu("radeon-pro-w7900", "Radeon PRO W7900 48GB", 48.0, None)
         .sheet(bandwidth_only(864.0, 32.0, W7900)),
+    gpu("quadro-rtx-8000", "Quadro RTX 8000 48GB", 48.0, None)
+        .sheet(datasheet([672.0, 130.5, 0.0, 261.0, 0.0, 16.0], QUADRO_RTX)),
     // ROCm shows each MI250X as two GPUs (GCDs) of 64 GB: the planner's unit is one.
     gpu(
         "mi250x",
@@ -505,6 +625,11 @@ pub const GPUS: &[Gpu] = &[
         64.0,
         None,
     ),
+    gpu("mi210", "Instinct MI210 64GB (ROCm)", 64.0, None).sheet(bandwidth_only(
+        1638.4,
+        32.0,
+        INSTINCT_OLD,
+    )),
     gpu(
         "jetson-agx-orin-64",
         "Jetson AGX Orin 64GB (unified)",
@@ -559,7 +684,8 @@ pub const GPUS: &[Gpu] = &[
         "RTX PRO 6000 Blackwell 96GB",
         96.0,
         Some(97887),
-    ),
+    )
+    .sheet(bandwidth_only(1792.0, 64.0, RTX_PRO_6000)),
     apple("m1-ultra-128", "Apple M1 Ultra 128GB (unified)", 128.0).sheet(mac(800.0, 0.0, M1_ULTRA)),
     apple("m2-ultra-128", "Apple M2 Ultra 128GB (unified)", 128.0).sheet(M2_ULTRA_76_SHEET),
     apple("m3-max-128", "Apple M3 Max 128GB (unified)", 128.0).sheet(mac(400.0, 0.0, M3_MAX_40)),
@@ -821,9 +947,10 @@ mod tests {
                 g.id,
                 "rtx-5070" | "rtx-5070-ti" | "rtx-5080" | "rtx-5090" | "rtx-pro-6000" | "b200"
             );
+            // A Blackwell sheet with throughput has fp4; a bandwidth-only one has none.
             assert_eq!(
                 d.fp4_flops_per_s > 0.0,
-                blackwell,
+                blackwell && d.half_flops_per_s > 0.0,
                 "{}: fp4 only on Blackwell",
                 g.id
             );

@@ -343,31 +343,32 @@ const SPEED_SCENARIOS: &str = include_str!("../../../calibration/speed-scenarios
 const SPEED_FIT_MEDIAN_MAX_PCT: &[(&str, f64)] = &[
     (
         "llama.cpp CUDA decode, memory-bound, dense, consumer tokens/s",
-        8.0,
-    ), // today 6.8
+        9.5,
+    ), // today 8.3
     (
         "llama.cpp CUDA decode, memory-bound, dense, data-centre tokens/s",
-        5.0,
-    ), // today 3.8
+        9.5,
+    ), // today 8.1
     ("llama.cpp CUDA prefill, dense, consumer tokens/s", 27.0), // today 25.1
     ("llama.cpp CUDA prefill, dense, data-centre tokens/s", 40.0), // today 37.0
     (
         "llama.cpp Metal decode, memory-bound, dense, apple tokens/s",
-        11.0,
-    ), // today 9.8 (75 rows)
+        4.0,
+    ), // today 3.1 (75 rows)
     ("llama.cpp Metal prefill, dense, apple tokens/s", 6.0),    // today 4.9 (3 rows)
 ];
 
 /// The held-out rows' ceilings per figure, all of them and the dense ones (`Some(false)`): the
 /// median |error|, the rows at least, and the share inside the band at least, each set just past
 /// today's so they fail when the model drifts. The issue's targets are 10% for decode over 150
-/// rows on 15 GPUs, 15% for prefill, and 90% inside the band; mixtures of experts miss them
-/// (56.9% decode over 14 rows), which the model's expert reads do not explain yet.
+/// rows on 15 GPUs, 15% for prefill, and 90% inside the band; decode misses them (14.3% over 84
+/// rows on 40 GPUs), most of all on ROCm's older Instinct cards, and prefill of a mixture of
+/// experts reads twice too fast.
 const SPEED_HELD_OUT: &[(&str, Option<bool>, f64, usize, f64)] = &[
-    ("decode_tokens_per_s", None, 20.0, 26, 0.76), // today 18.8% over 26 rows, 20 in the band
-    ("prefill_tokens_per_s", None, 26.0, 7, 0.0),  // today 24.5% over 7 rows
-    ("decode_tokens_per_s", Some(false), 7.5, 12, 1.0), // today 6.4% over 12 rows, all in the band
-    ("prefill_tokens_per_s", Some(false), 9.0, 3, 0.0), // today 7.8% over 3 rows
+    ("decode_tokens_per_s", None, 15.5, 84, 0.85), // today 14.3% over 84 rows, 72 in the band
+    ("prefill_tokens_per_s", None, 41.0, 10, 0.0), // today 38.9% over 10 rows
+    ("decode_tokens_per_s", Some(false), 14.0, 50, 0.87), // today 12.7% over 50 rows, 44 in the band
+    ("prefill_tokens_per_s", Some(false), 38.0, 6, 0.0),  // today 35.5% over 6 rows
 ];
 
 #[test]

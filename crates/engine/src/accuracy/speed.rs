@@ -5,7 +5,7 @@
 //! only they say how well the model predicts a run it was not tuned on.
 
 use super::{median, records, summary, Summary};
-use crate::estimate::{estimate, Bound, Speed};
+use crate::estimate::{estimate, Bound, Estimate, Speed};
 use crate::gpu_catalogue;
 use crate::query::scenario_from_query;
 use crate::runtime::{GpuBackend, Runtime};
@@ -57,10 +57,13 @@ fn figure(speed: &Speed, name: &str) -> Option<(f64, bool)> {
     }
 }
 
-/// GeForce and Radeon RX cards, Apple silicon (unified memory, Metal), and the rest (data-centre,
-/// workstation and the DGX Spark).
+/// GeForce, Radeon RX and Intel Arc cards, Apple silicon (unified memory, Metal), and the rest
+/// (data-centre, workstation and the DGX Spark).
 fn card_class(gpu_name: &str) -> &'static str {
-    if gpu_name.contains("GeForce") || gpu_name.starts_with("Radeon RX") {
+    if gpu_name.contains("GeForce")
+        || gpu_name.starts_with("Radeon RX")
+        || gpu_name.starts_with("Intel Arc")
+    {
         "consumer"
     } else if gpu_name.starts_with("Apple") {
         "apple"
@@ -87,6 +90,33 @@ fn backend(s: &Scenario) -> &'static str {
     }
 }
 
+/// Whether the scenario's device can run past its memory: a unified one (a Mac past Metal's
+/// working set, a shared pool) can; a discrete card cannot.
+fn can_run_past_its_memory(s: &Scenario) -> bool {
+    gpu_catalogue::find(&s.gpu).is_none_or(|g| g.is_unified())
+}
+
+/// A row's scenario, its estimate and its published tokens/s, or why it cannot be compared.
+fn estimate_row(query: &str, tokens: Option<f64>) -> Result<(Scenario, Estimate, f64), String> {
+    let (scenario, errors) = scenario_from_query(query);
+    if let Some(error) = errors.first() {
+        return Err(format!("scenario does not parse: {error}"));
+    }
+    let measured = tokens.ok_or("no tokens/s in the row")?;
+    let e = estimate(&scenario).map_err(|e| format!("scenario is invalid: {}", e[0]))?;
+    // A discrete card cannot hold more than its memory (llama.cpp fails to allocate), so a run
+    // that does not fit as written ran something the row does not state (layers kept off the
+    // card); a unified device can exceed its working set, and did.
+    if !e.verdict.fits() && !can_run_past_its_memory(&scenario) {
+        return Err(
+            "the scenario does not fit the card (the estimate is out of memory): the run \
+                    kept layers off the GPU, which the row does not state"
+                .into(),
+        );
+    }
+    Ok((scenario, e, measured))
+}
+
 /// Every row speed-scenarios.csv maps, against the estimate, and every row left out with its
 /// reason.
 pub fn compare_speed(
@@ -104,14 +134,8 @@ pub fn compare_speed(
             continue;
         };
         let tokens: Option<f64> = published.get("tokens_per_s").and_then(|t| t.parse().ok());
-        let (scenario, errors) = scenario_from_query(get("query"));
-        let e = match (errors.first(), tokens) {
-            (Some(error), _) => Err(format!("scenario does not parse: {error}")),
-            (_, None) => Err("no tokens/s in the row".into()),
-            _ => estimate(&scenario).map_err(|e| format!("scenario is invalid: {}", e[0])),
-        };
-        let e = match e {
-            Ok(e) => e,
+        let (scenario, e, measured) = match estimate_row(get("query"), tokens) {
+            Ok(row) => row,
             Err(why) => {
                 skipped.push((id, why));
                 continue;
@@ -126,7 +150,6 @@ pub fn compare_speed(
             ));
             continue;
         };
-        let measured = tokens.unwrap_or_default();
         let speed = e.speed.as_ref();
         let (figure, _) = get("figure")
             .split_once("_tokens")

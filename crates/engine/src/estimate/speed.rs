@@ -17,13 +17,19 @@ use crate::scenario::{Resolved, Scenario};
 use crate::units::group_thousands;
 use serde::{Deserialize, Serialize};
 
-/// What a runtime reaches of the card's peaks: low, typical and high shares.
+/// What a runtime reaches of the card's peaks: low, typical and high shares, and the time a
+/// decode step takes whatever it reads.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Efficiency {
     /// Of the memory bandwidth, in a decode step.
     pub bandwidth: Band,
     /// Of the tensor throughput, in prefill.
     pub compute: Band,
+    /// Seconds a decode step adds to its reads and FLOPs: launching and synchronising its
+    /// kernels, which no bandwidth shortens. It dominates a step that reads little (a small
+    /// model, a mixture of experts' few active experts, a fast card). Its `low` is the slow
+    /// end, the longest time, and `high` the shortest.
+    pub step_s: Band,
 }
 
 /// A share with its spread.
@@ -92,17 +98,16 @@ struct Step {
 }
 
 impl Step {
-    /// Seconds at the given shares of the peaks, and what the step waits on most. The GPU's
-    /// reads and its FLOPs overlap, so it takes the slower of the two; the layers in system RAM
-    /// (read there, or copied over the link to compute) come before or after the GPU's, not
-    /// beside them.
+    /// Seconds at the given shares of the peaks, plus the step's fixed `step_s`, and what the
+    /// step waits on most. The GPU's reads and its FLOPs overlap, so it takes the slower of the
+    /// two; the layers in system RAM (read there, or copied over the link to compute) come
+    /// before or after the GPU's, not beside them.
     fn seconds(
         &self,
         sheet: &Datasheet,
-        peak: f64,
-        host: f64,
-        bw: f64,
-        compute: f64,
+        (peak, host): (f64, f64),
+        (bw, compute): (f64, f64),
+        step_s: f64,
     ) -> (f64, Bound) {
         let memory = self.gpu_bytes / (sheet.memory_bytes_per_s * bw);
         // A card whose maker states no throughput (peak 0) is taken as never compute-bound.
@@ -124,7 +129,7 @@ impl Step {
         } else {
             Bound::Memory
         };
-        (memory.max(math) + offloaded, bound)
+        (memory.max(math) + offloaded + step_s, bound)
     }
 }
 
@@ -267,10 +272,16 @@ pub(super) fn speed(
     // Without a published throughput there is no prefill to time, and output is decoding alone.
     let prefill_known = peak > 0.0;
     let run = |band: fn(&Band) -> f64| {
-        let (bw, compute) = (band(&eff.bandwidth), band(&compute));
-        let (prefill, _) = prefill_step(r, &d, &w, prompt).seconds(sheet, peak, host, bw, compute);
-        let (step, bound) =
-            decode_step(r, &d, &w, &layout, b, context).seconds(sheet, peak, host, bw, compute);
+        let (bw, compute, step_s) = (band(&eff.bandwidth), band(&compute), band(&eff.step_s));
+        // Prefill's compute shares were set from whole prompts, their fixed time included.
+        let (prefill, _) =
+            prefill_step(r, &d, &w, prompt).seconds(sheet, (peak, host), (bw, compute), 0.0);
+        let (step, bound) = decode_step(r, &d, &w, &layout, b, context).seconds(
+            sheet,
+            (peak, host),
+            (bw, compute),
+            step_s,
+        );
         // Every request's prefill, then its output one step at a time with the others; without
         // a prompt, decoding alone.
         let output_rate = match output.filter(|_| prefill_known) {
@@ -296,6 +307,7 @@ pub(super) fn speed(
             (sheet, peak, host),
             b,
             (&eff.bandwidth, &compute),
+            eff.step_s.typical,
         ),
         measure: s.runtime.rules().bench_command(
             prompt as u32,
@@ -313,6 +325,7 @@ fn basis(
     peaks: (&Datasheet, f64, f64),
     b: f64,
     shares: (&Band, &Band),
+    step_s: f64,
 ) -> String {
     let (sheet, peak, host) = peaks;
     let gb = |bytes: f64| format!("{:.2} GB", bytes / 1e9);
@@ -328,19 +341,23 @@ fn basis(
                 String::new()
             };
             format!(
-                "memory-bound: a step of {} token{} reads {} at {} GB/s × {:.0}%{host_part}",
+                "memory-bound: a step of {} token{} reads {} at {} GB/s × {:.0}%{host_part}, \
+                 plus {:.1} ms of kernel launches",
                 b,
                 if b == 1.0 { "" } else { "s" },
                 gb(step.gpu_bytes),
                 group_thousands((sheet.memory_bytes_per_s / 1e9).round() as u64),
-                shares.0.typical * 100.0
+                shares.0.typical * 100.0,
+                step_s * 1e3
             )
         }
         Bound::Compute => format!(
-            "compute-bound: a step of {b} tokens does {:.1} TFLOP at {:.0} TFLOPS × {:.0}%",
+            "compute-bound: a step of {b} tokens does {:.1} TFLOP at {:.0} TFLOPS × {:.0}%, plus \
+             {:.1} ms of kernel launches",
             step.flops / 1e12,
             peak / 1e12,
-            shares.1.typical * 100.0
+            shares.1.typical * 100.0,
+            step_s * 1e3
         ),
     }
 }

@@ -86,33 +86,41 @@ use vramfit_gguf::GgmlType;
 
 pub(super) struct LlamaCpp;
 
-/// llama.cpp's CUDA backend. Decode: the CUDA scoreboard's `tg128` rows for Llama 2 7B Q4_0
-/// (discussion #15013, calibration/speed-measured.csv) read the file at a median 67% of the
-/// card's bandwidth (51% on the H100 to 75% on the RTX 4080); an F16 file reaches 82% on an RTX
-/// 4090 (PR #4766, 2024-01-10: `tg 128` 61.03 t/s from 12.55 GiB at 1,008 GB/s). Prefill through
-/// cuBLAS in fp16: 90% of the RTX 4090's fp16 peak for an F16 file (PR #4766, `pp 512` 11,048
-/// t/s), 65% for quantized files when they were dequantized for cuBLAS (the same PR), 33% on a
-/// V100, whose quantized matmuls have no int8 tensor cores (the scoreboard). llama.cpp's ROCm and
-/// Vulkan backends and the other runtimes take these until calibration/ holds their own
-/// measurements; the held-out ROCm and Vulkan rows of calibration/speed-scenarios.csv check them.
+/// llama.cpp's CUDA backend. Decode: a step reads the file at a share of the card's bandwidth
+/// and takes a fixed time besides, launching and synchronising its kernels. Both were set
+/// together, by least squares of the relative error, from the CUDA scoreboard's `tg128` rows for
+/// Llama 2 7B Q4_0 (discussion #15013) and PR #4766's F16 and Q8_0 rows on an RTX 4090
+/// (calibration/speed-measured.csv; the `fit` rows of speed-scenarios.csv): 97% of the bandwidth
+/// and 2.1 ms a step. The fixed time is why a bandwidth share alone read the H100 at 51% and the
+/// RTX 4080 at 75%: on a fast card the same 3.8 GB take less time and the launches more of it.
+/// The band spans the shares the rows reach with the fixed time taken out, from 60% (the A100,
+/// speed-248) to the datasheet's peak, and the fixed time from 2.1 ms down to the 1.3 ms the RTX
+/// 5090's row (speed-160) leaves beside its reads at the peak. Prefill through cuBLAS in fp16: 90% of the RTX 4090's fp16 peak for an F16 file
+/// (PR #4766, `pp 512` 11,048 t/s), 65% for quantized files when they were dequantized for
+/// cuBLAS (the same PR), 33% on a V100, whose quantized matmuls have no int8 tensor cores (the
+/// scoreboard). llama.cpp's ROCm and Vulkan backends and the other runtimes take these until
+/// calibration/ holds their own measurements; the held-out rows of speed-scenarios.csv check them.
 pub const LLAMA_CPP_CUDA: Efficiency = Efficiency {
-    bandwidth: Band::new(0.50, 0.67, 0.82),
+    bandwidth: Band::new(0.60, 0.97, 1.0),
     compute: Band::new(0.33, 0.65, 0.90),
+    step_s: Band::new(2.1e-3, 2.1e-3, 1.3e-3),
 };
 
 /// llama.cpp's Metal backend, the one it runs on Apple GPUs. Decode: the `tg128` rows of
 /// discussion #4167 (Llama 2 7B in F16, Q8_0 and Q4_0 on the M1 Pro to M4 Max,
-/// calibration/speed-measured.csv speed-010 to speed-158) read the file at a median 75% of the
-/// bandwidth Apple states, not the 67% of the CUDA scoreboard. On one die F16 reaches a median
-/// 83% (up to 89%, speed-050, the M2), Q8_0 79% and Q4_0 70%; the two-die Ultra chips reach
-/// less, the more so the more a kernel dequantizes (F16 65%, Q8_0 55%, Q4_0 42%, down to 36%,
-/// speed-038, the 48-core M1 Ultra), so there the die-to-die fabric and the dequantizing kernels
-/// bind before the memory does. The band spans those extremes (35.6% and 89.1%, rounded out).
+/// calibration/speed-measured.csv speed-010 to speed-158), fitted as CUDA's are: 93% of the
+/// bandwidth Apple states and 6.0 ms a step. The fixed time is what made a bandwidth share alone
+/// fall from 83% for F16 on one die to 36% for Q4_0 on the 48-core M1 Ultra (speed-038): the
+/// fewer bytes a step reads and the faster the chip, the more of the step the fixed time is. The
+/// band spans the rows' shares with the fixed time taken out, from 65% (speed-038) to the peak,
+/// and the fixed time from 6.0 ms down to the 5.0 ms the M4 Max's Q4_0 row (speed-158) leaves
+/// beside its reads at the peak.
 /// Prefill keeps CUDA's shares: the only Apple rows with a stated throughput (the 76-core M2
 /// Ultra's pp512, speed-085/087/089) lie within 8% of them.
 pub const LLAMA_CPP_METAL: Efficiency = Efficiency {
-    bandwidth: Band::new(0.35, 0.75, 0.90),
+    bandwidth: Band::new(0.65, 0.93, 1.0),
     compute: LLAMA_CPP_CUDA.compute,
+    step_s: Band::new(6.0e-3, 6.0e-3, 5.0e-3),
 };
 
 /// Quantized matmuls on int8 tensor cores (MMQ): the CUDA scoreboard's `pp512` rows for Llama 2
