@@ -218,11 +218,18 @@ impl RuntimeRules for LlamaCpp {
         if b.r.arch.recurrent.layers > 0 && b.s.ssm_dtype.is_some_and(|t| t != Dtype::Fp32) {
             b.notes.push("llama.cpp keeps the recurrent state (its R and S buffers) in f32 whatever ssm-dtype says, so it is counted in f32.".to_string());
         }
-        let fitted = llamacpp_fit::choose(b.s, b.r, &b.d, b.stack, b.notes);
-        let s = fitted.as_ref().map_or(b.s, |f| &f.scenario);
-        let mut serving = push(s, b.r, &b.d, b.stack);
-        if let Some(fitted) = &fitted {
-            b.notes.push(fitted.note.clone());
+        // What the detailed method pushed, kept so that --fit can try other placements on it.
+        let before = b.s.fit.unwrap_or(true).then(|| b.stack.trial());
+        let mut serving = push(b.s, b.r, &b.d, b.stack);
+        let Some(before) = before else {
+            return Some(serving);
+        };
+        let pushed = b.stack.total();
+        if let Some(fitted) = llamacpp_fit::choose(b.s, b.r, &b.d, &before, pushed, b.notes) {
+            b.stack.components = before.components;
+            let s = &fitted.scenario;
+            serving = push(s, b.r, &b.d, b.stack);
+            b.notes.push(fitted.note);
             let chosen = [
                 ("n-gpu-layers", b.s.n_gpu_layers != s.n_gpu_layers),
                 ("n-cpu-moe", b.s.n_cpu_moe != s.n_cpu_moe),

@@ -39,18 +39,17 @@ pub(super) struct Fitted {
     pub note: String,
 }
 
-/// What `--fit` would choose for this scenario, or `None` when it keeps the scenario as given.
-/// `notes` takes what the prediction cannot follow.
+/// What `--fit` would choose for this scenario, whose stack came to `pushed` on `stack` (the
+/// stack before llama.cpp's buffers), or `None` when it keeps the scenario as given. `notes`
+/// takes what the prediction cannot follow.
 pub(super) fn choose(
     s: &Scenario,
     r: &Resolved,
     d: &Deployment,
     stack: &Stack,
+    pushed: Bytes,
     notes: &mut Vec<String>,
 ) -> Option<Fitted> {
-    if !s.fit.unwrap_or(true) {
-        return None;
-    }
     let free = d
         .cuda_total
         .saturating_sub(s.context)
@@ -61,7 +60,7 @@ pub(super) fn choose(
         llamacpp::push(c, r, d, &mut trial);
         trial.total().saturating_sub(s.context).as_f64()
     };
-    if buffers(s) <= target {
+    if pushed.saturating_sub(s.context).as_f64() <= target {
         return None;
     }
     if s.ctx_size.is_none() {
