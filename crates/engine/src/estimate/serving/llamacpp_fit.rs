@@ -24,6 +24,7 @@
 use super::llamacpp;
 use super::Deployment;
 use crate::estimate::stack::Stack;
+use crate::runtime::OffloadOutput;
 use crate::scenario::{Resolved, Scenario};
 use crate::units::{Bytes, MIB};
 
@@ -62,6 +63,9 @@ pub(super) fn choose(
     };
     if pushed.saturating_sub(s.context).as_f64() <= target {
         return None;
+    }
+    if s.fit.is_none() && s.offload_output == OffloadOutput::Last {
+        notes.push("offload-output=last describes builds before PR #18148 (December 2025), and --fit came with PR #16653 the same month: for a build without it, set fit=false.".to_string());
     }
     if s.ctx_size.is_none() {
         notes.push(format!(
