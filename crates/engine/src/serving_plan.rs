@@ -167,6 +167,10 @@ pub fn plan_serving(
         )]
     })?;
     let users = users.unwrap_or(1).max(1);
+    // The answers ask what holds every layer left to the runtime on the GPU, so llama.cpp's
+    // --fit, which would move layers to system RAM instead, stays off while they search.
+    let fixed = with(s, |c| c.fit = Some(false));
+    let s = &fixed;
     let smallest_gpu = smallest_gpu(s, users);
     let fewest_gpus = fewest_gpus(s, users);
     let curve = std::iter::successors(Some(CURVE_START), |t| t.checked_mul(2))

@@ -62,13 +62,16 @@ const CATEGORY_MAX_PCT: &[(&str, f64, f64)] = &[
     ("inference_multi", 6.0, 8.0),        // 3.2, 5.1 (M067)
     // M251, torchtune's LoRA with everything on: its logits and the layer in backward are
     // alive at different times, which the stacked components add.
-    ("lora", 4.5, 18.5),          // 1.6, 15.7 (M251)
-    ("lora_multi", 50.0, 76.0),   // 47.0, 73.1 (M045)
+    // LitGPT's bf16-true rows read their loss in bf16 (logits-dtype=activations, from
+    // chunked_cross_entropy), which took 1.6 → 3.5 (lora), 47.0 → 50.3 (lora_multi) and
+    // 8.7 → 11.9 (qlora) from the rows' medians: their gap is elsewhere.
+    ("lora", 4.5, 18.5),          // 3.5, 15.7 (M251)
+    ("lora_multi", 53.0, 76.0),   // 50.3, 73.4 (M045)
     ("moe_inference", 4.0, 13.5), // 2.6, 10.7 (M237)
     ("moe_training", 7.5, 11.0),  // 4.5, 7.7 (M238; M338 −4.5, M339 −2.9)
     // M252, torchtune's QLoRA sibling of M251: the same 1.4 GB of stacked logits and layer in
     // backward on a 4.6 GiB peak.
-    ("qlora", 11.5, 42.0), // 8.7, 39.1 (M449, torchtune 3B QLoRA 5 × 2048 stacked; M439 29.5, M252 29.1)
+    ("qlora", 14.5, 42.0), // 11.9, 39.1 (M449, torchtune 3B QLoRA 5 × 2048 stacked; M439 29.5, M252 29.1)
     ("qlora_multi", 15.0, 18.5), // 11.9, 15.2 (M132)
 ];
 

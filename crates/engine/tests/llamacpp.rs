@@ -214,3 +214,56 @@ fn a_hybrids_attention_blocks_are_every_fourth_as_llama_cpp_loads_them() {
     let weights = gpu_mib(q, "weights");
     assert!((weights / 6096.65 - 1.0).abs() < 0.01, "{weights}");
 }
+
+/// The value and the origin llama.cpp's settings list gives a key.
+fn setting(e: &Estimate, key: &str) -> (String, Option<String>) {
+    let serving = e.serving.as_ref().expect("llama.cpp reports its settings");
+    let s = serving.settings.iter().find(|s| s.key == key).unwrap();
+    (s.value.clone(), s.default_from.clone())
+}
+
+const SEVENTY_ON_A_4090: &str =
+    "mode=inference&runtime=llama.cpp&model=llama-3.1-70b&quant=Q4_K_M&ctx-size=8192&gpu=rtx-4090";
+
+#[test]
+fn fit_moves_a_dense_models_layers_until_a_gib_stays_free() {
+    let fitted = run(SEVENTY_ON_A_4090);
+    let (ngl, from) = setting(&fitted, "n-gpu-layers");
+    let ngl: u32 = ngl.parse().unwrap();
+    assert!(ngl > 1 && ngl < 81, "-ngl {ngl}");
+    assert_eq!(from.as_deref(), Some("chosen by --fit"));
+    assert!(fitted.verdict.fits());
+    // The same layers given by hand are the same buffers; one more layer is more.
+    let with = |n: u32| run(&format!("{SEVENTY_ON_A_4090}&n-gpu-layers={n}"));
+    assert_eq!(with(ngl).total_bytes, fitted.total_bytes);
+    assert!(with(ngl + 1).total_bytes > fitted.total_bytes);
+    // Off, or with -ngl given, llama.cpp loads every layer as asked, and runs out of memory.
+    assert!(!run(&format!("{SEVENTY_ON_A_4090}&fit=false"))
+        .verdict
+        .fits());
+    let given = run(&format!("{SEVENTY_ON_A_4090}&n-gpu-layers=81"));
+    assert!(!given.verdict.fits());
+    assert!(given
+        .notes
+        .iter()
+        .any(|n| n.contains("already set by user")));
+}
+
+#[test]
+fn fit_keeps_a_mixture_of_experts_layers_on_the_gpu_with_some_experts_in_system_ram() {
+    let q = "mode=inference&runtime=llama.cpp&model=qwen3-30b-a3b&quant=Q4_K_M&ctx-size=16384&gpu=rtx-3060";
+    let fitted = run(q);
+    assert_eq!(setting(&fitted, "n-gpu-layers").0, "49");
+    let (moe, from) = setting(&fitted, "n-cpu-moe");
+    let moe: u32 = moe.parse().unwrap();
+    assert!(moe > 0 && moe < 48, "--n-cpu-moe {moe}");
+    assert_eq!(from.as_deref(), Some("chosen by --fit"));
+    assert!(fitted.verdict.fits());
+    // One layer fewer with its experts in system RAM does not leave the margin.
+    let fewer = run(&format!("{q}&n-gpu-layers=49&n-cpu-moe={}", moe - 1));
+    assert!(fewer.total_bytes > fitted.total_bytes);
+    assert_eq!(
+        run(&format!("{q}&n-gpu-layers=49&n-cpu-moe={moe}")).total_bytes,
+        fitted.total_bytes
+    );
+}

@@ -82,6 +82,15 @@ impl Stack {
         }
     }
 
+    /// A copy without text, to try a setting on: what it totals, not how it explains itself.
+    pub fn trial(&self) -> Stack {
+        Stack {
+            explain: false,
+            text: Text::None,
+            components: self.components.clone(),
+        }
+    }
+
     /// Makes the leaves of a formula for this stack.
     pub fn fx(&self) -> Fx {
         Fx::new(self.explain)

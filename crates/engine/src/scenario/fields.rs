@@ -651,6 +651,11 @@ scenario_fields! {
     n_cpu_moe: u32 = 0,
         "n-cpu-moe", Whole, LlamaCpp,
         "Experts on CPU (layers)", "layers whose routed experts stay in system RAM (--n-cpu-moe)";
+    /// `--fit`: llama.cpp lowers what the user left unset (`-ngl`, the experts' placement) until
+    /// its buffers leave a margin free on the GPU. Unset: on, llama.cpp's default since PR #16653.
+    fit: Option<bool> = None,
+        "fit", Optional { inner: Flag, none: "on (llama.cpp's default since December 2025)" }, LlamaCpp,
+        "Fit to free memory (-fit)", "true when llama.cpp moves layers or experts to system RAM until 1 GiB stays free, when -ngl and --n-cpu-moe are left unset (--fit; unset: on, the default of builds since December 2025)";
     /// What the speed model reads offloaded layers at; unset, a desktop's dual-channel DDR5.
     host_bandwidth: Option<f64> = None,
         "host-bandwidth", Optional { inner: BANDWIDTH_GB_S, none: "89.6 GB/s (dual-channel DDR5-5600)" }, Budget in Inference,

@@ -38,6 +38,9 @@ pub enum When {
     /// Always, with the value the runtime applied (its setting of the same key): the runtime's
     /// own default is not the scenario's.
     Always,
+    /// When the value the runtime applied differs from the scenario's default: a value the
+    /// runtime chose at start (llama.cpp's `--fit` placing experts), which the command pins.
+    Applied,
 }
 
 /// One scenario field and the runtime's flag for it.
@@ -136,12 +139,22 @@ fn flag_words(f: &Flag, s: &Scenario, settings: &[Setting]) -> Result<Vec<String
         .iter()
         .find(|field| field.key == f.key)
         .ok_or_else(|| format!("no scenario field {}", f.key))?;
-    let value = match f.when {
-        When::Always => settings
+    let applied = || {
+        settings
             .iter()
             .find(|setting| setting.key == f.key)
             .map(|setting| setting.value.clone())
-            .ok_or_else(|| format!("the estimate applied no {}", f.key))?,
+            .ok_or_else(|| format!("the estimate applied no {}", f.key))
+    };
+    let value = match f.when {
+        When::Always => applied()?,
+        When::Applied => {
+            let value = applied()?;
+            if value == field.get(&Scenario::default()) {
+                return Ok(Vec::new());
+            }
+            value
+        }
         When::Changed | When::ChangedOr(_) => {
             let value = field.get(s);
             let forced = matches!(f.when, When::ChangedOr(force) if force(s));

@@ -63,6 +63,7 @@
 //!   (calibration/runtime-logs.csv; `cargo xtask accuracy` prints the GPU median).
 //! - Output buffer (`output_reserve`): `n_vocab × slots × 4` bytes in pinned host memory.
 
+use super::llamacpp_fit;
 use super::{
     Build, Deployment, Flag, Launch, LoggedFigure, PoolWords, Reads, RuntimeRules, Serving,
     Setting, Settings, When, Write,
@@ -225,7 +226,29 @@ impl RuntimeRules for LlamaCpp {
         if b.r.arch.recurrent.layers > 0 && b.s.ssm_dtype.is_some_and(|t| t != Dtype::Fp32) {
             b.notes.push("llama.cpp keeps the recurrent state (its R and S buffers) in f32 whatever ssm-dtype says, so it is counted in f32.".to_string());
         }
-        Some(push(b.s, b.r, &b.d, b.stack))
+        // What the detailed method pushed, kept so that --fit can try other placements on it.
+        let before = b.s.fit.unwrap_or(true).then(|| b.stack.trial());
+        let mut serving = push(b.s, b.r, &b.d, b.stack);
+        let Some(before) = before else {
+            return Some(serving);
+        };
+        let pushed = b.stack.total();
+        if let Some(fitted) = llamacpp_fit::choose(b.s, b.r, &b.d, &before, pushed, b.notes) {
+            b.stack.components = before.components;
+            let s = &fitted.scenario;
+            serving = push(s, b.r, &b.d, b.stack);
+            b.notes.push(fitted.note);
+            let chosen = [
+                ("n-gpu-layers", b.s.n_gpu_layers != s.n_gpu_layers),
+                ("n-cpu-moe", b.s.n_cpu_moe != s.n_cpu_moe),
+            ];
+            for setting in &mut serving.settings {
+                if chosen.contains(&(setting.key.as_str(), true)) {
+                    setting.default_from = Some("chosen by --fit".to_string());
+                }
+            }
+        }
+        Some(serving)
     }
 }
 
@@ -233,8 +256,9 @@ impl RuntimeRules for LlamaCpp {
 /// `-c`, `-np`, `-ngl` and `-fa` are written always, since llama-server decides each at start
 /// when unset (`-c 0` takes the model's whole context, `-np` is auto with a unified KV buffer,
 /// `-ngl` is auto in current builds and 0 in older ones, `-fa` is auto); `-kvu`,
-/// `--cache-type-k`, `--cache-type-v` (llama.cpp's own type names), `-ub` and `--n-cpu-moe`
-/// only when changed. Several GPUs are not a flag: llama-server splits the layers over every
+/// `--cache-type-k`, `--cache-type-v` (llama.cpp's own type names) and `-ub` only when
+/// changed, and `--n-cpu-moe` when given or chosen by `--fit`, so that the command pins what
+/// `--fit` would choose (a given `-ngl` turns `--fit` off). Several GPUs are not a flag: llama-server splits the layers over every
 /// visible GPU (`--split-mode layer`), chosen with `CUDA_VISIBLE_DEVICES`.
 static LLAMA_SERVER_LAUNCH: Launch = Launch {
     program: &["llama-server"],
@@ -250,7 +274,7 @@ static LLAMA_SERVER_LAUNCH: Launch = Launch {
         Flag::new("cache-type-k", "--cache-type-k", Write::Text, When::Changed),
         Flag::new("cache-type-v", "--cache-type-v", Write::Text, When::Changed),
         Flag::new("ubatch-size", "-ub", Write::Text, When::Changed),
-        Flag::new("n-cpu-moe", "--n-cpu-moe", Write::Text, When::Changed),
+        Flag::new("n-cpu-moe", "--n-cpu-moe", Write::Text, When::Applied),
     ],
 };
 
@@ -1217,7 +1241,7 @@ fn layer_work(
     }
 }
 
-fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack) -> Serving {
+pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack) -> Serving {
     let ex = stack.explain;
     let fx = stack.fx();
     let a = &r.arch;
@@ -1388,6 +1412,12 @@ fn settings(s: &Scenario, layers: &Layers, cells: &Cells, explain: bool) -> Vec<
     settings.given("offload-output", s.offload_output);
     settings.given("gpu-backend", s.gpu_backend);
     settings.given("n-cpu-moe", s.n_cpu_moe);
+    settings.push(
+        "fit",
+        if s.fit.unwrap_or(true) { "on" } else { "off" },
+        s.fit.is_some(),
+        "llama.cpp's default since PR #16653, December 2025",
+    );
     match &s.tensor_split {
         Some(split) => settings.given("tensor-split", Proportions.format(split)),
         None => settings.push("tensor-split", "auto", false, "by each GPU's free memory"),

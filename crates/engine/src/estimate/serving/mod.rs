@@ -5,6 +5,7 @@
 mod launch;
 mod layout;
 mod llamacpp;
+mod llamacpp_fit;
 mod rules;
 mod sglang;
 mod transformers;

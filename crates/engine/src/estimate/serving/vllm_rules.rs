@@ -18,6 +18,10 @@
 //! - Model Runner V2 (vllm/v1/worker/gpu/model_runner.py) profiles the same rows; v0.25.0 runs it
 //!   by default for dense models without recurrent layers, v0.29.0 for every model
 //!   (`VllmConfig.use_v2_model_runner`). Its sampler's bytes per logit are V1's here.
+//! - `--max-model-len auto` (or -1, v0.14.0; absent from v0.13.0): the model's whole context,
+//!   lowered after the pool is sized to the longest request it holds (`_auto_fit_max_model_len`,
+//!   vllm/v1/core/kv_cache_utils.py of v0.14.0, kv_cache_planning.py of v0.33.0). It moves no
+//!   memory: the pool, the profile run and the graphs are sized as with a given length.
 
 use crate::gpu_catalogue::Gpu;
 use crate::runtime::Release;

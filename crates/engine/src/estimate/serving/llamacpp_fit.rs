@@ -1,0 +1,182 @@
+//! llama.cpp's `--fit` (`common_params_fit_impl`, common/fit.cpp, read at llama.cpp@0c1e57098,
+//! the commit llama-cpp-python 0.3.36 vendors; added by PR #16653, December 2025, and on by
+//! default since: `common_params::fit_params = true`, common/common.h). At start llama.cpp
+//! measures its buffers with the user's settings and changes only what the user left unset:
+//!
+//! 1. If the GPU keeps `--fit-target` (1024 MiB, `fit_params_target`) free, nothing changes.
+//! 2. With `-c` unset, the context shrinks from the training context towards `--fit-ctx` (4096,
+//!    `fit_params_min_ctx`) by linear interpolation, rounded down to 256 × streams. A context
+//!    given with `-c` is kept ("context size set by user … no change").
+//! 3. A user's `-ngl`, tensor split or tensor overrides (`--n-cpu-moe` is one) abort the fit:
+//!    llama.cpp loads as asked, and fails if that does not fit.
+//! 4. A dense model: the most layers, the output layer counted first, whose buffers leave the
+//!    margin ("filling dense layers back-to-front").
+//! 5. A mixture of experts: every layer on the GPU with its routed experts in system RAM; if that
+//!    leaves a surplus, layers take their experts back until the margin is reached, else fewer
+//!    layers as for a dense model.
+//!
+//! The prediction replays steps 1, 3, 4 and 5 on this estimate's buffers, on one GPU. Step 2 needs
+//! `-c` unset, which the estimate never is (an unset `ctx-size` is `seq`, written as `-c`); the
+//! estimate says what llama-server without `-c` would do. llama.cpp puts the experts of the last
+//! layers in system RAM where `--n-cpu-moe` names the first; for layers of one shape the bytes
+//! are the same. Its last step, part of one more layer's FFN on the GPU, is not replayed.
+
+use super::llamacpp;
+use super::Deployment;
+use crate::estimate::stack::Stack;
+use crate::runtime::OffloadOutput;
+use crate::scenario::{Resolved, Scenario};
+use crate::units::{Bytes, MIB};
+
+/// `--fit-target`'s default: what llama.cpp leaves free on each GPU.
+pub const FIT_TARGET: Bytes = Bytes(1024 * MIB);
+
+/// `--fit-ctx`'s default: the shortest context step 2 shrinks to.
+pub const FIT_MIN_CTX: u32 = 4096;
+
+/// What `--fit` changed, and the note that says so.
+pub(super) struct Fitted {
+    pub scenario: Scenario,
+    pub note: String,
+}
+
+/// What `--fit` would choose for this scenario, whose stack came to `pushed` on `stack` (the
+/// stack before llama.cpp's buffers), or `None` when it keeps the scenario as given. `notes`
+/// takes what the prediction cannot follow.
+pub(super) fn choose(
+    s: &Scenario,
+    r: &Resolved,
+    d: &Deployment,
+    stack: &Stack,
+    pushed: Bytes,
+    notes: &mut Vec<String>,
+) -> Option<Fitted> {
+    let free = d
+        .cuda_total
+        .saturating_sub(s.context)
+        .saturating_sub(s.reserved);
+    let target = free.saturating_sub(FIT_TARGET).as_f64();
+    let buffers = |c: &Scenario| {
+        let mut trial = stack.trial();
+        llamacpp::push(c, r, d, &mut trial);
+        trial.total().saturating_sub(s.context).as_f64()
+    };
+    if pushed.saturating_sub(s.context).as_f64() <= target {
+        return None;
+    }
+    if s.fit.is_none() && s.offload_output == OffloadOutput::Last {
+        notes.push("offload-output=last describes builds before PR #18148 (December 2025), and --fit came with PR #16653 the same month: for a build without it, set fit=false.".to_string());
+    }
+    if s.ctx_size.is_none() {
+        notes.push(format!(
+            "llama-server started without -c takes the model's training context, and --fit shrinks it (to {FIT_MIN_CTX} tokens at least) before it moves layers; the estimate uses -c {} (seq), a context llama.cpp keeps.",
+            s.seq
+        ));
+    }
+    if let Some(flag) = user_placement(s) {
+        notes.push(format!(
+            "--fit leaves the placement alone when {flag} is given (\"already set by user … abort\"): llama.cpp loads as asked."
+        ));
+        return None;
+    }
+    if s.gpus > 1 {
+        notes.push("--fit splits the layers over several GPUs by its own measurements; the estimate keeps llama.cpp's split by free memory.".to_string());
+        return None;
+    }
+    let layers = r.arch.layers;
+    let fits = |c: &Scenario| buffers(c) <= target;
+    let fitted = if r.arch.moe.is_moe() {
+        fit_experts(s, layers, &fits)
+    } else {
+        fit_layers(s, layers, &fits)
+    };
+    let note = match (fitted.n_gpu_layers, fitted.n_cpu_moe) {
+        (Some(ngl), 0) => format!(
+            "--fit (on by default) moves layers to system RAM to leave {} MiB free: -ngl {ngl}.",
+            FIT_TARGET.0 / MIB
+        ),
+        (Some(ngl), moe) => format!(
+            "--fit (on by default) keeps {moe} layers' routed experts in system RAM and puts {ngl} layers on the GPU to leave {} MiB free (counted here as --n-cpu-moe {moe}).",
+            FIT_TARGET.0 / MIB
+        ),
+        (None, moe) => format!(
+            "--fit (on by default) keeps {moe} layers' routed experts in system RAM to leave {} MiB free (counted here as --n-cpu-moe {moe}).",
+            FIT_TARGET.0 / MIB
+        ),
+    };
+    Some(Fitted {
+        scenario: fitted,
+        note,
+    })
+}
+
+/// The flag of a placement the user gave, which makes `--fit` abort.
+fn user_placement(s: &Scenario) -> Option<&'static str> {
+    if s.n_gpu_layers.is_some() {
+        Some("-ngl")
+    } else if s.n_cpu_moe > 0 {
+        Some("--n-cpu-moe")
+    } else if s.gpus > 1 && s.tensor_split.is_some() {
+        Some("--tensor-split")
+    } else {
+        None
+    }
+}
+
+/// Step 4: the most GPU layers (blocks and the output layer) that leave the margin, 0 if none.
+fn fit_layers(s: &Scenario, layers: u32, fits: &dyn Fn(&Scenario) -> bool) -> Scenario {
+    let with = |n: u32| {
+        let mut c = s.clone();
+        c.n_gpu_layers = Some(n);
+        c
+    };
+    let most = largest(0, layers + 1, |n| fits(&with(n)));
+    with(most.unwrap_or(0))
+}
+
+/// Step 5: with every layer's routed experts in system RAM, either the fewest layers whose experts
+/// stay there, or, when even that leaves no surplus, the most layers on the GPU as step 4.
+fn fit_experts(s: &Scenario, layers: u32, fits: &dyn Fn(&Scenario) -> bool) -> Scenario {
+    let with = |n: u32| {
+        let mut c = s.clone();
+        c.n_cpu_moe = n;
+        c
+    };
+    if !fits(&with(layers)) {
+        return fit_layers(&with(layers), layers, fits);
+    }
+    // The fewest expert layers in system RAM is the most layers keeping theirs.
+    let kept = largest(0, layers, |k| fits(&with(layers - k))).unwrap_or(0);
+    with(layers - kept)
+}
+
+/// The largest `n` in `low..=high` for which `ok` holds, where it holds up to some point and not
+/// beyond: llama.cpp's search converges to the same layer.
+fn largest(low: u32, high: u32, ok: impl Fn(u32) -> bool) -> Option<u32> {
+    if !ok(low) {
+        return None;
+    }
+    let (mut yes, mut no) = (low, high + 1);
+    while no - yes > 1 {
+        let mid = yes + (no - yes) / 2;
+        if ok(mid) {
+            yes = mid;
+        } else {
+            no = mid;
+        }
+    }
+    Some(yes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::largest;
+
+    #[test]
+    fn largest_finds_the_last_value_that_holds() {
+        assert_eq!(largest(0, 33, |n| n <= 20), Some(20));
+        assert_eq!(largest(0, 33, |_| true), Some(33));
+        assert_eq!(largest(0, 33, |_| false), None);
+        assert_eq!(largest(5, 5, |_| true), Some(5));
+    }
+}
