@@ -174,7 +174,7 @@ fn note(s: &Scenario, smallest: &Resolved, largest: Bytes, splits_layers: bool) 
         );
     }
     if rules.pools_kv() {
-        return format!("Unlike GPUs: {} is planned as vLLM sizes its ranks, on the smallest GPU, {name} ({capacity}); {}'s own rule for unlike GPUs was not read, so keep the margin.", s.runtime.rules().name(), s.runtime.rules().name());
+        return format!("Unlike GPUs: {} is planned as vLLM sizes its ranks, on the smallest GPU, {name} ({capacity}); {}'s own rule for unlike GPUs was not read, so keep the margin.", rules.name(), rules.name());
     }
     format!("Unlike GPUs: every GPU holds the same share of this run, so the smallest, {name} ({capacity}), decides.")
 }

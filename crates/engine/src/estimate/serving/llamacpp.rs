@@ -39,10 +39,10 @@
 //!     model has measured it;
 //!   - with flash attention before PR #23764 (`kq-mask=f32`), the mask's cast,
 //!     `6·mask + 4u(2E + E_q)` (what a long context peaks at; `E_q` = heads × head_dim).
-//!     Since that PR (merged 2026-05-27) the host writes the mask in f16 and nothing casts it, so
-//!     the layer's `4u(2E + 3F) + 2·mask` is the peak: llama-048 (b11151 on ROCm) is exact. ggml-alloc allocates the graph's inputs first, so
-//!     the token embeddings (4uE) and the f32 mask copied from the host (4·mask) lie below
-//!     everything computed. The f16 cast (2·mask) is made by `build_attn_inp_kv`
+//!     Since that PR (merged 2026-05-27) the host writes the mask in f16 and nothing casts it,
+//!     so the layer's `4u(2E + 3F) + 2·mask` is the peak (llama-048, b11151 on ROCm, is exact).
+//!     Before it, ggml-alloc allocates the graph's inputs first, so the token embeddings (4uE)
+//!     and the f32 mask copied from the host (4·mask) lie below everything computed. The f16 cast (2·mask) is made by `build_attn_inp_kv`
 //!     (src/llama-graph.cpp@434f71a5) but enters the graph only through the first attention
 //!     layer's `flash_attn_ext(q, k, v, mask)` (`src[3]`, ggml.c), which `build_attn` reaches
 //!     after expanding the roped Q and the K and V stores, so it is allocated above that
