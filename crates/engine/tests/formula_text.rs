@@ -200,6 +200,12 @@ const VARIANTS: &[&[(&str, &str)]] = &[
     &[
         ("mode", "inference"),
         ("runtime", "llama.cpp"),
+        ("ctx-size", "131072"),
+        ("kq-mask", "f32"),
+    ],
+    &[
+        ("mode", "inference"),
+        ("runtime", "llama.cpp"),
         ("n-gpu-layers", "20"),
         ("offload-output", "last"),
         ("ubatch-size", "1024"),

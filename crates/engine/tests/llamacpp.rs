@@ -104,9 +104,24 @@ fn flash_attention_peaks_at_the_mask_cast_for_long_contexts() {
     // llama-042: at 262,144 cells and ubatch 512 the f32 mask copied from the host (512 MiB)
     // beside its f16 cast (256 MiB) outgrows the logits (501 MiB); the log says 808.02 MiB.
     let q = "mode=inference&runtime=llama.cpp&model=llama-3.1-8b&quant=Q4_K_M&ctx-size=262144\
-             &ubatch-size=512&logit-rows=ubatch";
+             &ubatch-size=512&logit-rows=ubatch&kq-mask=f32";
     let mask = 262_144.0 * 512.0 / MIB;
     assert!(gpu_mib(q, "compute_buffer") >= 6.0 * mask);
+}
+
+#[test]
+fn an_f16_mask_from_the_host_leaves_no_cast() {
+    // llama-048 (b11151, after PR #23764): Qwen3.5-27B's shape at 262,144 cells, ubatch 512,
+    // on ROCm: 378.02 MiB logged, the FFN's 4u(2E + 3F) (122 MiB) beside the f16 mask (256 MiB).
+    let q = "mode=inference&runtime=llama.cpp&model=qwen3.5-27b&n-gpu-layers=65&ctx-size=262144\
+             &ubatch-size=512&flash-attn=true";
+    let mask = 262_144.0 * 512.0 / MIB;
+    let ffn = 4.0 * 512.0 * (2.0 * 5120.0 + 3.0 * 17408.0) / MIB;
+    let gpu = gpu_mib(q, "compute_buffer");
+    assert!((gpu - (2.0 * mask + ffn)).abs() < 0.01, "{gpu}");
+    assert!((gpu - 378.02).abs() / 378.02 < 0.01, "{gpu}");
+    // The same run on a build before the PR holds the f32 mask and its cast.
+    assert!(gpu_mib(&format!("{q}&kq-mask=f32"), "compute_buffer") >= 6.0 * mask);
 }
 
 #[test]
@@ -117,7 +132,7 @@ fn the_mask_cast_sits_above_the_first_attention_layers_roped_q_and_a_hidden_wide
     let llama = |cells: u32| {
         let q = format!(
             "mode=inference&runtime=llama.cpp&model=llama-3.1-8b&quant=Q4_K_M&ctx-size={cells}\
-             &ubatch-size=512&logit-rows=ubatch&flash-attn=true"
+             &ubatch-size=512&logit-rows=ubatch&flash-attn=true&kq-mask=f32"
         );
         gpu_mib(&q, "compute_buffer") - 6.0 * f64::from(cells) * 512.0 / MIB
     };
@@ -131,7 +146,7 @@ fn the_mask_cast_sits_above_the_first_attention_layers_roped_q_and_a_hidden_wide
          &no-attention-layers=24&recurrent-heads=32&recurrent-head-dim=128&recurrent-state=128\
          &recurrent-groups=16&recurrent-conv=4&quant=Q4_K_M&n-gpu-layers=33&ctx-size=262144\
          &parallel=2&ubatch-size=512&flash-attn=true&cache-type-k=q8_0&cache-type-v=q8_0\
-         &logit-rows=ubatch&kv-unified=true",
+         &logit-rows=ubatch&kv-unified=true&kq-mask=f32",
         "compute_buffer",
     );
     assert!((qwen35 - 808.02).abs() / 808.02 < 0.03, "{qwen35}");
@@ -142,7 +157,7 @@ fn vulkan_keeps_the_masks_under_the_logits() {
     // llama-035: Vulkan, Llama-3.1-8B, 16k cells, ubatch 1024: 613.01 MiB logged, the logits
     // (533 MiB) and both masks (96 MiB); CUDA reuses the masks' memory for the logits.
     let q = "mode=inference&runtime=llama.cpp&model=llama-3.1-8b&quant=Q4_0&ctx-size=16384\
-             &ubatch-size=1024&logit-rows=ubatch";
+             &ubatch-size=1024&logit-rows=ubatch&kq-mask=f32";
     let cuda = gpu_mib(q, "compute_buffer");
     let vulkan = gpu_mib(&format!("{q}&gpu-backend=vulkan"), "compute_buffer");
     assert!((vulkan - cuda - 96.0).abs() < 0.01, "{cuda} / {vulkan}");

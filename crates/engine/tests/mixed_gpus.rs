@@ -129,6 +129,34 @@ fn vllm_sizes_every_rank_by_the_smallest_gpu_and_says_so() {
 }
 
 #[test]
+fn sglang_budgets_the_smallest_free_memory_and_refuses_an_unbalanced_group() {
+    let note = |devices: &str| {
+        let e = run(&format!(
+            "mode=inference&runtime=sglang&model=llama-3.1-8b&devices={devices}&gpus=2&sharding=tensor"
+        ));
+        e.notes
+            .iter()
+            .find(|n| n.starts_with("Unlike GPUs"))
+            .expect("a note on unlike GPUs")
+            .clone()
+    };
+    // 24 GB and 12 GB: the smaller is under 90% of the larger, which SGLang refuses.
+    let unbalanced = note("rtx-4090,rtx-3060");
+    assert!(
+        unbalanced.contains("smallest GPU, GeForce RTX 3060 12GB"),
+        "{unbalanced}"
+    );
+    assert!(
+        unbalanced.contains("all-reduces it with MIN"),
+        "{unbalanced}"
+    );
+    assert!(unbalanced.contains("refuses to start"), "{unbalanced}");
+    // Two 24 GB cards of unlike kinds are within a tenth of each other.
+    let balanced = note("rtx-4090,rtx-3090");
+    assert!(!balanced.contains("refuses"), "{balanced}");
+}
+
+#[test]
 fn bad_device_lists_are_refused_naming_the_field() {
     assert!(
         refused(&format!("{LLAMA}&devices=rtx-4090,warp-drive&gpus=2"))[0].contains("warp-drive")

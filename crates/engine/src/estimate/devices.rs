@@ -7,9 +7,10 @@
 //! blocks to the fewest any worker can hold (`get_kv_cache_configs`,
 //! vllm/v1/core/kv_cache_utils.py: "Change the num_blocks of each rank to the smallest among all
 //! ranks"), so the run is planned on the smallest GPU and the others' extra memory stays unused.
+//! SGLang budgets every rank by the group's smallest free memory, and refuses a group whose free
+//! memory differs by more than a tenth (each runtime's `unlike_gpus` cites its source).
 
 use super::{build_stack, verdict, Budget, ComponentId, Verdict};
-use crate::runtime::Runtime;
 use crate::scenario::{FieldError, Resolved, Scenario};
 use crate::units::Bytes;
 use crate::workload::Mode;
@@ -79,7 +80,12 @@ pub(super) fn plan(s: &Scenario) -> Result<Planned, Vec<FieldError>> {
     let worst = (0..devices.len())
         .max_by_key(|&i| (severity(devices[i].verdict), -devices[i].headroom_bytes))
         .unwrap_or(0);
-    let note = note(s, &resolved[smallest], splits_layers);
+    let largest = resolved
+        .iter()
+        .map(|r| r.capacity)
+        .max()
+        .unwrap_or_default();
+    let note = note(s, &resolved[smallest], largest, splits_layers);
     let worst = if splits_layers { worst } else { smallest };
     let resolved = resolved.into_iter().nth(worst).ok_or_else(Vec::new)?;
     Ok(Planned {
@@ -150,7 +156,7 @@ fn severity(v: Verdict) -> u8 {
 }
 
 /// How unlike GPUs were planned, naming the GPU that decides where one does.
-fn note(s: &Scenario, smallest: &Resolved, splits_layers: bool) -> String {
+fn note(s: &Scenario, smallest: &Resolved, largest: Bytes, splits_layers: bool) -> String {
     let name = smallest.gpu_name();
     let capacity = smallest.capacity.display(s.units);
     if splits_layers {
@@ -160,11 +166,15 @@ fn note(s: &Scenario, smallest: &Resolved, splits_layers: bool) -> String {
         };
         return format!("Unlike GPUs: llama.cpp splits the offloaded layers by {by}; each GPU is planned with its own layers, and the summary is the fullest.");
     }
-    if s.runtime == Runtime::Vllm {
-        return format!("Unlike GPUs: vLLM sizes every rank by the smallest GPU, {name} ({capacity}): each worker's KV blocks are cut to the fewest any worker holds (get_kv_cache_configs), so the larger GPUs' extra memory stays unused; tensor parallelism never splits unequally.");
+    let rules = s.runtime.rules();
+    if let Some(rule) = rules.unlike_gpus(smallest.capacity, largest) {
+        return format!(
+            "Unlike GPUs: {} sizes every rank by the smallest GPU, {name} ({capacity}): {rule}",
+            rules.name()
+        );
     }
-    if s.runtime.rules().pools_kv() {
-        return format!("Unlike GPUs: {} is planned as vLLM sizes its ranks, on the smallest GPU, {name} ({capacity}); {}'s own rule for unlike GPUs was not read, so keep the margin.", s.runtime.rules().name(), s.runtime.rules().name());
+    if rules.pools_kv() {
+        return format!("Unlike GPUs: {} is planned as vLLM sizes its ranks, on the smallest GPU, {name} ({capacity}); {}'s own rule for unlike GPUs was not read, so keep the margin.", rules.name(), rules.name());
     }
     format!("Unlike GPUs: every GPU holds the same share of this run, so the smallest, {name} ({capacity}), decides.")
 }

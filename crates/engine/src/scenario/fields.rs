@@ -9,8 +9,8 @@ use crate::lora::LoraTargets;
 use crate::model::{CheckpointWeights, FileWeights};
 use crate::optimizer::{Optimizer, OptimizerStep};
 use crate::runtime::{
-    AttentionBackend, CacheType, CudagraphMode, GpuBackend, LogitRows, OffloadOutput, Release,
-    Runtime,
+    AttentionBackend, CacheType, CudagraphMode, GpuBackend, KqMask, LogitRows, OffloadOutput,
+    Release, Runtime,
 };
 use crate::sharding::{Offload, Sharding};
 use crate::units::{Bytes, Units, MIB};
@@ -639,6 +639,10 @@ scenario_fields! {
     logit_rows: LogitRows = LogitRows::Slots,
         "logit-rows", pick::<LogitRows>(), LlamaCpp,
         "Logit rows", "logits the compute buffer reserves: per slot (llama-server since 2026) or per ubatch token (library, llama-cli, ollama)";
+    /// The attention mask's type under flash attention, by the build (`KqMask`).
+    kq_mask: KqMask = KqMask::F16,
+        "kq-mask", pick::<KqMask>(), LlamaCpp,
+        "KQ mask (flash attention)", "the attention mask's type with flash attention: f16 from the host (builds since late May 2026) or f32, cast on the GPU (older builds)";
     gpu_backend: GpuBackend = GpuBackend::Cuda,
         "gpu-backend", pick::<GpuBackend>(), LlamaCpp,
         "GPU backend", "the ggml backend on the GPU (CUDA, also ROCm, or Vulkan)";

@@ -37,10 +37,12 @@
 //!     fused output is alive; its freed block is too small for the scores allocated after it
 //!     (llama-009 is exact with it). Not added with flash attention, where no log of a fused
 //!     model has measured it;
-//!   - with flash attention, the mask's cast, `6·mask + 4u(2E + E_q)` (what a long context
-//!     peaks at; `E_q` = heads × head_dim). ggml-alloc allocates the graph's inputs first, so
-//!     the token embeddings (4uE) and the f32 mask copied from the host (4·mask) lie below
-//!     everything computed. The f16 cast (2·mask) is made by `build_attn_inp_kv`
+//!   - with flash attention before PR #23764 (`kq-mask=f32`), the mask's cast,
+//!     `6·mask + 4u(2E + E_q)` (what a long context peaks at; `E_q` = heads × head_dim).
+//!     Since that PR (merged 2026-05-27) the host writes the mask in f16 and nothing casts it,
+//!     so the layer's `4u(2E + 3F) + 2·mask` is the peak (llama-048, b11151 on ROCm, is exact).
+//!     Before it, ggml-alloc allocates the graph's inputs first, so the token embeddings (4uE)
+//!     and the f32 mask copied from the host (4·mask) lie below everything computed. The f16 cast (2·mask) is made by `build_attn_inp_kv`
 //!     (src/llama-graph.cpp@434f71a5) but enters the graph only through the first attention
 //!     layer's `flash_attn_ext(q, k, v, mask)` (`src[3]`, ggml.c), which `build_attn` reaches
 //!     after expanding the roped Q and the K and V stores, so it is allocated above that
@@ -59,7 +61,9 @@
 //!     input and output, or an output layer left on the CPU with its logits.
 //!
 //!   Vulkan keeps both masks allocated under the logits and the layers (log-derived: llama-035
-//!   is exact with it, llama-036 within 5%). The host holds the inputs, `4·mask + 4uE`
+//!   is exact with it). ROCm is ggml-cuda built for HIP (ggml/src/ggml-hip/CMakeLists.txt
+//!   @047c7744 compiles `../ggml-cuda/*.cu`) and takes CUDA's rules (llama-050, an RX 7900 XTX,
+//!   is exact). The host holds the inputs, the mask and `4uE`
 //!   (calibration/runtime-logs.csv; `cargo xtask accuracy` prints the GPU median).
 //! - Output buffer (`output_reserve`): `n_vocab × slots × 4` bytes in pinned host memory.
 
@@ -77,7 +81,7 @@ use crate::estimate::ComponentId;
 use crate::estimate::LogFigure;
 use crate::gpu_catalogue::{Datasheet, Unified};
 use crate::model::{Architecture, Block, Projection};
-use crate::runtime::{GpuBackend, LogitRows, OffloadOutput, Runtime};
+use crate::runtime::{GpuBackend, KqMask, LogitRows, OffloadOutput, Runtime};
 use crate::scenario::{Codec, FieldError, Group, Proportions};
 use crate::scenario::{Resolved, Scenario};
 use crate::units::{Bytes, Units, MIB};
@@ -1147,10 +1151,12 @@ impl ComputeBuffers {
         let fp32 = || fx.num(FP32_BYTES);
         let logits =
             || fp32() * fx.sym("logit rows", logit_rows) * (fx.sym("V", vocab) + fx.sym("E", e));
-        // The KQ mask holds a stream's cells for each token of the ubatch: f32 as the host
-        // writes it, and its f16 cast on the GPU with flash attention.
+        // The KQ mask holds a stream's cells for each token of the ubatch: in the type the host
+        // writes it (f16 with flash attention since PR #23764, else f32), plus, before that PR,
+        // its f16 cast on the GPU with flash attention.
         let mask = fx.sym("cells", f64::from(cells.per_stream)) * fx.sym("u", u);
-        let mask_copies = fx.num(if s.flash_attn { 6.0 } else { 4.0 }) * mask.clone();
+        let (host_mask_bytes, cast_bytes) = mask_bytes(s);
+        let mask_copies = fx.num(host_mask_bytes + cast_bytes) * mask.clone();
         let vulkan = s.gpu_backend == GpuBackend::Vulkan;
         let layer_work = layer_work(s, a, u, e, f, mask.clone(), mask_copies.clone());
         // ggml-cuda runs a matmul of a CPU-resident weight on the GPU when the batch is large:
@@ -1164,7 +1170,7 @@ impl ComputeBuffers {
         } else {
             fx.num(0.0).shown_if(false)
         };
-        let inputs = FP32_BYTES * (mask.value() + u * e);
+        let inputs = host_mask_bytes * mask.value() + FP32_BYTES * u * e;
         // With no layer offloaded the CPU backend runs the whole graph, in its own compute buffer.
         let (gpu, host) = if layers.ngl == 0 {
             let on_the_cpu = layer_work.value().max(logits().value());
@@ -1197,6 +1203,16 @@ impl ComputeBuffers {
     }
 }
 
+/// Bytes per mask value: as the host writes it, and its f16 cast on the GPU, which flash
+/// attention needed before PR #23764 (`KqMask`).
+fn mask_bytes(s: &Scenario) -> (f64, f64) {
+    match (s.flash_attn, s.kq_mask) {
+        (true, KqMask::F16) => (2.0, 0.0),
+        (true, KqMask::F32) => (FP32_BYTES, 2.0),
+        (false, _) => (FP32_BYTES, 0.0),
+    }
+}
+
 /// A layer's working set in the compute buffer.
 fn layer_work(
     s: &Scenario,
@@ -1212,7 +1228,8 @@ fn layer_work(
     let e = || fx.sym("E", e);
     if s.flash_attn {
         let ffn = fp32_u() * (fx.num(2.0) * e() + fx.num(3.0) * fx.sym("F", f));
-        if s.gpu_backend == GpuBackend::Vulkan {
+        // With an f16 mask from the host there is no cast: the FFN runs beside the mask.
+        if s.gpu_backend == GpuBackend::Vulkan || s.kq_mask == KqMask::F16 {
             return ffn + mask_copies;
         }
         // The FFN with the f16 mask alive, or the cast itself, computed in the first attention
@@ -1410,6 +1427,7 @@ fn settings(s: &Scenario, layers: &Layers, cells: &Cells, explain: bool) -> Vec<
     settings.given("logit-rows", s.logit_rows);
     settings.given("kv-unified", s.kv_unified);
     settings.given("offload-output", s.offload_output);
+    settings.given("kq-mask", s.kq_mask);
     settings.given("gpu-backend", s.gpu_backend);
     settings.given("n-cpu-moe", s.n_cpu_moe);
     settings.push(

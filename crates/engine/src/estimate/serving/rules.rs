@@ -11,6 +11,7 @@ use crate::estimate::stack::Stack;
 use crate::gpu_catalogue::Datasheet;
 use crate::runtime::{Release, Runtime};
 use crate::scenario::{FieldError, Group, Resolved, Scenario};
+use crate::units::Bytes;
 
 /// What one runtime does with the GPU, and what the rest of the planner needs to know of it.
 pub trait RuntimeRules: Sync {
@@ -26,6 +27,12 @@ pub trait RuntimeRules: Sync {
     /// It sizes a KV pool once at start and serves many requests from it.
     fn pools_kv(&self) -> bool {
         false
+    }
+
+    /// What it does when the GPUs of a tensor-parallel group differ, as its source shows, given
+    /// the smallest and largest GPU's memory; `None` where that source was not read.
+    fn unlike_gpus(&self, _smallest: Bytes, _largest: Bytes) -> Option<String> {
+        None
     }
 
     /// The form's group that holds its own settings, shown only while it is chosen.

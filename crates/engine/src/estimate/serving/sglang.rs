@@ -44,9 +44,29 @@ use crate::units::{Bytes, MIB};
 
 pub(super) struct Sglang;
 
+/// The share of a rank's own free memory below which SGLang refuses a tensor-parallel group
+/// whose smallest free memory is less (`min_per_gpu_memory < local_gpu_memory * 0.9`,
+/// `ModelRunner.init_torch_distributed`, python/sglang/srt/model_executor/model_runner.py).
+const TP_MEMORY_BALANCE: f64 = 0.9;
+
 impl RuntimeRules for Sglang {
     fn name(&self) -> &'static str {
         "SGLang"
+    }
+
+    /// Every rank budgets the group's smallest free memory: `get_available_gpu_memory(...,
+    /// distributed=True)` all-reduces it with `ReduceOp.MIN` (python/sglang/srt/utils/common.py
+    /// @4e75f468), and model_runner.py's `min_per_gpu_memory` sizes the pool from it. Ranks
+    /// whose free memory differs by more than a tenth stop the start with "The memory capacity
+    /// is unbalanced" (a warning only under SGL_DISABLE_TP_MEMORY_INBALANCE_CHECK).
+    fn unlike_gpus(&self, smallest: Bytes, largest: Bytes) -> Option<String> {
+        let rule = "every rank budgets the smallest free memory of the group (get_available_gpu_memory all-reduces it with MIN), so the larger GPUs' extra memory stays unused";
+        let refused = (smallest.0 as f64) < TP_MEMORY_BALANCE * largest.0 as f64;
+        Some(if refused {
+            format!("{rule}; and as it is under 90% of the largest GPU's, SGLang refuses to start (\"The memory capacity is unbalanced\") unless SGL_DISABLE_TP_MEMORY_INBALANCE_CHECK is set.")
+        } else {
+            format!("{rule}.")
+        })
     }
 
     fn pools_kv(&self) -> bool {

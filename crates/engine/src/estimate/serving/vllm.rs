@@ -51,6 +51,12 @@ impl RuntimeRules for Vllm {
         "vLLM"
     }
 
+    /// `get_kv_cache_configs` (vllm/v1/core/kv_cache_utils.py): "Change the num_blocks of each
+    /// rank to the smallest among all ranks".
+    fn unlike_gpus(&self, _smallest: Bytes, _largest: Bytes) -> Option<String> {
+        Some("each worker's KV blocks are cut to the fewest any worker holds (get_kv_cache_configs), so the larger GPUs' extra memory stays unused; tensor parallelism never splits unequally.".into())
+    }
+
     fn pools_kv(&self) -> bool {
         true
     }
