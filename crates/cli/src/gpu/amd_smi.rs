@@ -11,7 +11,7 @@ use std::process::Command;
 use vramfit_smi::Snapshot;
 
 use super::error::GpuError;
-use super::source::{DeviceSample, GpuSource};
+use super::source::{sample_snapshot, DeviceSample, GpuSource};
 
 /// Runs a program and gives its standard output.
 pub trait CommandRunner {
@@ -73,27 +73,11 @@ impl<R: CommandRunner> GpuSource for AmdSmiSource<R> {
     }
 
     fn sample(&mut self, gpus: &[u32]) -> Vec<(u32, Result<DeviceSample, GpuError>)> {
-        let snap = self.snapshot();
-        gpus.iter()
-            .map(|&index| {
-                let sample = snap.as_ref().map_err(Clone::clone).and_then(|snap| {
-                    let gpu = snap.gpus.iter().find(|g| g.index == Some(index));
-                    let gpu = gpu.ok_or(GpuError::NoSuchGpu {
-                        index,
-                        count: snap.gpus.len(),
-                    })?;
-                    Ok(DeviceSample {
-                        index,
-                        memory: gpu.memory,
-                        processes: Vec::new(),
-                        process_error: Some(
-                            "amd-smi's per-process memory is not read by vramfit".to_string(),
-                        ),
-                    })
-                });
-                (index, sample)
-            })
-            .collect()
+        sample_snapshot(
+            self.snapshot(),
+            gpus,
+            "amd-smi's per-process memory is not read by vramfit",
+        )
     }
 }
 

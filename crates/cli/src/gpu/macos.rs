@@ -10,7 +10,7 @@ use vramfit_smi::Snapshot;
 
 use super::amd_smi::CommandRunner;
 use super::error::GpuError;
-use super::source::{DeviceSample, GpuSource};
+use super::source::{sample_snapshot, DeviceSample, GpuSource};
 
 const SYSCTL: &str = "sysctl";
 /// `-i` skips names this macOS lacks (`iogpu.` before macOS 14, on Intel Macs) instead of failing.
@@ -59,27 +59,11 @@ impl<R: CommandRunner> GpuSource for MacSource<R> {
     }
 
     fn sample(&mut self, gpus: &[u32]) -> Vec<(u32, Result<DeviceSample, GpuError>)> {
-        let snap = self.snapshot();
-        gpus.iter()
-            .map(|&index| {
-                let sample = snap.as_ref().map_err(Clone::clone).and_then(|snap| {
-                    let gpu = snap.gpus.iter().find(|g| g.index == Some(index));
-                    let gpu = gpu.ok_or(GpuError::NoSuchGpu {
-                        index,
-                        count: snap.gpus.len(),
-                    })?;
-                    Ok(DeviceSample {
-                        index,
-                        memory: gpu.memory,
-                        processes: Vec::new(),
-                        process_error: Some(
-                            "macOS's commands give no GPU memory per process".to_string(),
-                        ),
-                    })
-                });
-                (index, sample)
-            })
-            .collect()
+        sample_snapshot(
+            self.snapshot(),
+            gpus,
+            "macOS's commands give no GPU memory per process",
+        )
     }
 }
 

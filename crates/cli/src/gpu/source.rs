@@ -153,6 +153,34 @@ impl GpuSource for RecordedSource {
     }
 }
 
+/// The samples of a source that reads memory only as a whole snapshot, from a command that
+/// reports no memory per process (`no_processes` says so): each GPU's memory from one `snapshot`
+/// read, or that read's error for every GPU.
+pub fn sample_snapshot(
+    snapshot: Result<Snapshot, GpuError>,
+    gpus: &[u32],
+    no_processes: &str,
+) -> Vec<(u32, Result<DeviceSample, GpuError>)> {
+    gpus.iter()
+        .map(|&index| {
+            let sample = snapshot.as_ref().map_err(Clone::clone).and_then(|snap| {
+                let gpu = snap.gpus.iter().find(|g| g.index == Some(index));
+                let gpu = gpu.ok_or(GpuError::NoSuchGpu {
+                    index,
+                    count: snap.gpus.len(),
+                })?;
+                Ok(DeviceSample {
+                    index,
+                    memory: gpu.memory,
+                    processes: Vec::new(),
+                    process_error: Some(no_processes.to_string()),
+                })
+            });
+            (index, sample)
+        })
+        .collect()
+}
+
 /// `replayed from FILE, not read from a GPU`.
 pub fn replay_warning(path: &Path) -> String {
     format!("replayed from {}, not read from a GPU", path.display())
