@@ -60,9 +60,12 @@ impl Rules {
     /// `--fit` when unset, and why.
     pub fn default_fit(self) -> (bool, &'static str) {
         if self.applies(Rule::FitByDefault) {
-            (true, "llama.cpp's default since PR #16653 (build 7437)")
+            (true, "llama.cpp's default since PR #16653, build 7437")
         } else {
-            (false, "builds before PR #16653 (7437) have no --fit")
+            (
+                false,
+                "off before build 7437, the first cited with PR #16653",
+            )
         }
     }
 
@@ -71,12 +74,12 @@ impl Rules {
         if self.applies(Rule::OutputFirst) {
             (
                 OffloadOutput::First,
-                "llama.cpp's since PR #18148 (after b7445)",
+                "llama.cpp's since PR #18148, after b7445",
             )
         } else {
             (
                 OffloadOutput::Last,
-                "llama.cpp's before PR #18148 (b7445 and older)",
+                "llama.cpp's before PR #18148, b7445 and older",
             )
         }
     }
@@ -84,9 +87,9 @@ impl Rules {
     /// The logit rows llama-server reserves when unset, and why.
     pub fn default_logit_rows(self) -> (LogitRows, &'static str) {
         if self.applies(Rule::SlotLogitRows) {
-            (LogitRows::Slots, "llama-server's since PR #23861 (b9460)")
+            (LogitRows::Slots, "llama-server's since PR #23861, b9460")
         } else {
-            (LogitRows::Ubatch, "llama-server's before PR #23861 (b9460)")
+            (LogitRows::Ubatch, "llama-server's before PR #23861, b9460")
         }
     }
 
@@ -101,7 +104,7 @@ impl Rules {
         let unpinned = n > last_without && n < first_with;
         (s.offload_output.is_none() && !every_layer && unpinned).then(|| {
             format!(
-                "-ngl's order at {}: PR #18148 (the output layer first) lies between b{last_without} (without it) and b{first_with} (with it), and its first build is not pinned; it is taken as in from b{}. Set offload-output if the log says \"offloading output layer to GPU\" after the repeating layers.",
+                "-ngl's order at {}: PR #18148 (the output layer first) lies between b{last_without} (without it) and b{first_with} (with it), and its first build is not pinned; it is taken as present from b{}. Set offload-output if the log says \"offloading output layer to GPU\" after the repeating layers.",
                 self.build,
                 last_without + 1
             )
