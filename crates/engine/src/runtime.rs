@@ -71,11 +71,11 @@ wire_enum! {
 
 wire_enum! {
     /// How many rows of logits llama.cpp reserves in its worst-case graph (`sched_reserve`'s
-    /// `n_outputs`): since commit de6f727 (PR #23861, 2026) llama-server caps them at
+    /// `n_outputs`): since commit de6f727 (PR #23861, release b9460) llama-server caps them at
     /// `n_outputs_max = min(n_batch, n_parallel)`; the library, llama-cli, llama-bench, ollama's
     /// runner and older servers reserve one for every token of the ubatch.
     LogitRows {
-        Slots = "slots" => "one per slot (llama-server since 2026)",
+        Slots = "slots" => "one per slot (llama-server since b9460)",
         Ubatch = "ubatch" => "one per ubatch token (library, llama-cli, ollama, older servers)",
     }
 }

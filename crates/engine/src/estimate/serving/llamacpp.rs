@@ -19,7 +19,7 @@
 //!   `u = min(n_ctx, n_ubatch)` tokens attending over every cell of a stream (`sched_reserve`),
 //!   the largest of
 //!   - the output device's logits beside the final norm, `4·rows·(V + E)` (`rows` = `u`, or
-//!     the slots for llama-server since 2026: `logit-rows`): ggml-alloc.c's
+//!     the slots for llama-server since b9460: `logit-rows`): ggml-alloc.c's
 //!     `ggml_gallocr_allocate_node` (ggml@8a7be58d, 2024, and ggml@d99724f2, 2026) runs
 //!     `rms_norm` and `mul` in place (`ggml_op_can_inplace`), so the output norm takes over the
 //!     last layer's output, whose `l_out` add already took over `ffn_down`'s block; only
