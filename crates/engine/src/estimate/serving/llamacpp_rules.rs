@@ -20,7 +20,8 @@ pub(super) enum Rule {
     /// `-ngl k` offloads the output layer first (PR #18148, merged 2025-12-18 as 57c1e0564).
     /// Not pinned: b7445's log (row llama-029) still prints "offloading 26 repeating layers"
     /// before "offloading output layer", and b8586's (row llama-040) prints the output layer
-    /// first. The merge came a day after b7445, so 7446 is taken; builds up to 8585 get a note.
+    /// first. Build 7437 was in use on 2025-12-16, two days before the merge, so the first build
+    /// is likely soon after b7445: 7446 is taken, and builds up to 8585 get a note.
     OutputFirst,
     /// llama-server reserves logits for `min(n_batch, n_parallel)` rows rather than the ubatch
     /// (PR #23861, "llama: limit max outputs of `llama_context`", de6f727aa, 2026-06-01): release
