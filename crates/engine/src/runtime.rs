@@ -71,11 +71,11 @@ wire_enum! {
 
 wire_enum! {
     /// How many rows of logits llama.cpp reserves in its worst-case graph (`sched_reserve`'s
-    /// `n_outputs`): since commit de6f727 (PR #23861, 2026) llama-server caps them at
+    /// `n_outputs`): since commit de6f727 (PR #23861, release b9460) llama-server caps them at
     /// `n_outputs_max = min(n_batch, n_parallel)`; the library, llama-cli, llama-bench, ollama's
     /// runner and older servers reserve one for every token of the ubatch.
     LogitRows {
-        Slots = "slots" => "one per slot (llama-server since 2026)",
+        Slots = "slots" => "one per slot (llama-server since b9460)",
         Ubatch = "ubatch" => "one per ubatch token (library, llama-cli, ollama, older servers)",
     }
 }
@@ -203,6 +203,46 @@ impl std::fmt::Display for Release {
     }
 }
 
+/// A llama.cpp build as its binaries print it (`version: 6500 (…)`, release tag `b6500`): the
+/// commit count on master, so a later build has every earlier build's changes. `latest` is the
+/// newest build whose rules were checked (`estimate/serving/llamacpp_rules.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LlamaBuild {
+    Latest,
+    Number(u32),
+}
+
+impl LlamaBuild {
+    /// Reads `latest`, `b6500` or `6500`.
+    pub fn parse(text: &str) -> Result<LlamaBuild, String> {
+        let text = text.trim();
+        if text.eq_ignore_ascii_case("latest") {
+            return Ok(LlamaBuild::Latest);
+        }
+        let digits = text.strip_prefix(['b', 'B']).unwrap_or(text);
+        digits.parse().map(LlamaBuild::Number).map_err(|_| {
+            format!("{text} is not a llama.cpp build: give latest or a build such as b6500")
+        })
+    }
+
+    /// Whether this build has a change first built in `since`: `latest` has every change.
+    pub fn at_least(self, since: u32) -> bool {
+        match self {
+            LlamaBuild::Latest => true,
+            LlamaBuild::Number(n) => n >= since,
+        }
+    }
+}
+
+impl std::fmt::Display for LlamaBuild {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LlamaBuild::Latest => f.write_str("latest"),
+            LlamaBuild::Number(n) => write!(f, "b{n}"),
+        }
+    }
+}
+
 #[cfg(test)]
 mod release_tests {
     use super::Release;
@@ -233,5 +273,18 @@ mod release_tests {
         assert!(!Release::parse("0.19.1").unwrap().at_least(since));
         assert!(Release::parse("0.20").unwrap().at_least(since));
         assert!(Release::Latest.at_least(since));
+    }
+
+    #[test]
+    fn llama_builds_read_with_or_without_their_b() {
+        use super::LlamaBuild;
+        assert_eq!(LlamaBuild::parse("b6500"), Ok(LlamaBuild::Number(6500)));
+        assert_eq!(LlamaBuild::parse(" 6500 "), Ok(LlamaBuild::Number(6500)));
+        assert_eq!(LlamaBuild::parse("Latest"), Ok(LlamaBuild::Latest));
+        assert!(LlamaBuild::parse("b65x").is_err());
+        assert!(LlamaBuild::parse("").is_err());
+        assert_eq!(LlamaBuild::Number(6500).to_string(), "b6500");
+        assert!(LlamaBuild::Number(6500).at_least(6500));
+        assert!(!LlamaBuild::Number(6499).at_least(6500));
     }
 }

@@ -55,6 +55,41 @@ fn older_builds_offload_blocks_before_the_output_layer() {
 }
 
 #[test]
+fn unset_defaults_follow_the_build_and_say_which_applied() {
+    let base = "mode=inference&runtime=llama.cpp&model=mistral-7b&quant=Q4_K_M&ctx-size=768\
+                &ubatch-size=256&parallel=4&n-gpu-layers=20";
+    let at = |build: &str| run(&format!("{base}&llama-cpp-build={build}"));
+    let same = |a: &Estimate, b: &Estimate| assert_eq!(a.total_bytes, b.total_bytes);
+    // b7445: output layer last, a row of logits per ubatch token, --fit off.
+    same(
+        &at("b7445"),
+        &run(&format!(
+            "{base}&offload-output=last&logit-rows=ubatch&fit=false"
+        )),
+    );
+    // b9460 and later: the output layer first, a row per slot.
+    same(
+        &at("9460"),
+        &run(&format!("{base}&offload-output=first&logit-rows=slots")),
+    );
+    same(&at("latest"), &at("b9460"));
+    let settings = at("b7000").serving.unwrap().settings;
+    let from = |key: &str| {
+        let s = settings.iter().find(|s| s.key == key).unwrap();
+        (s.value.clone(), s.default_from.clone().unwrap_or_default())
+    };
+    assert_eq!(from("offload-output").0, "last");
+    assert!(from("offload-output").1.contains("#18148"));
+    assert_eq!(from("logit-rows").0, "ubatch");
+    assert!(from("logit-rows").1.contains("#23861"));
+    assert_eq!(from("fit").0, "off");
+    assert!(from("fit").1.contains("#16653"));
+    assert_eq!(from("llama-cpp-build").0, "b7000");
+    // A build inside the window where PR #18148's first build is unpinned says so.
+    assert!(at("b8000").notes.iter().any(|n| n.contains("not pinned")));
+}
+
+#[test]
 fn an_output_layer_left_on_the_cpu_is_copied_to_the_gpu_for_its_matmul() {
     // llama-032 (llama-cpp-python, mid-2025): 137.79 MiB = the q6_K output weight (102.54 MiB)
     // and the logits of 256 rows, both in the GPU's compute buffer.

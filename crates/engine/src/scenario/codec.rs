@@ -226,6 +226,25 @@ impl Codec for ReleaseCodec {
     }
 }
 
+/// A llama.cpp build: `latest` or its number.
+pub struct LlamaBuildCodec;
+
+impl Codec for LlamaBuildCodec {
+    type Value = crate::runtime::LlamaBuild;
+
+    fn parse(&self, text: &str) -> Result<Self::Value, String> {
+        crate::runtime::LlamaBuild::parse(text)
+    }
+
+    fn format(&self, value: &Self::Value) -> String {
+        value.to_string()
+    }
+
+    fn syntax(&self) -> Option<&'static str> {
+        Some("latest, b6500")
+    }
+}
+
 /// An enumerated setting, by its wire names.
 pub struct Pick<E>(PhantomData<E>);
 

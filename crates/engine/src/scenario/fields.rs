@@ -9,8 +9,8 @@ use crate::lora::LoraTargets;
 use crate::model::{CheckpointWeights, FileWeights};
 use crate::optimizer::{Optimizer, OptimizerStep};
 use crate::runtime::{
-    AttentionBackend, CacheType, CudagraphMode, GpuBackend, KqMask, LogitRows, OffloadOutput,
-    Release, Runtime,
+    AttentionBackend, CacheType, CudagraphMode, GpuBackend, KqMask, LlamaBuild, LogitRows,
+    OffloadOutput, Release, Runtime,
 };
 use crate::sharding::{Offload, Sharding};
 use crate::units::{Bytes, Units, MIB};
@@ -595,6 +595,11 @@ scenario_fields! {
     max_total_tokens: Option<u32> = None,
         "max-total-tokens", Optional { inner: Count, none: "what the fraction leaves" }, Sglang,
         "Max total tokens", "the most tokens SGLang's KV pool holds, below what mem-fraction-static leaves (--max-total-tokens)";
+    /// The llama.cpp build whose defaults apply (`estimate/serving/llamacpp_rules.rs` lists each
+    /// change with the first build that has it).
+    llama_cpp_build: LlamaBuild = LlamaBuild::Latest,
+        "llama-cpp-build", LlamaBuildCodec, LlamaCpp,
+        "llama.cpp build", "the llama.cpp build (version: N, release bN) whose defaults apply: --fit, the output layer's place in -ngl, the logit rows (latest: the newest checked)";
     /// The GGUF file type llama.cpp loads; its per-tensor mix is llama-quantize's.
     quant: FileType = FileType::Q4_K_M,
         "quant", GgufFileType, LlamaCpp,
@@ -608,9 +613,10 @@ scenario_fields! {
     n_gpu_layers: Option<u32> = None,
         "n-gpu-layers", Optional { inner: Whole, none: "all" }, LlamaCpp,
         "GPU layers (-ngl)", "layers offloaded to the GPU, the output layer counted first (-ngl)";
-    offload_output: OffloadOutput = OffloadOutput::First,
-        "offload-output", pick::<OffloadOutput>(), LlamaCpp,
-        "Output layer offloaded", "whether -ngl offloads the output layer first (builds since December 2025) or last (older builds)";
+    /// Unset: the build's (first since PR #18148).
+    offload_output: Option<OffloadOutput> = None,
+        "offload-output", Optional { inner: pick::<OffloadOutput>(), none: "the build's default (first since PR #18148)" }, LlamaCpp,
+        "Output layer offloaded", "whether -ngl offloads the output layer first (builds since PR #18148, December 2025) or last (older builds); unset: the build's";
     /// `-c`: the cache's cells over every slot.
     ctx_size: Option<u32> = None,
         "ctx-size", Optional { inner: Count, none: "seq" }, LlamaCpp,
@@ -636,9 +642,10 @@ scenario_fields! {
         "ubatch-size", Count, LlamaCpp,
         "Micro-batch (-ub)", "tokens one compute step processes (-ub), which sizes the compute buffer";
     /// The logits the compute buffer reserves, by the program that loads the model.
-    logit_rows: LogitRows = LogitRows::Slots,
-        "logit-rows", pick::<LogitRows>(), LlamaCpp,
-        "Logit rows", "logits the compute buffer reserves: per slot (llama-server since 2026) or per ubatch token (library, llama-cli, ollama)";
+    /// Unset: llama-server's at the build (per slot since PR #23861).
+    logit_rows: Option<LogitRows> = None,
+        "logit-rows", Optional { inner: pick::<LogitRows>(), none: "llama-server's at the build (slots since PR #23861)" }, LlamaCpp,
+        "Logit rows", "logits the compute buffer reserves: per slot (llama-server since PR #23861, 2026) or per ubatch token (library, llama-cli, ollama, older servers); unset: llama-server's at the build";
     /// The attention mask's type under flash attention, by the build (`KqMask`).
     kq_mask: KqMask = KqMask::F16,
         "kq-mask", pick::<KqMask>(), LlamaCpp,
@@ -656,10 +663,10 @@ scenario_fields! {
         "n-cpu-moe", Whole, LlamaCpp,
         "Experts on CPU (layers)", "layers whose routed experts stay in system RAM (--n-cpu-moe)";
     /// `--fit`: llama.cpp lowers what the user left unset (`-ngl`, the experts' placement) until
-    /// its buffers leave a margin free on the GPU. Unset: on, llama.cpp's default since PR #16653.
+    /// its buffers leave a margin free on the GPU. Unset: the build's, on since PR #16653.
     fit: Option<bool> = None,
-        "fit", Optional { inner: Flag, none: "on (llama.cpp's default since December 2025)" }, LlamaCpp,
-        "Fit to free memory (-fit)", "true when llama.cpp moves layers or experts to system RAM until 1 GiB stays free, when -ngl and --n-cpu-moe are left unset (--fit; unset: on, the default of builds since December 2025)";
+        "fit", Optional { inner: Flag, none: "the build's default (on since PR #16653)" }, LlamaCpp,
+        "Fit to free memory (-fit)", "true when llama.cpp moves layers or experts to system RAM until 1 GiB stays free, when -ngl and --n-cpu-moe are left unset (--fit; unset: the build's, on since PR #16653, December 2025)";
     /// What the speed model reads offloaded layers at; unset, a desktop's dual-channel DDR5.
     host_bandwidth: Option<f64> = None,
         "host-bandwidth", Optional { inner: BANDWIDTH_GB_S, none: "89.6 GB/s (dual-channel DDR5-5600)" }, Budget in Inference,

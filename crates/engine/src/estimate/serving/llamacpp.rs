@@ -19,7 +19,7 @@
 //!   `u = min(n_ctx, n_ubatch)` tokens attending over every cell of a stream (`sched_reserve`),
 //!   the largest of
 //!   - the output device's logits beside the final norm, `4·rows·(V + E)` (`rows` = `u`, or
-//!     the slots for llama-server since 2026: `logit-rows`): ggml-alloc.c's
+//!     the slots for llama-server since b9460: `logit-rows`): ggml-alloc.c's
 //!     `ggml_gallocr_allocate_node` (ggml@8a7be58d, 2024, and ggml@d99724f2, 2026) runs
 //!     `rms_norm` and `mul` in place (`ggml_op_can_inplace`), so the output norm takes over the
 //!     last layer's output, whose `l_out` add already took over `ffn_down`'s block; only
@@ -68,6 +68,7 @@
 //! - Output buffer (`output_reserve`): `n_vocab × slots × 4` bytes in pinned host memory.
 
 use super::llamacpp_fit;
+use super::llamacpp_rules::{self, Rules};
 use super::{
     Build, Deployment, Flag, Launch, LoggedFigure, PoolWords, Reads, RuntimeRules, Serving,
     Setting, Settings, When, Write,
@@ -230,8 +231,11 @@ impl RuntimeRules for LlamaCpp {
         if b.r.arch.recurrent.layers > 0 && b.s.ssm_dtype.is_some_and(|t| t != Dtype::Fp32) {
             b.notes.push("llama.cpp keeps the recurrent state (its R and S buffers) in f32 whatever ssm-dtype says, so it is counted in f32.".to_string());
         }
+        if let Some(note) = Rules::new(b.s.llama_cpp_build).note(b.s, b.r.arch.layers) {
+            b.notes.push(note);
+        }
         // What the detailed method pushed, kept so that --fit can try other placements on it.
-        let before = b.s.fit.unwrap_or(true).then(|| b.stack.trial());
+        let before = llamacpp_rules::fit(b.s).then(|| b.stack.trial());
         let mut serving = push(b.s, b.r, &b.d, b.stack);
         let Some(before) = before else {
             return Some(serving);
@@ -860,7 +864,7 @@ struct Layers {
 impl Layers {
     fn new(s: &Scenario, r: &Resolved, n: u32) -> Layers {
         let ngl = s.n_gpu_layers.unwrap_or(n + 1).min(n + 1);
-        let (gpu_blocks, output_on_gpu) = match s.offload_output {
+        let (gpu_blocks, output_on_gpu) = match llamacpp_rules::offload_output(s) {
             OffloadOutput::First => (ngl.saturating_sub(1), ngl >= 1),
             OffloadOutput::Last => (ngl.min(n), ngl > n),
         };
@@ -1144,7 +1148,7 @@ impl ComputeBuffers {
             f64::from(a.ffn.max(a.moe.expert_ffn * a.moe.per_token)),
             f64::from(a.vocab),
         );
-        let logit_rows = match s.logit_rows {
+        let logit_rows = match llamacpp_rules::logit_rows(s) {
             LogitRows::Slots => u.min(f64::from(cells.slots).min(f64::from(LLAMA_SERVER_BATCH))),
             LogitRows::Ubatch => u,
         };
@@ -1424,18 +1428,20 @@ fn settings(s: &Scenario, layers: &Layers, cells: &Cells, explain: bool) -> Vec<
     settings.given("cache-type-v", s.cache_type_v);
     settings.given("flash-attn", s.flash_attn);
     settings.given("ubatch-size", s.ubatch_size);
-    settings.given("logit-rows", s.logit_rows);
+    let build = Rules::new(s.llama_cpp_build);
+    settings.given("llama-cpp-build", s.llama_cpp_build);
+    settings.given_or("logit-rows", s.logit_rows, build.default_logit_rows());
     settings.given("kv-unified", s.kv_unified);
-    settings.given("offload-output", s.offload_output);
+    settings.given_or(
+        "offload-output",
+        s.offload_output,
+        build.default_offload_output(),
+    );
     settings.given("kq-mask", s.kq_mask);
     settings.given("gpu-backend", s.gpu_backend);
     settings.given("n-cpu-moe", s.n_cpu_moe);
-    settings.push(
-        "fit",
-        if s.fit.unwrap_or(true) { "on" } else { "off" },
-        s.fit.is_some(),
-        "llama.cpp's default since PR #16653, December 2025",
-    );
+    let on = if llamacpp_rules::fit(s) { "on" } else { "off" };
+    settings.push("fit", on, s.fit.is_some(), build.default_fit().1);
     match &s.tensor_split {
         Some(split) => settings.given("tensor-split", Proportions.format(split)),
         None => settings.push("tensor-split", "auto", false, "by each GPU's free memory"),

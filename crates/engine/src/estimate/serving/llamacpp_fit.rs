@@ -1,6 +1,7 @@
 //! llama.cpp's `--fit` (`common_params_fit_impl`, common/fit.cpp, read at llama.cpp@0c1e57098,
 //! the commit llama-cpp-python 0.3.36 vendors; added by PR #16653, December 2025, and on by
-//! default since: `common_params::fit_params = true`, common/common.h). At start llama.cpp
+//! default since (`common_params::fit_params = true`, common/common.h): from build 7437, as
+//! `llamacpp_rules.rs` cites). At start llama.cpp
 //! measures its buffers with the user's settings and changes only what the user left unset:
 //!
 //! 1. If the GPU keeps `--fit-target` (1024 MiB, `fit_params_target`) free, nothing changes.
@@ -24,7 +25,7 @@
 use super::llamacpp;
 use super::Deployment;
 use crate::estimate::stack::Stack;
-use crate::runtime::OffloadOutput;
+use crate::runtime::{LlamaBuild, OffloadOutput};
 use crate::scenario::{Resolved, Scenario};
 use crate::units::{Bytes, MIB};
 
@@ -64,8 +65,11 @@ pub(super) fn choose(
     if pushed.saturating_sub(s.context).as_f64() <= target {
         return None;
     }
-    if s.fit.is_none() && s.offload_output == OffloadOutput::Last {
-        notes.push("offload-output=last describes builds before PR #18148 (December 2025), and --fit came with PR #16653 the same month: for a build without it, set fit=false.".to_string());
+    if s.fit.is_none()
+        && s.offload_output == Some(OffloadOutput::Last)
+        && s.llama_cpp_build == LlamaBuild::Latest
+    {
+        notes.push("offload-output=last describes builds before PR #18148 (after b7445), and --fit is on from b7437 (PR #16653): for an older build, set llama-cpp-build, which then leaves --fit off, or fit=false.".to_string());
     }
     if s.ctx_size.is_none() {
         notes.push(format!(

@@ -6,6 +6,7 @@ mod launch;
 mod layout;
 mod llamacpp;
 mod llamacpp_fit;
+mod llamacpp_rules;
 mod rules;
 mod sglang;
 mod transformers;

@@ -1,0 +1,158 @@
+//! What changed in llama.cpp's memory defaults between builds: each change with its PR and the
+//! first build that has it. A build is master's commit count (`version: N (hash)`, release tag
+//! `bN`), so build N has every change merged before it. Where no release or log pins the first
+//! build, the rule says between which cited builds it lies, and a build in that window gets a note.
+//! `latest` has every change.
+
+use crate::runtime::{LlamaBuild, LogitRows, OffloadOutput};
+use crate::scenario::Scenario;
+
+/// A default that changed between builds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Rule {
+    /// `--fit` on by default (PR #16653, merged 2025-12-15 as b1f3a6e5d, the "first bad commit"
+    /// issues #18097 and #18181 name). Build 7437 (ec98e2002) runs it: issue #18111 starts
+    /// llama-server with no fit flag and "the new fit algorithm fills up my vram", and #18097 runs
+    /// `llama-fit-params` on it; b7445's llama-server log (calibration row llama-029) prints
+    /// "fitting params to device memory" unasked. No earlier build was found logged without it,
+    /// so the first build is at most 7437 and is taken as 7437.
+    FitByDefault,
+    /// `-ngl k` offloads the output layer first (PR #18148, merged 2025-12-18 as 57c1e0564).
+    /// Not pinned: b7445's log (row llama-029) still prints "offloading 26 repeating layers"
+    /// before "offloading output layer", and b8586's (row llama-040) prints the output layer
+    /// first. Build 7437 was in use on 2025-12-16, two days before the merge, so the first build
+    /// is likely soon after b7445: 7446 is taken, and builds up to 8585 get a note.
+    OutputFirst,
+    /// llama-server reserves logits for `min(n_batch, n_parallel)` rows rather than the ubatch
+    /// (PR #23861, "llama: limit max outputs of `llama_context`", de6f727aa, 2026-06-01): release
+    /// b9460 (its notes name the PR); b9442 was the newest build on 2026-05-31, before the merge.
+    SlotLogitRows,
+}
+
+/// The last build cited without [`Rule::OutputFirst`] and the first cited with it.
+const OUTPUT_FIRST_BOUNDS: (u32, u32) = (7445, 8586);
+
+impl Rule {
+    /// The first build taken to have it.
+    const fn since(self) -> u32 {
+        match self {
+            Rule::FitByDefault => 7437,
+            Rule::OutputFirst => OUTPUT_FIRST_BOUNDS.0 + 1,
+            Rule::SlotLogitRows => 9460,
+        }
+    }
+}
+
+/// The defaults of one build.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Rules {
+    pub build: LlamaBuild,
+}
+
+impl Rules {
+    pub fn new(build: LlamaBuild) -> Rules {
+        Rules { build }
+    }
+
+    pub fn applies(self, rule: Rule) -> bool {
+        self.build.at_least(rule.since())
+    }
+
+    /// `--fit` when unset, and why.
+    pub fn default_fit(self) -> (bool, &'static str) {
+        if self.applies(Rule::FitByDefault) {
+            (true, "llama.cpp's default since PR #16653, build 7437")
+        } else {
+            (
+                false,
+                "off before build 7437, the first cited with PR #16653",
+            )
+        }
+    }
+
+    /// Which part `-ngl` offloads first when unset, and why.
+    pub fn default_offload_output(self) -> (OffloadOutput, &'static str) {
+        if self.applies(Rule::OutputFirst) {
+            (
+                OffloadOutput::First,
+                "llama.cpp's since PR #18148, after b7445",
+            )
+        } else {
+            (
+                OffloadOutput::Last,
+                "llama.cpp's before PR #18148, b7445 and older",
+            )
+        }
+    }
+
+    /// The logit rows llama-server reserves when unset, and why.
+    pub fn default_logit_rows(self) -> (LogitRows, &'static str) {
+        if self.applies(Rule::SlotLogitRows) {
+            (LogitRows::Slots, "llama-server's since PR #23861, b9460")
+        } else {
+            (LogitRows::Ubatch, "llama-server's before PR #23861, b9460")
+        }
+    }
+
+    /// What the estimate says of the build it was asked for, when a default it relies on is
+    /// unpinned there: `-ngl`'s order matters unless every layer is on the GPU.
+    pub fn note(self, s: &Scenario, blocks: u32) -> Option<String> {
+        let LlamaBuild::Number(n) = self.build else {
+            return None;
+        };
+        let (last_without, first_with) = OUTPUT_FIRST_BOUNDS;
+        let every_layer = s.n_gpu_layers.is_some_and(|ngl| ngl > blocks);
+        let unpinned = n > last_without && n < first_with;
+        (s.offload_output.is_none() && !every_layer && unpinned).then(|| {
+            format!(
+                "-ngl's order at {}: PR #18148 (the output layer first) lies between b{last_without} (without it) and b{first_with} (with it), and its first build is not pinned; it is taken as present from b{}. Set offload-output if the log says \"offloading output layer to GPU\" after the repeating layers.",
+                self.build,
+                last_without + 1
+            )
+        })
+    }
+}
+
+/// Whether `--fit` runs: as given, or the build's default.
+pub(super) fn fit(s: &Scenario) -> bool {
+    s.fit
+        .unwrap_or_else(|| Rules::new(s.llama_cpp_build).default_fit().0)
+}
+
+/// Which part `-ngl` offloads first: as given, or the build's default.
+pub(super) fn offload_output(s: &Scenario) -> OffloadOutput {
+    s.offload_output
+        .unwrap_or_else(|| Rules::new(s.llama_cpp_build).default_offload_output().0)
+}
+
+/// The logit rows the compute buffer reserves: as given, or llama-server's at the build.
+pub(super) fn logit_rows(s: &Scenario) -> LogitRows {
+    s.logit_rows
+        .unwrap_or_else(|| Rules::new(s.llama_cpp_build).default_logit_rows().0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_default_follows_its_build() {
+        let at = |b: &str| Rules::new(LlamaBuild::parse(b).unwrap());
+        assert!(!at("b7436").default_fit().0);
+        assert!(at("b7437").default_fit().0);
+        assert_eq!(at("b7445").default_offload_output().0, OffloadOutput::Last);
+        assert_eq!(at("b7446").default_offload_output().0, OffloadOutput::First);
+        assert_eq!(at("b9459").default_logit_rows().0, LogitRows::Ubatch);
+        assert_eq!(at("b9460").default_logit_rows().0, LogitRows::Slots);
+        assert_eq!(at("latest").default_logit_rows().0, LogitRows::Slots);
+        let mut s = Scenario::default();
+        assert!(at("b8000").note(&s, 32).unwrap().contains("not pinned"));
+        assert!(at("b8586").note(&s, 32).is_none());
+        assert!(at("latest").note(&s, 32).is_none());
+        s.n_gpu_layers = Some(33);
+        assert!(at("b8000").note(&s, 32).is_none(), "every layer on the GPU");
+        s.n_gpu_layers = Some(20);
+        s.offload_output = Some(OffloadOutput::Last);
+        assert!(at("b8000").note(&s, 32).is_none(), "the order given");
+    }
+}
