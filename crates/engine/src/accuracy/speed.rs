@@ -21,6 +21,9 @@ pub const FIT_CONSTANTS: &[&str] = &[
     "LLAMA_CPP_MMQ",
     "LLAMA_CPP_METAL.bandwidth",
     "LLAMA_CPP_METAL.compute",
+    "LLAMA_CPP_ROCM.bandwidth",
+    "LLAMA_CPP_ROCM_WAVE64.bandwidth",
+    "LLAMA_CPP_VULKAN.bandwidth",
 ];
 
 /// One published speed against the estimate's.
@@ -82,9 +85,7 @@ fn backend(s: &Scenario) -> &'static str {
     match s.runtime {
         Runtime::LlamaCpp if gpu.is_mac() => " Metal",
         Runtime::LlamaCpp if s.gpu_backend == GpuBackend::Vulkan => " Vulkan",
-        Runtime::LlamaCpp if gpu.name.contains("Radeon") || gpu.name.contains("Instinct") => {
-            " ROCm"
-        }
+        Runtime::LlamaCpp if gpu.is_amd() => " ROCm",
         Runtime::LlamaCpp => " CUDA",
         _ => "",
     }

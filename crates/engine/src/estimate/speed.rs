@@ -259,7 +259,7 @@ pub(super) fn speed(
             gpu.name
         ))
     })?;
-    let eff = s.runtime.rules().efficiency(r);
+    let eff = s.runtime.rules().efficiency(s, r);
     let d = Deployment::new(s, r);
     let layout = KvLayout::new(r, &d);
     let w = Weights::new(r, components, serving);
