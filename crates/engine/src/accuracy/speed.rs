@@ -106,12 +106,14 @@ fn estimate_row(query: &str, tokens: Option<f64>) -> Result<(Scenario, Estimate,
     let measured = tokens.ok_or("no tokens/s in the row")?;
     let e = estimate(&scenario).map_err(|e| format!("scenario is invalid: {}", e[0]))?;
     // A discrete card cannot hold more than its memory (llama.cpp fails to allocate), so a run
-    // that does not fit as written ran something the row does not state (layers kept off the
-    // card); a unified device can exceed its working set, and did.
+    // that does not fit as written either ran something the row does not state (layers kept
+    // off the card) or used less than the memory estimate; a unified device can exceed its
+    // working set, and did.
     if !e.verdict.fits() && !can_run_past_its_memory(&scenario) {
         return Err(
             "the scenario does not fit the card (the estimate is out of memory): the run \
-                    kept layers off the GPU, which the row does not state"
+                    kept layers off the GPU, which the row does not state, or used less memory \
+                    than the estimate"
                 .into(),
         );
     }
