@@ -126,6 +126,18 @@ impl Gpu {
         self.unified == Some(Unified::AppleWorkingSet)
     }
 
+    /// An AMD GPU (Radeon, Instinct, a Ryzen AI's Radeon), for which llama.cpp's CUDA backend is
+    /// built through HIP (ROCm).
+    pub fn is_amd(&self) -> bool {
+        self.name.contains("Radeon") || self.name.starts_with("Instinct")
+    }
+
+    /// An AMD Instinct card: GCN (MI50, MI60) or CDNA (MI100 on), whose wavefront is 64 lanes,
+    /// where a Radeon's RDNA runs 32.
+    pub fn is_instinct(&self) -> bool {
+        self.name.starts_with("Instinct")
+    }
+
     /// What CUDA reports as the total, and whether it was measured on this card (else
     /// [`DRIVER_RESERVE_FALLBACK`] below the capacity).
     pub fn cuda_total(&self) -> (Bytes, bool) {

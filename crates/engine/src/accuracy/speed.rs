@@ -21,6 +21,9 @@ pub const FIT_CONSTANTS: &[&str] = &[
     "LLAMA_CPP_MMQ",
     "LLAMA_CPP_METAL.bandwidth",
     "LLAMA_CPP_METAL.compute",
+    "LLAMA_CPP_ROCM.bandwidth",
+    "LLAMA_CPP_ROCM_WAVE64.bandwidth",
+    "LLAMA_CPP_VULKAN.bandwidth",
 ];
 
 /// One published speed against the estimate's.
@@ -82,9 +85,7 @@ fn backend(s: &Scenario) -> &'static str {
     match s.runtime {
         Runtime::LlamaCpp if gpu.is_mac() => " Metal",
         Runtime::LlamaCpp if s.gpu_backend == GpuBackend::Vulkan => " Vulkan",
-        Runtime::LlamaCpp if gpu.name.contains("Radeon") || gpu.name.contains("Instinct") => {
-            " ROCm"
-        }
+        Runtime::LlamaCpp if gpu.is_amd() => " ROCm",
         Runtime::LlamaCpp => " CUDA",
         _ => "",
     }
@@ -105,12 +106,14 @@ fn estimate_row(query: &str, tokens: Option<f64>) -> Result<(Scenario, Estimate,
     let measured = tokens.ok_or("no tokens/s in the row")?;
     let e = estimate(&scenario).map_err(|e| format!("scenario is invalid: {}", e[0]))?;
     // A discrete card cannot hold more than its memory (llama.cpp fails to allocate), so a run
-    // that does not fit as written ran something the row does not state (layers kept off the
-    // card); a unified device can exceed its working set, and did.
+    // that does not fit as written either ran something the row does not state (layers kept
+    // off the card) or used less than the memory estimate; a unified device can exceed its
+    // working set, and did.
     if !e.verdict.fits() && !can_run_past_its_memory(&scenario) {
         return Err(
             "the scenario does not fit the card (the estimate is out of memory): the run \
-                    kept layers off the GPU, which the row does not state"
+                    kept layers off the GPU, which the row does not state, or used less memory \
+                    than the estimate"
                 .into(),
         );
     }

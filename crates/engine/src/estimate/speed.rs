@@ -259,7 +259,7 @@ pub(super) fn speed(
             gpu.name
         ))
     })?;
-    let eff = s.runtime.rules().efficiency(r);
+    let eff = s.runtime.rules().efficiency(s, r);
     let d = Deployment::new(s, r);
     let layout = KvLayout::new(r, &d);
     let w = Weights::new(r, components, serving);
@@ -329,6 +329,12 @@ fn basis(
 ) -> String {
     let (sheet, peak, host) = peaks;
     let gb = |bytes: f64| format!("{:.2} GB", bytes / 1e9);
+    // A backend fitted with no fixed time (ROCm on a Radeon) names none.
+    let launches = if step_s > 0.0 {
+        format!(", plus {:.1} ms of kernel launches", step_s * 1e3)
+    } else {
+        String::new()
+    };
     match bound {
         Bound::Memory => {
             let host_part = if step.host_bytes > 0.0 {
@@ -341,23 +347,21 @@ fn basis(
                 String::new()
             };
             format!(
-                "memory-bound: a step of {} token{} reads {} at {} GB/s × {:.0}%{host_part}, \
-                 plus {:.1} ms of kernel launches",
+                "memory-bound: a step of {} token{} reads {} at {} GB/s × {:.0}%{host_part}\
+                 {launches}",
                 b,
                 if b == 1.0 { "" } else { "s" },
                 gb(step.gpu_bytes),
                 group_thousands((sheet.memory_bytes_per_s / 1e9).round() as u64),
                 shares.0.typical * 100.0,
-                step_s * 1e3
             )
         }
         Bound::Compute => format!(
-            "compute-bound: a step of {b} tokens does {:.1} TFLOP at {:.0} TFLOPS × {:.0}%, plus \
-             {:.1} ms of kernel launches",
+            "compute-bound: a step of {b} tokens does {:.1} TFLOP at {:.0} TFLOPS × {:.0}%\
+             {launches}",
             step.flops / 1e12,
             peak / 1e12,
             shares.1.typical * 100.0,
-            step_s * 1e3
         ),
     }
 }

@@ -80,7 +80,7 @@ use crate::estimate::speed::{Band, Efficiency};
 use crate::estimate::stack::{Component, Stack};
 use crate::estimate::ComponentId;
 use crate::estimate::LogFigure;
-use crate::gpu_catalogue::{Datasheet, Unified};
+use crate::gpu_catalogue::Datasheet;
 use crate::model::{Architecture, Block, Projection};
 use crate::runtime::{GpuBackend, KqMask, LogitRows, OffloadOutput, Runtime};
 use crate::scenario::{Codec, FieldError, Group, Proportions};
@@ -104,8 +104,7 @@ pub(super) struct LlamaCpp;
 /// 5090's row (speed-160) leaves beside its reads at the peak. Prefill through cuBLAS in fp16: 90% of the RTX 4090's fp16 peak for an F16 file
 /// (PR #4766, `pp 512` 11,048 t/s), 65% for quantized files when they were dequantized for
 /// cuBLAS (the same PR), 33% on a V100, whose quantized matmuls have no int8 tensor cores (the
-/// scoreboard). llama.cpp's ROCm and Vulkan backends and the other runtimes take these until
-/// calibration/ holds their own measurements; the held-out rows of speed-scenarios.csv check them.
+/// scoreboard). The other runtimes take these until calibration/ holds their own measurements.
 pub const LLAMA_CPP_CUDA: Efficiency = Efficiency {
     bandwidth: Band::new(0.60, 0.97, 1.0),
     compute: Band::new(0.33, 0.65, 0.90),
@@ -127,6 +126,50 @@ pub const LLAMA_CPP_METAL: Efficiency = Efficiency {
     bandwidth: Band::new(0.65, 0.93, 1.0),
     compute: LLAMA_CPP_CUDA.compute,
     step_s: Band::new(6.0e-3, 6.0e-3, 5.0e-3),
+};
+
+/// llama.cpp's CUDA backend built through HIP (ROCm) on a Radeon (RDNA, 32-lane wavefronts).
+/// Its decode kernels are CUDA's compiled by hipcc with their own launch geometry:
+/// `mul_mat_vec_q` takes its warps and rows per block from the RDNA table of
+/// ggml/src/ggml-cuda/mmvq.cu (`get_device_table_id`, ggml-org/llama.cpp@000f4625: one 32-lane
+/// warp a block at batch 1, where NVIDIA's generic table runs four), so its share is its own.
+/// Fitted as CUDA's, by least squares of the relative error, on the ROCm scoreboard's `tg128`
+/// rows for Llama 2 7B Q4_0 (discussion #15021) on every other Radeon in speed-measured.csv's
+/// order (RX 7900 XTX, RX 9070, Radeon AI PRO R9700; the `fit` rows of speed-scenarios.csv):
+/// 62% of the bandwidth and no fixed time, as two of the three read at one bandwidth (640 GB/s)
+/// and cannot tell a fixed time from a lower share. The band spans the fit rows' shares,
+/// rounded outward: from 55% (the R9700) to the peak. Prefill keeps CUDA's shares; AMD states
+/// no dense matrix throughput for these cards, so none is predicted.
+pub const LLAMA_CPP_ROCM: Efficiency = Efficiency {
+    bandwidth: Band::new(0.55, 0.62, 1.0),
+    compute: LLAMA_CPP_CUDA.compute,
+    step_s: Band::new(0.0, 0.0, 0.0),
+};
+
+/// llama.cpp's HIP build on an Instinct card (GCN and CDNA, 64-lane wavefronts), where
+/// `mul_mat_vec_q` runs the GCN table of the same mmvq.cu (two 64-lane warps a block at batch
+/// 1). Fitted as [`LLAMA_CPP_ROCM`] on every other Instinct card of the ROCm scoreboard in
+/// speed-measured.csv's order (MI210, MI50): 67% of the bandwidth and 4.6 ms a step. Both rows
+/// reach 67% with that time taken out, so the band runs from the fit to the peak.
+pub const LLAMA_CPP_ROCM_WAVE64: Efficiency = Efficiency {
+    bandwidth: Band::new(0.67, 0.67, 1.0),
+    compute: LLAMA_CPP_CUDA.compute,
+    step_s: Band::new(4.6e-3, 4.6e-3, 4.6e-3),
+};
+
+/// llama.cpp's Vulkan backend (`gpu-backend=vulkan`), on any maker's card: its own shaders
+/// (ggml/src/ggml-vulkan's `mul_mat_vec` pipelines) and command-buffer submission in place of
+/// CUDA's kernels and launches. Fitted as CUDA's on the Vulkan scoreboard's `tg128` rows for
+/// Llama 2 7B Q4_0 (discussion #10879) on every other card in speed-measured.csv's order (RTX
+/// 4070 Ti, RTX 4070, RTX 5090, Radeon AI PRO R9700, RTX 3090, RX 9070): 91% of the bandwidth
+/// and 1.5 ms a step. The band spans the fit rows' shares with the fixed time taken out,
+/// rounded outward: from 80% (the RTX 4070) to the peak, and the fixed time from 1.5 ms down
+/// to the 0.93 ms the R9700's row leaves beside its reads at the peak. Prefill keeps CUDA's
+/// shares.
+pub const LLAMA_CPP_VULKAN: Efficiency = Efficiency {
+    bandwidth: Band::new(0.80, 0.91, 1.0),
+    compute: LLAMA_CPP_CUDA.compute,
+    step_s: Band::new(1.5e-3, 1.5e-3, 0.93e-3),
 };
 
 /// Quantized matmuls on int8 tensor cores (MMQ): the CUDA scoreboard's `pp512` rows for Llama 2
@@ -175,11 +218,15 @@ impl RuntimeRules for LlamaCpp {
         "llama.cpp"
     }
 
-    /// An Apple GPU runs llama.cpp's Metal backend, whatever `gpu-backend` says (it names the
-    /// backends of discrete cards), and Metal's kernels reach their own share of the bandwidth.
-    fn efficiency(&self, r: &Resolved) -> Efficiency {
-        match r.gpu.and_then(|g| g.unified) {
-            Some(Unified::AppleWorkingSet) => LLAMA_CPP_METAL,
+    /// The backend's own share: an Apple GPU runs Metal whatever `gpu-backend` says (it names
+    /// the backends of discrete cards); otherwise Vulkan where it is named, and the CUDA
+    /// backend, built through HIP on an AMD card, with its kernels' wavefront.
+    fn efficiency(&self, s: &Scenario, r: &Resolved) -> Efficiency {
+        match r.gpu {
+            Some(g) if g.is_mac() => LLAMA_CPP_METAL,
+            _ if s.gpu_backend == GpuBackend::Vulkan => LLAMA_CPP_VULKAN,
+            Some(g) if g.is_instinct() => LLAMA_CPP_ROCM_WAVE64,
+            Some(g) if g.is_amd() => LLAMA_CPP_ROCM,
             _ => LLAMA_CPP_CUDA,
         }
     }
@@ -191,7 +238,7 @@ impl RuntimeRules for LlamaCpp {
         if s.quant.default_type().is_quantized() && sheet.int8_ops_per_s > 0.0 {
             (sheet.int8_ops_per_s, LLAMA_CPP_MMQ)
         } else {
-            (sheet.half_flops_per_s, self.efficiency(r).compute)
+            (sheet.half_flops_per_s, self.efficiency(s, r).compute)
         }
     }
 

@@ -84,20 +84,20 @@ pub trait RuntimeRules: Sync {
 
     /// What it reaches of the card's peak bandwidth in decode and peak tensor throughput in
     /// prefill (the speed model's only tuned constants), on the scenario's GPU.
-    fn efficiency(&self, _r: &Resolved) -> Efficiency {
+    fn efficiency(&self, _s: &Scenario, _r: &Resolved) -> Efficiency {
         llamacpp::LLAMA_CPP_CUDA
     }
 
     /// The tensor throughput its matmuls run at on this card, and the share of it they reach:
     /// the weights' format's peak at [`RuntimeRules::efficiency`]'s compute share.
-    fn tensor_path(&self, _s: &Scenario, r: &Resolved, sheet: &Datasheet) -> (f64, Band) {
+    fn tensor_path(&self, s: &Scenario, r: &Resolved, sheet: &Datasheet) -> (f64, Band) {
         let peak = match r.weights {
             Dtype::Fp8 if sheet.fp8_flops_per_s > 0.0 => sheet.fp8_flops_per_s,
             Dtype::Mxfp4 if sheet.fp4_flops_per_s > 0.0 => sheet.fp4_flops_per_s,
             Dtype::Int8 if sheet.int8_ops_per_s > 0.0 => sheet.int8_ops_per_s,
             _ => sheet.half_flops_per_s,
         };
-        (peak, self.efficiency(r).compute)
+        (peak, self.efficiency(s, r).compute)
     }
 
     /// Its serving benchmark's command up to the workload's flags, for a server whose benchmark
