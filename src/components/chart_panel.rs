@@ -111,8 +111,8 @@ fn page_theme() -> Theme {
     }
 }
 
-/// The legend's capacity, usable and tight entries, each with its value: the stack and the
-/// what-if curves draw the same three lines. HTML, for the legends' `inner_html`.
+/// The legend's capacity, usable and tight entries, each with its value, as HTML for the stack's
+/// legend (the panels' curves have the same three in `legend::BudgetLegend`).
 pub fn budget_legend(values: [Bytes; 3], units: Units) -> String {
     let mut html = String::new();
     for (bytes, line) in values.into_iter().zip(BUDGET_LINES) {

@@ -12,6 +12,7 @@ pub mod gguf_drop;
 pub mod gpu_card;
 pub mod gpu_now;
 pub mod hub_read;
+pub mod legend;
 pub mod measured;
 pub mod model_picker;
 pub mod paste_area;
