@@ -4,6 +4,7 @@ pub mod accuracy;
 pub mod bench_paste;
 pub mod breakdown;
 pub mod chart_panel;
+pub mod command;
 pub mod config_paste;
 pub mod controls;
 pub mod curves_panel;
