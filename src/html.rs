@@ -1,7 +1,7 @@
-//! The shell writes its form's options, the model picker, the summary, the stack's legend and the
-//! URL's warnings as HTML text rather than as typed views: it is the first download, and a typed
-//! view costs it far more wasm (docs/performance.md). The panels module, loaded after the first
-//! paint, uses typed views. Here: how text goes into that HTML.
+//! The model picker is written as HTML text rather than as a typed view: it is in the shell, the
+//! first download, where a typed view with reactive attributes costs far more wasm
+//! (docs/performance.md). The rest of the page is typed views, but for the accuracy panel, whose
+//! HTML `build.rs` writes. Here: how text goes into the picker's HTML.
 
 /// `text` safe inside HTML text and double-quoted attributes.
 pub fn escape(text: &str) -> String {
