@@ -11,7 +11,6 @@ use crate::components::{
     start::StartHere,
     summary::Summary,
 };
-use crate::html::escape;
 use crate::layout::{Layout, Panel};
 use crate::slot::{self, Slot};
 use crate::state::{Module, PageState};
@@ -209,21 +208,21 @@ fn UrlWarnings(
     };
     view! {
         <div data-testid="url-warnings" class="url-warnings" role="status" class:hidden=none>
-            <ul inner_html=move || {
-                let panels = unknown_panels.as_deref().map(|message| {
-                    format!("<li data-param=\"show\">Ignored in <code>show</code>: {}</li>", escape(message))
-                });
-                warnings.with(|warnings| {
-                    panels.into_iter().chain(warnings.iter().map(|w| {
-                        let field = escape(&w.field);
-                        format!(
-                            "<li data-param=\"{field}\">Ignored URL parameter <code>{field}</code>: {} (default used)</li>",
-                            escape(&w.message)
-                        )
-                    }))
-                    .collect::<String>()
-                })
-            }></ul>
+            <ul>
+                {unknown_panels.map(|message| view! {
+                    <li data-param="show">"Ignored in "<code>"show"</code>": "{message}</li>
+                })}
+                {move || warnings.with(|warnings| {
+                    warnings
+                        .iter()
+                        .map(|w| view! {
+                            <li data-param=w.field.clone()>
+                                "Ignored URL parameter "<code>{w.field.clone()}</code>": "{w.message.clone()}" (default used)"
+                            </li>
+                        })
+                        .collect_view()
+                })}
+            </ul>
         </div>
     }
 }

@@ -5,86 +5,86 @@
 
 use crate::components::paste_area::PasteArea;
 use crate::components::speed_panel::rate;
-use crate::html::escape;
 use crate::state::PageState;
 use leptos::prelude::*;
 use vramfit_engine::bench::{parse, Bench};
-use vramfit_engine::bench_check::{check_bench, BenchReport};
+use vramfit_engine::bench_check::{check_bench, BenchCheck, BenchReport};
 
-/// Each test measured and predicted, the error, and why a test has no prediction. The exact
-/// figures are in data- attributes for the tests.
-fn checks(report: &BenchReport) -> String {
-    let mut rows = String::new();
-    for c in &report.checks {
-        let predicted = c.predicted_tokens_per_s;
-        let note = c.note.as_deref().map_or_else(String::new, |n| {
-            format!("<small class=\"bench-note\">{}</small>", escape(n))
-        });
-        rows += &format!(
-            "<tr data-test=\"{}\" data-measured=\"{}\" data-predicted=\"{}\"><td>{}{note}</td>\
-             <td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
-            escape(&c.test),
-            c.measured_tokens_per_s,
-            predicted.map_or_else(String::new, |p| p.to_string()),
-            escape(&c.test),
-            rate(c.measured_tokens_per_s),
-            predicted.map_or_else(|| "—".to_string(), rate),
-            c.error_pct
-                .map_or_else(|| "—".to_string(), |e| format!("{e:+.1}%"))
-        );
+/// One test measured and predicted, the error, and why it has no prediction. The exact figures
+/// are in data- attributes for the tests.
+fn check_row(c: BenchCheck) -> impl IntoView {
+    let predicted = c.predicted_tokens_per_s;
+    let test = c.test.clone();
+    view! {
+        <tr data-test=test data-measured=c.measured_tokens_per_s.to_string()
+            data-predicted=predicted.map_or_else(String::new, |p| p.to_string())>
+            <td>
+                {c.test}
+                {c.note.map(|n| view! { <small class="bench-note">{n}</small> })}
+            </td>
+            <td class="num">{rate(c.measured_tokens_per_s)}</td>
+            <td class="num">{predicted.map_or_else(|| "—".to_string(), rate)}</td>
+            <td class="num">{c.error_pct.map_or_else(|| "—".to_string(), |e| format!("{e:+.1}%"))}</td>
+        </tr>
     }
-    format!(
-        "<table data-testid=\"bench-check\"><thead><tr><th scope=\"col\">Test</th>\
-         <th scope=\"col\" class=\"num\">Measured t/s</th><th scope=\"col\" class=\"num\">Predicted t/s</th>\
-         <th scope=\"col\" class=\"num\">Error</th></tr></thead><tbody>{rows}</tbody></table>"
-    )
 }
 
 /// What llama-bench ran, the tests, the correction and the reader's warnings.
-fn result(bench: &Bench, report: &BenchReport) -> String {
+fn result(bench: Bench, report: BenchReport) -> impl IntoView {
     let mut models: Vec<&str> = bench.rows.iter().map(|r| r.model.as_str()).collect();
     models.dedup();
+    let ran = models.join(", ");
     let build = bench
         .build
-        .as_deref()
-        .map_or_else(String::new, |b| format!(", build {}", escape(b)));
-    let mut html = format!(
-        "<p class=\"note\">llama-bench ran {}{build}</p>{}",
-        escape(&models.join(", ")),
-        checks(report)
-    );
-    if let Some(factor) = report.correction {
-        html += &format!(
-            "<p data-testid=\"bench-correction\" data-value=\"{factor}\">Correction <strong>×{factor:.3}</strong>: \
-             this machine runs at {:.0}% of the estimate (the median of measured ÷ predicted over its tests)</p>",
-            factor * 100.0
-        );
-    }
-    if !bench.warnings.is_empty() {
-        html += "<ul class=\"smi-warnings\">";
-        for warning in &bench.warnings {
-            html += &format!("<li>{}</li>", escape(warning));
+        .map_or_else(String::new, |b| format!(", build {b}"));
+    let correction = report.correction.map(|factor| {
+        view! {
+            <p data-testid="bench-correction" data-value=factor.to_string()>
+                "Correction "<strong>{format!("×{factor:.3}")}</strong>
+                {format!(": this machine runs at {:.0}% of the estimate (the median of measured ÷ predicted over its tests)", factor * 100.0)}
+            </p>
         }
-        html += "</ul>";
+    });
+    let warnings = (!bench.warnings.is_empty()).then(|| {
+        view! {
+            <ul class="smi-warnings">
+                {bench.warnings.into_iter().map(|w| view! { <li>{w}</li> }).collect_view()}
+            </ul>
+        }
+    });
+    view! {
+        <p class="note">"llama-bench ran "{ran}{build}</p>
+        <table data-testid="bench-check">
+            <thead>
+                <tr>
+                    <th scope="col">"Test"</th>
+                    <th scope="col" class="num">"Measured t/s"</th>
+                    <th scope="col" class="num">"Predicted t/s"</th>
+                    <th scope="col" class="num">"Error"</th>
+                </tr>
+            </thead>
+            <tbody>{report.checks.into_iter().map(check_row).collect_view()}</tbody>
+        </table>
+        {correction}
+        {warnings}
     }
-    html
 }
 
 #[component]
 pub fn BenchPaste() -> impl IntoView {
     let state = expect_context::<PageState>();
     let text = RwSignal::new(String::new());
-    // Read again when the text or the scenario changes; no memo, whose new type would cost more
-    // wasm than reading a pasted benchmark again.
-    let html = move || {
-        text.with(|t| match (!t.trim().is_empty()).then(|| parse(t)) {
-            None => String::new(),
-            Some(Ok(bench)) => state
-                .scenario
-                .with(|s| result(&bench, &check_bench(s, &bench.rows))),
-            Some(Err(e)) => format!(
-                "<p class=\"field-error\" role=\"alert\" data-testid=\"bench-error\">{}</p>",
-                escape(&e.to_string())
+    let bench = Memo::new(move |_| text.with(|t| (!t.trim().is_empty()).then(|| parse(t))));
+    // Set beside the scenario again when either changes.
+    let shown = move || {
+        bench.with(|b| match b.as_ref()? {
+            Ok(bench) => {
+                let report = state.scenario.with(|s| check_bench(s, &bench.rows));
+                Some(result(bench.clone(), report).into_any())
+            }
+            Err(e) => Some(
+                view! { <p class="field-error" role="alert" data-testid="bench-error">{e.to_string()}</p> }
+                    .into_any(),
             ),
         })
     };
@@ -93,7 +93,7 @@ pub fn BenchPaste() -> impl IntoView {
             <summary>"Compare with your llama-bench run"</summary>
             <label for="bench-paste">"llama-bench's output as it prints it (its table, or -o csv, json or jsonl): each test is set beside this scenario at that test's lengths. llama-bench runs llama.cpp, so choose that runtime to compare like with like."</label>
             <PasteArea id="bench-paste" testid="bench-paste" rows=4 text=text/>
-            <div inner_html=html></div>
+            <div>{shown}</div>
         </details>
     }
 }

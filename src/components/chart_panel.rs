@@ -2,14 +2,14 @@
 //! three attempts in one click) and PNG export. Drawing itself lives in `crate::chart`.
 
 use crate::browser;
-use crate::html::escape;
-use crate::palette::{component_colour, Rgb, Theme, BUDGET_LINES};
+use crate::components::legend::BudgetLegend;
+use crate::palette::{component_colour, Rgb, Theme};
 use crate::stack_chart::{draw, Bar};
 use crate::state::PageState;
 use leptos::html::Canvas;
 use leptos::prelude::*;
 use vramfit_engine::examples::{lesson_example, LESSON_ATTEMPTS};
-use vramfit_engine::{estimate, Bytes, Estimate, Scenario, Units};
+use vramfit_engine::{estimate, Estimate, Scenario};
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::HtmlCanvasElement;
@@ -111,40 +111,40 @@ fn page_theme() -> Theme {
     }
 }
 
-/// The legend's capacity, usable and tight entries, each with its value: the stack and the
-/// what-if curves draw the same three lines. HTML, for the legends' `inner_html`.
-pub fn budget_legend(values: [Bytes; 3], units: Units) -> String {
-    let mut html = String::new();
-    for (bytes, line) in values.into_iter().zip(BUDGET_LINES) {
-        let colour = line
-            .colour
-            .map_or_else(|| "currentColor".to_string(), Rgb::css);
-        html += &format!(
-            "<li data-line=\"{name}\"><svg class=\"swatch\" width=\"16\" height=\"12\" aria-hidden=\"true\">\
-             <line x1=\"0\" y1=\"6\" x2=\"16\" y2=\"6\" stroke=\"{colour}\" stroke-width=\"2\"></line></svg>{name} {}</li>",
-            bytes.display(units),
-            name = line.name
-        );
-    }
-    html
-}
-
 /// The stack's legend: the budget lines, then a swatch per component.
-fn legend(e: &Estimate, units: Units) -> String {
-    let mut html = budget_legend(
-        [e.capacity_bytes, e.usable_bytes, e.tight_threshold_bytes],
-        units,
-    );
-    for c in &e.components {
-        // An SVG fill, not an inline style: the page's CSP forbids style attributes.
-        html += &format!(
-            "<li><svg class=\"swatch\" width=\"12\" height=\"12\" aria-hidden=\"true\">\
-             <rect width=\"12\" height=\"12\" rx=\"2\" fill=\"{}\"></rect></svg>{}</li>",
-            component_colour(&c.id).css(),
-            escape(&c.label)
-        );
+#[component]
+fn StackLegend() -> impl IntoView {
+    let state = expect_context::<PageState>();
+    let budget = Memo::new(move |_| {
+        state.estimate.with(|e| {
+            e.as_ref()
+                .map(|e| [e.capacity_bytes, e.usable_bytes, e.tight_threshold_bytes])
+        })
+    });
+    // An SVG fill, not an inline style: the page's CSP forbids style attributes.
+    let swatches = move || {
+        state.estimate.with(|e| {
+            e.iter()
+                .flat_map(|e| &e.components)
+                .map(|c| {
+                    view! {
+                        <li>
+                            <svg class="swatch" width="12" height="12" aria-hidden="true">
+                                <rect width="12" height="12" rx="2" fill=component_colour(&c.id).css()></rect>
+                            </svg>
+                            {c.label.clone()}
+                        </li>
+                    }
+                })
+                .collect_view()
+        })
+    };
+    view! {
+        <ul class="legend">
+            <BudgetLegend values=budget/>
+            {swatches}
+        </ul>
     }
-    html
 }
 
 /// Scenarios drawn beside this one, each with its bar's label.
@@ -250,10 +250,7 @@ pub fn ChartPanel() -> impl IntoView {
             <canvas id="memory-chart" node_ref=canvas_ref role="img"
                 aria-label="Stacked bar of the memory components against the GPU's capacity, usable and tight lines"></canvas>
             <p class="field-error">{move || draw_error.get()}</p>
-            <ul class="legend" inner_html=move || {
-                let units = state.units.get();
-                state.estimate.with(|e| e.as_ref().map(|e| legend(e, units))).unwrap_or_default()
-            }></ul>
+            <StackLegend/>
             <div class="buttons">
                 <button type="button" on:click=add_current>"Add to compare"</button>
                 <button type="button" on:click=lesson data-testid="lesson-attempts">"Chapter 62's three attempts"</button>

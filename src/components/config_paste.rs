@@ -1,42 +1,42 @@
 //! "Paste config.json": fills the architecture fields from a Hugging Face config, or names what
 //! the paste is missing. The count of parameters then follows from the shape.
 
-use crate::html::escape;
 use crate::state::PageState;
 use leptos::prelude::*;
 use vramfit_engine::model::{parse_hf_config, HfConfig};
 
 /// What the config was read as, with the defaults it needed and its warnings, or why it could not
 /// be read.
-fn read_out(read: &Result<HfConfig, String>) -> String {
-    let config = match read {
-        Ok(config) => config,
-        Err(text) => {
-            return format!(
-                "<p class=\"field-error\" role=\"alert\" data-testid=\"config-error\">{}</p>",
-                escape(text)
-            )
+fn read_out(read: &Result<HfConfig, String>) -> AnyView {
+    let config =
+        match read {
+            Ok(config) => config,
+            Err(text) => return view! {
+                <p class="field-error" role="alert" data-testid="config-error">{text.clone()}</p>
+            }
+            .into_any(),
+        };
+    let defaults = (!config.defaults_used.is_empty()).then(|| {
+        let family = config.model_type.clone().unwrap_or_else(|| "family".to_string());
+        view! {
+            <p class="note">
+                "Not in the file, taken from the "{family}" defaults: "{config.defaults_used.join(", ")}"."
+            </p>
         }
-    };
-    let mut html = format!(
-        "<div role=\"status\" data-testid=\"config-read\"><p class=\"note\">{}</p>",
-        escape(&config.summary())
-    );
-    if !config.defaults_used.is_empty() {
-        html += &format!(
-            "<p class=\"note\">Not in the file, taken from the {} defaults: {}.</p>",
-            escape(config.model_type.as_deref().unwrap_or("family")),
-            escape(&config.defaults_used.join(", "))
-        );
+    });
+    let warnings = config
+        .warnings
+        .iter()
+        .map(|w| view! { <li class="warning" data-testid="config-warning">{w.clone()}</li> })
+        .collect_view();
+    view! {
+        <div role="status" data-testid="config-read">
+            <p class="note">{config.summary()}</p>
+            {defaults}
+            <ul class="config-warnings">{warnings}</ul>
+        </div>
     }
-    html += "<ul class=\"config-warnings\">";
-    for w in &config.warnings {
-        html += &format!(
-            "<li class=\"warning\" data-testid=\"config-warning\">{}</li>",
-            escape(w)
-        );
-    }
-    html + "</ul></div>"
+    .into_any()
 }
 
 #[component]
@@ -67,7 +67,7 @@ pub fn ConfigPaste() -> impl IntoView {
             <label for="config-json">"A Hugging Face config.json (nested text_config is fine)"</label>
             <textarea id="config-json" data-testid="config-paste" rows="5" spellcheck="false"
                 on:input=move |ev| on_input(event_target_value(&ev))></textarea>
-            <div inner_html=move || message.with(|m| m.as_ref().map(read_out)).unwrap_or_default()></div>
+            <div>{move || message.with(|m| m.as_ref().map(read_out))}</div>
         </details>
     }
 }

@@ -5,7 +5,6 @@
 //! stays in effect.
 
 use crate::components::model_picker::model_picker;
-use crate::html::escape;
 use crate::state::PageState;
 use leptos::prelude::*;
 use vramfit_engine::runtime::Runtime;
@@ -29,24 +28,18 @@ fn option_text(choice: &Choice, catalogue: bool) -> String {
     }
 }
 
-/// A select's options, as HTML: the list of GPUs alone is forty of them.
-fn options(choices: &[Choice], catalogue: bool, value: &str) -> String {
+/// A select's options: the list of GPUs alone is forty of them.
+fn options(choices: Vec<Choice>, catalogue: bool, value: &str) -> impl IntoView {
     choices
-        .iter()
+        .into_iter()
         .map(|choice| {
-            format!(
-                "<option value=\"{}\"{} title=\"{}\">{}</option>",
-                escape(&choice.value),
-                if choice.value == value {
-                    " selected"
-                } else {
-                    ""
-                },
-                escape(&choice.help),
-                escape(&option_text(choice, catalogue))
-            )
+            let text = option_text(&choice, catalogue);
+            let selected = choice.value == value;
+            view! {
+                <option value=choice.value.to_string() selected=selected title=choice.help.to_string()>{text}</option>
+            }
         })
-        .collect()
+        .collect_view()
 }
 
 /// The catalogue field that gets the searchable picker rather than a select.
@@ -84,8 +77,9 @@ fn field_view(field: &'static Field) -> impl IntoView {
     let select = |choices: Vec<Choice>, catalogue: bool| {
         view! {
             <select id=id.clone() name=key title=title.clone() aria-describedby=error_id.clone()
-                inner_html=options(&choices, catalogue, &value)
-                on:change=move |ev| on_change(event_target_value(&ev))></select>
+                on:change=move |ev| on_change(event_target_value(&ev))>
+                {options(choices, catalogue, &value)}
+            </select>
         }
         .into_any()
     };
@@ -270,7 +264,11 @@ fn ValidationErrors(errors: Memo<Vec<FieldError>>) -> impl IntoView {
     view! {
         <div class="validation" data-testid="validation" role="alert" class:hidden=move || errors.with(Vec::is_empty)>
             <p>"This combination can't be estimated; showing the last valid result:"</p>
-            <ul inner_html=move || errors.with(|errors| errors.iter().map(|e| format!("<li>{}: {}</li>", escape(&e.field), escape(&e.message))).collect::<String>())></ul>
+            <ul>
+                {move || errors.with(|errors| {
+                    errors.iter().map(|e| view! { <li>{e.field.clone()}": "{e.message.clone()}</li> }).collect_view()
+                })}
+            </ul>
         </div>
     }
 }

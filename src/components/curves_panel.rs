@@ -7,10 +7,11 @@
 
 use crate::browser;
 use crate::chart::{draw_memory_curve, MemoryCurve, CROSSING_COLOUR, CURVE_COLOUR, HERE_COLOUR};
-use crate::components::chart_panel::{budget_legend, fit_canvas, CanvasWidth};
-use crate::palette::{Rgb, Theme};
+use crate::components::chart_panel::{fit_canvas, CanvasWidth};
+use crate::components::legend::{BudgetLegend, DotEntry};
+use crate::palette::Theme;
 use crate::state::PageState;
-use leptos::html::{Canvas, P};
+use leptos::html::Canvas;
 use leptos::prelude::*;
 use vramfit_engine::units::group_thousands;
 use vramfit_engine::what_if::{what_if, Sweep, WhatIf};
@@ -60,19 +61,12 @@ pub fn CurvesPanel() -> impl IntoView {
             },
         );
     let training = Memo::new(move |_| state.scenario.with(|s| s.mode.is_training()));
-    let legend = move || {
-        let units = state.units.get();
-        let budget = curves.with(|c| {
-            c.as_ref().map(|c| {
-                let b = &c.budget;
-                budget_legend([b.capacity, b.usable, b.tight_threshold], units)
-            })
-        });
-        budget.unwrap_or_default()
-            + &legend_dot(CURVE_COLOUR, "memory per GPU (hollow: out of memory)")
-            + &legend_dot(HERE_COLOUR, "this scenario")
-            + &legend_dot(CROSSING_COLOUR, "the most that fits")
-    };
+    let budget = Memo::new(move |_| {
+        curves.with(|c| {
+            c.as_ref()
+                .map(|c| [c.budget.capacity, c.budget.usable, c.budget.tight_threshold])
+        })
+    });
     // Rebuilt only when the mode switches between training and inference, which renames the curves.
     move || {
         (!serving.get()).then(|| {
@@ -80,7 +74,12 @@ pub fn CurvesPanel() -> impl IntoView {
             view! {
                 <section class="panel curves" aria-label="What-if curves" data-testid="curves">
                     <h2>"What if"</h2>
-                    <ul class="legend" inner_html=legend></ul>
+                    <ul class="legend">
+                        <BudgetLegend values=budget/>
+                        <DotEntry colour=CURVE_COLOUR text="memory per GPU (hollow: out of memory)"/>
+                        <DotEntry colour=HERE_COLOUR text="this scenario"/>
+                        <DotEntry colour=CROSSING_COLOUR text="the most that fits"/>
+                    </ul>
                     {curve(curves, words("batch", training), "batch", |c| &c.batch)}
                     {curve(curves, words("seq", training), "seq", |c| &c.seq)}
                 </section>
@@ -89,17 +88,7 @@ pub fn CurvesPanel() -> impl IntoView {
     }
 }
 
-fn legend_dot(colour: Rgb, text: &str) -> String {
-    format!(
-        "<li><svg class=\"swatch\" width=\"12\" height=\"12\" aria-hidden=\"true\">\
-         <circle cx=\"6\" cy=\"6\" r=\"5\" fill=\"{}\"></circle></svg>{text}</li>",
-        colour.css()
-    )
-}
-
 /// One curve: its canvas, drawn from the engine's sweep, and the line that reads a point out.
-/// The Effect that draws the canvas also writes its readout and attributes: they change
-/// together, and written there they cost the page far less than one reactive binding each.
 fn curve(
     curves: Memo<Option<WhatIf>>,
     words: Words,
@@ -109,27 +98,37 @@ fn curve(
     let state = expect_context::<PageState>();
     let canvas_ref = NodeRef::<Canvas>::new();
     let width = CanvasWidth::observe(canvas_ref);
-    let readout_ref = NodeRef::<P>::new();
-    // The point being read, by its value, so it survives the curve being recomputed; 0 when none
-    // is (every value on a curve is at least 1). A plain `u32` signal, as the page's other counts
-    // are, costs the page less than a new `Option` signal type.
-    let selected = RwSignal::new(0u32);
+    // The point being read, by its value, so it survives the curve being recomputed.
+    let selected = RwSignal::new(None::<u32>);
+    let draw_error = RwSignal::new(None::<String>);
 
     Effect::new(move |_| {
-        let (Some(canvas), Some(readout)) = (canvas_ref.get(), readout_ref.get()) else {
+        let Some(canvas) = canvas_ref.get() else {
             return;
         };
         let units = state.units.get();
-        let selected = Some(selected.get()).filter(|&x| x > 0);
+        let selected = selected.get();
         curves.with(|c| {
             let Some(c) = c else { return };
             let theme = fit_canvas(&canvas, width, 240, CURVE_HEIGHT);
-            let text = draw_curve(canvas, &theme, c, pick(c), &words, selected, units);
-            readout.set_text_content(Some(&text));
+            let drawn = draw_curve(canvas, &theme, c, pick(c), &words, selected, units);
+            if drawn.as_ref().err() != draw_error.get_untracked().as_ref() {
+                draw_error.set(drawn.err());
+            }
         });
         // `cargo xtask bench-web` times input → this mark, with the stack's.
         browser::mark("vramfit:curves-drawn");
     });
+    // The point being read, or why the curve could not be drawn.
+    let readout = move || {
+        draw_error.get().or_else(|| {
+            let (selected, units) = (selected.get(), state.units.get());
+            curves.with(|c| {
+                c.as_ref()
+                    .map(|c| reading(pick(c), &words, selected, units))
+            })
+        })
+    };
 
     // The value of the point nearest a pointer at `offset` CSS pixels across the canvas.
     let nearest = move |offset: i32| {
@@ -137,7 +136,7 @@ fn curve(
         nearest_point(&map, offset)
     };
     let select = move |x: Option<u32>| {
-        if let Some(x) = x.filter(|&x| x != selected.get_untracked()) {
+        if x.is_some() && x != selected.get_untracked() {
             selected.set(x);
         }
     };
@@ -151,10 +150,10 @@ fn curve(
         let Some(x) = nearest(ev.offset_x()) else {
             return;
         };
-        if selected.get_untracked() == x {
+        if selected.get_untracked() == Some(x) {
             use_point(x);
         } else {
-            selected.set(x);
+            selected.set(Some(x));
         }
     };
     view! {
@@ -164,13 +163,13 @@ fn curve(
                 aria-label=format!("{}, against the budget lines; the line below reads the point under the pointer", words.title)
                 on:pointermove=move |ev| select(nearest(ev.offset_x()))
                 on:click=on_click></canvas>
-            <p class="readout" id=format!("readout-{id}") node_ref=readout_ref aria-live="polite"></p>
+            <p class="readout" id=format!("readout-{id}") aria-live="polite">{readout}</p>
         </figure>
     }
 }
 
-/// Draws `sweep` against the budget of `curves` and keeps its point map on the canvas; returns
-/// the readout's text, or why the drawing failed.
+/// Draws `sweep` against the budget of `curves` and keeps its point map on the canvas, or says
+/// why the drawing failed.
 fn draw_curve(
     canvas: HtmlCanvasElement,
     theme: &Theme,
@@ -179,7 +178,7 @@ fn draw_curve(
     words: &Words,
     selected: Option<u32>,
     units: Units,
-) -> String {
+) -> Result<(), String> {
     let curve = MemoryCurve {
         sweep,
         budget: &curves.budget,
@@ -187,13 +186,9 @@ fn draw_curve(
         crossing_label: crossing_label(sweep, words),
         selected,
     };
-    match draw_memory_curve(canvas.clone(), &curve, units, theme) {
-        Ok(drawn) => {
-            let _ = canvas.set_attribute("data-points", &point_map(sweep, &drawn, theme.scale));
-            reading(sweep, words, selected, units)
-        }
-        Err(e) => e,
-    }
+    let drawn = draw_memory_curve(canvas.clone(), &curve, units, theme)?;
+    let _ = canvas.set_attribute("data-points", &point_map(sweep, &drawn, theme.scale));
+    Ok(())
 }
 
 /// The readout: the point being read ("batch 8: 23.41 GB per GPU, oom"), or the crossing.

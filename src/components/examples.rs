@@ -1,14 +1,11 @@
 //! One-click scenarios: chapter 62's worked examples, and the 16 GB OOM budget guide's inventory of what a desktop
 //! already holds on the GPU (ticked items add up to "in use by others").
 
-use crate::html::{escape, target_attribute};
 use crate::state::PageState;
 use leptos::prelude::*;
-use vramfit_engine::examples::{lesson_example, DESKTOP_USAGE, LESSON_EXAMPLES};
+use vramfit_engine::examples::{DESKTOP_USAGE, LESSON_EXAMPLES};
 use vramfit_engine::units::format_size_exact;
 use vramfit_engine::{Bytes, Scenario};
-use wasm_bindgen::JsCast;
-use web_sys::Element;
 
 /// The list's id: the first screen's "chapter 62" starting point opens it.
 pub const LESSON_EXAMPLES_ID: &str = "lesson-examples";
@@ -24,26 +21,24 @@ pub fn owned(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
 #[component]
 pub fn LessonExamples() -> impl IntoView {
     let state = expect_context::<PageState>();
-    let items: String = LESSON_EXAMPLES
+    let items = LESSON_EXAMPLES
         .iter()
         .map(|example| {
-            format!(
-                "<li><button type=\"button\" data-lesson=\"{}\">{}</button></li>",
-                example.id,
-                escape(example.title)
-            )
+            let pairs = example.pairs;
+            view! {
+                <li>
+                    <button type="button" data-lesson=example.id
+                        on:click=move |_| state.replace(Scenario::default(), &owned(pairs))>
+                        {example.title}
+                    </button>
+                </li>
+            }
         })
-        .collect();
-    let on_click = move |ev: web_sys::MouseEvent| {
-        let example = target_attribute(&ev, "data-lesson").and_then(|id| lesson_example(&id));
-        if let Some(example) = example {
-            state.replace(Scenario::default(), &owned(example.pairs));
-        }
-    };
+        .collect_view();
     view! {
         <details class="panel lesson-examples" id=LESSON_EXAMPLES_ID>
             <summary>"Chapter 62 worked examples"</summary>
-            <ul inner_html=items on:click=on_click></ul>
+            <ul>{items}</ul>
         </details>
     }
 }
@@ -51,43 +46,44 @@ pub fn LessonExamples() -> impl IntoView {
 #[component]
 pub fn DesktopUsage() -> impl IntoView {
     let state = expect_context::<PageState>();
-    let items: String = DESKTOP_USAGE
+    // Which items are ticked; together they are "in use by others".
+    let ticked = RwSignal::new(vec![false; DESKTOP_USAGE.len()]);
+    let total = Memo::new(move |_| {
+        ticked.with(|ticked| {
+            DESKTOP_USAGE
+                .iter()
+                .zip(ticked)
+                .filter(|(_, &on)| on)
+                .map(|((_, bytes), _)| *bytes)
+                .sum::<Bytes>()
+        })
+    });
+    let items = DESKTOP_USAGE
         .iter()
         .enumerate()
         .map(|(i, (name, bytes))| {
-            format!(
-                "<li><input type=\"checkbox\" id=\"desktop-{i}\"><label for=\"desktop-{i}\">{}: {} MB</label></li>",
-                escape(name),
-                bytes.0 / 1_000_000
-            )
+            let id = format!("desktop-{i}");
+            let on_change = move |ev| {
+                let on = event_target_checked(&ev);
+                ticked.update(|t| t[i] = on);
+                state.apply(&[(
+                    "reserved".to_string(),
+                    format_size_exact(total.get_untracked()),
+                )]);
+            };
+            view! {
+                <li>
+                    <input type="checkbox" id=id.clone()
+                        prop:checked=move || ticked.with(|t| t[i]) on:change=on_change/>
+                    <label for=id>{*name}": "{bytes.0 / 1_000_000}" MB"</label>
+                </li>
+            }
         })
-        .collect();
-    // The ticked boxes are the state: their items add up to "in use by others".
-    let on_change = move |ev: web_sys::Event| {
-        let Some(list) = ev
-            .current_target()
-            .and_then(|t| t.dyn_into::<Element>().ok())
-        else {
-            return;
-        };
-        let ticked = |i: usize| {
-            list.query_selector(&format!("#desktop-{i}:checked"))
-                .ok()
-                .flatten()
-                .is_some()
-        };
-        let total: Bytes = DESKTOP_USAGE
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| ticked(*i))
-            .map(|(_, (_, b))| *b)
-            .sum();
-        state.apply(&[("reserved".to_string(), format_size_exact(total))]);
-    };
+        .collect_view();
     view! {
         <details class="desktop-usage">
             <summary>"What else is on this GPU? (a typical desktop)"</summary>
-            <ul inner_html=items on:change=on_change></ul>
+            <ul>{items}</ul>
             <p class="rule">"Ticked items set “In use by others”."</p>
         </details>
     }

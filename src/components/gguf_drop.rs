@@ -5,11 +5,9 @@
 //! estimate stays.
 
 use crate::browser;
-use crate::html::escape;
 use crate::state::PageState;
 use leptos::prelude::*;
 use vramfit_engine::model::{read_gguf, GgufError, GGUF_FIRST_READ_BYTES};
-use wasm_bindgen::JsCast;
 
 #[derive(Clone)]
 enum Reading {
@@ -70,32 +68,29 @@ fn read_header(
 }
 
 /// What the file gave, or why it gave nothing.
-fn reading(reading: &Reading) -> String {
-    match reading {
-        Reading::Started(name) => format!(
-            "<p class=\"note\" role=\"status\" data-testid=\"gguf-reading\">Reading the header of {}…</p>",
-            escape(name)
-        ),
-        Reading::Read { summary, warnings } => {
-            let items: String = warnings
-                .iter()
-                .map(|w| {
-                    format!(
-                        "<li class=\"warning\" data-testid=\"gguf-warning\">{}</li>",
-                        escape(w)
-                    )
-                })
-                .collect();
-            format!(
-                "<div role=\"status\" data-testid=\"gguf-read\"><p class=\"note\" data-testid=\"gguf-summary\">{}</p>\
-                 <ul class=\"config-warnings\">{items}</ul></div>",
-                escape(summary)
-            )
+fn reading(reading: &Reading) -> AnyView {
+    match reading.clone() {
+        Reading::Started(name) => view! {
+            <p class="note" role="status" data-testid="gguf-reading">"Reading the header of "{name}"…"</p>
         }
-        Reading::Failed(message) => format!(
-            "<p class=\"field-error\" role=\"alert\" data-testid=\"gguf-error\">{}</p>",
-            escape(message)
-        ),
+        .into_any(),
+        Reading::Read { summary, warnings } => {
+            let items = warnings
+                .into_iter()
+                .map(|w| view! { <li class="warning" data-testid="gguf-warning">{w}</li> })
+                .collect_view();
+            view! {
+                <div role="status" data-testid="gguf-read">
+                    <p class="note" data-testid="gguf-summary">{summary}</p>
+                    <ul class="config-warnings">{items}</ul>
+                </div>
+            }
+            .into_any()
+        }
+        Reading::Failed(message) => view! {
+            <p class="field-error" role="alert" data-testid="gguf-error">{message}</p>
+        }
+        .into_any(),
     }
 }
 
@@ -118,14 +113,15 @@ pub fn GgufDrop() -> impl IntoView {
             id,
         );
     };
+    let details = NodeRef::<leptos::html::Details>::new();
     view! {
-        <details class="gguf-drop" data-testid="gguf-drop"
+        <details class="gguf-drop" data-testid="gguf-drop" node_ref=details
             on:dragover=|ev: web_sys::DragEvent| ev.prevent_default()
             on:drop=move |ev: web_sys::DragEvent| {
                 ev.prevent_default();
                 // Dropped on the closed summary: open it, so what was read shows.
-                if let Some(details) = ev.current_target().and_then(|t| t.dyn_into::<web_sys::Element>().ok()) {
-                    let _ = details.set_attribute("open", "");
+                if let Some(details) = details.get_untracked() {
+                    details.set_open(true);
                 }
                 open(ev.data_transfer().and_then(|d| d.files()).and_then(|f| f.get(0)));
             }>
@@ -139,7 +135,7 @@ pub fn GgufDrop() -> impl IntoView {
                     open(input.files().and_then(|f| f.get(0)));
                     input.set_value("");
                 }/>
-            <div inner_html=move || shown.with(|r| r.as_ref().map(reading)).unwrap_or_default()></div>
+            <div>{move || shown.with(|r| r.as_ref().map(reading))}</div>
         </details>
     }
 }

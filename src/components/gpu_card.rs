@@ -1,9 +1,9 @@
 //! One detected GPU: its memory, its processes and MIG devices, and the buttons that plan on it.
-//! Written as HTML; the buttons name what they plan on (`data-gpu`, `data-mig`) for the one click
-//! handler of "Your GPU right now".
 
-use crate::html::escape;
-use vramfit_engine::smi::{Gpu, Memory};
+use crate::state::PageState;
+use leptos::prelude::*;
+use vramfit_engine::card::CardTarget;
+use vramfit_engine::smi::{Gpu, Memory, MigDevice};
 use vramfit_engine::{Bytes, Units};
 
 /// The most process rows a card lists before summarising the rest (an 8-GPU box can list hundreds).
@@ -24,8 +24,10 @@ fn memory_line(memory: &Memory, units: Units) -> String {
     )
 }
 
-/// The card of the GPU at `position` in the snapshot.
-pub fn gpu_card(gpu: &Gpu, position: usize, units: Units) -> String {
+/// The card of the GPU at `position` in the snapshot; its buttons ask `plan_on` to plan on it.
+#[component]
+pub fn GpuCard(gpu: Gpu, position: usize, plan_on: Callback<CardTarget>) -> impl IntoView {
+    let units = expect_context::<PageState>().units;
     let title = format!(
         "GPU {} · {}",
         gpu.index
@@ -33,54 +35,73 @@ pub fn gpu_card(gpu: &Gpu, position: usize, units: Units) -> String {
         gpu.name.as_deref().unwrap_or("unnamed")
     );
     let memory = gpu.memory;
-    let total = memory
-        .total_bytes
-        .map_or_else(String::new, |t| format!(" data-total=\"{t}\""));
     let processes = match gpu.processes.len() {
         1 => "1 process".to_string(),
         n => format!("{n} processes"),
     };
-    let mut html = format!(
-        "<div class=\"gpu-card\" data-testid=\"gpu-card\"{total}><h3>{}</h3><p>{}</p><p>{processes}</p><ul class=\"gpu-processes\">",
-        escape(&title),
-        memory_line(&memory, units)
-    );
-    for p in gpu.processes.iter().take(SHOWN_PROCESSES) {
-        let pid = p.pid.map_or_else(|| "?".to_string(), |pid| pid.to_string());
-        html += &format!(
-            "<li data-testid=\"gpu-process\">{pid} {} · {}</li>",
-            escape(p.name.as_deref().unwrap_or("unnamed")),
-            shown(p.used_bytes, units)
-        );
-    }
     let hidden = gpu.processes.len().saturating_sub(SHOWN_PROCESSES);
-    if hidden > 0 {
-        html += &format!("<li>… and {hidden} more</li>");
+    let process_rows = gpu
+        .processes
+        .into_iter()
+        .take(SHOWN_PROCESSES)
+        .map(|p| {
+            let pid = p.pid.map_or_else(|| "?".to_string(), |pid| pid.to_string());
+            let name = p.name.unwrap_or_else(|| "unnamed".to_string());
+            let used = p.used_bytes;
+            view! {
+                <li data-testid="gpu-process">
+                    {pid}" "{name}" · "{move || shown(used, units.get())}
+                </li>
+            }
+        })
+        .collect_view();
+    let mig_rows = gpu
+        .mig_devices
+        .into_iter()
+        .enumerate()
+        .map(|(mig, device)| mig_row(position, mig, device, plan_on))
+        .collect_view();
+    // Without the card's total there is nothing to plan against.
+    let unplannable = memory.total_bytes.is_none();
+    view! {
+        <div class="gpu-card" data-testid="gpu-card" data-total=memory.total_bytes.map(|t| t.to_string())>
+            <h3>{title}</h3>
+            <p>{move || memory_line(&memory, units.get())}</p>
+            <p>{processes}</p>
+            <ul class="gpu-processes">
+                {process_rows}
+                {(hidden > 0).then(|| view! { <li>"… and "{hidden}" more"</li> })}
+            </ul>
+            <ul class="mig-devices">{mig_rows}</ul>
+            <button type="button" data-testid="use-gpu" data-gpu=position.to_string()
+                disabled=unplannable
+                title=unplannable.then_some("this output does not give the card's total memory")
+                on:click=move |_| plan_on.run(CardTarget::Gpu(position))>"Use this GPU"</button>
+        </div>
     }
-    html += "</ul><ul class=\"mig-devices\">";
-    for (mig, device) in gpu.mig_devices.iter().enumerate() {
-        let label = device
-            .profile
-            .clone()
-            .or_else(|| device.gpu_instance.map(|gi| format!("GPU instance {gi}")))
-            .unwrap_or_else(|| format!("MIG device {mig}"));
-        let button = if device.memory.total_bytes.is_some() {
-            format!("<button type=\"button\" data-testid=\"use-mig\" data-gpu=\"{position}\" data-mig=\"{mig}\">Use this MIG device</button>")
-        } else {
-            String::new()
-        };
-        html += &format!(
-            "<li data-testid=\"mig-device\">{}: {}{button}</li>",
-            escape(&label),
-            memory_line(&device.memory, units)
-        );
+}
+
+/// A MIG device of the GPU at `gpu`, with its button where its memory is known.
+fn mig_row(
+    gpu: usize,
+    mig: usize,
+    device: MigDevice,
+    plan_on: Callback<CardTarget>,
+) -> impl IntoView {
+    let units = expect_context::<PageState>().units;
+    let label = device
+        .profile
+        .clone()
+        .or_else(|| device.gpu_instance.map(|gi| format!("GPU instance {gi}")))
+        .unwrap_or_else(|| format!("MIG device {mig}"));
+    let memory = device.memory;
+    let button = memory.total_bytes.is_some().then(|| {
+        view! {
+            <button type="button" data-testid="use-mig" data-gpu=gpu.to_string() data-mig=mig.to_string()
+                on:click=move |_| plan_on.run(CardTarget::Mig { gpu, mig })>"Use this MIG device"</button>
+        }
+    });
+    view! {
+        <li data-testid="mig-device">{label}": "{move || memory_line(&memory, units.get())}{button}</li>
     }
-    let unplannable = if memory.total_bytes.is_some() {
-        ""
-    } else {
-        " disabled title=\"this output does not give the card's total memory\""
-    };
-    html + &format!(
-        "</ul><button type=\"button\" data-testid=\"use-gpu\" data-gpu=\"{position}\"{unplannable}>Use this GPU</button></div>"
-    )
 }

@@ -2,15 +2,13 @@
 //! and plan against a card's real total and what is already taken on it (`card::plan_on_card`,
 //! the same rule the CLI's `--from-probe` uses).
 
-use crate::components::gpu_card::gpu_card;
+use crate::components::gpu_card::GpuCard;
 use crate::components::paste_area::PasteArea;
-use crate::html::{escape, target_attribute};
 use crate::state::PageState;
 use leptos::prelude::*;
 use std::sync::Arc;
 use vramfit_engine::card::{plan_on_card, CardTarget};
 use vramfit_engine::smi::{parse, Snapshot};
-use vramfit_engine::Units;
 
 #[component]
 pub fn GpuNow() -> impl IntoView {
@@ -46,24 +44,13 @@ pub fn GpuNow() -> impl IntoView {
             None => {}
         }
     };
-    let on_click = move |ev: web_sys::MouseEvent| {
-        let number = |attribute| target_attribute(&ev, attribute).and_then(|n| n.parse().ok());
-        if target_attribute(&ev, "data-all").is_some() {
-            plan_on(CardTarget::AllGpus);
-        } else if let Some(gpu) = number("data-gpu") {
-            plan_on(match number("data-mig") {
-                Some(mig) => CardTarget::Mig { gpu, mig },
-                None => CardTarget::Gpu(gpu),
-            });
-        }
-    };
-    let cards = move || {
-        let units = state.units.get();
+    let plan_on = Callback::new(plan_on);
+    let snapshot = Memo::new(move |_| {
         parsed.with(|p| match p {
-            Some(Ok(snapshot)) => cards(snapshot, units),
-            _ => String::new(),
+            Some(Ok(snapshot)) => Some(snapshot.clone()),
+            _ => None,
         })
-    };
+    });
     view! {
         <section class="panel gpu-now" aria-label="Your GPU right now">
             <h2>"Your GPU right now"</h2>
@@ -73,44 +60,45 @@ pub fn GpuNow() -> impl IntoView {
                 Some(Err(message)) => Some(message.clone()),
                 _ => None,
             }).map(|message| view! { <p class="field-error" role="alert" data-testid="smi-error">{message}</p> })}
-            <div inner_html=cards on:click=on_click></div>
-            <div inner_html=move || outcome.with(|notes| notes_list(notes))></div>
+            <div>{move || snapshot.get().map(|snapshot| cards(&snapshot, plan_on))}</div>
+            <div>
+                {move || outcome.with(|notes| (!notes.is_empty()).then(|| view! {
+                    <ul class="note" role="status" data-testid="card-plan-notes">
+                        {notes.iter().map(|n| view! { <li>{n.clone()}</li> }).collect_view()}
+                    </ul>
+                }))}
+            </div>
         </section>
     }
 }
 
 /// The snapshot's warnings, a card per GPU, and "Use all" when there are several.
-fn cards(snapshot: &Snapshot, units: Units) -> String {
-    let mut html = String::new();
-    if !snapshot.warnings.is_empty() {
-        html += "<ul class=\"smi-warnings note\" data-testid=\"smi-warnings\">";
-        for w in &snapshot.warnings {
-            html += &format!("<li>{}</li>", escape(w));
+fn cards(snapshot: &Snapshot, plan_on: Callback<CardTarget>) -> impl IntoView {
+    let warnings = (!snapshot.warnings.is_empty()).then(|| {
+        view! {
+            <ul class="smi-warnings note" data-testid="smi-warnings">
+                {snapshot.warnings.iter().map(|w| view! { <li>{w.clone()}</li> }).collect_view()}
+            </ul>
         }
-        html += "</ul>";
-    }
-    html += "<div class=\"gpu-cards\">";
-    for (position, gpu) in snapshot.gpus.iter().enumerate() {
-        html += &gpu_card(gpu, position, units);
-    }
-    html += "</div>";
-    let count = snapshot.gpus.len();
-    if count > 1 {
-        html += &format!(
-            "<button type=\"button\" data-testid=\"use-all-gpus\" data-all=\"\">Use all {count} (sharded)</button>"
-        );
-    }
-    html
-}
-
-/// What the last "Use" click said.
-fn notes_list(notes: &[String]) -> String {
-    if notes.is_empty() {
-        return String::new();
-    }
-    let items: String = notes
+    });
+    let cards = snapshot
+        .gpus
         .iter()
-        .map(|n| format!("<li>{}</li>", escape(n)))
-        .collect();
-    format!("<ul class=\"note\" role=\"status\" data-testid=\"card-plan-notes\">{items}</ul>")
+        .enumerate()
+        .map(|(position, gpu)| view! { <GpuCard gpu=gpu.clone() position plan_on/> })
+        .collect_view();
+    let count = snapshot.gpus.len();
+    let use_all = (count > 1).then(|| {
+        view! {
+            <button type="button" data-testid="use-all-gpus" data-all=""
+                on:click=move |_| plan_on.run(CardTarget::AllGpus)>
+                {format!("Use all {count} (sharded)")}
+            </button>
+        }
+    });
+    view! {
+        {warnings}
+        <div class="gpu-cards">{cards}</div>
+        {use_all}
+    }
 }

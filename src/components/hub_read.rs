@@ -8,7 +8,6 @@
 
 use crate::bridge;
 use crate::browser::{self, GetFailed};
-use crate::html::{escape, target_attribute};
 use crate::state::PageState;
 use leptos::prelude::*;
 use vramfit_engine::model::{HubRepo, ModelInfo, Next, Quant, RepoModel, RepoRead};
@@ -110,45 +109,57 @@ async fn drive(
     }
 }
 
-fn shown_html(shown: &Shown) -> String {
+/// What the read is doing, what it read, the quants to pick from, or why it failed.
+fn shown_view(shown: Shown, panel: Panel) -> AnyView {
     match shown {
-        Shown::Reading(what) => format!(
-            "<p class=\"note\" role=\"status\" data-testid=\"hf-progress\">{} \
-             <button type=\"button\" data-act=\"cancel\" data-testid=\"hf-cancel\">Cancel</button></p>",
-            escape(what)
-        ),
+        Shown::Reading(what) => view! {
+            <p class="note" role="status" data-testid="hf-progress">
+                {what}" "
+                <button type="button" data-testid="hf-cancel" on:click=move |_| panel.cancel()>"Cancel"</button>
+            </p>
+        }
+        .into_any(),
         Shown::Read(lines) => {
-            let mut lines = lines.iter();
-            let summary = lines.next().map(|s| escape(s)).unwrap_or_default();
-            let warnings: String = lines
-                .map(|w| format!("<li class=\"warning\">{}</li>", escape(w)))
-                .collect();
-            format!(
-                "<div role=\"status\" data-testid=\"hf-read\"><p class=\"note\" data-testid=\"hf-summary\">{summary}</p>\
-                 <ul class=\"config-warnings\">{warnings}</ul></div>"
-            )
+            let mut lines = lines.into_iter();
+            let summary = lines.next().unwrap_or_default();
+            let warnings = lines
+                .map(|w| view! { <li class="warning">{w}</li> })
+                .collect_view();
+            view! {
+                <div role="status" data-testid="hf-read">
+                    <p class="note" data-testid="hf-summary">{summary}</p>
+                    <ul class="config-warnings">{warnings}</ul>
+                </div>
+            }
+            .into_any()
         }
         Shown::Quants(repo, quants) => {
-            let buttons: String = quants
-                .iter()
+            let buttons = quants
+                .into_iter()
                 .map(|q| {
-                    format!(
-                        "<li><button type=\"button\" data-quant=\"{}\">{}</button></li>",
-                        escape(&q.name),
-                        escape(&q.to_string())
-                    )
+                    let text = q.to_string();
+                    let name = q.name;
+                    let quant = name.clone();
+                    view! {
+                        <li>
+                            <button type="button" data-quant=quant
+                                on:click=move |_| panel.pick(name.clone())>{text}</button>
+                        </li>
+                    }
                 })
-                .collect();
-            format!(
-                "<div role=\"status\" data-testid=\"hf-quants\"><p class=\"note\">{} is a GGUF repo: pick a quantization to read its header.</p>\
-                 <ul class=\"quants\">{buttons}</ul></div>",
-                escape(&repo.id)
-            )
+                .collect_view();
+            view! {
+                <div role="status" data-testid="hf-quants">
+                    <p class="note">{repo.id}" is a GGUF repo: pick a quantization to read its header."</p>
+                    <ul class="quants">{buttons}</ul>
+                </div>
+            }
+            .into_any()
         }
-        Shown::Failed(message) => format!(
-            "<p class=\"field-error\" role=\"alert\" data-testid=\"hf-error\">{}</p>",
-            escape(message)
-        ),
+        Shown::Failed(message) => view! {
+            <p class="field-error" role="alert" data-testid="hf-error">{message}</p>
+        }
+        .into_any(),
     }
 }
 
@@ -161,31 +172,12 @@ fn url_repo() -> String {
         .unwrap_or_default()
 }
 
-/// The box and its button, written once; what they do is handled on the panel.
-fn markup(value: &str) -> String {
-    format!(
-        "<label for=\"hf-repo\">A repo id (org/name, @revision, :QUANT for a GGUF repo) or a huggingface.co URL. \
-         Only config.json and the headers are read, when you ask.</label>\
-         <div class=\"hub-row\"><input type=\"text\" id=\"hf-repo\" data-testid=\"hf-repo\" autocomplete=\"off\" \
-         spellcheck=\"false\" placeholder=\"Qwen/Qwen3-30B-A3B\" value=\"{}\">\
-         <button type=\"button\" data-act=\"read\" data-testid=\"hf-read\">Read from the Hub</button></div>",
-        escape(value)
-    )
-}
-
-fn repo_box() -> Option<web_sys::HtmlInputElement> {
-    use wasm_bindgen::JsCast;
-    browser::window()?
-        .document()?
-        .get_element_by_id("hf-repo")?
-        .dyn_into()
-        .ok()
-}
-
 /// The panel's state, shared by its handlers and its reads.
 #[derive(Clone, Copy)]
 struct Panel {
     state: PageState,
+    /// What the box holds.
+    repo: RwSignal<String>,
     shown: RwSignal<Option<Shown>>,
     quants: StoredValue<Option<(HubRepo, Vec<Quant>)>>,
     abort: StoredValue<Option<web_sys::AbortController>>,
@@ -248,8 +240,7 @@ impl Panel {
 
     /// Reads what the box names.
     fn read_box(self) {
-        let value = repo_box().map(|b| b.value()).unwrap_or_default();
-        match HubRepo::parse(&value) {
+        match self.repo.with_untracked(|value| HubRepo::parse(value)) {
             Ok(repo) => self.start(repo, None),
             Err(e) => self.shown.set(Some(Shown::Failed(e))),
         }
@@ -269,8 +260,10 @@ impl Panel {
 #[component]
 pub fn HubRead() -> impl IntoView {
     let initial = url_repo();
+    let open = !initial.is_empty();
     let panel = Panel {
         state: expect_context::<PageState>(),
+        repo: RwSignal::new(initial),
         shown: RwSignal::new(None),
         quants: StoredValue::new(None),
         abort: StoredValue::new(None),
@@ -282,34 +275,32 @@ pub fn HubRead() -> impl IntoView {
         if let Some(details) = details.get_untracked() {
             details.set_open(true);
         }
-        if let Some(input) = repo_box() {
-            input.set_value(&value);
-        }
+        panel.repo.set(value);
         panel.read_box();
     });
-    let on_click = move |ev: web_sys::MouseEvent| {
-        if let Some(name) = target_attribute(&ev, "data-quant") {
-            return panel.pick(name);
-        }
-        match target_attribute(&ev, "data-act").as_deref() {
-            Some("read") => panel.read_box(),
-            Some("cancel") => panel.cancel(),
-            _ => {}
-        }
-    };
     let on_keydown = move |ev: web_sys::KeyboardEvent| {
-        let in_box = target_attribute(&ev, "data-testid").as_deref() == Some("hf-repo");
-        if ev.key() == "Enter" && in_box {
+        if ev.key() == "Enter" {
             panel.read_box();
         }
     };
     let shown = panel.shown;
     view! {
-        <details class="hub-read" data-testid="hub-read" open=!initial.is_empty() node_ref=details
-            on:click=on_click on:keydown=on_keydown>
+        <details class="hub-read" data-testid="hub-read" open=open node_ref=details>
             <summary>"Read from the Hugging Face Hub"</summary>
-            <div inner_html=markup(&initial)></div>
-            <div inner_html=move || shown.with(|s| s.as_ref().map(shown_html)).unwrap_or_default()></div>
+            <div>
+                <label for="hf-repo">
+                    "A repo id (org/name, @revision, :QUANT for a GGUF repo) or a huggingface.co URL. Only config.json and the headers are read, when you ask."
+                </label>
+                <div class="hub-row">
+                    <input type="text" id="hf-repo" data-testid="hf-repo" autocomplete="off"
+                        spellcheck="false" placeholder="Qwen/Qwen3-30B-A3B"
+                        bind:value=panel.repo on:keydown=on_keydown/>
+                    <button type="button" data-testid="hf-read" on:click=move |_| panel.read_box()>
+                        "Read from the Hub"
+                    </button>
+                </div>
+            </div>
+            <div>{move || shown.get().map(|shown| shown_view(shown, panel))}</div>
         </details>
     }
 }

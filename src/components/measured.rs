@@ -4,7 +4,6 @@
 
 use crate::browser;
 use crate::components::paste_area::PasteArea;
-use crate::html::escape;
 use crate::state::PageState;
 use leptos::prelude::*;
 use vramfit_engine::calibration::{correction, read_observed_peak, Correction};
@@ -19,21 +18,18 @@ use vramfit_engine::Units;
 const FAR_OFF_PCT: f64 = 50.0;
 
 /// The error of the estimate against the observed peak, and a caution when it is far off.
-fn reading(c: &Correction, source: &str, units: Units) -> String {
-    let mut html = format!(
-        "<p data-testid=\"measured-error\" data-error-pct=\"{:.2}\" data-observed=\"{}\">\
-         Predicted {}, observed {} ({}): <strong>{:+.1}%</strong></p>",
-        c.error_pct,
-        c.observed.0,
-        c.predicted.display(units),
-        c.observed.display(units),
-        escape(source),
-        c.error_pct
-    );
-    if c.error_pct.abs() > FAR_OFF_PCT {
-        html += "<p class=\"note\" data-testid=\"measured-far-off\">That is far from the estimate: check that the measurement is of this scenario (model, method, batch, sequence, GPUs) before applying it.</p>";
+fn reading(c: &Correction, source: String, units: Units) -> impl IntoView {
+    let far_off = (c.error_pct.abs() > FAR_OFF_PCT).then(|| view! {
+        <p class="note" data-testid="measured-far-off">"That is far from the estimate: check that the measurement is of this scenario (model, method, batch, sequence, GPUs) before applying it."</p>
+    });
+    view! {
+        <p data-testid="measured-error" data-error-pct=format!("{:.2}", c.error_pct)
+            data-observed=c.observed.0.to_string()>
+            "Predicted "{c.predicted.display(units)}", observed "{c.observed.display(units)}" ("{source}"): "
+            <strong>{format!("{:+.1}%", c.error_pct)}</strong>
+        </p>
+        {far_off}
     }
-    html
 }
 
 #[component]
@@ -67,7 +63,7 @@ pub fn MeasuredPanel() -> impl IntoView {
                     state.apply(&[("context".to_string(), context)]);
                 };
                 view! {
-                    <div inner_html=reading(&c, &source, units)></div>
+                    <div>{reading(&c, source, units)}</div>
                     <button type="button" data-testid="apply-correction" disabled=lesson on:click=apply>
                         {format!("Apply correction: CUDA context {}", c.corrected_context.display(units))}
                     </button>

@@ -6,12 +6,12 @@
 
 use crate::chart::{draw_concurrency, CURVE_COLOUR, HERE_COLOUR, USERS_COLOUR};
 use crate::components::chart_panel::{fit_canvas, CanvasWidth};
-use crate::html::{command, copy_clicked, escape};
-use crate::palette::Rgb;
+use crate::components::command::Command;
+use crate::components::legend::LineSwatch;
 use crate::state::PageState;
 use leptos::html::Canvas;
 use leptos::prelude::*;
-use vramfit_engine::estimate::{PoolWords, Serving};
+use vramfit_engine::estimate::{Serving, Setting};
 use vramfit_engine::gpu_catalogue;
 use vramfit_engine::scenario::FIELDS;
 use vramfit_engine::serving_plan::{plan_serving, ServingPlan};
@@ -23,16 +23,16 @@ use vramfit_engine::{Estimate, Units};
 const MAX_USERS: u32 = 10_000_000;
 
 /// The concurrency, exact in data- attributes for the tests.
-fn concurrency(s: &Serving, text: &str) -> String {
-    format!(
-        "<span data-testid=\"max-concurrency\" data-value=\"{}\" data-context=\"{}\">{text}</span>",
-        s.max_concurrency, s.context_tokens
-    )
+fn concurrency(s: &Serving, text: String) -> impl IntoView {
+    view! {
+        <span data-testid="max-concurrency" data-value=s.max_concurrency.to_string()
+            data-context=s.context_tokens.to_string()>{text}</span>
+    }
 }
 
 /// The answer line: "vLLM starts: 29.03 concurrent requests of 16,384 tokens", or the
 /// runtime's own reason for refusing to start, verbatim.
-fn answer(s: &Serving) -> String {
+fn answer(s: &Serving) -> AnyView {
     let name = s.runtime.rules().name();
     let tokens = group_thousands(u64::from(s.context_tokens));
     if s.starts {
@@ -47,94 +47,119 @@ fn answer(s: &Serving) -> String {
                 s.max_concurrency
             )
         };
-        format!(
-            "<p class=\"serving-answer\" data-testid=\"serving-answer\"><strong>{name} starts: </strong>{}</p>",
-            concurrency(s, &text)
-        )
+        view! {
+            <p class="serving-answer" data-testid="serving-answer">
+                <strong>{name}" starts: "</strong>{concurrency(s, text)}
+            </p>
+        }
+        .into_any()
     } else {
         let reason = s
             .reason
-            .as_deref()
-            .map_or_else(|| format!("{name} does not say why."), escape);
+            .clone()
+            .unwrap_or_else(|| format!("{name} does not say why."));
         let text = format!("{:.2} requests of {tokens} tokens fit", s.max_concurrency);
-        format!(
-            "<div class=\"serving-refusal\" role=\"alert\" data-testid=\"serving-refusal\">\
-             <p><strong>{name} will not start</strong> ({})</p>\
-             <p class=\"reason\" data-testid=\"serving-reason\">{reason}</p></div>",
-            concurrency(s, &text)
-        )
-    }
-}
-
-/// The settings as applied, each default marked with where it came from.
-fn settings(s: &Serving) -> String {
-    let mut html = String::new();
-    for setting in &s.settings {
-        let label = FIELDS
-            .iter()
-            .find(|f| f.key == setting.key)
-            .map_or(setting.key.as_str(), |f| f.label);
-        let (class, from) = match &setting.default_from {
-            Some(from) => (" class=\"default\"", format!("default: {}", escape(from))),
-            None => ("", "as set".to_string()),
-        };
-        let key = escape(&setting.key);
-        html += &format!(
-            "<li data-setting=\"{key}\"{class}>{} = <strong>{}</strong>\
-             <span class=\"setting-from\"><code>{key}</code> · {from}</span></li>",
-            escape(label),
-            escape(&setting.value)
-        );
-    }
-    html
-}
-
-/// The answer, the pool's figures and the settings as applied.
-fn figures(s: &Serving, units: Units) -> String {
-    let PoolWords { pool, tokens, .. } = s.runtime.rules().pool_words();
-    let mut html = format!(
-        "{}<dl class=\"figures\"><dt>{pool}</dt>\
-         <dd data-testid=\"kv-pool\" data-bytes=\"{}\">{}</dd><dt>{tokens}</dt>\
-         <dd data-testid=\"kv-tokens\" data-tokens=\"{}\">{}</dd>",
-        answer(s),
-        s.kv_pool_bytes.0,
-        s.kv_pool_bytes.display(units),
-        s.kv_tokens,
-        group_thousands(s.kv_tokens)
-    );
-    if let Some(blocks) = s.kv_blocks {
-        html += &format!(
-            "<dt>KV blocks</dt><dd data-testid=\"kv-blocks\" data-blocks=\"{blocks}\">{}</dd>",
-            group_thousands(blocks)
-        );
-    }
-    if let Some(host) = s.host_bytes {
-        html += &format!(
-            "<dt>System RAM</dt><dd data-testid=\"host-bytes\" data-bytes=\"{}\">{}<ul class=\"host-parts\">",
-            host.0,
-            host.display(units)
-        );
-        for c in &s.host_components {
-            html += &format!(
-                "<li data-host-component=\"{}\" data-bytes=\"{}\">{} {}</li>",
-                escape(c.id.id()),
-                c.bytes.0,
-                escape(&c.label),
-                c.bytes.display(units)
-            );
+        view! {
+            <div class="serving-refusal" role="alert" data-testid="serving-refusal">
+                <p><strong>{name}" will not start"</strong>" ("{concurrency(s, text)}")"</p>
+                <p class="reason" data-testid="serving-reason">{reason}</p>
+            </div>
         }
-        html += "</ul></dd>";
+        .into_any()
     }
-    html + &format!(
-        "</dl><h3>Settings as applied</h3><ul class=\"settings\" data-testid=\"serving-settings\">{}</ul>",
-        settings(s)
-    )
+}
+
+/// One setting as applied, a default marked with where it came from.
+fn setting(setting: Setting) -> impl IntoView {
+    let label = FIELDS
+        .iter()
+        .find(|f| f.key == setting.key)
+        .map_or_else(|| setting.key.clone(), |f| f.label.to_string());
+    let class = setting.default_from.is_some().then_some("default");
+    let from = setting
+        .default_from
+        .map_or_else(|| "as set".to_string(), |from| format!("default: {from}"));
+    let key = setting.key.clone();
+    view! {
+        <li data-setting=key class=class>
+            {label}" = "<strong>{setting.value}</strong>
+            <span class="setting-from"><code>{setting.key}</code>" · "{from}</span>
+        </li>
+    }
+}
+
+/// The answer, the pool's figures, system RAM and the settings as applied.
+#[component]
+fn Figures(serving: Memo<Option<Serving>>) -> impl IntoView {
+    let units = expect_context::<PageState>().units;
+    let text = move |f: fn(&Serving, Units) -> String| {
+        move || serving.with(|s| s.as_ref().map(|s| f(s, units.get())))
+    };
+    let words =
+        Memo::new(move |_| serving.with(|s| s.as_ref().map(|s| s.runtime.rules().pool_words())));
+    let blocks = Memo::new(move |_| serving.with(|s| s.as_ref().and_then(|s| s.kv_blocks)));
+    let host = Memo::new(move |_| serving.with(|s| s.as_ref().and_then(|s| s.host_bytes)));
+    let settings =
+        move || serving.with(|s| s.as_ref().map(|s| s.settings.clone()).unwrap_or_default());
+    view! {
+        {move || serving.with(|s| s.as_ref().map(answer))}
+        <dl class="figures">
+            <dt>{move || words.get().map(|w| w.pool)}</dt>
+            <dd data-testid="kv-pool" data-bytes=text(|s, _| s.kv_pool_bytes.0.to_string())>
+                {text(|s, units| s.kv_pool_bytes.display(units))}
+            </dd>
+            <dt>{move || words.get().map(|w| w.tokens)}</dt>
+            <dd data-testid="kv-tokens" data-tokens=text(|s, _| s.kv_tokens.to_string())>
+                {text(|s, _| group_thousands(s.kv_tokens))}
+            </dd>
+            {move || blocks.get().map(|blocks| view! {
+                <dt>"KV blocks"</dt>
+                <dd data-testid="kv-blocks" data-blocks=blocks.to_string()>{group_thousands(blocks)}</dd>
+            })}
+            {move || host.get().map(|host| view! {
+                <dt>"System RAM"</dt>
+                <dd data-testid="host-bytes" data-bytes=host.0.to_string()>
+                    {move || host.display(units.get())}
+                    <HostParts serving/>
+                </dd>
+            })}
+        </dl>
+        <h3>"Settings as applied"</h3>
+        <ul class="settings" data-testid="serving-settings">
+            <For each=settings
+                key=|s| (s.key.clone(), s.value.clone(), s.default_from.clone())
+                children=setting/>
+        </ul>
+    }
+}
+
+/// What makes up the system RAM the runtime holds.
+#[component]
+fn HostParts(serving: Memo<Option<Serving>>) -> impl IntoView {
+    let units = expect_context::<PageState>().units;
+    let parts = move || {
+        serving.with(|s| {
+            s.as_ref()
+                .map(|s| s.host_components.clone())
+                .unwrap_or_default()
+        })
+    };
+    view! {
+        <ul class="host-parts">
+            <For each=parts key=|c| (c.id.id().to_string(), c.label.clone(), c.bytes)
+                children=move |c| view! {
+                    <li data-host-component=c.id.id().to_string() data-bytes=c.bytes.0.to_string()>
+                        {c.label}" "{move || c.bytes.display(units.get())}
+                    </li>
+                }/>
+        </ul>
+    }
 }
 
 /// The plan's answers: where the runtime places layers (llama.cpp), the best quant and the most
 /// GPU layers; for a pool, the longest context, the smallest GPU and the fewest GPUs for `users`
 /// requests.
-fn answers(p: &ServingPlan, places_layers: bool, quant: &str, gpu_name: &str) -> String {
+fn answers(p: &ServingPlan, places_layers: bool, quant: String, gpu_name: &str) -> AnyView {
     let n = p.users;
     let context = group_thousands(u64::from(p.context_tokens));
     let max_context = match p.max_context {
@@ -142,55 +167,66 @@ fn answers(p: &ServingPlan, places_layers: bool, quant: &str, gpu_name: &str) ->
         None => "none: they do not fit at any context".to_string(),
     };
     let smallest = match &p.smallest_gpu {
-        Some(id) => escape(gpu_catalogue::find(id).map_or(id, |g| g.name)),
+        Some(id) => gpu_catalogue::find(id)
+            .map_or(id.as_str(), |g| g.name)
+            .to_string(),
         None => "none in the catalogue".to_string(),
     };
-    let gpu_name = escape(gpu_name);
     let fewest = match p.fewest_gpus {
         Some(1) => format!("1 × {gpu_name}"),
         Some(count) => format!("{count} × {gpu_name}, tensor parallel"),
         None => "more than 64".to_string(),
     };
     let number = |v: Option<u32>| v.map(|v| v.to_string()).unwrap_or_default();
-    let smallest_id = escape(p.smallest_gpu.as_deref().unwrap_or_default());
+    let smallest_id = p.smallest_gpu.clone().unwrap_or_default();
     let fewest_count = number(p.fewest_gpus);
     if places_layers {
-        let best = p
-            .best_quant
-            .as_deref()
-            .map_or_else(|| "none fits".to_string(), escape);
+        let best = p.best_quant.clone();
+        let best_id = best.clone().unwrap_or_default();
         let layers = p
             .max_gpu_layers
             .map_or_else(|| "none: it does not fit".to_string(), |l| l.to_string());
-        return format!(
-            "<dl class=\"figures plan\" data-testid=\"serving-plan\" data-best-quant=\"{}\" \
-             data-max-gpu-layers=\"{}\" data-smallest-gpu=\"{smallest_id}\" data-fewest-gpus=\"{fewest_count}\">\
-             <dt>Best quant with every layer on the GPU</dt><dd data-testid=\"best-quant\">{best}</dd>\
-             <dt>Most GPU layers (-ngl) at {}</dt><dd data-testid=\"max-gpu-layers\">{layers}</dd>\
-             <dt>Smallest GPU for this configuration</dt><dd data-testid=\"smallest-gpu-serving\">{smallest}</dd>\
-             <dt>Fewest GPUs</dt><dd data-testid=\"fewest-gpus\">{fewest}</dd></dl>",
-            escape(p.best_quant.as_deref().unwrap_or_default()),
-            number(p.max_gpu_layers),
-            escape(quant)
-        );
+        return view! {
+            <dl class="figures plan" data-testid="serving-plan"
+                data-best-quant=best_id
+                data-max-gpu-layers=number(p.max_gpu_layers)
+                data-smallest-gpu=smallest_id data-fewest-gpus=fewest_count>
+                <dt>"Best quant with every layer on the GPU"</dt>
+                <dd data-testid="best-quant">{best.unwrap_or_else(|| "none fits".to_string())}</dd>
+                <dt>"Most GPU layers (-ngl) at "{quant}</dt>
+                <dd data-testid="max-gpu-layers">{layers}</dd>
+                <dt>"Smallest GPU for this configuration"</dt>
+                <dd data-testid="smallest-gpu-serving">{smallest}</dd>
+                <dt>"Fewest GPUs"</dt>
+                <dd data-testid="fewest-gpus">{fewest}</dd>
+            </dl>
+        }
+        .into_any();
     }
     let requests = if n == 1 { "request" } else { "requests" };
     let users = group_thousands(u64::from(n));
-    format!(
-        "<dl class=\"figures plan\" data-testid=\"serving-plan\" data-users=\"{n}\" \
-         data-max-context=\"{}\" data-smallest-gpu=\"{smallest_id}\" data-fewest-gpus=\"{fewest_count}\">\
-         <dt>Longest context for {users} {requests}</dt><dd data-testid=\"max-context\">{max_context}</dd>\
-         <dt>Smallest GPU for {users} × {context} tokens</dt><dd data-testid=\"smallest-gpu-serving\">{smallest}</dd>\
-         <dt>Fewest GPUs for {users} × {context} tokens</dt><dd data-testid=\"fewest-gpus\">{fewest}</dd></dl>",
-        number(p.max_context)
-    )
+    view! {
+        <dl class="figures plan" data-testid="serving-plan" data-users=n.to_string()
+            data-max-context=number(p.max_context)
+            data-smallest-gpu=smallest_id data-fewest-gpus=fewest_count>
+            <dt>"Longest context for "{users.clone()}" "{requests}</dt>
+            <dd data-testid="max-context">{max_context}</dd>
+            <dt>"Smallest GPU for "{users.clone()}" × "{context.clone()}" tokens"</dt>
+            <dd data-testid="smallest-gpu-serving">{smallest}</dd>
+            <dt>"Fewest GPUs for "{users}" × "{context}" tokens"</dt>
+            <dd data-testid="fewest-gpus">{fewest}</dd>
+        </dl>
+    }
+    .into_any()
 }
 
 /// The command that starts the runtime as planned, or the estimate's note saying why none is
 /// written.
-fn launch(e: &Estimate) -> String {
-    let body = match e.serving.as_ref().and_then(|s| s.command.as_deref()) {
-        Some(c) => command("launch-command", "launch command", c),
+fn launch(e: &Estimate) -> impl IntoView {
+    let body = match e.serving.as_ref().and_then(|s| s.command.clone()) {
+        Some(command) => {
+            view! { <Command testid="launch-command" label="launch command" command/> }.into_any()
+        }
         None => {
             let why = e
                 .notes
@@ -199,34 +235,12 @@ fn launch(e: &Estimate) -> String {
                 .map_or(
                     "No launch command is written for this scenario.",
                     String::as_str,
-                );
-            format!(
-                "<p class=\"note\" data-testid=\"launch-none\">{}</p>",
-                escape(why)
-            )
+                )
+                .to_string();
+            view! { <p class="note" data-testid="launch-none">{why}</p> }.into_any()
         }
     };
-    format!("<h3>Launch command</h3>{body}")
-}
-
-/// The curve's legend: the curve, this scenario's context and the users line.
-fn legend(p: &ServingPlan) -> String {
-    let swatch = |colour: Rgb| {
-        format!(
-            "<svg class=\"swatch\" width=\"16\" height=\"12\" aria-hidden=\"true\">\
-             <line x1=\"0\" y1=\"6\" x2=\"16\" y2=\"6\" stroke=\"{}\" stroke-width=\"3\"></line></svg>",
-            colour.css()
-        )
-    };
-    format!(
-        "<li>{}requests that fit at each context</li><li>{}this scenario: {} tokens</li><li>{}{} {}</li>",
-        swatch(CURVE_COLOUR),
-        swatch(HERE_COLOUR),
-        group_thousands(u64::from(p.context_tokens)),
-        swatch(USERS_COLOUR),
-        group_thousands(u64::from(p.users)),
-        if p.users == 1 { "user" } else { "users" }
-    )
+    view! { <h3>"Launch command"</h3>{body} }
 }
 
 #[component]
@@ -261,13 +275,6 @@ pub fn ServingPanel() -> impl IntoView {
             Err(_) => previous.cloned().flatten(),
         }
     });
-    let figures = move || {
-        let units = state.units.get();
-        serving
-            .with(|s| s.as_ref().map(|s| figures(s, units)))
-            .unwrap_or_default()
-    };
-
     move || {
         shown.get().then(|| {
             let title = move || {
@@ -280,7 +287,7 @@ pub fn ServingPanel() -> impl IntoView {
                     data-runtime=move || serving.with(|s| s.as_ref().map(|s| s.runtime.as_str()))
                     data-starts=move || serving.with(|s| s.as_ref().map(|s| s.starts.to_string()))>
                     <h2>{title}</h2>
-                    <div inner_html=figures></div>
+                    <div><Figures serving/></div>
                     {move || if whole_slots.get() {
                         view! { <h3>"What fits"</h3> }.into_any()
                     } else {
@@ -288,9 +295,9 @@ pub fn ServingPanel() -> impl IntoView {
                     }}
                     {plan_answers(plan, places_layers)}
                     {move || (!whole_slots.get()).then(|| concurrency_curve(plan))}
-                    <div class="launch" on:click=|ev| copy_clicked(&ev) inner_html=move || {
-                        state.estimate.with(|e| e.as_ref().map(launch)).unwrap_or_default()
-                    }></div>
+                    <div class="launch">
+                        {move || state.estimate.with(|e| e.as_ref().map(launch))}
+                    </div>
                 </section>
             }
         })
@@ -335,21 +342,21 @@ fn plan_answers(plan: Memo<Option<ServingPlan>>, places_layers: Memo<bool>) -> i
             .estimate
             .with(|e| e.as_ref().map(|e| e.gpu_name.clone()).unwrap_or_default())
     });
-    let html = move || {
-        let places_layers = places_layers.get();
-        let quant = if places_layers {
+    let quant = Memo::new(move |_| {
+        if places_layers.get() {
             state.scenario.with(|s| s.get("quant"))
         } else {
             String::new()
-        };
+        }
+    });
+    let answers = move || {
         let gpu_name = gpu_name.get();
         plan.with(|p| {
             p.as_ref()
-                .map(|p| answers(p, places_layers, &quant, &gpu_name))
+                .map(|p| answers(p, places_layers.get(), quant.get(), &gpu_name))
         })
-        .unwrap_or_default()
     };
-    view! { <div inner_html=html></div> }
+    view! { <div>{answers}</div> }
 }
 
 /// A pool's concurrency against context, drawn from the plan, with its legend.
@@ -367,12 +374,29 @@ fn concurrency_curve(plan: Memo<Option<ServingPlan>>) -> impl IntoView {
         let users = Some(f64::from(plan.users));
         draw_error.set(draw_concurrency(canvas, &plan.curve, here, users, &theme).err());
     });
-    let legend = move || plan.with(|p| p.as_ref().map(legend)).unwrap_or_default();
+    let context = move || {
+        plan.with(|p| {
+            p.as_ref()
+                .map(|p| group_thousands(u64::from(p.context_tokens)))
+        })
+    };
+    let users = move || {
+        plan.with(|p| {
+            p.as_ref().map(|p| {
+                let noun = if p.users == 1 { "user" } else { "users" };
+                format!("{} {noun}", group_thousands(u64::from(p.users)))
+            })
+        })
+    };
     view! {
         <h3>"Concurrency vs context"</h3>
         <canvas id="serving-curve" node_ref=canvas_ref role="img"
             aria-label="Concurrent requests the KV pool holds at each context length, with this scenario's context marked"></canvas>
         <p class="field-error">{move || draw_error.get()}</p>
-        <ul class="legend" inner_html=legend></ul>
+        <ul class="legend">
+            <li><LineSwatch colour=CURVE_COLOUR.css() stroke="3"/>"requests that fit at each context"</li>
+            <li><LineSwatch colour=HERE_COLOUR.css() stroke="3"/>"this scenario: "{context}" tokens"</li>
+            <li><LineSwatch colour=USERS_COLOUR.css() stroke="3"/>{users}</li>
+        </ul>
     }
 }

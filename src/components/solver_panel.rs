@@ -2,53 +2,82 @@
 //! smallest GPU, and the fix-it ladder whose steps are buttons that apply them. A serving
 //! runtime (vLLM, SGLang) fills a preallocated pool instead of growing per sequence, so its
 //! questions are the serving panel's, and this panel steps aside.
-//!
-//! The answers are written as HTML, with one click handler for every ladder step (a typed view
-//! of them cost more wasm).
 
-use crate::html::{escape, target_attribute};
 use crate::state::PageState;
 use leptos::prelude::*;
-use vramfit_engine::solver::{solve, Solution};
+use vramfit_engine::solver::{solve, LadderStep, Solution};
 use vramfit_engine::Units;
 
-/// The answers and the ladder; each step's button names its position (`data-step`).
-fn markup(sol: &Solution, units: Units) -> String {
-    let none = |v: Option<u32>| v.map_or_else(|| "does not fit".to_string(), |n| n.to_string());
-    let effective = match (sol.micro_batch, sol.grad_accum) {
-        (Some(m), Some(a)) => format!("micro-batch {m} × accumulation {a}"),
-        _ => "—".to_string(),
+/// The solver's answers, each figure read from the solution in the page's units.
+#[component]
+fn Answers(solution: Memo<Option<Solution>>) -> impl IntoView {
+    let units = expect_context::<PageState>().units;
+    let show = move |f: fn(&Solution, Units) -> String| {
+        move || solution.with(|s| s.as_ref().map(|s| f(s, units.get())))
     };
-    let smallest = sol
-        .smallest_gpu
-        .as_deref()
-        .unwrap_or("none in the catalogue");
-    let mut html = format!(
-        "<dl class=\"solution\" data-testid=\"solution\">\
-         <dt>Largest micro-batch</dt><dd data-testid=\"max-batch\">{}<small> = (usable {} − fixed {}) ÷ {} per sample</small></dd>\
-         <dt>Longest sequence</dt><dd data-testid=\"max-seq\">{}</dd>\
-         <dt>Effective batch</dt><dd>{effective}</dd>\
-         <dt>Smallest GPU that fits</dt><dd data-testid=\"smallest-gpu\">{}</dd></dl>",
-        none(sol.max_batch),
-        sol.usable_bytes.display(units),
-        sol.fixed_bytes.display(units),
-        sol.per_sample_bytes.display(units),
-        none(sol.max_seq),
-        escape(smallest)
-    );
-    if !sol.ladder.is_empty() {
-        html += "<h3>Fix-it ladder</h3><ol class=\"ladder\" data-testid=\"ladder\">";
-        for (i, step) in sol.ladder.iter().enumerate() {
-            let verdict = step.verdict.as_str();
-            html += &format!(
-                "<li><button type=\"button\" data-step=\"{i}\">{}</button> → {} <span class=\"verdict verdict-{verdict}\">{verdict}</span></li>",
-                escape(&step.action),
-                step.total_bytes.display(units)
-            );
-        }
-        html += "</ol>";
+    fn none(v: Option<u32>) -> String {
+        v.map_or_else(|| "does not fit".to_string(), |n| n.to_string())
     }
-    html
+    view! {
+        <dl class="solution" data-testid="solution">
+            <dt>"Largest micro-batch"</dt>
+            <dd data-testid="max-batch">
+                {show(|s, _| none(s.max_batch))}
+                <small>
+                    " = (usable "{show(|s, u| s.usable_bytes.display(u))}
+                    " − fixed "{show(|s, u| s.fixed_bytes.display(u))}
+                    ") ÷ "{show(|s, u| s.per_sample_bytes.display(u))}" per sample"
+                </small>
+            </dd>
+            <dt>"Longest sequence"</dt>
+            <dd data-testid="max-seq">{show(|s, _| none(s.max_seq))}</dd>
+            <dt>"Effective batch"</dt>
+            <dd>
+                {show(|s, _| match (s.micro_batch, s.grad_accum) {
+                    (Some(m), Some(a)) => format!("micro-batch {m} × accumulation {a}"),
+                    _ => "—".to_string(),
+                })}
+            </dd>
+            <dt>"Smallest GPU that fits"</dt>
+            <dd data-testid="smallest-gpu">
+                {show(|s, _| s.smallest_gpu.clone().unwrap_or_else(|| "none in the catalogue".to_string()))}
+            </dd>
+        </dl>
+    }
+}
+
+/// The fix-it ladder: each step a button that applies its changes, with the total it reaches.
+#[component]
+fn Ladder(solution: Memo<Option<Solution>>) -> impl IntoView {
+    let state = expect_context::<PageState>();
+    let steps = Memo::new(move |_| {
+        solution.with(|s| s.as_ref().map(|s| s.ladder.clone()).unwrap_or_default())
+    });
+    let step = move |(i, step): (usize, LadderStep)| {
+        let verdict = step.verdict.as_str();
+        let total = step.total_bytes;
+        let changes = step.changes;
+        view! {
+            <li>
+                <button type="button" data-step=i.to_string()
+                    on:click=move |_| state.apply(&changes)>{step.action}</button>
+                " → "{move || total.display(state.units.get())}" "
+                <span class=format!("verdict verdict-{verdict}")>{verdict}</span>
+            </li>
+        }
+    };
+    move || {
+        (!steps.with(Vec::is_empty)).then(|| {
+            view! {
+                <h3>"Fix-it ladder"</h3>
+                <ol class="ladder" data-testid="ladder">
+                    <For each=move || steps.get().into_iter().enumerate()
+                        key=|(i, s)| (*i, s.action.clone(), s.total_bytes, s.verdict.as_str())
+                        children=step/>
+                </ol>
+            }
+        })
+    }
 }
 
 #[component]
@@ -60,23 +89,7 @@ pub fn SolverPanel() -> impl IntoView {
         let t = target.get();
         state.scenario.with(|s| solve(s, Some(t)).ok())
     });
-    let answers = move || {
-        let units = state.units.get();
-        solution
-            .with(|sol| sol.as_ref().map(|sol| markup(sol, units)))
-            .unwrap_or_default()
-    };
-    let on_click = move |ev: web_sys::MouseEvent| {
-        let step = target_attribute(&ev, "data-step").and_then(|i| i.parse::<usize>().ok());
-        let changes = solution.with_untracked(|sol| {
-            sol.as_ref()
-                .and_then(|sol| sol.ladder.get(step?))
-                .map(|step| step.changes.clone())
-        });
-        if let Some(changes) = changes {
-            state.apply(&changes);
-        }
-    };
+    let solved = Memo::new(move |_| solution.with(Option::is_some));
     move || {
         (!pooled.get()).then(|| view! {
         <section class="panel solver" aria-label="Solver">
@@ -90,7 +103,9 @@ pub fn SolverPanel() -> impl IntoView {
                         }
                     }/>
             </div>
-            <div inner_html=answers on:click=on_click></div>
+            <div>
+                {move || solved.get().then(|| view! { <Answers solution/><Ladder solution/> })}
+            </div>
         </section>
     })
     }

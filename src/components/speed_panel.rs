@@ -3,10 +3,10 @@
 //! measures it; or, where there is no speed, why. For a runtime with a shared pool, output
 //! tokens/s at 1, 2, 4, … concurrent requests up to the pool's concurrency, each point the
 //! engine's `speed_of` at that concurrency, as a table with a bar per row: exact figures a screen
-//! reader reads, and far less wasm than another canvas. Last, the llama-bench paste.
+//! reader reads. Last, the llama-bench paste.
 
 use crate::components::bench_paste::BenchPaste;
-use crate::html::{command, copy_clicked, escape};
+use crate::components::command::Command;
 use crate::state::PageState;
 use leptos::prelude::*;
 use vramfit_engine::estimate::{speed_of, Speed};
@@ -38,70 +38,67 @@ fn duration(seconds: f64) -> String {
     }
 }
 
-/// The answer, the figures, the basis and the benchmark command. Each figure's exact value is in
-/// `data-value` for the tests; a card without a stated throughput has no prefill (none there).
-fn figures(s: &Speed) -> String {
+/// One figure, its exact value in `data-value` for the tests; a card without a stated
+/// throughput has none.
+fn figure(
+    testid: &'static str,
+    term: &'static str,
+    value: Option<f64>,
+    show: fn(f64) -> String,
+) -> impl IntoView {
+    let text = value.map_or_else(|| NO_THROUGHPUT.to_string(), show);
+    view! {
+        <dt>{term}</dt>
+        <dd data-testid=testid data-value=value.map(|v| v.to_string())>{text}</dd>
+    }
+}
+
+/// "1,234 tokens/s".
+fn tokens(v: f64) -> String {
+    format!("{} tokens/s", rate(v))
+}
+
+/// The answer, the figures, the basis and the benchmark command.
+fn figures(s: &Speed) -> impl IntoView {
     let over = match s.concurrency {
         1 => "for one request".to_string(),
         n => format!("over {} concurrent requests", group_thousands(u64::from(n))),
     };
-    let figure = |testid: &str, term: &str, value: Option<f64>, show: fn(f64) -> String| {
-        let (value, text) = match value {
-            Some(v) => (format!(" data-value=\"{v}\""), show(v)),
-            None => (String::new(), NO_THROUGHPUT.to_string()),
-        };
-        format!("<dt>{term}</dt><dd data-testid=\"{testid}\"{value}>{text}</dd>")
-    };
-    let tokens = |v: f64| format!("{} tokens/s", rate(v));
-    let mut html = format!(
-        "<p class=\"speed-answer\" data-testid=\"speed-output\" data-value=\"{}\">\
-         <strong>{} tokens/s</strong> of output {over}</p><dl class=\"figures\">",
-        s.output_tokens_per_s,
-        rate(s.output_tokens_per_s)
-    );
-    html += &figure(
-        "speed-prefill",
-        "Prefill (one prompt)",
-        s.prefill_tokens_per_s,
-        tokens,
-    );
-    html += &figure(
-        "speed-decode",
-        "Decode (each request)",
-        Some(s.decode_tokens_per_s),
-        tokens,
-    );
-    html += &figure("speed-ttft", "Time to first token", s.ttft_s, duration);
-    html += &format!(
-        "<dt>Band</dt><dd data-testid=\"speed-band\" data-low=\"{}\" data-high=\"{}\">\
-         {}–{} tokens/s of output, at the runtime's low and high efficiency</dd>\
-         <dt>Why</dt><dd data-testid=\"speed-basis\">{}</dd></dl>",
-        s.low,
-        s.high,
-        rate(s.low),
-        rate(s.high),
-        escape(&s.basis)
-    );
-    if let Some(measure) = &s.measure {
-        html += &format!(
-            "<h3>Measure it</h3>{}",
-            command("speed-measure", "benchmark command", measure)
-        );
+    let measure = s.measure.clone().map(|command| {
+        view! {
+            <h3>"Measure it"</h3>
+            <Command testid="speed-measure" label="benchmark command" command/>
+        }
+    });
+    view! {
+        <p class="speed-answer" data-testid="speed-output" data-value=s.output_tokens_per_s.to_string()>
+            <strong>{rate(s.output_tokens_per_s)}" tokens/s"</strong>" of output "{over}
+        </p>
+        <dl class="figures">
+            {figure("speed-prefill", "Prefill (one prompt)", s.prefill_tokens_per_s, tokens)}
+            {figure("speed-decode", "Decode (each request)", Some(s.decode_tokens_per_s), tokens)}
+            {figure("speed-ttft", "Time to first token", s.ttft_s, duration)}
+            <dt>"Band"</dt>
+            <dd data-testid="speed-band" data-low=s.low.to_string() data-high=s.high.to_string()>
+                {rate(s.low)}"–"{rate(s.high)}" tokens/s of output, at the runtime's low and high efficiency"
+            </dd>
+            <dt>"Why"</dt>
+            <dd data-testid="speed-basis">{s.basis.clone()}</dd>
+        </dl>
+        {measure}
     }
-    html
 }
 
 /// Why the estimate has no speed: its own note where it gives one (a card without datasheet
 /// figures), else what the speed model needs.
 fn no_speed(e: &Estimate) -> String {
-    let why = match e.notes.iter().find(|n| n.starts_with("No speed estimate")) {
-        Some(note) => escape(note),
+    match e.notes.iter().find(|n| n.starts_with("No speed estimate")) {
+        Some(note) => note.clone(),
         None if e.scenario.mode.is_training() => {
             "No speed estimate: the speed model times inference; a training step's time is not modelled yet.".to_string()
         }
         None => "No speed estimate: it needs a catalogue GPU's datasheet (memory bandwidth, tensor throughput); choose a GPU rather than a memory size.".to_string(),
-    };
-    format!("<p class=\"note\" data-testid=\"speed-none\">{why}</p>")
+    }
 }
 
 /// 1, 2, 4, … up to `max` requests, and `max` itself.
@@ -136,76 +133,111 @@ fn pool_concurrency(e: &Estimate) -> Option<f64> {
     (s.starts && shared && e.speed.is_some()).then_some(s.max_concurrency)
 }
 
-/// The curve as a table, a bar per row scaled to the fastest, the scenario's own row marked.
-fn curve_table(curve: &[(u32, Speed)], current: Option<u32>) -> String {
-    let Some(fastest) = curve
-        .iter()
-        .map(|(_, s)| s.output_tokens_per_s)
-        .reduce(f64::max)
-    else {
-        return String::new();
-    };
-    let mut rows = String::new();
-    for (n, s) in curve {
-        let share = s.output_tokens_per_s / fastest.max(f64::MIN_POSITIVE) * 100.0;
-        let class = if Some(*n) == current {
-            " class=\"current\""
-        } else {
-            ""
-        };
-        rows += &format!(
-            "<tr{class} data-concurrency=\"{n}\" data-output=\"{}\" data-decode=\"{}\">\
-             <td class=\"num\">{}</td><td class=\"bar-cell\"><span class=\"bar\" style=\"width:{share:.1}%\"></span>\
-             <span class=\"bar-value\">{}</span></td><td class=\"num\">{}</td></tr>",
-            s.output_tokens_per_s,
-            s.decode_tokens_per_s,
-            group_thousands(u64::from(*n)),
-            rate(s.output_tokens_per_s),
-            rate(s.decode_tokens_per_s)
-        );
+/// One row of the curve: its bar scaled to the fastest, the scenario's own row marked.
+fn curve_row(n: u32, s: Speed, share: f64, current: bool) -> impl IntoView {
+    view! {
+        <tr class=current.then_some("current") data-concurrency=n.to_string()
+            data-output=s.output_tokens_per_s.to_string() data-decode=s.decode_tokens_per_s.to_string()>
+            <td class="num">{group_thousands(u64::from(n))}</td>
+            <td class="bar-cell">
+                <span class="bar" style=format!("width:{share:.1}%")></span>
+                <span class="bar-value">{rate(s.output_tokens_per_s)}</span>
+            </td>
+            <td class="num">{rate(s.decode_tokens_per_s)}</td>
+        </tr>
     }
-    format!(
-        "<h3>Output vs concurrency</h3><table class=\"speed-curve\" data-testid=\"speed-curve\">\
-         <thead><tr><th scope=\"col\">Concurrency</th><th scope=\"col\">Output tokens/s</th>\
-         <th scope=\"col\" class=\"num\">Each request</th></tr></thead><tbody>{rows}</tbody></table>"
-    )
+}
+
+/// The curve as a table, a bar per row.
+#[component]
+fn CurveTable(curve: Memo<Vec<(u32, Speed)>>, current: Memo<Option<u32>>) -> impl IntoView {
+    let fastest = Memo::new(move |_| {
+        curve.with(|c| {
+            c.iter()
+                .map(|(_, s)| s.output_tokens_per_s)
+                .reduce(f64::max)
+        })
+    });
+    let rows = move || {
+        let fastest = fastest.get().unwrap_or_default().max(f64::MIN_POSITIVE);
+        let current = current.get();
+        curve.get().into_iter().map(move |(n, s)| {
+            (
+                n,
+                s.output_tokens_per_s / fastest * 100.0,
+                Some(n) == current,
+                s,
+            )
+        })
+    };
+    move || {
+        fastest.get().is_some().then(|| view! {
+            <h3>"Output vs concurrency"</h3>
+            <table class="speed-curve" data-testid="speed-curve">
+                <thead>
+                    <tr>
+                        <th scope="col">"Concurrency"</th>
+                        <th scope="col">"Output tokens/s"</th>
+                        <th scope="col" class="num">"Each request"</th>
+                    </tr>
+                </thead>
+                <tbody>
+                    <For each=rows
+                        key=|(n, share, current, s)| {
+                            (*n, share.to_bits(), *current, s.output_tokens_per_s.to_bits(), s.decode_tokens_per_s.to_bits())
+                        }
+                        children=|(n, share, current, s)| curve_row(n, s, share, current)/>
+                </tbody>
+            </table>
+        })
+    }
 }
 
 #[component]
 pub fn SpeedPanel() -> impl IntoView {
     let state = expect_context::<PageState>();
-    let html = Memo::new(move |_| {
-        state
-            .estimate
-            .with(|e| {
-                e.as_ref().map(|e| match &e.speed {
-                    Some(s) => figures(s),
-                    None => no_speed(e),
-                })
+    // The speed, or why there is none.
+    let speed = Memo::new(move |_| {
+        state.estimate.with(|e| {
+            e.as_ref()
+                .map(|e| e.speed.clone().ok_or_else(|| no_speed(e)))
+        })
+    });
+    let answer = move || {
+        speed.with(|s| {
+            s.as_ref().map(|s| match s {
+                Ok(s) => figures(s).into_any(),
+                Err(why) => {
+                    view! { <p class="note" data-testid="speed-none">{why.clone()}</p> }.into_any()
+                }
             })
-            .unwrap_or_default()
+        })
+    };
+    let current = Memo::new(move |_| {
+        speed.with(|s| {
+            s.as_ref()
+                .and_then(|s| s.as_ref().ok())
+                .map(|s| s.concurrency)
+        })
     });
     // From the scenario, which the estimate follows; an invalid one keeps the last good curve.
-    // HTML in a `Memo<String>`: a memo of a new type costs the page more wasm than the text.
-    let table = Memo::new(move |previous: Option<&String>| {
-        let (max, current) = state.estimate.with(|e| {
-            let e = e.as_ref();
-            let current = e.and_then(|e| e.speed.as_ref().map(|s| s.concurrency));
-            (e.and_then(pool_concurrency), current)
-        });
-        let Some(max) = max else {
-            return String::new();
+    let curve = Memo::new(move |previous: Option<&Vec<(u32, Speed)>>| {
+        let Some(max) = state
+            .estimate
+            .with(|e| e.as_ref().and_then(pool_concurrency))
+        else {
+            return Vec::new();
         };
         match state.scenario.with(|s| speed_curve(s, max)) {
             curve if curve.is_empty() => previous.cloned().unwrap_or_default(),
-            curve => curve_table(&curve, current),
+            curve => curve,
         }
     });
     view! {
-        <section class="panel speed" aria-label="Speed" data-testid="speed" on:click=|ev| copy_clicked(&ev)>
+        <section class="panel speed" aria-label="Speed" data-testid="speed">
             <h2>"How fast"</h2>
-            <div inner_html=html></div>
-            <div inner_html=table></div>
+            <div>{answer}</div>
+            <div><CurveTable curve current/></div>
             <BenchPaste/>
         </section>
     }

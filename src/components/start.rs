@@ -3,7 +3,6 @@
 
 use crate::browser;
 use crate::components::examples::{owned, LESSON_EXAMPLES_ID};
-use crate::html::{escape, target_attribute};
 use crate::state::PageState;
 use leptos::prelude::*;
 use vramfit_engine::examples::{lesson_example, STARTING_POINTS};
@@ -15,32 +14,24 @@ const FIRST_LESSON: &str = "qlora-8b-t4";
 #[component]
 pub fn StartHere() -> impl IntoView {
     let state = expect_context::<PageState>();
-    let buttons: String = STARTING_POINTS
+    let starts = STARTING_POINTS
         .iter()
-        .map(|start| (start.id, start.title))
-        .chain([("lesson", "Chapter 62's worked examples")])
-        .map(|(id, title)| {
-            format!(
-                "<button type=\"button\" data-start=\"{id}\">{}</button>",
-                escape(title)
-            )
-        })
-        .collect();
-    let on_click = move |ev: web_sys::MouseEvent| {
-        let Some(id) = target_attribute(&ev, "data-start") else {
-            return;
-        };
-        if id != "lesson" {
-            if let Some(start) = STARTING_POINTS.iter().find(|s| s.id == id) {
-                state.replace(Scenario::default(), &owned(start.pairs));
+        .map(|start| {
+            let pairs = start.pairs;
+            view! {
+                <button type="button" data-start=start.id
+                    on:click=move |_| state.replace(Scenario::default(), &owned(pairs))>
+                    {start.title}
+                </button>
             }
-            return;
-        }
+        })
+        .collect_view();
+    let open_lessons = move |_| {
         if let Some(example) = lesson_example(FIRST_LESSON) {
             state.replace(Scenario::default(), &owned(example.pairs));
         }
-        // Opened and brought into view in the DOM, as a click on its summary would: the list
-        // stays the user's to close.
+        // The list is the panels module's: opened and brought into view in the DOM, as a click
+        // on its summary would, so it stays the user's to close.
         let list = browser::window()
             .and_then(|w| w.document())
             .and_then(|d| d.get_element_by_id(LESSON_EXAMPLES_ID));
@@ -54,7 +45,12 @@ pub fn StartHere() -> impl IntoView {
             <p>
                 "How much GPU memory does a model need to train or serve, and will it fit? Below: fully fine-tuning an 8B model on an RTX 4090. Change any field, or start from:"
             </p>
-            <div class="buttons" inner_html=buttons on:click=on_click></div>
+            <div class="buttons">
+                {starts}
+                <button type="button" data-start="lesson" on:click=open_lessons>
+                    "Chapter 62's worked examples"
+                </button>
+            </div>
         </section>
     }
 }

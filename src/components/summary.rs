@@ -2,7 +2,6 @@
 //! narrow screen it comes before the form and stays in view); then what the model was read as,
 //! the method, and the estimate's notes.
 
-use crate::html::escape;
 use crate::state::PageState;
 use leptos::prelude::*;
 use vramfit_engine::estimate::{LESSON_ACTIVATION_FACTOR, LESSON_OVERHEAD_BYTES};
@@ -36,7 +35,7 @@ fn model_line(e: &Estimate) -> String {
 }
 
 /// The answer: the total, the verdict and the headroom.
-fn answer(e: &Estimate, u: Units) -> String {
+fn answer(e: &Estimate, u: Units) -> impl IntoView {
     let verdict = e.verdict;
     let headroom = Bytes(e.headroom_bytes.unsigned_abs()).display(u);
     let headroom = if e.headroom_bytes >= 0 {
@@ -54,22 +53,29 @@ fn answer(e: &Estimate, u: Units) -> String {
     } else {
         format!("the fullest of {} unlike GPUs,", e.gpus)
     };
-    format!(
-        "<p class=\"total-line\"><span class=\"total\" data-testid=\"total\" data-bytes=\"{}\">{}</span> per GPU on {on} {}</p>\
-         <p class=\"verdict-line\"><span class=\"verdict verdict-{v}\" data-testid=\"verdict\" data-verdict=\"{v}\">{word}</span> \
-         {headroom} of {} usable ({} capacity)</p>{}",
-        e.total_bytes.0,
-        e.total_bytes.display(u),
-        escape(&e.gpu_name),
+    let v = verdict.as_str();
+    let budget = format!(
+        " {headroom} of {} usable ({} capacity)",
         e.usable_bytes.display(u),
-        e.capacity_bytes.display(u),
-        devices(e, u),
-        v = verdict.as_str()
-    )
+        e.capacity_bytes.display(u)
+    );
+    view! {
+        <p class="total-line">
+            <span class="total" data-testid="total" data-bytes=e.total_bytes.0.to_string()>
+                {e.total_bytes.display(u)}
+            </span>
+            {format!(" per GPU on {on} {}", e.gpu_name)}
+        </p>
+        <p class="verdict-line">
+            <span class=format!("verdict verdict-{v}") data-testid="verdict" data-verdict=v>{word}</span>
+            {budget}
+        </p>
+        {devices(e, u)}
+    }
 }
 
 /// Each of unlike GPUs in a line: its layers, total and verdict against its own memory.
-fn devices(e: &Estimate, u: Units) -> String {
+fn devices(e: &Estimate, u: Units) -> Option<impl IntoView> {
     let each: Vec<String> = e
         .devices
         .iter()
@@ -81,39 +87,37 @@ fn devices(e: &Estimate, u: Units) -> String {
             };
             format!(
                 "{}: {layers}{} of {} usable, {}",
-                escape(&d.gpu_name),
+                d.gpu_name,
                 d.total_bytes.display(u),
                 d.usable_bytes.display(u),
                 d.verdict.as_str()
             )
         })
         .collect();
-    if each.is_empty() {
-        return String::new();
-    }
-    format!(
-        "<p class=\"devices-line\" data-testid=\"devices\">{}</p>",
-        each.join(" · ")
-    )
+    (!each.is_empty()).then(|| {
+        view! { <p class="devices-line" data-testid="devices">{each.join(" · ")}</p> }
+    })
 }
 
 /// What the model was read as, the method and the estimate's notes.
-fn notes(e: &Estimate) -> String {
+fn notes(e: &Estimate) -> impl IntoView {
     let method_note = match e.method {
         Method::Lesson => format!("Lesson method: chapter 62's formula exactly (weights + gradients + optimizer + {LESSON_ACTIVATION_FACTOR}·L·B·S·H·Ba + {} GB).", LESSON_OVERHEAD_BYTES / GB as f64),
         Method::Detailed => "Detailed method: every tensor PyTorch keeps at the peak, plus CUDA context and allocator slack.".to_string(),
     };
-    let mut html = format!(
-        "<p class=\"model-line\" data-testid=\"model-line\" data-params=\"{}\" data-active=\"{}\">{}</p>\
-         <p class=\"method-note\">{method_note}</p>",
-        e.params.round(),
-        e.active_params.map(|a| a.round().to_string()).unwrap_or_default(),
-        escape(&model_line(e))
-    );
-    for n in &e.notes {
-        html += &format!("<p class=\"note\">{}</p>", escape(n));
+    let notes = e
+        .notes
+        .iter()
+        .map(|n| view! { <p class="note">{n.clone()}</p> })
+        .collect_view();
+    view! {
+        <p class="model-line" data-testid="model-line" data-params=e.params.round().to_string()
+            data-active=e.active_params.map(|a| a.round().to_string()).unwrap_or_default()>
+            {model_line(e)}
+        </p>
+        <p class="method-note">{method_note}</p>
+        {notes}
     }
-    html
 }
 
 #[component]
@@ -122,17 +126,17 @@ pub fn Summary() -> impl IntoView {
     let estimate = state.estimate;
     let answer = move || {
         let u = state.units.get();
-        estimate
-            .with(|e| e.as_ref().map(|e| answer(e, u)))
-            .unwrap_or_default()
+        estimate.with(|e| e.as_ref().map(|e| answer(e, u)))
     };
-    let notes = move || estimate.with(|e| e.as_ref().map(notes)).unwrap_or_default();
+    let notes = move || estimate.with(|e| e.as_ref().map(notes));
     // Both stay in the page while the estimate changes, so the live region announces the new answer.
     let shown = Memo::new(move |_| estimate.with(Option::is_some));
     move || {
-        shown.get().then(|| view! {
-            <div class="summary answer" aria-live="polite" data-testid="answer" inner_html=answer></div>
-            <div class="summary-notes" inner_html=notes></div>
+        shown.get().then(|| {
+            view! {
+                <div class="summary answer" aria-live="polite" data-testid="answer">{answer}</div>
+                <div class="summary-notes">{notes}</div>
+            }
         })
     }
 }

@@ -1,53 +1,61 @@
 //! The quick-reference tables, computed by the engine for the current GPU and method, with the
 //! current scenario's cell highlighted and Markdown/CSV copy buttons.
-//!
-//! Written as HTML, with one click handler on the section for every copy button: the typed view
-//! (a reactive class per cell) made the page's wasm markedly larger.
 
 use crate::browser::copy_text;
-use crate::html::{escape, target_attribute};
 use crate::state::PageState;
 use leptos::prelude::*;
-use vramfit_engine::tables::{all_tables, table_inputs, Table};
+use vramfit_engine::tables::{all_tables, table_inputs, Cell, Row, Table};
 
-/// The section's content: each table with its cells, the scenario's own (`current`) marked, and
-/// its copy buttons, which name their table by position and what they copy (`md` or `csv`).
-fn markup(tables: &[Table], current: &[(&str, String)]) -> String {
-    let mut html = String::from("<h2>Quick reference</h2>");
-    for (i, t) in tables.iter().enumerate() {
-        html += &format!(
-            "<figure class=\"table-figure\"><figcaption>{}</figcaption><table data-testid=\"table-{}\"><thead><tr><th scope=\"col\">{}</th>",
-            escape(&t.title),
-            escape(&t.id),
-            escape(&t.corner)
-        );
-        for c in &t.columns {
-            html += &format!("<th scope=\"col\">{}</th>", escape(c));
-        }
-        html += "</tr></thead><tbody>";
-        for row in &t.rows {
-            html += &format!("<tr><th scope=\"row\">{}</th>", escape(&row.label));
-            for cell in &row.cells {
-                let verdict = cell
-                    .verdict
-                    .map_or_else(String::new, |v| format!("cell-{}", v.as_str()));
-                let here = if cell.matches_pairs(current) {
-                    " current\" aria-current=\"true"
-                } else {
-                    ""
-                };
-                html += &format!("<td class=\"{verdict}{here}\">{}</td>", escape(&cell.text));
-            }
-            html += "</tr>";
-        }
-        html += &format!(
-            "</tbody></table><p class=\"note\">{}</p><div class=\"buttons\">\
-             <button type=\"button\" data-table=\"{i}\" data-copy=\"md\">Copy Markdown</button>\
-             <button type=\"button\" data-table=\"{i}\" data-copy=\"csv\">Copy CSV</button></div></figure>",
-            escape(&t.note)
-        );
+/// The scenario's pairs, which the cell that holds it matches.
+type Pairs = Memo<Vec<(&'static str, String)>>;
+
+/// A cell, coloured by its verdict and marked while it is the scenario's own.
+fn cell(cell: Cell, current: Pairs) -> impl IntoView {
+    let verdict = cell
+        .verdict
+        .map_or_else(String::new, |v| format!("cell-{}", v.as_str()));
+    let text = cell.text.clone();
+    let here = Memo::new(move |_| current.with(|c| cell.matches_pairs(c)));
+    view! {
+        <td class=verdict class:current=here aria-current=move || here.get().then_some("true")>
+            {text}
+        </td>
     }
-    html
+}
+
+fn row(row: Row, current: Pairs) -> impl IntoView {
+    view! {
+        <tr>
+            <th scope="row">{row.label}</th>
+            {row.cells.into_iter().map(|c| cell(c, current)).collect_view()}
+        </tr>
+    }
+}
+
+/// One table with its note and its copy buttons.
+#[component]
+fn TableFigure(table: Table, current: Pairs) -> impl IntoView {
+    let markdown = table.to_markdown();
+    let csv = table.to_csv();
+    view! {
+        <figure class="table-figure">
+            <figcaption>{table.title}</figcaption>
+            <table data-testid=format!("table-{}", table.id)>
+                <thead>
+                    <tr>
+                        <th scope="col">{table.corner}</th>
+                        {table.columns.into_iter().map(|c| view! { <th scope="col">{c}</th> }).collect_view()}
+                    </tr>
+                </thead>
+                <tbody>{table.rows.into_iter().map(|r| row(r, current)).collect_view()}</tbody>
+            </table>
+            <p class="note">{table.note}</p>
+            <div class="buttons">
+                <button type="button" on:click=move |_| copy_text(&markdown)>"Copy Markdown"</button>
+                <button type="button" on:click=move |_| copy_text(&csv)>"Copy CSV"</button>
+            </div>
+        </figure>
+    }
 }
 
 #[component]
@@ -57,21 +65,16 @@ pub fn TablesPanel() -> impl IntoView {
     let inputs = Memo::new(move |_| state.scenario.with(table_inputs));
     let tables = Memo::new(move |_| inputs.with(all_tables));
     let current = Memo::new(move |_| state.scenario.with(|s| s.all_pairs()));
-    let on_click = move |ev: web_sys::MouseEvent| {
-        let index = target_attribute(&ev, "data-table").and_then(|i| i.parse::<usize>().ok());
-        let markdown = target_attribute(&ev, "data-copy").as_deref() == Some("md");
-        tables.with_untracked(|all| {
-            if let Some(t) = index.and_then(|i| all.get(i)) {
-                copy_text(&if markdown {
-                    t.to_markdown()
-                } else {
-                    t.to_csv()
-                });
-            }
-        });
-    };
     view! {
-        <section class="panel tables" aria-label="Quick-reference tables" on:click=on_click
-            inner_html=move || tables.with(|t| current.with(|c| markup(t, c)))></section>
+        <section class="panel tables" aria-label="Quick-reference tables">
+            <h2>"Quick reference"</h2>
+            {move || {
+                tables
+                    .get()
+                    .into_iter()
+                    .map(|table| view! { <TableFigure table current/> })
+                    .collect_view()
+            }}
+        </section>
     }
 }
