@@ -30,8 +30,7 @@ fn option_text(choice: &Choice, catalogue: bool) -> String {
 }
 
 /// A select's options, as HTML: the GPU list alone is over a hundred, and one `inner_html`
-/// renders them about 15 ms sooner on the first screen than as typed views
-/// (`cargo xtask bench-web`, first result).
+/// renders them sooner on the first screen than as typed views (docs/performance.md).
 fn options(choices: &[Choice], catalogue: bool, value: &str) -> String {
     choices
         .iter()
