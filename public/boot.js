@@ -8,3 +8,12 @@ addEventListener('vramfit:load-panels', () => {
 }, { once: true });
 
 init({ module_or_path: new URL('./vramfit-web_bg.wasm', import.meta.url) });
+
+// The shell reads a saved calibration from localStorage before its first render. A page's first
+// touch of localStorage waits on the browser process to load the origin's storage; touched here,
+// that wait falls while the shell's module downloads, and the shell's read finds it loaded.
+try {
+  void localStorage.length;
+} catch {
+  // Storage blocked (sandboxed frame, privacy settings): the shell goes without, as it would.
+}
