@@ -31,12 +31,12 @@ pub(super) fn detailed(
         return (0.0, None);
     }
     let trained = training::push_state(s, r, stack, &split, notes);
-    training::push_weight_copies(s, r, stack, &split, trained);
+    trained.push_weight_copies(stack);
     activations::push(s, r, stack, &split);
     weights::push_dequantized_experts(s, r, stack, &split, notes);
     parallel::push_all_to_all(s, r, stack);
     logits::push_training(s, r, stack, &split, notes);
-    training::push_optimizer_step(s, stack, &split, trained);
+    trained.push_optimizer_step(stack);
     overhead::push(s, stack);
-    (trained.trainable, None)
+    (trained.state.trainable, None)
 }

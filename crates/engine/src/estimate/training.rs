@@ -61,16 +61,27 @@ fn optimizer_on_gpu(s: &Scenario, fx: Fx) -> Formula {
     kept_on_gpu(fx, s.offload == Offload::None)
 }
 
+/// What the training components are sized from: the scenario, its resolution, how parallelism
+/// splits the state, and what is trained.
+#[derive(Clone, Copy)]
+pub(super) struct Trained<'a> {
+    s: &'a Scenario,
+    r: &'a Resolved,
+    split: &'a Split,
+    pub state: TrainableState,
+}
+
 /// Pushes adapters, master weights, gradients and optimizer state; returns what is trained.
-pub(super) fn push_state(
-    s: &Scenario,
-    r: &Resolved,
+pub(super) fn push_state<'a>(
+    s: &'a Scenario,
+    r: &'a Resolved,
     stack: &mut Stack,
-    split: &Split,
+    split: &'a Split,
     notes: &mut Vec<String>,
-) -> TrainableState {
+) -> Trained<'a> {
     let (matrices, routed_elements) = trainable_matrices(s, &r.arch);
     let state = TrainableState::new(s, r, &matrices, routed_elements);
+    let trained = Trained { s, r, split, state };
     if s.mode.is_adapter() && state.trainable == 0.0 {
         notes.push(format!(
             "lora-targets {} name no nn.Linear in this model{}: nothing is trained.",
@@ -83,88 +94,83 @@ pub(super) fn push_state(
         ));
     }
     if s.mode.is_adapter() {
-        push_adapters(s, r, stack, split, state);
+        trained.push_adapters(stack);
     }
     if r.master_weights && r.trained_dtype != Dtype::Fp32 {
-        push_master_weights(s, stack, split, state);
+        trained.push_master_weights(stack);
     }
-    push_gradients(s, r, stack, split, state);
-    push_optimizer(s, r, stack, split, notes, state, &matrices);
-    state
+    trained.push_gradients(stack);
+    trained.push_optimizer(stack, notes, &matrices);
+    trained
 }
 
-/// Adapters are parameters like any other: ZeRO-3/FSDP shard them with the rest, and tensor or
-/// pipeline parallelism place them with the layer they adapt.
-fn push_adapters(
-    s: &Scenario,
-    r: &Resolved,
-    stack: &mut Stack,
-    split: &Split,
-    state: TrainableState,
-) {
-    let fx = stack.fx();
-    let dtype = r.trained_dtype;
-    let params = fx.num(state.trainable).unit(format_args!(
-        "params (r={} on {})",
-        s.lora_rank,
-        Lazy(|| s.lora_targets.to_wire())
-    ));
-    let bytes = params * fx.num(dtype.bytes()).unit(format_args!("B ({dtype})"));
-    stack.push(
-        ComponentId::Adapters,
-        "LoRA adapters",
-        state.per_gpu(split, bytes, split.weights),
-    );
-}
+impl Trained<'_> {
+    /// Adapters are parameters like any other: ZeRO-3/FSDP shard them with the rest, and tensor or
+    /// pipeline parallelism place them with the layer they adapt.
+    fn push_adapters(self, stack: &mut Stack) {
+        let Trained { s, r, split, state } = self;
+        let fx = stack.fx();
+        let dtype = r.trained_dtype;
+        let params = fx.num(state.trainable).unit(format_args!(
+            "params (r={} on {})",
+            s.lora_rank,
+            Lazy(|| s.lora_targets.to_wire())
+        ));
+        let bytes = params * fx.num(dtype.bytes()).unit(format_args!("B ({dtype})"));
+        stack.push(
+            ComponentId::Adapters,
+            "LoRA adapters",
+            state.per_gpu(split, bytes, split.weights),
+        );
+    }
 
-/// The fp32 copy of the trained weights that the optimizer updates, beside their 16-bit copies.
-fn push_master_weights(s: &Scenario, stack: &mut Stack, split: &Split, state: TrainableState) {
-    let fx = stack.fx();
-    let bytes =
-        fx.num(state.trainable) * (fx.num(FP32_BYTES).unit("B (fp32)") * optimizer_on_gpu(s, fx));
-    stack.push(
-        ComponentId::MasterWeights,
-        "fp32 master weights",
-        state.per_gpu(split, bytes, split.optimizer),
-    );
-}
+    /// The fp32 copy of the trained weights that the optimizer updates, beside their 16-bit copies.
+    fn push_master_weights(self, stack: &mut Stack) {
+        let Trained {
+            s, split, state, ..
+        } = self;
+        let fx = stack.fx();
+        let bytes = fx.num(state.trainable)
+            * (fx.num(FP32_BYTES).unit("B (fp32)") * optimizer_on_gpu(s, fx));
+        stack.push(
+            ComponentId::MasterWeights,
+            "fp32 master weights",
+            state.per_gpu(split, bytes, split.optimizer),
+        );
+    }
 
-/// The gradients alive at the backward pass's peak, plus the unsharded gradients and
-/// reduce-scatter buffer of the layer a fully sharded backward pass works on.
-fn push_gradients(
-    s: &Scenario,
-    r: &Resolved,
-    stack: &mut Stack,
-    split: &Split,
-    state: TrainableState,
-) {
-    let fx = stack.fx();
-    let dtype = r.grads;
-    let bytes = || fx.num(dtype.bytes()).unit(format_args!("B ({dtype})"));
-    let gradients = if s.optimizer_step == OptimizerStep::InBackward {
-        // torchtune's `register_optim_in_bwd_hooks` (torchtune/training/memory.py) gives each
-        // parameter its own optimizer, steps it in a post-accumulate-grad hook and frees the
-        // gradient with `zero_grad()`, so gradients exist one tensor at a time. The largest is
-        // the embedding table's: an untied head's at the start of the backward pass, when the
-        // activations peak, a tied table's from the head's backward to the lookup's, since its
-        // hook fires only once both have accumulated.
-        let largest = fx.num(state.largest_tensor).words("largest tensor");
-        (largest * bytes() / split.ways(fx, split.gradients)).remark("stepped in backward")
-    } else {
-        state.per_gpu(split, fx.num(state.trainable) * bytes(), split.gradients)
-    };
-    let reduce = Gathered::new(s, r, split, linear_params(r)).reduce;
-    stack.push(
-        ComponentId::Gradients,
-        "Gradients",
-        gradients
-            + buffer(
-                fx,
-                "one layer's unsharded grads and reduce-scatter buffer",
-                reduce,
-                s.units,
-            ),
-    );
+    /// The gradients alive at the backward pass's peak, plus the unsharded gradients and
+    /// reduce-scatter buffer of the layer a fully sharded backward pass works on.
+    fn push_gradients(self, stack: &mut Stack) {
+        let Trained { s, r, split, state } = self;
+        let fx = stack.fx();
+        let dtype = r.grads;
+        let bytes = || fx.num(dtype.bytes()).unit(format_args!("B ({dtype})"));
+        let gradients = if s.optimizer_step == OptimizerStep::InBackward {
+            // torchtune's `register_optim_in_bwd_hooks` (torchtune/training/memory.py) gives each
+            // parameter its own optimizer, steps it in a post-accumulate-grad hook and frees the
+            // gradient with `zero_grad()`, so gradients exist one tensor at a time. The largest is
+            // the embedding table's: an untied head's at the start of the backward pass, when the
+            // activations peak, a tied table's from the head's backward to the lookup's, since its
+            // hook fires only once both have accumulated.
+            let largest = fx.num(state.largest_tensor).words("largest tensor");
+            (largest * bytes() / split.ways(fx, split.gradients)).remark("stepped in backward")
+        } else {
+            state.per_gpu(split, fx.num(state.trainable) * bytes(), split.gradients)
+        };
+        let reduce = Gathered::new(s, r, split, linear_params(r)).reduce;
+        stack.push(
+            ComponentId::Gradients,
+            "Gradients",
+            gradients
+                + buffer(
+                    fx,
+                    "one layer's unsharded grads and reduce-scatter buffer",
+                    reduce,
+                    s.units,
+                ),
+        );
+    }
 }
 
 /// The trainable parameters, the elements the shape trains (which a bare `--params` may scale),
@@ -216,170 +222,158 @@ impl TrainableState {
     }
 }
 
-fn push_optimizer(
-    s: &Scenario,
-    r: &Resolved,
-    stack: &mut Stack,
-    split: &Split,
-    notes: &mut Vec<String>,
-    state: TrainableState,
-    matrices: &[MatrixShape],
-) {
-    let fx = stack.fx();
-    let trainable = state.trainable;
-    let optimizer = match s.optimizer.state_bytes_per_param() {
-        Some(per_param) => {
-            fx.num(trainable) * fx.num(per_param).unit(format_args!("B ({})", s.optimizer))
-        }
-        None => {
-            // Adafactor factors each matrix's second moment into a row and a column vector
-            // (Shazeer & Stern 2018), with no first moment by default.
-            let factored: f64 = matrices.iter().map(|m| (m.rows + m.cols) * m.count).sum();
-            fx.num(factored).words("Σ(rows + cols)") * fx.num(FP32_BYTES).unit("B (factored)")
-        }
-    };
-    let optimizer_bytes = optimizer.value();
-    let on_gpu = s.offload == Offload::None;
-    let paged = paged_state_bytes(s, notes, state, matrices, fx) * optimizer_on_gpu(s, fx);
-    let paged_bytes = paged.value();
-    let not_paged = optimizer * optimizer_on_gpu(s, fx)
-        - fx.num(paged_bytes)
-            .words("paged")
-            .size(s.units)
-            .shown_if(paged_bytes > 0.0);
-    stack.push(
-        ComponentId::Optimizer,
-        "Optimizer states",
-        split.share_of(not_paged, split.optimizer, state.routed),
-    );
-    if paged_bytes > 0.0 {
+impl Trained<'_> {
+    fn push_optimizer(self, stack: &mut Stack, notes: &mut Vec<String>, matrices: &[MatrixShape]) {
+        let Trained { s, r, split, state } = self;
+        let fx = stack.fx();
+        let trainable = state.trainable;
+        let optimizer = match s.optimizer.state_bytes_per_param() {
+            Some(per_param) => {
+                fx.num(trainable) * fx.num(per_param).unit(format_args!("B ({})", s.optimizer))
+            }
+            None => {
+                // Adafactor factors each matrix's second moment into a row and a column vector
+                // (Shazeer & Stern 2018), with no first moment by default.
+                let factored: f64 = matrices.iter().map(|m| (m.rows + m.cols) * m.count).sum();
+                fx.num(factored).words("Σ(rows + cols)") * fx.num(FP32_BYTES).unit("B (factored)")
+            }
+        };
+        let optimizer_bytes = optimizer.value();
+        let on_gpu = s.offload == Offload::None;
+        let paged = paged_state_bytes(s, notes, state, matrices, fx) * optimizer_on_gpu(s, fx);
+        let paged_bytes = paged.value();
+        let not_paged = optimizer * optimizer_on_gpu(s, fx)
+            - fx.num(paged_bytes)
+                .words("paged")
+                .size(s.units)
+                .shown_if(paged_bytes > 0.0);
         stack.push(
-            ComponentId::PagedOptimizer,
-            "Paged optimizer states (CUDA managed)",
-            split
-                .share_of(paged, split.optimizer, state.routed)
-                .remark("outside PyTorch's allocator"),
+            ComponentId::Optimizer,
+            "Optimizer states",
+            split.share_of(not_paged, split.optimizer, state.routed),
+        );
+        if paged_bytes > 0.0 {
+            stack.push(
+                ComponentId::PagedOptimizer,
+                "Paged optimizer states (CUDA managed)",
+                split
+                    .share_of(paged, split.optimizer, state.routed)
+                    .remark("outside PyTorch's allocator"),
+            );
+        }
+        if !on_gpu && stack.explain {
+            notes.push(format!(
+                "Offloaded to CPU RAM: {} of optimizer state{}.",
+                Bytes::from_f64(split.share(optimizer_bytes, split.optimizer, state.routed))
+                    .display(s.units),
+                if r.master_weights {
+                    " plus the fp32 master copy"
+                } else {
+                    ""
+                }
+            ));
+        }
+    }
+
+    /// What the optimizer step needs beyond the backward pass's peak. The step runs once the backward
+    /// pass has freed the activations and logits, with the weights, every gradient and the optimizer
+    /// state alive, plus the update's temporary `sqrt(v)`
+    /// ([`Optimizer::step_temporary_bytes_per_element`]): for every parameter at once in torch's
+    /// multi-tensor step, for one tensor at a time in the per-parameter loop, none in the fused kernel.
+    /// The step is the peak when that temporary outgrows what the backward pass held besides the
+    /// state (full fine-tuning with checkpointing or short sequences). Only the excess is pushed, so
+    /// the stack's total is the larger of the two moments.
+    ///
+    /// [`Optimizer::step_temporary_bytes_per_element`]: crate::optimizer::Optimizer::step_temporary_bytes_per_element
+    pub(super) fn push_optimizer_step(self, stack: &mut Stack) {
+        let Trained {
+            s, split, state, ..
+        } = self;
+        // A paged optimizer is bitsandbytes', whose 32-bit and 8-bit kernels update in place.
+        let torch_step = if pages_state(s) { 0.0 } else { 1.0 };
+        let fx = stack.fx();
+        let per_element = fx
+            .num(
+                s.optimizer.step_temporary_bytes_per_element()
+                    * optimizer_on_gpu(s, fx).value()
+                    * torch_step,
+            )
+            .unit(format_args!("B ({} step's sqrt(v))", s.optimizer_step));
+        let temporary = match s.optimizer_step {
+            OptimizerStep::Foreach => state.per_gpu(
+                split,
+                fx.num(state.trainable) * per_element,
+                split.optimizer,
+            ),
+            OptimizerStep::ForLoop | OptimizerStep::InBackward => {
+                fx.num(state.largest_tensor).words("largest tensor") * per_element
+                    / split.ways(fx, split.optimizer)
+            }
+            OptimizerStep::Fused => fx.num(0.0),
+        };
+        let freed = fx
+            .num(stack.sum_lifetime(Lifetime::ForwardBackward))
+            .words("freed activations and logits")
+            .size(s.units);
+        stack.push(
+            ComponentId::OptimizerStep,
+            "Optimizer step (beyond the backward peak)",
+            (temporary - freed).max(fx.num(0.0)),
         );
     }
-    if !on_gpu && stack.explain {
-        notes.push(format!(
-            "Offloaded to CPU RAM: {} of optimizer state{}.",
-            Bytes::from_f64(split.share(optimizer_bytes, split.optimizer, state.routed))
-                .display(s.units),
-            if r.master_weights {
-                " plus the fp32 master copy"
-            } else {
-                ""
-            }
-        ));
-    }
-}
 
-/// What the optimizer step needs beyond the backward pass's peak. The step runs once the backward
-/// pass has freed the activations and logits, with the weights, every gradient and the optimizer
-/// state alive, plus the update's temporary `sqrt(v)`
-/// ([`Optimizer::step_temporary_bytes_per_element`]): for every parameter at once in torch's
-/// multi-tensor step, for one tensor at a time in the per-parameter loop, none in the fused kernel.
-/// The step is the peak when that temporary outgrows what the backward pass held besides the
-/// state (full fine-tuning with checkpointing or short sequences). Only the excess is pushed, so
-/// the stack's total is the larger of the two moments.
-///
-/// [`Optimizer::step_temporary_bytes_per_element`]: crate::optimizer::Optimizer::step_temporary_bytes_per_element
-pub(super) fn push_optimizer_step(
-    s: &Scenario,
-    stack: &mut Stack,
-    split: &Split,
-    state: TrainableState,
-) {
-    // A paged optimizer is bitsandbytes', whose 32-bit and 8-bit kernels update in place.
-    let torch_step = if pages_state(s) { 0.0 } else { 1.0 };
-    let fx = stack.fx();
-    let per_element = fx
-        .num(
-            s.optimizer.step_temporary_bytes_per_element()
-                * optimizer_on_gpu(s, fx).value()
-                * torch_step,
-        )
-        .unit(format_args!("B ({} step's sqrt(v))", s.optimizer_step));
-    let temporary = match s.optimizer_step {
-        OptimizerStep::Foreach => state.per_gpu(
-            split,
-            fx.num(state.trainable) * per_element,
-            split.optimizer,
-        ),
-        OptimizerStep::ForLoop | OptimizerStep::InBackward => {
-            fx.num(state.largest_tensor).words("largest tensor") * per_element
-                / split.ways(fx, split.optimizer)
+    /// torch.autocast casts each fp32 weight to the 16-bit compute dtype where a matmul uses it, and
+    /// the matmul keeps that copy for its input's gradient; trainable weights' casts are also cached
+    /// until the forward pass ends (`cache_enabled`, PyTorch's AMP docs). So when the forward pass
+    /// ends, a copy of every linear weight is alive, except for frozen weights under checkpointing,
+    /// which are cast again layer by layer. Adapters wider than the compute dtype (peft's fp32 ones)
+    /// are trainable, so every layer's copies are cached.
+    pub(super) fn push_weight_copies(self, stack: &mut Stack) {
+        let Trained { s, r, split, state } = self;
+        let fx = stack.fx();
+        let dtype = r.act_dtype;
+        let e = dtype.bytes();
+        if e >= FP32_BYTES || s.sharding.is_fully_sharded() {
+            return;
         }
-        OptimizerStep::Fused => fx.num(0.0),
-    };
-    let freed = fx
-        .num(stack.sum_lifetime(Lifetime::ForwardBackward))
-        .words("freed activations and logits")
-        .size(s.units);
-    stack.push(
-        ComponentId::OptimizerStep,
-        "Optimizer step (beyond the backward peak)",
-        (temporary - freed).max(fx.num(0.0)),
-    );
-}
-
-/// torch.autocast casts each fp32 weight to the 16-bit compute dtype where a matmul uses it, and
-/// the matmul keeps that copy for its input's gradient; trainable weights' casts are also cached
-/// until the forward pass ends (`cache_enabled`, PyTorch's AMP docs). So when the forward pass
-/// ends, a copy of every linear weight is alive, except for frozen weights under checkpointing,
-/// which are cast again layer by layer. Adapters wider than the compute dtype (peft's fp32 ones)
-/// are trainable, so every layer's copies are cached.
-pub(super) fn push_weight_copies(
-    s: &Scenario,
-    r: &Resolved,
-    stack: &mut Stack,
-    split: &Split,
-    state: TrainableState,
-) {
-    let fx = stack.fx();
-    let dtype = r.act_dtype;
-    let e = dtype.bytes();
-    if e >= FP32_BYTES || s.sharding.is_fully_sharded() {
-        return;
+        let e = || fx.num(dtype.bytes()).unit(format_args!("B ({dtype})"));
+        let linear = linear_params(r);
+        let all_layers = s.mode == Mode::Full || s.checkpointing == Checkpointing::None;
+        let copied = match (r.weights, all_layers) {
+            (Dtype::Fp32, true) => linear,
+            (Dtype::Fp32, false) => linear / f64::from(r.arch.layers),
+            _ => 0.0,
+        };
+        let adapters = if s.mode.is_adapter() && r.trained_dtype.bytes() > dtype.bytes() {
+            state.trainable
+        } else {
+            0.0
+        };
+        let adapter_copies = if adapters > 0.0 {
+            let adapters = fx.num(state.trainable).unit("adapter weights");
+            state.per_gpu(split, adapters * e(), split.weights)
+        } else {
+            fx.num(0.0).shown_if(false)
+        };
+        if copied + adapters == 0.0 {
+            return;
+        }
+        let linear_copies = fx.num(copied).unit(if all_layers {
+            "linear weights"
+        } else {
+            "linear weights of one layer"
+        }) * e()
+            * on_gpu(s, fx);
+        let routed = routed_fraction(r) * r.params / linear.max(1.0);
+        stack.push(
+            ComponentId::WeightCopies,
+            "16-bit weight copies (autocast)",
+            split
+                .share_of(linear_copies, split.weights, routed)
+                .shown_if(copied > 0.0)
+                + adapter_copies,
+        );
     }
-    let e = || fx.num(dtype.bytes()).unit(format_args!("B ({dtype})"));
-    let linear = linear_params(r);
-    let all_layers = s.mode == Mode::Full || s.checkpointing == Checkpointing::None;
-    let copied = match (r.weights, all_layers) {
-        (Dtype::Fp32, true) => linear,
-        (Dtype::Fp32, false) => linear / f64::from(r.arch.layers),
-        _ => 0.0,
-    };
-    let adapters = if s.mode.is_adapter() && r.trained_dtype.bytes() > dtype.bytes() {
-        state.trainable
-    } else {
-        0.0
-    };
-    let adapter_copies = if adapters > 0.0 {
-        let adapters = fx.num(state.trainable).unit("adapter weights");
-        state.per_gpu(split, adapters * e(), split.weights)
-    } else {
-        fx.num(0.0).shown_if(false)
-    };
-    if copied + adapters == 0.0 {
-        return;
-    }
-    let linear_copies = fx.num(copied).unit(if all_layers {
-        "linear weights"
-    } else {
-        "linear weights of one layer"
-    }) * e()
-        * on_gpu(s, fx);
-    let routed = routed_fraction(r) * r.params / linear.max(1.0);
-    stack.push(
-        ComponentId::WeightCopies,
-        "16-bit weight copies (autocast)",
-        split
-            .share_of(linear_copies, split.weights, routed)
-            .shown_if(copied > 0.0)
-            + adapter_copies,
-    );
 }
 
 /// Whether the scenario asks for a paged optimizer that bitsandbytes has (`PagedAdamW`,
