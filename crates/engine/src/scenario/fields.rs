@@ -646,10 +646,11 @@ scenario_fields! {
     logit_rows: Option<LogitRows> = None,
         "logit-rows", Optional { inner: pick::<LogitRows>(), none: "llama-server's at the build (slots since PR #23861)" }, LlamaCpp,
         "Logit rows", "logits the compute buffer reserves: per slot (llama-server since PR #23861, 2026) or per ubatch token (library, llama-cli, ollama, older servers); unset: llama-server's at the build";
-    /// The attention mask's type under flash attention, by the build (`KqMask`).
-    kq_mask: KqMask = KqMask::F16,
-        "kq-mask", pick::<KqMask>(), LlamaCpp,
-        "KQ mask (flash attention)", "the attention mask's type with flash attention: f16 from the host (builds since late May 2026) or f32, cast on the GPU (older builds)";
+    /// The attention mask's type under flash attention (`KqMask`).
+    /// Unset: the build's (f16 since PR #23764, b9410).
+    kq_mask: Option<KqMask> = None,
+        "kq-mask", Optional { inner: pick::<KqMask>(), none: "the build's (f16 since PR #23764, b9410)" }, LlamaCpp,
+        "KQ mask (flash attention)", "the attention mask's type with flash attention: f16 from the host (builds since b9410, May 2026) or f32, cast on the GPU (older builds); unset: the build's";
     gpu_backend: GpuBackend = GpuBackend::Cuda,
         "gpu-backend", pick::<GpuBackend>(), LlamaCpp,
         "GPU backend", "the ggml backend on the GPU (CUDA, also ROCm, or Vulkan)";
