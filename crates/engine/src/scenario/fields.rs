@@ -584,6 +584,17 @@ scenario_fields! {
     attention_backend: AttentionBackend = AttentionBackend::Auto,
         "attention-backend", pick::<AttentionBackend>(), Vllm,
         "Attention backend", "vLLM's attention backend (--attention-backend), which sizes the full graphs' buffers";
+    /// `--speculative-config`'s `num_speculative_tokens`. A hybrid model's recurrent layers keep
+    /// as many more state blocks per request, and with `mtp` the MTP modules' attention layers
+    /// join the KV cache.
+    speculative_tokens: u32 = 0,
+        "speculative-tokens", Whole, Vllm,
+        "Speculative tokens", "tokens the drafter proposes per step (--speculative-config num_speculative_tokens; with mtp, the model's own MTP modules draft; 0: no speculative decoding)";
+    /// `--enable-prefix-caching`, which for a hybrid model keeps its recurrent state per block
+    /// (mamba_cache_mode 'align'). Unset: vLLM's default, off for hybrid models.
+    prefix_caching: Option<bool> = None,
+        "prefix-caching", Optional { inner: Flag, none: "vLLM's default (off for hybrid models)" }, Vllm,
+        "Prefix caching", "true for --enable-prefix-caching; a hybrid model then keeps two recurrent state blocks per request, not one (mamba_cache_mode 'align'; unset: vLLM's default, off for hybrid models)";
     /// The SGLang release whose memory rules apply (`estimate/serving/sglang.rs`).
     sglang_version: Release = Release::Latest,
         "sglang-version", ReleaseCodec, Sglang,
