@@ -93,12 +93,11 @@ wire_enum! {
 
 wire_enum! {
     /// The type of the KQ mask llama.cpp reserves under flash attention. PR #23764 ("llama: use
-    /// f16 mask for FA to save VRAM", merged 2026-05-27) makes the host write it in f16; before
-    /// it the host wrote f32 and the graph cast it to f16 on the GPU, both copies in the compute
-    /// buffer. Release dates place it: b8651 was out by 2026-04-03 (gominimal/pkgs PR #40),
-    /// b10630 by 2026-08-25 (ollama/ollama PR #18003). Without flash attention the mask is f32.
+    /// f16 mask for FA to save VRAM", merged 2026-05-29, first in release b9410) makes the host
+    /// write it in f16; before it the host wrote f32 and the graph cast it to f16 on the GPU,
+    /// both copies in the compute buffer. Without flash attention the mask is f32.
     KqMask {
-        F16 = "f16" => "f16 from the host (builds since late May 2026)",
+        F16 = "f16" => "f16 from the host (builds since b9410, May 2026)",
         F32 = "f32" => "f32, cast to f16 on the GPU (older builds)",
     }
 }

@@ -584,6 +584,17 @@ scenario_fields! {
     attention_backend: AttentionBackend = AttentionBackend::Auto,
         "attention-backend", pick::<AttentionBackend>(), Vllm,
         "Attention backend", "vLLM's attention backend (--attention-backend), which sizes the full graphs' buffers";
+    /// `--speculative-config`'s `num_speculative_tokens`. A hybrid model's recurrent layers keep
+    /// as many more state blocks per request, and with `mtp` the MTP modules' attention layers
+    /// join the KV cache.
+    speculative_tokens: u32 = 0,
+        "speculative-tokens", Whole, Vllm,
+        "Speculative tokens", "tokens the drafter proposes per step (--speculative-config num_speculative_tokens; with mtp, the model's own MTP modules draft; 0: no speculative decoding)";
+    /// `--enable-prefix-caching`, which for a hybrid model keeps its recurrent state per block
+    /// (mamba_cache_mode 'align'). Unset: vLLM's default, off for hybrid models.
+    prefix_caching: Option<bool> = None,
+        "prefix-caching", Optional { inner: Flag, none: "vLLM's default (off for hybrid models)" }, Vllm,
+        "Prefix caching", "true for --enable-prefix-caching; a hybrid model then keeps two recurrent state blocks per request, not one (mamba_cache_mode 'align'; unset: vLLM's default, off for hybrid models)";
     /// The SGLang release whose memory rules apply (`estimate/serving/sglang.rs`).
     sglang_version: Release = Release::Latest,
         "sglang-version", ReleaseCodec, Sglang,
@@ -646,10 +657,11 @@ scenario_fields! {
     logit_rows: Option<LogitRows> = None,
         "logit-rows", Optional { inner: pick::<LogitRows>(), none: "llama-server's at the build (slots since PR #23861)" }, LlamaCpp,
         "Logit rows", "logits the compute buffer reserves: per slot (llama-server since PR #23861, 2026) or per ubatch token (library, llama-cli, ollama, older servers); unset: llama-server's at the build";
-    /// The attention mask's type under flash attention, by the build (`KqMask`).
-    kq_mask: KqMask = KqMask::F16,
-        "kq-mask", pick::<KqMask>(), LlamaCpp,
-        "KQ mask (flash attention)", "the attention mask's type with flash attention: f16 from the host (builds since late May 2026) or f32, cast on the GPU (older builds)";
+    /// The attention mask's type under flash attention (`KqMask`).
+    /// Unset: the build's (f16 since PR #23764, b9410).
+    kq_mask: Option<KqMask> = None,
+        "kq-mask", Optional { inner: pick::<KqMask>(), none: "the build's (f16 since PR #23764, b9410)" }, LlamaCpp,
+        "KQ mask (flash attention)", "the attention mask's type with flash attention: f16 from the host (builds since b9410, May 2026) or f32, cast on the GPU (older builds); unset: the build's";
     gpu_backend: GpuBackend = GpuBackend::Cuda,
         "gpu-backend", pick::<GpuBackend>(), LlamaCpp,
         "GPU backend", "the ggml backend on the GPU (CUDA, also ROCm, or Vulkan)";

@@ -1257,7 +1257,7 @@ impl ComputeBuffers {
 /// Bytes per mask value: as the host writes it, and its f16 cast on the GPU, which flash
 /// attention needed before PR #23764 (`KqMask`).
 fn mask_bytes(s: &Scenario) -> (f64, f64) {
-    match (s.flash_attn, s.kq_mask) {
+    match (s.flash_attn, llamacpp_rules::kq_mask(s)) {
         (true, KqMask::F16) => (2.0, 0.0),
         (true, KqMask::F32) => (FP32_BYTES, 2.0),
         (false, _) => (FP32_BYTES, 0.0),
@@ -1280,7 +1280,7 @@ fn layer_work(
     if s.flash_attn {
         let ffn = fp32_u() * (fx.num(2.0) * e() + fx.num(3.0) * fx.sym("F", f));
         // With an f16 mask from the host there is no cast: the FFN runs beside the mask.
-        if s.gpu_backend == GpuBackend::Vulkan || s.kq_mask == KqMask::F16 {
+        if s.gpu_backend == GpuBackend::Vulkan || llamacpp_rules::kq_mask(s) == KqMask::F16 {
             return ffn + mask_copies;
         }
         // The FFN with the f16 mask alive, or the cast itself, computed in the first attention
@@ -1484,7 +1484,7 @@ fn settings(s: &Scenario, layers: &Layers, cells: &Cells, explain: bool) -> Vec<
         s.offload_output,
         build.default_offload_output(),
     );
-    settings.given("kq-mask", s.kq_mask);
+    settings.given_or("kq-mask", s.kq_mask, build.default_kq_mask());
     settings.given("gpu-backend", s.gpu_backend);
     settings.given("n-cpu-moe", s.n_cpu_moe);
     let on = if llamacpp_rules::fit(s) { "on" } else { "off" };

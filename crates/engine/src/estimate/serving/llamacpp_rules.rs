@@ -4,7 +4,7 @@
 //! build, the rule says between which cited builds it lies, and a build in that window gets a note.
 //! `latest` has every change.
 
-use crate::runtime::{LlamaBuild, LogitRows, OffloadOutput};
+use crate::runtime::{KqMask, LlamaBuild, LogitRows, OffloadOutput};
 use crate::scenario::Scenario;
 
 /// A default that changed between builds.
@@ -27,6 +27,10 @@ pub(super) enum Rule {
     /// (PR #23861, "llama: limit max outputs of `llama_context`", de6f727aa, 2026-06-01): release
     /// b9460 (its notes name the PR); b9442 was the newest build on 2026-05-31, before the merge.
     SlotLogitRows,
+    /// Under flash attention the host writes the KQ mask in f16, with no f32 copy cast on the
+    /// GPU (PR #23764, "llama: use f16 mask for FA to save VRAM", 031ddb2e0, 2026-05-29):
+    /// release b9410, whose notes are that commit's (the f16 mask and its `llama_cast` helper).
+    F16KqMask,
 }
 
 /// The last build cited without [`Rule::OutputFirst`] and the first cited with it.
@@ -39,6 +43,7 @@ impl Rule {
             Rule::FitByDefault => 7437,
             Rule::OutputFirst => OUTPUT_FIRST_BOUNDS.0 + 1,
             Rule::SlotLogitRows => 9460,
+            Rule::F16KqMask => 9410,
         }
     }
 }
@@ -94,6 +99,15 @@ impl Rules {
         }
     }
 
+    /// The KQ mask's type under flash attention when unset, and why.
+    pub fn default_kq_mask(self) -> (KqMask, &'static str) {
+        if self.applies(Rule::F16KqMask) {
+            (KqMask::F16, "llama.cpp's since PR #23764, b9410")
+        } else {
+            (KqMask::F32, "llama.cpp's before PR #23764, b9410")
+        }
+    }
+
     /// What the estimate says of the build it was asked for, when a default it relies on is
     /// unpinned there: `-ngl`'s order matters unless every layer is on the GPU.
     pub fn note(self, s: &Scenario, blocks: u32) -> Option<String> {
@@ -131,6 +145,12 @@ pub(super) fn logit_rows(s: &Scenario) -> LogitRows {
         .unwrap_or_else(|| Rules::new(s.llama_cpp_build).default_logit_rows().0)
 }
 
+/// The KQ mask's type under flash attention: as given, or the build's.
+pub(super) fn kq_mask(s: &Scenario) -> KqMask {
+    s.kq_mask
+        .unwrap_or_else(|| Rules::new(s.llama_cpp_build).default_kq_mask().0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -145,6 +165,9 @@ mod tests {
         assert_eq!(at("b9459").default_logit_rows().0, LogitRows::Ubatch);
         assert_eq!(at("b9460").default_logit_rows().0, LogitRows::Slots);
         assert_eq!(at("latest").default_logit_rows().0, LogitRows::Slots);
+        assert_eq!(at("b9409").default_kq_mask().0, KqMask::F32);
+        assert_eq!(at("b9410").default_kq_mask().0, KqMask::F16);
+        assert_eq!(at("latest").default_kq_mask().0, KqMask::F16);
         let mut s = Scenario::default();
         assert!(at("b8000").note(&s, 32).unwrap().contains("not pinned"));
         assert!(at("b8586").note(&s, 32).is_none());

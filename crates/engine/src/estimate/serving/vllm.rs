@@ -16,11 +16,13 @@
 //!   V1) it does not depend on `max_model_len`.
 //! - Blocks: one page is `block_size` tokens of one layer; layers of several kinds are grouped
 //!   (`group_size` = the fewest layers of a kind, or the most when under 1.5× the fewest) and
-//!   share a page size; `num_blocks = pool // page // group_size`, tokens = `num_blocks //
-//!   groups × block_size`, concurrency = `num_blocks / Σ blocks one request needs`
-//!   (vllm/v1/core/kv_cache_utils.py). A sliding-window layer needs
+//!   share a page size; `num_blocks = pool // page // group_size`, concurrency = `num_blocks /
+//!   Σ blocks one request needs`, and the logged tokens `num_blocks // groups × block_size`,
+//!   since v0.20.1 `int(concurrency × max_model_len)` (vllm/v1/core/kv_cache_utils.py). A sliding-window layer needs
 //!   `⌈min(window − 1 + max_num_batched_tokens, max_model_len) / block⌉ + 1` blocks
-//!   (`SlidingWindowSpec`), a Mamba layer one block per request (vllm/v1/kv_cache_interface.py).
+//!   (`SlidingWindowSpec`), a Mamba layer one block per request, two under prefix caching, plus
+//!   one per speculative token (vllm/v1/kv_cache_interface.py). MTP drafters' attention layers
+//!   join the cache.
 //! - Defaults (`EngineArgs.get_batch_defaults`, vllm/engine/arg_utils.py, `vllm serve`): on GPUs
 //!   of ≥ 70 GiB other than the A100, `max_num_batched_tokens` 8192 and `max_num_seqs` 1024;
 //!   elsewhere 2048 and 256; since v0.28, 16384 and 1024 from 160 GiB; since v0.33, GB10 keeps
@@ -218,6 +220,8 @@ struct Scheduler {
     batched_tokens: u32,
     seqs: u32,
     block: u32,
+    /// Blocks one request keeps in each recurrent group.
+    recurrent_blocks: u64,
 }
 
 /// `vllm serve`'s `max_num_batched_tokens` and `max_num_seqs` on this GPU, and why.
@@ -282,7 +286,42 @@ fn scheduler(
         batched_tokens,
         seqs,
         block,
+        recurrent_blocks: recurrent_blocks(s, layout, settings),
     }
+}
+
+/// The state blocks one request keeps in a recurrent group (`MambaSpec.max_memory_usage_bytes`,
+/// vllm/v1/kv_cache_interface.py of v0.19.0 and v0.24.0): one, two under prefix caching
+/// (`mamba_cache_mode` 'align', which `MambaModelConfig` sets when prefix caching is on), plus
+/// one per speculative token (`num_speculative_blocks`). Prefix caching is off for hybrid models
+/// unless asked for (`ModelConfig.is_prefix_caching_supported`, vllm/config/model.py).
+fn recurrent_blocks(s: &Scenario, layout: &KvLayout, settings: &mut Settings) -> u64 {
+    settings.given("speculative-tokens", s.speculative_tokens);
+    let hybrid = layout.recurrent_layers > 0;
+    let default = if hybrid {
+        (false, "vLLM's default for hybrid models")
+    } else {
+        (
+            true,
+            "vLLM's default (no memory of its own without recurrent layers)",
+        )
+    };
+    let prefix = settings.given_or("prefix-caching", s.prefix_caching, default);
+    if !hybrid {
+        return 1;
+    }
+    u64::from(if prefix { 2 } else { 1 } + s.speculative_tokens)
+}
+
+/// The cache vLLM lays out: the model's, and the MTP modules' attention layers when they draft
+/// (vLLM's MTP drafters, `Qwen3_5MTP` among them, give their decoder layer a KV cache beside the
+/// model's).
+fn vllm_layout(s: &Scenario, r: &Resolved, d: &Deployment) -> KvLayout {
+    let mut layout = KvLayout::new(r, d);
+    if s.mtp && s.speculative_tokens > 0 {
+        layout.full_layers += r.arch.mtp_layers;
+    }
+    layout
 }
 
 /// The fewest tokens an attention block of a hybrid model holds: vLLM raises `block_size` to
@@ -406,7 +445,7 @@ fn blocks(layout: &KvLayout, sched: &Scheduler, max_model_len: u32) -> Blocks {
     let all_kinds = [
         (layout.full_layers, full_blocks),
         (layout.sliding_layers, sliding_blocks),
-        (layout.recurrent_layers, 1),
+        (layout.recurrent_layers, sched.recurrent_blocks),
     ];
     let kinds = || all_kinds.iter().filter(|(layers, _)| *layers > 0);
     let fewest = kinds().map(|k| k.0).min().unwrap_or(1).max(1);
@@ -423,6 +462,22 @@ fn blocks(layout: &KvLayout, sched: &Scheduler, max_model_len: u32) -> Blocks {
         groups: kinds().map(|k| groups_of(k.0)).sum::<u64>().max(1),
         per_request: kinds().map(|k| groups_of(k.0) * k.1).sum::<u64>().max(1),
         needed: kinds().map(|k| f64::from(k.0) * k.1 as f64 * page).sum(),
+    }
+}
+
+/// The tokens "GPU KV cache size" reports: the blocks of one group, or since v0.20.1 what the
+/// concurrency holds at `max_model_len` (`Rule::TokensFromConcurrency`).
+fn logged_tokens(
+    rules: Rules,
+    b: &Blocks,
+    sched: &Scheduler,
+    num_blocks: u64,
+    max_model_len: u32,
+) -> u64 {
+    if rules.applies(Rule::TokensFromConcurrency) {
+        (num_blocks as f64 / b.per_request as f64 * f64::from(max_model_len)).floor() as u64
+    } else {
+        num_blocks / b.groups * u64::from(sched.block)
     }
 }
 
@@ -468,7 +523,7 @@ fn push(s: &Scenario, r: &Resolved, d: &Deployment, rules: Rules, stack: &mut St
         s.max_model_len.is_some(),
         "seq",
     );
-    let layout = KvLayout::new(r, d);
+    let layout = vllm_layout(s, r, d);
     push_ssm_setting(s, r, &layout, &mut settings);
     let sched = scheduler(s, r, rules, &layout, &mut settings);
     push_rope_tables(r, r.act_dtype, stack);
@@ -504,12 +559,13 @@ fn push(s: &Scenario, r: &Resolved, d: &Deployment, rules: Rules, stack: &mut St
         max_model_len,
         || longest_fitting(&layout, &sched, pool_bytes, max_model_len),
     );
+    let max_concurrency = num_blocks as f64 / b.per_request as f64;
     Serving {
         runtime: Runtime::Vllm,
         kv_pool_bytes: Bytes::from_f64(pool_bytes),
-        kv_tokens: num_blocks / b.groups * u64::from(sched.block),
+        kv_tokens: logged_tokens(rules, &b, &sched, num_blocks, max_model_len),
         kv_blocks: Some(num_blocks),
-        max_concurrency: num_blocks as f64 / b.per_request as f64,
+        max_concurrency,
         context_tokens: max_model_len,
         starts: reason.is_none(),
         reason,

@@ -54,6 +54,12 @@ pub(super) enum Rule {
     /// `_set_cudagraph_sizes` also captures `max_num_seqs` when it is within the largest capture
     /// size (`uniform_decode_sizes`, vllm/config/vllm.py of v0.31.0).
     CaptureMaxSeqs,
+    /// "GPU KV cache size" reports `int(max_concurrency × max_model_len)` rather than
+    /// `num_blocks // groups × block_size` (`_report_kv_cache_config`,
+    /// vllm/v1/core/kv_cache_utils.py of v0.20.1; v0.20.0 still divides the blocks). The two
+    /// agree for a model of one layer kind whose `max_model_len` is a whole number of blocks;
+    /// a hybrid model's count now includes what its recurrent groups take per request.
+    TokensFromConcurrency,
     /// GB10 (DGX Spark, compute capability 12.1) keeps the small tier of the scheduler's
     /// defaults whatever its memory (`is_gb10`, vllm/engine/arg_utils.py of v0.33.0).
     Gb10SmallTier,
@@ -64,6 +70,7 @@ impl Rule {
     const fn since(self) -> [u32; 3] {
         match self {
             Rule::GraphsInBudget | Rule::Utilization092 => [0, 20, 0],
+            Rule::TokensFromConcurrency => [0, 20, 1],
             Rule::CaptureBatchedTokens => [0, 21, 0],
             Rule::LargestTier | Rule::BlackwellCapture => [0, 28, 0],
             Rule::CaptureMaxSeqs => [0, 31, 0],
@@ -143,6 +150,8 @@ mod tests {
         let at = |v: &str| Rules::new(Release::parse(v).unwrap());
         assert!(!at("0.19.1").applies(Rule::GraphsInBudget));
         assert!(at("0.20.0").applies(Rule::GraphsInBudget));
+        assert!(!at("0.20.0").applies(Rule::TokensFromConcurrency));
+        assert!(at("0.20.1").applies(Rule::TokensFromConcurrency));
         assert_eq!(at("0.19").default_utilization().0, 0.9);
         assert_eq!(at("0.20").default_utilization().0, 0.92);
         assert!(!at("0.27.1").applies(Rule::LargestTier));
