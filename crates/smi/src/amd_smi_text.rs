@@ -226,8 +226,8 @@ pub(crate) fn parse_table(text: &str) -> Snapshot {
     let mut snap = crate::amd_smi::parse(&[Value::Array(entries)], SourceFormat::AmdSmi);
     if truncated {
         snap.warn(
-            "the default view cuts long GPU names to their last 20 characters (they start with \
-             `...`); `amd-smi static` prints them whole",
+            "the default view cuts a GPU name too long for its column (it starts with `...`); \
+             `amd-smi static` prints it whole",
         );
     }
     if snap.gpus.iter().any(|g| g.memory.used_bytes.is_some()) {

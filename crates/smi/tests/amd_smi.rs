@@ -164,7 +164,7 @@ fn cut_names_are_flagged_and_device_ids_are_not_names() {
     assert!(snap
         .warnings
         .iter()
-        .any(|w| w.contains("cuts long GPU names")));
+        .any(|w| w.contains("too long for its column")));
     assert_eq!(snap.gpus[1].name, None);
     assert_eq!(snap.gpus[1].memory.total_bytes, Some(65536 * MIB));
 }
