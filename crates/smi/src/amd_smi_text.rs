@@ -1,12 +1,14 @@
 //! amd-smi's views other than `--json`: the text of `amd-smi static`, `metric` and `list`, their
-//! `--csv`, and the default view that `amd-smi` alone prints (ROCm 7).
+//! `--csv`, the default view that `amd-smi` alone prints (ROCm 7), and `amd-smi monitor`'s table
+//! where it has VRAM columns (`-v`, or its default columns).
 //!
 //! Each is rebuilt into the JSON shape and read by [`crate::amd_smi`], so every view gives the
 //! snapshot `--json` gives. amd-smi's text is its JSON with the keys upper-cased and each
 //! `{"value": N, "unit": U}` printed `N U` (`amdsmi_cli/amdsmi_logger.py`, ROCm/amdsmi
 //! `0ceca28f`, `_convert_json_to_human_readable`); its CSV flattens each GPU's sections into one
 //! row of bare values in the same units, headed by `gpu` (`flatten_dict`); the default view prints
-//! each GPU as two table rows, the second ending in `used/total MB`.
+//! each GPU as two table rows, the second ending in `used/total MB`; `monitor` right-aligns each
+//! value under the end of its column's name (`_convert_json_to_tabular`).
 
 use serde_json::{Map, Value};
 
@@ -303,6 +305,92 @@ fn table_entry(index: u32, bdf_and_name: Option<(String, String)>, right: &str) 
         entry.insert("mem_usage".into(), Value::Object(usage));
     }
     Value::Object(entry)
+}
+
+/// Whether `text` is `amd-smi monitor`'s table with a VRAM column.
+pub(crate) fn detect_monitor(text: &str) -> bool {
+    text.lines().any(|l| monitor_header(l).is_some())
+}
+
+/// The column names of a `monitor` header line and the character position each ends at, if
+/// `line` is one: upper-case names starting `GPU` (or `TIMESTAMP GPU` under `--watch`), one of
+/// them `VRAM_USED` or `VRAM_TOTAL`.
+fn monitor_header(line: &str) -> Option<Vec<(&str, usize)>> {
+    let mut columns = Vec::new();
+    let mut start = None;
+    for (at, c) in line
+        .char_indices()
+        .chain(std::iter::once((line.len(), ' ')))
+    {
+        match (c.is_whitespace(), start) {
+            (false, None) => start = Some(at),
+            (true, Some(from)) => {
+                let name = line.get(from..at)?;
+                columns.push((name, line.get(..at)?.chars().count()));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    let names: Vec<&str> = columns.iter().map(|(name, _)| *name).collect();
+    let starts_right = matches!(names.as_slice(), ["GPU", ..] | ["TIMESTAMP", "GPU", ..]);
+    let has_vram = names
+        .iter()
+        .any(|n| matches!(*n, "VRAM_USED" | "VRAM_TOTAL"));
+    let all_names = names.iter().all(|n| {
+        n.chars()
+            .all(|c| c.is_ascii_uppercase() || c == '_' || c == '%')
+    });
+    (starts_right && has_vram && all_names).then_some(columns)
+}
+
+pub(crate) fn parse_monitor(text: &str) -> Snapshot {
+    let mut entries = Vec::new();
+    let mut header: Option<Vec<(&str, usize)>> = None;
+    for line in text.lines() {
+        if let Some(columns) = monitor_header(line) {
+            header = Some(columns);
+            continue;
+        }
+        if let Some(entry) = header.as_deref().and_then(|h| monitor_entry(h, line)) {
+            entries.push(entry);
+        }
+    }
+    crate::amd_smi::parse(&[Value::Array(entries)], SourceFormat::AmdSmi)
+}
+
+/// One `monitor` row as amd-smi's JSON holds it: each cell is the text between the end of the
+/// column before and the end of its own column's name.
+fn monitor_entry(header: &[(&str, usize)], line: &str) -> Option<Value> {
+    let chars: Vec<char> = line.chars().collect();
+    let cell = |name: &str| -> Option<String> {
+        let at = header.iter().position(|(n, _)| *n == name)?;
+        let start = at
+            .checked_sub(1)
+            .and_then(|i| header.get(i))
+            .map_or(0, |c| c.1);
+        let end = header.get(at)?.1.min(chars.len());
+        Some(
+            chars
+                .get(start..end)?
+                .iter()
+                .collect::<String>()
+                .trim()
+                .to_string(),
+        )
+    };
+    let gpu = values::uint(&cell("GPU")?)?;
+    let mut usage = Map::new();
+    for (column, key) in [("VRAM_USED", "used_vram"), ("VRAM_TOTAL", "total_vram")] {
+        if let Some(value) = cell(column) {
+            usage.insert(key.into(), text_value(&value));
+        }
+    }
+    let entry = Map::from_iter([
+        ("gpu".into(), gpu.into()),
+        ("mem_usage".into(), Value::Object(usage)),
+    ]);
+    Some(Value::Object(entry))
 }
 
 #[cfg(test)]

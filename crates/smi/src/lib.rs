@@ -13,8 +13,8 @@
 //! - `nvidia-smi -q`, `nvidia-smi -q -x`, `nvidia-smi -L` and `nvidia-smi --version` (versions
 //!   only: an empty GPU list and a warning);
 //! - `gpustat --json`, nvitop's Python REPL output, and `vramfit.snapshot/1` JSON;
-//! - AMD's `amd-smi static`, `metric` and `list`, as text, `--csv` or `--json`, and the default
-//!   view `amd-smi` alone prints;
+//! - AMD's `amd-smi static`, `metric` and `list`, as text, `--csv` or `--json`, the default
+//!   view `amd-smi` alone prints, and `amd-smi monitor`'s table where it has VRAM columns;
 //! - AMD's older `rocm-smi --showmeminfo vram`, as text, `--csv` or `--json`;
 //! - macOS's `sysctl hw.memsize iogpu.wired_limit_mb` (or `sysctl -a`) and `system_profiler
 //!   SPDisplaysDataType` (text or `-json`): the GPU's total is Metal's working set;
@@ -192,6 +192,9 @@ fn parse_as(format: SourceFormat, text: &str) -> Result<Snapshot, ParseError> {
         SourceFormat::NvitopSnapshot => nvitop::parse(text),
         SourceFormat::Version => version::parse(text),
         SourceFormat::AmdSmi if amd_smi_text::detect_table(text) => amd_smi_text::parse_table(text),
+        SourceFormat::AmdSmi if amd_smi_text::detect_monitor(text) => {
+            amd_smi_text::parse_monitor(text)
+        }
         SourceFormat::AmdSmi if amd_smi_text::detect_csv(text) => amd_smi_text::parse_csv(text),
         SourceFormat::AmdSmi => amd_smi_text::parse_text(text),
         SourceFormat::RocmSmi if rocm_smi::detect_csv(text) => rocm_smi::parse_csv(text),
@@ -220,6 +223,7 @@ fn detect_not_json(text: &str) -> Option<SourceFormat> {
     } else if rocm_smi::detect_text(text) || rocm_smi::detect_csv(text) {
         Some(SourceFormat::RocmSmi)
     } else if amd_smi_text::detect_table(text)
+        || amd_smi_text::detect_monitor(text)
         || amd_smi_text::detect_csv(text)
         || amd_smi_text::detect_text(text)
     {

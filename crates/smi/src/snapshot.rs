@@ -29,7 +29,8 @@ pub enum SourceFormat {
     GpustatJson,
     /// `amd-smi static --json` and `amd-smi metric --json`.
     AmdSmiJson,
-    /// amd-smi's text (`static`, `metric`, `list`), `--csv` and default (no command) views.
+    /// amd-smi's text (`static`, `metric`, `list`), `--csv`, `monitor` and default (no command)
+    /// views.
     AmdSmi,
     /// `rocm-smi --showmeminfo vram`, as text, `--csv` or `--json`.
     RocmSmi,
@@ -122,7 +123,7 @@ impl std::fmt::Display for SourceFormat {
             SourceFormat::List => "nvidia-smi -L",
             SourceFormat::GpustatJson => "gpustat --json",
             SourceFormat::AmdSmiJson => "amd-smi --json",
-            SourceFormat::AmdSmi => "amd-smi (text, --csv or its default view)",
+            SourceFormat::AmdSmi => "amd-smi (text, --csv, monitor or its default view)",
             SourceFormat::RocmSmi => "rocm-smi",
             SourceFormat::MacOs => "macOS sysctl or system_profiler",
             SourceFormat::LlamaDevices => "llama.cpp --list-devices",

@@ -168,3 +168,35 @@ fn cut_names_are_flagged_and_device_ids_are_not_names() {
     assert_eq!(snap.gpus[1].name, None);
     assert_eq!(snap.gpus[1].memory.total_bytes, Some(65536 * MIB));
 }
+
+/// `amd-smi monitor -p -t -v` in AMD's ROCm 6.3 changelog: 32 logical GPUs of a CPX-partitioned
+/// MI300X node, each cell read under the end of its column's name (`°C` is two bytes, one
+/// character).
+#[test]
+fn the_monitor_table_gives_used_and_total_per_gpu() {
+    let snap = parse(&fixture(
+        "monitor-p-t-v__mi300x-cpx-x32__rocm-6.3-changelog.txt",
+    ))
+    .unwrap();
+    assert_eq!(snap.source, SourceFormat::AmdSmi);
+    assert_eq!(snap.gpus.len(), 32);
+    assert_eq!(snap.gpus[31].index, Some(31));
+    assert_eq!(snap.gpus[31].memory.total_bytes, Some(196300 * MIB));
+    assert_eq!(snap.gpus[31].memory.used_bytes, Some(283 * MIB));
+    // The wider view's later columns, a blank line, and a value printed as N/A.
+    let wide = "GPU  POWER  GPU_TEMP  VRAM_USED  VRAM_TOTAL   PCIE_BW\n\n  \
+                0   11 W     43 °C     227 MB    25476 MB  N/A Mb/s\n  1   N/A       N/A        N/A    25476 MB  N/A Mb/s";
+    let snap = parse(wide).unwrap();
+    let read: Vec<_> = snap
+        .gpus
+        .iter()
+        .map(|g| (g.memory.used_bytes, g.memory.total_bytes))
+        .collect();
+    assert_eq!(
+        read,
+        [
+            (Some(227 * MIB), Some(25476 * MIB)),
+            (None, Some(25476 * MIB))
+        ]
+    );
+}

@@ -154,6 +154,16 @@ fn cases() -> Vec<Case> {
             vec![G(m(196288), m(285), NA, 0, 0)],
         ),
         case(
+            "amd-smi/monitor-p-t-v__mi300x-cpx-x32__rocm-6.3-changelog.txt",
+            AmdSmi,
+            vec![G(m(196300), m(283), NA, 0, 0); 32],
+        ),
+        case(
+            "amd-smi/monitor-v__instinct-64gb__rocm-blogs-bnb-8bit.txt",
+            AmdSmi,
+            vec![G(m(65501), m(64908), NA, 0, 0)],
+        ),
+        case(
             "amd-smi/default__radeon-rx-7900-xtx-x2__amd-smi-26.2.2.txt",
             AmdSmi,
             vec![G(m(24560), m(7608), NA, 0, 0), G(m(24560), m(30), NA, 0, 0)],

@@ -270,6 +270,8 @@ proptest! {
                     "        MARKET_NAME: AMD Radeon", "gpu,total_vram,used_vram,market_name",
                     "gpu,pid,vram_mem", "0,1,2,\"a,b\"", "|=====+=====|", "+-----+-----+",
                     "| 0000:0c:00.0 AMD X | 1 % |", "|   0   SPX | N/A  1/2 MB |", "| BDF  GPU-Name |",
+                    "GPU  VRAM_USED  VRAM_TOTAL", "TIMESTAMP GPU  VRAM_TOTAL", "  0   64908 MB    65501 MB",
+                    " 99999999999  1 MB", "  1   °C°C°C°C°C°C°C°C°C°C°C°C°C",
                 ]).prop_map(str::to_string),
                 ("[ ]{0,12}", "[ :|,0-9A-Z_a-z/.\"é-]{0,24}").prop_map(|(pad, rest)| pad + &rest),
             ],
