@@ -54,7 +54,7 @@ pub fn GpuNow() -> impl IntoView {
     view! {
         <section class="panel gpu-now" aria-label="Your GPU right now">
             <h2>"Your GPU right now"</h2>
-            <label for="smi-paste">"Paste (or drop a file with) the output of " <code>"nvidia-smi"</code> " (table, CSV, -q, -q -x, -L, gpustat --json or vramfit probe --json)"</label>
+            <label for="smi-paste">"Paste (or drop a file with) the output of " <code>"nvidia-smi"</code> " (table, CSV, -q, -q -x, -L, gpustat --json or vramfit probe --json), " <code>"amd-smi"</code> " (text, --csv or --json), " <code>"rocm-smi"</code> " or a Mac's " <code>"sysctl"</code> " and " <code>"system_profiler"</code></label>
             <PasteArea id="smi-paste" testid="smi-paste" rows=6 text=pasted/>
             {move || parsed.with(|p| match p {
                 Some(Err(message)) => Some(message.clone()),

@@ -63,7 +63,7 @@ enum Command {
         #[arg(long)]
         markdown: bool,
     },
-    /// Read nvidia-smi output in any format (table, CSV, -q, -q -x, -L, gpustat --json), amd-smi static/metric --json, or rocm-smi --showmeminfo vram (text, --csv, --json), from FILE or stdin.
+    /// Read nvidia-smi output in any format (table, CSV, -q, -q -x, -L, gpustat --json), amd-smi (static, metric, list as text, --csv or --json; monitor; its default view), rocm-smi --showmeminfo vram (text, --csv, --json), or a Mac's sysctl and system_profiler, from FILE or stdin.
     ParseSmi(parse_smi::ParseSmiArgs),
     /// Read llama-bench output (its table, -o csv, -o json or -o jsonl) from FILE or stdin and
     /// compare each test with the speed estimate of the scenario the flags describe.

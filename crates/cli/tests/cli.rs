@@ -652,6 +652,36 @@ fn parse_smi_reads_a_macs_sysctl_as_its_working_set() {
 }
 
 #[test]
+fn parse_smi_reads_amd_smis_default_view_and_csv() {
+    // AMD's example of `amd-smi` alone (ROCm 7.0 changelog): eight MI300X, 4976 MiB used each.
+    let capture = format!(
+        "{}/../smi/tests/fixtures/amd-smi/default__mi300x-x8__amd-smi-26.0.0-rocm-7.0-changelog.txt",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let snapshot = json(&["parse-smi", &capture, "--json"]);
+    assert_eq!(snapshot["source"], "amd_smi");
+    let gpus = snapshot["gpus"].as_array().expect("gpus");
+    assert_eq!(gpus.len(), 8);
+    assert_eq!(gpus[0]["name"], "AMD Instinct MI300X");
+    assert_eq!(
+        gpus[0]["memory"]["total_bytes"].as_u64(),
+        Some(196592 * MIB)
+    );
+    assert_eq!(gpus[0]["memory"]["used_bytes"].as_u64(), Some(4976 * MIB));
+    let out = run_with_stdin(
+        &["parse-smi", "--json"],
+        "gpu,total_vram,used_vram,free_vram\n0,16368,905,15463\n",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let csv: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(csv["source"], "amd_smi");
+    assert_eq!(
+        csv["gpus"][0]["memory"]["free_bytes"].as_u64(),
+        Some(15463 * MIB)
+    );
+}
+
+#[test]
 fn from_probe_budgets_against_the_card_total() {
     let snapshot = TempFile::new(
         "h100-snapshot.json",

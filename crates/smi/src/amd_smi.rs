@@ -1,17 +1,35 @@
 //! `amd-smi static --json` and `amd-smi metric --json`: AMD's GPU tool, in the list shape of
-//! ROCm 6 (`[{"gpu": 0, …}]`) or the `{"gpu_data": […]}` shape of later releases.
+//! ROCm 6 (`[{"gpu": 0, …}]`) or the `{"gpu_data": […]}` shape of later releases. Its text, CSV
+//! and default-table views (`amd_smi_text`) are rebuilt into this shape and read here too.
 //!
 //! `static` names each GPU and gives its VRAM size; `metric` gives total, used and free VRAM but
-//! no name. Either alone is read; `vramfit probe` runs both and reads them as one
-//! ([`parse_documents`]). Sizes are `{"value": N, "unit": "MB"}`, where amd-smi's "MB" is bytes
-//! divided by 1024² and rounded down: MiB, each figure up to 1 MiB under the driver's.
+//! no name; `list` gives the bus ID. Any alone is read; `vramfit probe` runs `static` and `metric`
+//! and reads them as one ([`parse_documents`]). Sizes are `{"value": N, "unit": "MB"}`, where
+//! amd-smi's "MB" is bytes divided by 1024² and rounded down: MiB, each figure up to 1 MiB under
+//! the driver's.
 
 use serde_json::Value;
 
 use crate::json::{float, string, uint};
 use crate::snapshot::{Gpu, Snapshot, SourceFormat};
-use crate::values::MIB;
+use crate::values::{self, MIB};
 use crate::ParseError;
+
+/// The keys amd-smi prints under `mem_usage` (`amdsmi_cli/amdsmi_commands.py`, ROCm/amdsmi
+/// `0ceca28f`, lines 2027–2035) and under `static`'s `vram` (lines 743–746, and `max_bandwidth`
+/// from ROCm 7). Any other key there is memory vramfit does not know, and a warning names it.
+const MEM_USAGE_KEYS: [&str; 9] = [
+    "total_vram",
+    "used_vram",
+    "free_vram",
+    "total_visible_vram",
+    "used_visible_vram",
+    "free_visible_vram",
+    "total_gtt",
+    "used_gtt",
+    "free_gtt",
+];
+const VRAM_KEYS: [&str; 5] = ["type", "vendor", "size", "bit_width", "max_bandwidth"];
 
 /// Whether `value` is amd-smi output: a list of objects carrying `"gpu"`, or `{"gpu_data": …}`.
 pub(crate) fn detect(value: &Value) -> bool {
@@ -37,13 +55,14 @@ pub fn parse_documents(documents: &[&str]) -> Result<Snapshot, ParseError> {
         }
         values.push(value);
     }
-    Ok(parse(&values))
+    Ok(parse(&values, SourceFormat::AmdSmiJson))
 }
 
-/// The snapshot the amd-smi documents in `values` describe together.
-pub(crate) fn parse(values: &[Value]) -> Snapshot {
-    let mut snap = Snapshot::new(SourceFormat::AmdSmiJson);
+/// The snapshot the amd-smi documents in `values` describe together, read from `source`.
+pub(crate) fn parse(values: &[Value], source: SourceFormat) -> Snapshot {
+    let mut snap = Snapshot::new(source);
     let mut reported_memory_use = false;
+    let mut unknown_keys: Vec<String> = Vec::new();
     for entry in values.iter().flat_map(entries) {
         let Some(index) = uint(entry.get("gpu")) else {
             continue;
@@ -61,9 +80,29 @@ pub(crate) fn parse(values: &[Value]) -> Snapshot {
         let usage = entry.get("mem_usage");
         reported_memory_use |= usage.is_some();
         read_entry(gpu, entry, usage);
+        collect_unknown_keys(usage, &MEM_USAGE_KEYS, &mut unknown_keys);
+        collect_unknown_keys(entry.get("vram"), &VRAM_KEYS, &mut unknown_keys);
     }
     warn_about_gaps(&mut snap, reported_memory_use);
+    if !unknown_keys.is_empty() {
+        snap.warn(format!(
+            "amd-smi printed memory fields vramfit does not know, which were not read: {}",
+            unknown_keys.join(", ")
+        ));
+    }
     snap
+}
+
+/// Adds the keys of `section` that are not in `known` to `unknown`, once each.
+fn collect_unknown_keys(section: Option<&Value>, known: &[&str], unknown: &mut Vec<String>) {
+    const MAX_NAMED: usize = 16;
+    let keys = section.and_then(Value::as_object).into_iter().flatten();
+    for (key, _) in keys {
+        let new = !known.contains(&key.as_str()) && !unknown.contains(key);
+        if new && unknown.len() < MAX_NAMED {
+            unknown.push(key.clone());
+        }
+    }
 }
 
 /// The per-GPU objects of one document.
@@ -79,11 +118,16 @@ fn entries(value: &Value) -> &[Value] {
 fn read_entry(gpu: &mut Gpu, entry: &Value, usage: Option<&Value>) {
     let at = |path: &[&str]| path.iter().try_fold(entry, |v, key| v.get(key));
     let size = |path: &[&str]| at(path).and_then(bytes);
-    if let Some(name) = string(at(&["asic", "market_name"])) {
+    if let Some(name) = string(at(&["asic", "market_name"])).and_then(|n| values::text(&n)) {
         gpu.name = Some(name);
     }
-    if let Some(bdf) = string(at(&["bus", "bdf"])) {
+    // `static` puts the bus ID under `bus`; `list` and the default view at the top.
+    let bdf = string(at(&["bus", "bdf"])).or_else(|| string(at(&["bdf"])));
+    if let Some(bdf) = bdf.and_then(|b| values::text(&b)) {
         gpu.pci_bus_id = Some(bdf);
+    }
+    if let Some(uuid) = string(at(&["uuid"])).and_then(|u| values::text(&u)) {
+        gpu.uuid = Some(uuid);
     }
     let usage_size = |key: &str| usage.and_then(|u| u.get(key)).and_then(bytes);
     // `metric`'s total is what the driver manages now; `static`'s size is the board's, and the
@@ -110,14 +154,14 @@ fn read_entry(gpu: &mut Gpu, entry: &Value, usage: Option<&Value>) {
 fn warn_about_gaps(snap: &mut Snapshot, reported_memory_use: bool) {
     if snap.gpus.iter().any(|g| g.name.is_none()) {
         snap.warn(
-            "amd-smi metric names no GPU; `amd-smi static --json` gives the names (vramfit probe \
-             reads both)",
+            "amd-smi gives no name for some GPUs (`amd-smi metric` and `list` print none); \
+             `amd-smi static` gives the names (vramfit probe reads both)",
         );
     }
     if !reported_memory_use {
         snap.warn(
-            "amd-smi static gives the VRAM size but not what is in use; paste `amd-smi metric \
-             --json` for used and free memory",
+            "this amd-smi output gives no memory in use (`static` gives only the VRAM size); \
+             paste `amd-smi metric` for used and free memory",
         );
     }
     if snap.gpus.iter().any(|g| g.memory.total_bytes.is_some()) {
@@ -174,7 +218,7 @@ mod tests {
             ),
             (Some(8176 * MIB), Some(202 * MIB), Some(7974 * MIB))
         );
-        assert!(snap.warnings.iter().all(|w| !w.contains("names no GPU")));
+        assert!(snap.warnings.iter().all(|w| !w.contains("no name")));
         assert!(parse_documents(&["{\"gpus\": []}"]).is_err());
     }
 

@@ -60,7 +60,10 @@ pub(crate) fn parse(value: Value) -> Result<Snapshot, ParseError> {
         return snapshot(&value).map_err(|message| ParseError::InvalidJson { message });
     }
     if crate::amd_smi::detect(&value) {
-        return Ok(crate::amd_smi::parse(std::slice::from_ref(&value)));
+        return Ok(crate::amd_smi::parse(
+            std::slice::from_ref(&value),
+            SourceFormat::AmdSmiJson,
+        ));
     }
     if crate::rocm_smi::detect_json(&value) {
         return Ok(crate::rocm_smi::parse_json(&value));

@@ -13,7 +13,8 @@
 //! - `nvidia-smi -q`, `nvidia-smi -q -x`, `nvidia-smi -L` and `nvidia-smi --version` (versions
 //!   only: an empty GPU list and a warning);
 //! - `gpustat --json`, nvitop's Python REPL output, and `vramfit.snapshot/1` JSON;
-//! - AMD's `amd-smi static --json` and `amd-smi metric --json`;
+//! - AMD's `amd-smi static`, `metric` and `list`, as text, `--csv` or `--json`, the default
+//!   view `amd-smi` alone prints, and `amd-smi monitor`'s table where it has VRAM columns;
 //! - AMD's older `rocm-smi --showmeminfo vram`, as text, `--csv` or `--json`;
 //! - macOS's `sysctl hw.memsize iogpu.wired_limit_mb` (or `sysctl -a`) and `system_profiler
 //!   SPDisplaysDataType` (text or `-json`): the GPU's total is Metal's working set;
@@ -24,6 +25,7 @@
 //! warning.
 
 mod amd_smi;
+mod amd_smi_text;
 mod csv;
 mod json;
 mod list;
@@ -53,7 +55,7 @@ pub const MAX_INPUT_BYTES: usize = 1_048_576;
 const WHAT_TO_PASTE: &str = "paste the output of `nvidia-smi` or `nvidia-smi \
 --query-gpu=name,memory.total,memory.used,memory.free --format=csv` (also read: `nvidia-smi -q`, \
 `nvidia-smi -q -x`, `nvidia-smi -L`, `--query-compute-apps` CSV, `gpustat --json`, nvitop \
-snapshots, `amd-smi metric --json`, `rocm-smi --showproductname --showmeminfo vram --csv`, \
+snapshots, `amd-smi metric` (text, `--csv` or `--json`), `rocm-smi --showproductname --showmeminfo vram --csv`, \
 `sysctl hw.memsize iogpu.wired_limit_mb` on a Mac, `llama-server --list-devices` and `vramfit \
 probe --json`)";
 
@@ -189,6 +191,12 @@ fn parse_as(format: SourceFormat, text: &str) -> Result<Snapshot, ParseError> {
         SourceFormat::List => list::parse(text),
         SourceFormat::NvitopSnapshot => nvitop::parse(text),
         SourceFormat::Version => version::parse(text),
+        SourceFormat::AmdSmi if amd_smi_text::detect_table(text) => amd_smi_text::parse_table(text),
+        SourceFormat::AmdSmi if amd_smi_text::detect_monitor(text) => {
+            amd_smi_text::parse_monitor(text)
+        }
+        SourceFormat::AmdSmi if amd_smi_text::detect_csv(text) => amd_smi_text::parse_csv(text),
+        SourceFormat::AmdSmi => amd_smi_text::parse_text(text),
         SourceFormat::RocmSmi if rocm_smi::detect_csv(text) => rocm_smi::parse_csv(text),
         SourceFormat::RocmSmi => rocm_smi::parse_text(text),
         SourceFormat::MacOs => macos::parse_text(text),
@@ -214,6 +222,12 @@ fn detect_not_json(text: &str) -> Option<SourceFormat> {
         Some(SourceFormat::Xml)
     } else if rocm_smi::detect_text(text) || rocm_smi::detect_csv(text) {
         Some(SourceFormat::RocmSmi)
+    } else if amd_smi_text::detect_table(text)
+        || amd_smi_text::detect_monitor(text)
+        || amd_smi_text::detect_csv(text)
+        || amd_smi_text::detect_text(text)
+    {
+        Some(SourceFormat::AmdSmi)
     } else if macos::detect_text(text) {
         Some(SourceFormat::MacOs)
     } else if llama_devices::detect(text) {

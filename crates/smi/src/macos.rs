@@ -322,13 +322,31 @@ mod tests {
         assert_eq!(snap.gpus[0].name.as_deref(), Some("Apple M3 Max"));
         assert_eq!(snap.gpus[0].memory.total_bytes, None);
         assert!(snap.warnings.iter().any(|w| w.contains("no hw.memsize")));
-        // Made up in the text view's shape (no published capture was found): an Intel Mac's card
-        // has memory of its own, which is its total.
-        let text = "Graphics/Displays:\n\n    Radeon Pro 560X:\n\n      Chipset Model: Radeon \
-                    Pro 560X\n      VRAM (Total): 4 GB\n";
-        let snap = parse_text(text);
-        assert_eq!(snap.gpus[0].memory.total_bytes, Some(4 * GIB));
-        assert!(detect_text(text));
+        // zeam-vm/cpu_info#17's iMac Pro: an Intel Mac's card has memory of its own, its total.
+        let text =
+            fixture("system-profiler-displays__imac-pro-radeon-pro-vega-64-16gb__cpu-info-17.txt");
+        assert!(detect_text(&text));
+        let snap = parse_text(&text);
+        assert_eq!(snap.gpus[0].name.as_deref(), Some("Radeon Pro Vega 64"));
+        assert_eq!(snap.gpus[0].memory.total_bytes, Some(16 * GIB));
+    }
+
+    #[test]
+    fn a_published_text_capture_names_the_chip_and_its_memory_gives_the_limit() {
+        // aabhinavg1/FixIt's M1 Pro (16 GB): the displays view and the Hardware Overview, pasted
+        // together as one document.
+        let displays = fixture("system-profiler-displays__apple-m1-pro-16-core-gpu__fixit.txt");
+        let hardware = fixture("system-profiler-hardware-excerpt__apple-m1-pro-16gb__fixit.txt");
+        assert!(detect_text(&displays) && detect_text(&hardware));
+        let alone = parse_text(&displays);
+        assert_eq!(alone.gpus.len(), 1);
+        assert_eq!(alone.gpus[0].name.as_deref(), Some("Apple M1 Pro"));
+        assert_eq!(alone.gpus[0].memory.total_bytes, None);
+        let both = parse_text(&format!("{displays}\n{hardware}"));
+        assert_eq!(both.gpus.len(), 1);
+        assert_eq!(both.gpus[0].name.as_deref(), Some("Apple M1 Pro"));
+        let limit = apple_working_set(Bytes(16 * GIB)).0;
+        assert_eq!(both.gpus[0].memory.total_bytes, Some(limit));
     }
 
     #[test]

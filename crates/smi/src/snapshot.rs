@@ -29,6 +29,9 @@ pub enum SourceFormat {
     GpustatJson,
     /// `amd-smi static --json` and `amd-smi metric --json`.
     AmdSmiJson,
+    /// amd-smi's text (`static`, `metric`, `list`), `--csv`, `monitor` and default (no command)
+    /// views.
+    AmdSmi,
     /// `rocm-smi --showmeminfo vram`, as text, `--csv` or `--json`.
     RocmSmi,
     /// macOS's `sysctl hw.memsize iogpu.wired_limit_mb` and `system_profiler
@@ -46,7 +49,7 @@ pub enum SourceFormat {
 }
 
 impl SourceFormat {
-    pub const ALL: [SourceFormat; 14] = [
+    pub const ALL: [SourceFormat; 15] = [
         SourceFormat::Table,
         SourceFormat::QueryGpuCsv,
         SourceFormat::ComputeAppsCsv,
@@ -55,6 +58,7 @@ impl SourceFormat {
         SourceFormat::List,
         SourceFormat::GpustatJson,
         SourceFormat::AmdSmiJson,
+        SourceFormat::AmdSmi,
         SourceFormat::RocmSmi,
         SourceFormat::MacOs,
         SourceFormat::LlamaDevices,
@@ -64,7 +68,7 @@ impl SourceFormat {
     ];
 
     /// The names a snapshot's `source` field holds, in [`SourceFormat::ALL`]'s order.
-    pub const WIRE_NAMES: [&'static str; 14] = [
+    pub const WIRE_NAMES: [&'static str; 15] = [
         "table",
         "query_gpu_csv",
         "compute_apps_csv",
@@ -73,6 +77,7 @@ impl SourceFormat {
         "list",
         "gpustat_json",
         "amd_smi_json",
+        "amd_smi",
         "rocm_smi",
         "macos",
         "llama_devices",
@@ -118,6 +123,7 @@ impl std::fmt::Display for SourceFormat {
             SourceFormat::List => "nvidia-smi -L",
             SourceFormat::GpustatJson => "gpustat --json",
             SourceFormat::AmdSmiJson => "amd-smi --json",
+            SourceFormat::AmdSmi => "amd-smi (text, --csv, monitor or its default view)",
             SourceFormat::RocmSmi => "rocm-smi",
             SourceFormat::MacOs => "macOS sysctl or system_profiler",
             SourceFormat::LlamaDevices => "llama.cpp --list-devices",

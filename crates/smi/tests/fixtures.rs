@@ -122,6 +122,52 @@ fn cases() -> Vec<Case> {
             AmdSmiJson,
             vec![G(m(8176), NA, NA, 0, 0)],
         ),
+        // amd-smi's text, CSV and default views: MiB as printed; the default view has no free.
+        case(
+            "amd-smi/metric__radeon-890m__amd-smi-26.2.1-rocm-7.2.txt",
+            AmdSmi,
+            vec![G(m(65536), m(1512), m(64024), 0, 0)],
+        ),
+        case(
+            "amd-smi/static__radeon-890m__amd-smi-26.2.1-rocm-7.2.txt",
+            AmdSmi,
+            vec![G(m(65536), NA, NA, 0, 0)],
+        ),
+        case(
+            "amd-smi/list__radeon-890m__amd-smi-26.2.1-rocm-7.2.txt",
+            AmdSmi,
+            vec![G(NA, NA, NA, 0, 0)],
+        ),
+        case(
+            "amd-smi/csv-metric-mem-usage__16-gib-card__rocblas-getspecs-docstring.csv",
+            AmdSmi,
+            vec![G(m(16368), m(905), m(15463), 0, 0)],
+        ),
+        case(
+            "amd-smi/default__mi300x-x8__amd-smi-26.0.0-rocm-7.0-changelog.txt",
+            AmdSmi,
+            vec![G(m(196592), m(4976), NA, 0, 0); 8],
+        ),
+        case(
+            "amd-smi/default__mi300x-vf__amd-smi-26.2.0-rocm-7.1.1.txt",
+            AmdSmi,
+            vec![G(m(196288), m(285), NA, 0, 0)],
+        ),
+        case(
+            "amd-smi/monitor-p-t-v__mi300x-cpx-x32__rocm-6.3-changelog.txt",
+            AmdSmi,
+            vec![G(m(196300), m(283), NA, 0, 0); 32],
+        ),
+        case(
+            "amd-smi/monitor-v__instinct-64gb__rocm-blogs-bnb-8bit.txt",
+            AmdSmi,
+            vec![G(m(65501), m(64908), NA, 0, 0)],
+        ),
+        case(
+            "amd-smi/default__radeon-rx-7900-xtx-x2__amd-smi-26.2.2.txt",
+            AmdSmi,
+            vec![G(m(24560), m(7608), NA, 0, 0), G(m(24560), m(30), NA, 0, 0)],
+        ),
         case(
             "rocm-smi/csv-productname-use-meminfo-vram__radeon-rx-7900-xt.csv",
             RocmSmi,
@@ -163,6 +209,24 @@ fn cases() -> Vec<Case> {
             "macos/system-profiler-hardware__apple-m2-pro-32gb__macos-13.txt",
             MacOs,
             vec![G(b(22_906_503_168), NA, NA, 0, 0)],
+        ),
+        // FixIt's M1 Pro: the Hardware Overview's 16 GB gives two thirds, rounded up to a page;
+        // the displays view names the chip and no memory.
+        case(
+            "macos/system-profiler-hardware-excerpt__apple-m1-pro-16gb__fixit.txt",
+            MacOs,
+            vec![G(b(11_453_251_584), NA, NA, 0, 0)],
+        ),
+        case(
+            "macos/system-profiler-displays__apple-m1-pro-16-core-gpu__fixit.txt",
+            MacOs,
+            vec![G(NA, NA, NA, 0, 0)],
+        ),
+        // An Intel Mac's card: `VRAM (Total): 16 GB` of its own.
+        case(
+            "macos/system-profiler-displays__imac-pro-radeon-pro-vega-64-16gb__cpu-info-17.txt",
+            MacOs,
+            vec![G(m(16384), NA, NA, 0, 0)],
         ),
         // system_profiler names the chip and prints no memory on Apple silicon.
         case(

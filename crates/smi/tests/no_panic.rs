@@ -48,6 +48,10 @@ const MARKERS: &[&str] = &[
     "{\"schema\":\"vramfit.snapshot/1\",\"gpus\":[{}]}",
     "[{\"gpu\":0,\"mem_usage\":{\"total_vram\":{\"value\":8176,\"unit\":\"MB\"},\"used_vram\":\"N/A\"}}]",
     "{\"gpu_data\":[{\"gpu\":1,\"asic\":{\"market_name\":\"x\"},\"vram\":{\"size\":{\"value\":-1,\"unit\":\"GB\"}}}]}",
+    "GPU: 0\n    MEM_USAGE:\n        TOTAL_VRAM: 18446744073709551615 MB\n        USED_VRAM: N/A\n",
+    "GPU: 4294967296\n    ASIC:\n        MARKET_NAME: x\n            :\n    VRAM:\nCPU: 0\n  SIZE: 1 GB\n",
+    "gpu,total_vram,used_vram,vram_total,market_name\n0,-1,\"9,9\",18446744073709551615\n\"1\n",
+    "| BDF                        GPU-Name | Mem-Uti |\n|===+===|\n| 0000:0c:00.0 ...é | x |\n|   0 | 1/ MB |\n|   1 | /99999999999999999999 GB |\n",
     "GPU[0]\t\t: VRAM Total Memory (B): 18446744073709551616\nGPU[1] : Card Series: N/A\n",
     "device,VRAM Total Memory (B),Card Series\ncard0,-1\ncard99999999999,1,x,y\n",
     "{\"card0\":{\"VRAM Total Memory (B)\":\"1e9\",\"GPU use (%)\":\"NaN\"},\"system\":{}}",
@@ -252,6 +256,29 @@ proptest! {
     #[test]
     fn marker_soup_does_not_panic(s in marked_text()) {
         let _ = parse(&s);
+    }
+
+    /// amd-smi's text, CSV and default views, assembled line by line from their own pieces so
+    /// that indentation, sections, headers and table rows meet in every order.
+    #[test]
+    fn amd_smi_views_from_their_pieces_do_not_panic(
+        lines in prop::collection::vec(
+            prop_oneof![
+                prop::sample::select(vec![
+                    "GPU: 0", "GPU: 1", "CPU: 0", "    MEM_USAGE:", "    VRAM:", "    ASIC:",
+                    "        TOTAL_VRAM: 65536 MB", "        USED_VRAM: N/A", "        SIZE: 8 GB",
+                    "        MARKET_NAME: AMD Radeon", "gpu,total_vram,used_vram,market_name",
+                    "gpu,pid,vram_mem", "0,1,2,\"a,b\"", "|=====+=====|", "+-----+-----+",
+                    "| 0000:0c:00.0 AMD X | 1 % |", "|   0   SPX | N/A  1/2 MB |", "| BDF  GPU-Name |",
+                    "GPU  VRAM_USED  VRAM_TOTAL", "TIMESTAMP GPU  VRAM_TOTAL", "  0   64908 MB    65501 MB",
+                    " 99999999999  1 MB", "  1   °C°C°C°C°C°C°C°C°C°C°C°C°C",
+                ]).prop_map(str::to_string),
+                ("[ ]{0,12}", "[ :|,0-9A-Z_a-z/.\"é-]{0,24}").prop_map(|(pad, rest)| pad + &rest),
+            ],
+            0..24,
+        )
+    ) {
+        let _ = parse(&lines.join("\n"));
     }
 
     #[test]
