@@ -33,10 +33,10 @@ fn concurrency(s: &Serving, text: String) -> impl IntoView {
 /// The answer line: "vLLM starts: 29.03 concurrent requests of 16,384 tokens", or the
 /// runtime's own reason for refusing to start, verbatim.
 fn answer(s: &Serving) -> AnyView {
-    let name = s.runtime.rules().name();
+    let name = s.runtime.rules().facts().name;
     let tokens = group_thousands(u64::from(s.context_tokens));
     if s.starts {
-        let text = if s.runtime.rules().pool_words().whole_slots {
+        let text = if s.runtime.rules().facts().pool_words.whole_slots {
             // Slots are whole: `-np`.
             let slots = s.max_concurrency.round();
             let noun = if slots == 1.0 { "slot" } else { "slots" };
@@ -95,8 +95,9 @@ fn Figures(serving: Memo<Option<Serving>>) -> impl IntoView {
     let text = move |f: fn(&Serving, Units) -> String| {
         move || serving.with(|s| s.as_ref().map(|s| f(s, units.get())))
     };
-    let words =
-        Memo::new(move |_| serving.with(|s| s.as_ref().map(|s| s.runtime.rules().pool_words())));
+    let words = Memo::new(move |_| {
+        serving.with(|s| s.as_ref().map(|s| s.runtime.rules().facts().pool_words))
+    });
     let blocks = Memo::new(move |_| serving.with(|s| s.as_ref().and_then(|s| s.kv_blocks)));
     let host = Memo::new(move |_| serving.with(|s| s.as_ref().and_then(|s| s.host_bytes)));
     let settings =
@@ -258,10 +259,13 @@ pub fn ServingPanel() -> impl IntoView {
     let whole_slots = Memo::new(move |_| {
         runtime
             .get()
-            .is_some_and(|r| r.rules().pool_words().whole_slots)
+            .is_some_and(|r| r.rules().facts().pool_words.whole_slots)
     });
-    let places_layers =
-        Memo::new(move |_| runtime.get().is_some_and(|r| r.rules().places_layers()));
+    let places_layers = Memo::new(move |_| {
+        runtime
+            .get()
+            .is_some_and(|r| r.rules().facts().places_layers)
+    });
     let users = RwSignal::new(1u32);
     // Here rather than in the field, so an error outlives the field while llama.cpp hides it.
     let users_error = RwSignal::new(None::<String>);
@@ -279,7 +283,7 @@ pub fn ServingPanel() -> impl IntoView {
         shown.get().then(|| {
             let title = move || {
                 serving
-                    .with(|s| s.as_ref().map(|s| s.runtime.rules().name()))
+                    .with(|s| s.as_ref().map(|s| s.runtime.rules().facts().name))
                     .map(|name| format!("Serving with {name}"))
             };
             view! {

@@ -86,7 +86,7 @@ pub fn fit(
     scenario: Scenario,
     goals: &FitGoals,
 ) -> Result<Fit, Vec<FieldError>> {
-    if scenario.runtime.rules().serves() {
+    if scenario.runtime.rules().facts().serves {
         let plan = serving_plan::plan_serving(&scenario, goals.users, goals.tokens_per_s)?;
         let command = estimate(&scenario).ok().and_then(|mut e| {
             name_the_model(args, &mut e);

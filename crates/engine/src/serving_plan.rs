@@ -180,7 +180,7 @@ pub fn plan_serving(
             at.starts.then_some((tokens, at.max_concurrency))
         })
         .collect();
-    let places_layers = s.runtime.rules().places_layers();
+    let places_layers = s.runtime.rules().facts().places_layers;
     let best_quant = QUANTS_BY_QUALITY
         .into_iter()
         .filter(|_| places_layers)

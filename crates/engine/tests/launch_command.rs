@@ -23,7 +23,7 @@ fn scenario(pairs: &str) -> Scenario {
 /// runtime unset: what is left is the model, the GPU and what no flag says (the runtime's
 /// version, the card's free memory).
 fn without_launch_fields(s: &Scenario) -> Scenario {
-    let launch = s.runtime.rules().launch().unwrap();
+    let launch = s.runtime.rules().facts().launch.unwrap();
     let mut keys: Vec<&str> = launch.flags.iter().map(|f| f.key).collect();
     keys.push("runtime");
     if launch.parallel.is_some() {

@@ -115,7 +115,7 @@ impl RunKind {
     pub fn all() -> Vec<RunKind> {
         let serving = Runtime::ALL
             .iter()
-            .filter(|r| r.rules().serves())
+            .filter(|r| r.rules().facts().serves)
             .map(|&r| RunKind::Serving(r));
         TRANSFORMERS_KINDS.iter().copied().chain(serving).collect()
     }
@@ -132,7 +132,7 @@ impl RunKind {
         let moe = resolved.arch.moe.is_moe();
         let multi_gpu = scenario.gpus > 1;
         match scenario.mode {
-            Mode::Inference if scenario.runtime.rules().serves() => {
+            Mode::Inference if scenario.runtime.rules().facts().serves => {
                 RunKind::Serving(scenario.runtime)
             }
             Mode::Inference if moe => RunKind::MoeInference,
@@ -206,7 +206,7 @@ impl RunKind {
                 (_, true) => ("full_multi", "full fine-tuning on several GPUs"),
             },
             RunKind::MoeTraining => ("moe_training", "training a mixture of experts"),
-            RunKind::Serving(runtime) => (runtime.as_str(), runtime.rules().accuracy_label()),
+            RunKind::Serving(runtime) => (runtime.as_str(), runtime.rules().facts().accuracy_label),
         }
     }
 }

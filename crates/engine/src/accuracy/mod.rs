@@ -290,7 +290,8 @@ fn runtime_figure(e: &Estimate, figure: &str) -> Option<f64> {
         .scenario
         .runtime
         .rules()
-        .logged_figures()
+        .facts()
+        .logged_figures
         .iter()
         .find(|f| f.name == figure)?;
     let gpu = |figure| logged(&e.components, figure);

@@ -56,7 +56,7 @@ pub(super) fn plan(s: &Scenario) -> Result<Planned, Vec<FieldError>> {
     let resolved: Vec<Resolved> = (0..s.devices.len())
         .map(|i| s.resolve_device(i))
         .collect::<Result<_, _>>()?;
-    let splits_layers = s.runtime.rules().places_layers() && s.mode == Mode::Inference;
+    let splits_layers = s.runtime.rules().facts().places_layers && s.mode == Mode::Inference;
     let smallest = (0..resolved.len())
         .min_by_key(|&i| resolved[i].capacity)
         .unwrap_or(0);
@@ -170,11 +170,11 @@ fn note(s: &Scenario, smallest: &Resolved, largest: Bytes, splits_layers: bool) 
     if let Some(rule) = rules.unlike_gpus(smallest.capacity, largest) {
         return format!(
             "Unlike GPUs: {} sizes every rank by the smallest GPU, {name} ({capacity}): {rule}",
-            rules.name()
+            rules.facts().name
         );
     }
-    if rules.pools_kv() {
-        return format!("Unlike GPUs: {} is planned as vLLM sizes its ranks, on the smallest GPU, {name} ({capacity}); {}'s own rule for unlike GPUs was not read, so keep the margin.", rules.name(), rules.name());
+    if rules.facts().pools_kv {
+        return format!("Unlike GPUs: {} is planned as vLLM sizes its ranks, on the smallest GPU, {name} ({capacity}); {}'s own rule for unlike GPUs was not read, so keep the margin.", rules.facts().name, rules.facts().name);
     }
     format!("Unlike GPUs: every GPU holds the same share of this run, so the smallest, {name} ({capacity}), decides.")
 }

@@ -174,7 +174,7 @@ fn verdict(budget: &Budget, total: Bytes, serving: Option<&Serving>) -> Verdict 
         {
             Verdict::Oom
         }
-        (Verdict::Tight, Some(s)) if s.runtime.rules().pools_kv() => Verdict::Fits,
+        (Verdict::Tight, Some(s)) if s.runtime.rules().facts().pools_kv => Verdict::Fits,
         (verdict, _) => verdict,
     }
 }
@@ -242,7 +242,7 @@ fn unused_cache_settings(s: &Scenario) -> Option<String> {
     }
     let why = if s.mode.is_training() {
         "training processes all seq tokens, keeps no cache and samples nothing".to_string()
-    } else if s.runtime.rules().serves() {
+    } else if s.runtime.rules().facts().serves {
         format!(
             "{} keeps its own cache and runs its own sampling",
             s.runtime
@@ -314,14 +314,14 @@ fn note_unused_settings(s: &Scenario, r: &Resolved, notes: &mut Vec<String>) {
     }
     if s.quant_kernel != QuantKernel::Auto
         && (s.mode.is_training()
-            || s.runtime.rules().serves()
+            || s.runtime.rules().facts().serves
             || !matches!(r.weights, Dtype::Int8 | Dtype::Fp8))
     {
         notes.push(format!(
             "quant-kernel not used: it picks the matmul for int8 or fp8 weights in transformers' inference, and this run {}.",
             if s.mode.is_training() {
                 "trains".to_string()
-            } else if s.runtime.rules().serves() {
+            } else if s.runtime.rules().facts().serves {
                 format!("runs on {}", s.runtime)
             } else {
                 format!("keeps {} weights", r.weights)

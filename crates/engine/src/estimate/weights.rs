@@ -127,13 +127,13 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack, split: &Split)
 pub(super) fn checkpoint<'a>(s: &'a Scenario, r: &Resolved) -> Option<&'a CheckpointWeights> {
     s.checkpoint_weights
         .as_ref()
-        .filter(|c| c.format == r.weights && !s.runtime.rules().reads_gguf_weights())
+        .filter(|c| c.format == r.weights && !s.runtime.rules().facts().reads_gguf_weights)
 }
 
 /// Why `checkpoint-weights` is set but not used, when it is not.
 pub(super) fn unused_checkpoint(s: &Scenario, r: &Resolved) -> Option<String> {
     let c = s.checkpoint_weights.as_ref()?;
-    if s.runtime.rules().reads_gguf_weights() {
+    if s.runtime.rules().facts().reads_gguf_weights {
         Some(format!("checkpoint-weights (a safetensors checkpoint's tensors) is not read under {}, which loads a GGUF file; the weights are sized from the quant.", s.runtime))
     } else if c.format != r.weights {
         Some(format!("checkpoint-weights holds {} tensors but weights is {}, so the weights are sized from the shape in {}.", c.format, r.weights, r.weights))

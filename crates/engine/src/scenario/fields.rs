@@ -89,7 +89,7 @@ impl Group {
     /// are shown only when it is chosen.
     pub fn applies_to(self, runtime: Runtime) -> bool {
         match (self, Runtime::owning(self)) {
-            (Group::Serving, _) => runtime.rules().pools_kv(),
+            (Group::Serving, _) => runtime.rules().facts().pools_kv,
             (_, Some(owner)) => owner == runtime,
             (_, None) => true,
         }

@@ -229,7 +229,7 @@ impl Scenario {
         let split = self
             .tensor_split
             .as_ref()
-            .filter(|_| self.runtime.rules().places_layers());
+            .filter(|_| self.runtime.rules().facts().places_layers);
         if let Some(split) = split {
             if listed < 2 {
                 errors.push(FieldError::new(
@@ -367,7 +367,7 @@ impl Scenario {
     /// expert parallelism.
     fn check_runtime(&self, errors: &mut Vec<FieldError>) {
         let runtime = self.runtime;
-        if !runtime.rules().serves() {
+        if !runtime.rules().facts().serves {
             return;
         }
         if self.mode.is_training() {
@@ -378,7 +378,7 @@ impl Scenario {
         }
         runtime.rules().check(self, errors);
         let on_a_mac = crate::gpu_catalogue::find(&self.gpu).is_some_and(|g| g.is_mac());
-        if on_a_mac && !runtime.rules().runs_on_metal() {
+        if on_a_mac && !runtime.rules().facts().runs_on_metal {
             errors.push(FieldError::new(
                 "runtime",
                 format!("{runtime} runs on CUDA and ROCm GPUs, not on a Mac's Metal GPU; plan a Mac with llama.cpp"),

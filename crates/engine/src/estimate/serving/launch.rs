@@ -233,7 +233,7 @@ pub fn parse(command: &str) -> Result<Parsed, String> {
     let words = split(command)?;
     let (runtime, launch) = Runtime::ALL
         .iter()
-        .filter_map(|&r| r.rules().launch().map(|l| (r, l)))
+        .filter_map(|&r| r.rules().facts().launch.map(|l| (r, l)))
         .find(|(_, l)| words.len() > l.program.len() && same_program(l.program, &words))
         .ok_or("not a vllm serve, python -m sglang.launch_server or llama-server command")?;
     let mut rest = words[launch.program.len()..].iter();

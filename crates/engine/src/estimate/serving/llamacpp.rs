@@ -70,7 +70,7 @@
 use super::llamacpp_fit;
 use super::llamacpp_rules::{self, Rules};
 use super::{
-    Build, Deployment, Flag, Launch, LoggedFigure, PoolWords, Reads, RuntimeRules, Serving,
+    Build, Deployment, Facts, Flag, Launch, LoggedFigure, PoolWords, Reads, RuntimeRules, Serving,
     Setting, Settings, When, Write,
 };
 use crate::dtype::{Dtype, FP32_BYTES};
@@ -176,13 +176,37 @@ pub const LLAMA_CPP_VULKAN: Efficiency = Efficiency {
 /// 7B Q4_0 reach a median 21% of the card's dense int8 peak, from 9% (H100) to 33% (L40).
 pub const LLAMA_CPP_MMQ: Band = Band::new(0.09, 0.21, 0.33);
 
-impl RuntimeRules for LlamaCpp {
-    fn name(&self) -> &'static str {
-        "llama.cpp"
-    }
+/// llama.cpp's facts: a server without a pool (its KV cache is per slot, on the GPU and in system
+/// RAM), that reads GGUF files, places layers and runs on Metal.
+const FACTS: Facts = Facts {
+    name: "llama.cpp",
+    accuracy_label: "llama.cpp",
+    pools_kv: false,
+    settings_group: Some(Group::LlamaCpp),
+    reads_gguf_weights: true,
+    runs_on_metal: true,
+    places_layers: true,
+    pool_words: PoolWords {
+        pool: "KV cache, GPU and system RAM",
+        tokens: "KV cells",
+        whole_slots: true,
+    },
+    launch: Some(&LLAMA_SERVER_LAUNCH),
+    logged_figures: &[
+        LoggedFigure::new("model_buffer_gpu", Reads::Gpu(LogFigure::ModelLoad)),
+        LoggedFigure::new("model_buffer_host", Reads::Host(LogFigure::ModelLoad)),
+        LoggedFigure::new("kv_buffer", Reads::GpuAndHost(LogFigure::KvBuffer)),
+        LoggedFigure::new("compute_buffer_gpu", Reads::Gpu(LogFigure::ComputeBuffer)),
+        LoggedFigure::new("compute_buffer_host", Reads::Host(LogFigure::ComputeBuffer)),
+        LoggedFigure::new("recurrent_buffer", Reads::Gpu(LogFigure::RecurrentBuffer)),
+        LoggedFigure::new("output_buffer", Reads::Host(LogFigure::OutputBuffer)),
+    ],
+    ..Facts::SERVER
+};
 
-    fn settings_group(&self) -> Option<Group> {
-        Some(Group::LlamaCpp)
+impl RuntimeRules for LlamaCpp {
+    fn facts(&self) -> &'static Facts {
+        &FACTS
     }
 
     fn check(&self, s: &Scenario, errors: &mut Vec<FieldError>) {
@@ -192,30 +216,6 @@ impl RuntimeRules for LlamaCpp {
                 "llama.cpp quantizes the V cache only with flash attention (V cache quantization requires flash_attn); set flash-attn=true or cache-type-v=f16",
             ));
         }
-    }
-
-    fn reads_gguf_weights(&self) -> bool {
-        true
-    }
-
-    fn places_layers(&self) -> bool {
-        true
-    }
-
-    fn runs_on_metal(&self) -> bool {
-        true
-    }
-
-    fn pool_words(&self) -> PoolWords {
-        PoolWords {
-            pool: "KV cache, GPU and system RAM",
-            tokens: "KV cells",
-            whole_slots: true,
-        }
-    }
-
-    fn accuracy_label(&self) -> &'static str {
-        "llama.cpp"
     }
 
     /// The backend's own share: an Apple GPU runs Metal whatever `gpu-backend` says (it names
@@ -255,23 +255,6 @@ impl RuntimeRules for LlamaCpp {
         Some(format!(
             "llama-bench -m MODEL.gguf -p {prompt} -n {output} -ngl {ngl}"
         ))
-    }
-
-    fn launch(&self) -> Option<&'static Launch> {
-        Some(&LLAMA_SERVER_LAUNCH)
-    }
-
-    fn logged_figures(&self) -> &'static [LoggedFigure] {
-        const FIGURES: &[LoggedFigure] = &[
-            LoggedFigure::new("model_buffer_gpu", Reads::Gpu(LogFigure::ModelLoad)),
-            LoggedFigure::new("model_buffer_host", Reads::Host(LogFigure::ModelLoad)),
-            LoggedFigure::new("kv_buffer", Reads::GpuAndHost(LogFigure::KvBuffer)),
-            LoggedFigure::new("compute_buffer_gpu", Reads::Gpu(LogFigure::ComputeBuffer)),
-            LoggedFigure::new("compute_buffer_host", Reads::Host(LogFigure::ComputeBuffer)),
-            LoggedFigure::new("recurrent_buffer", Reads::Gpu(LogFigure::RecurrentBuffer)),
-            LoggedFigure::new("output_buffer", Reads::Host(LogFigure::OutputBuffer)),
-        ];
-        FIGURES
     }
 
     fn push(&self, b: Build<'_>) -> Option<Serving> {

@@ -31,7 +31,7 @@ pub use launch::{
 use launch::{Flag, Parallel, When, Write};
 pub(crate) use layout::KvLayout;
 pub(crate) use llamacpp::device_blocks;
-pub use rules::{Build, LoggedFigure, PoolWords, Reads, RuntimeRules};
+pub use rules::{Build, Facts, LoggedFigure, PoolWords, Reads, RuntimeRules};
 pub use vllm::{FUSED_MOE_CHUNK_TOKENS, SAMPLER_BYTES_PER_LOGIT};
 pub use vllm_graphs::{
     GRAPH_BYTES_PER_DENSE_LAYER, GRAPH_BYTES_PER_MOE_LAYER, GRAPH_BYTES_PER_SHARED_EXPERT,
@@ -243,7 +243,7 @@ pub(in crate::estimate) fn push(
     stack: &mut Stack,
     notes: &mut Vec<String>,
 ) -> Option<Serving> {
-    if s.gguf_weights.is_some() && !s.runtime.rules().reads_gguf_weights() {
+    if s.gguf_weights.is_some() && !s.runtime.rules().facts().reads_gguf_weights {
         notes.push(format!("gguf-weights (a .gguf file's tensors) is read only under llama.cpp; {} sizes the weights from the shape and the weight format.", s.runtime));
     }
     let d = Deployment::new(s, r);

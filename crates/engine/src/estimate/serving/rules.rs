@@ -13,30 +13,79 @@ use crate::runtime::{Release, Runtime};
 use crate::scenario::{FieldError, Group, Resolved, Scenario};
 use crate::units::Bytes;
 
-/// What one runtime does with the GPU, and what the rest of the planner needs to know of it.
-pub trait RuntimeRules: Sync {
+/// What a runtime is, as data: what the form, the plan, the accuracy table, the page and the CLI
+/// read of it without running its rules. Each runtime's module holds one, built from
+/// [`Facts::LIBRARY`] or [`Facts::SERVER`].
+#[derive(Clone, Copy, Debug)]
+pub struct Facts {
     /// The name people know it by: "vLLM".
-    fn name(&self) -> &'static str;
-
+    pub name: &'static str,
+    /// The accuracy panel's name for its kind of run.
+    pub accuracy_label: &'static str,
     /// A serving runtime: inference only, with memory rules of its own that replace
     /// transformers' cache, logits and allocator.
-    fn serves(&self) -> bool {
-        true
-    }
-
+    pub serves: bool,
     /// It sizes a KV pool once at start and serves many requests from it.
-    fn pools_kv(&self) -> bool {
-        false
-    }
+    pub pools_kv: bool,
+    /// The form's group that holds its own settings, shown only while it is chosen.
+    pub settings_group: Option<Group>,
+    /// It reads a GGUF file's tensors (`gguf-weights`) rather than sizing weights from the shape.
+    pub reads_gguf_weights: bool,
+    /// It runs on a Mac's GPU through Metal (llama.cpp does; vLLM and SGLang need CUDA or ROCm).
+    pub runs_on_metal: bool,
+    /// It places layers itself (a GGUF file's quantization, `-ngl`), so the serving plan also
+    /// answers the best quantization and the most GPU layers that fit.
+    pub places_layers: bool,
+    /// How its pool is spoken of: the page's serving panel reads these.
+    pub pool_words: PoolWords,
+    /// Its serving benchmark's command up to the workload's flags, for a server whose benchmark
+    /// runs random prompts (`vllm bench serve`); `None` without one.
+    pub serving_bench: Option<&'static str>,
+    /// How its launch command is written and read: the program, the model's flag and one table
+    /// of scenario fields and their flags. `None` for a library (transformers).
+    pub launch: Option<&'static Launch>,
+    /// The figures its startup log prints that calibration/runtime-logs.csv compares, and where
+    /// the estimate holds each.
+    pub logged_figures: &'static [LoggedFigure],
+}
+
+impl Facts {
+    /// A serving runtime with a KV pool, no settings, benchmark, launch command or logged figures
+    /// yet: the base a server's facts are written over.
+    pub const SERVER: Facts = Facts {
+        name: "",
+        accuracy_label: "",
+        serves: true,
+        pools_kv: true,
+        settings_group: None,
+        reads_gguf_weights: false,
+        runs_on_metal: false,
+        places_layers: false,
+        pool_words: PoolWords {
+            pool: "KV pool per GPU",
+            tokens: "KV tokens",
+            whole_slots: false,
+        },
+        serving_bench: None,
+        launch: None,
+        logged_figures: &[],
+    };
+
+    /// A library that runs inside the user's program (transformers): no pool of its own.
+    pub const LIBRARY: Facts = Facts {
+        serves: false,
+        pools_kv: false,
+        ..Facts::SERVER
+    };
+}
+
+/// What one runtime does with the GPU: its facts and the rules that size its memory and speed.
+pub trait RuntimeRules: Sync {
+    fn facts(&self) -> &'static Facts;
 
     /// What it does when the GPUs of a tensor-parallel group differ, as its source shows, given
     /// the smallest and largest GPU's memory; `None` where that source was not read.
     fn unlike_gpus(&self, _smallest: Bytes, _largest: Bytes) -> Option<String> {
-        None
-    }
-
-    /// The form's group that holds its own settings, shown only while it is chosen.
-    fn settings_group(&self) -> Option<Group> {
         None
     }
 
@@ -47,34 +96,6 @@ pub trait RuntimeRules: Sync {
 
     /// Combinations of settings it refuses, beyond what every serving runtime refuses.
     fn check(&self, _s: &Scenario, _errors: &mut Vec<FieldError>) {}
-
-    /// It reads a GGUF file's tensors (`gguf-weights`) rather than sizing weights from the shape.
-    fn reads_gguf_weights(&self) -> bool {
-        false
-    }
-
-    /// It runs on a Mac's GPU through Metal (llama.cpp does; vLLM and SGLang need CUDA or ROCm).
-    fn runs_on_metal(&self) -> bool {
-        false
-    }
-
-    /// It places layers itself (a GGUF file's quantization, `-ngl`), so the serving plan also
-    /// answers the best quantization and the most GPU layers that fit.
-    fn places_layers(&self) -> bool {
-        false
-    }
-
-    /// How its pool is spoken of: the page's serving panel reads these.
-    fn pool_words(&self) -> PoolWords {
-        PoolWords {
-            pool: "KV pool per GPU",
-            tokens: "KV tokens",
-            whole_slots: false,
-        }
-    }
-
-    /// The accuracy panel's name for its kind of run.
-    fn accuracy_label(&self) -> &'static str;
 
     /// The release whose rules the scenario asks for (`vllm-version`, `sglang-version`); `None`
     /// for a runtime without release rules.
@@ -100,12 +121,6 @@ pub trait RuntimeRules: Sync {
         (peak, self.efficiency(s, r).compute)
     }
 
-    /// Its serving benchmark's command up to the workload's flags, for a server whose benchmark
-    /// runs random prompts (`vllm bench serve`); `None` without one.
-    fn serving_bench(&self) -> Option<&'static str> {
-        None
-    }
-
     /// The benchmark command that measures the speed estimate's figures for this scenario, with
     /// `prompt` tokens in and `output` out at `concurrency` requests: by default the serving
     /// benchmark over as many random prompts.
@@ -116,14 +131,9 @@ pub trait RuntimeRules: Sync {
         concurrency: u32,
         _s: &Scenario,
     ) -> Option<String> {
-        self.serving_bench()
+        self.facts()
+            .serving_bench
             .map(|tool| random_prompts_bench(tool, prompt, output, concurrency))
-    }
-
-    /// How its launch command is written and read: the program, the model's flag and one table
-    /// of scenario fields and their flags. `None` for a library (transformers).
-    fn launch(&self) -> Option<&'static Launch> {
-        None
     }
 
     /// The command that starts it as the scenario plans, from the scenario and the settings it
@@ -135,13 +145,9 @@ pub trait RuntimeRules: Sync {
         settings: &[Setting],
         model: &ModelSource,
     ) -> Option<Result<String, String>> {
-        self.launch().map(|l| launch::write(l, s, settings, model))
-    }
-
-    /// The figures its startup log prints that calibration/runtime-logs.csv compares, and where
-    /// the estimate holds each.
-    fn logged_figures(&self) -> &'static [LoggedFigure] {
-        &[]
+        self.facts()
+            .launch
+            .map(|l| launch::write(l, s, settings, model))
     }
 
     /// Pushes its components onto the stack and returns what it does with its pool; `None` for
@@ -213,7 +219,7 @@ impl Runtime {
         Runtime::ALL
             .iter()
             .copied()
-            .find(|r| r.rules().settings_group() == Some(group))
+            .find(|r| r.rules().facts().settings_group == Some(group))
     }
 }
 
@@ -240,8 +246,8 @@ mod tests {
     fn every_runtime_is_found_in_each_place_that_lists_runtimes() {
         for &runtime in Runtime::ALL {
             let rules = runtime.rules();
-            assert!(!rules.name().is_empty());
-            if let Some(group) = rules.settings_group() {
+            assert!(!rules.facts().name.is_empty());
+            if let Some(group) = rules.facts().settings_group {
                 assert!(
                     Group::ALL.contains(&group),
                     "{runtime}'s group is in the form"
@@ -252,13 +258,13 @@ mod tests {
                     "{runtime}'s group has fields"
                 );
             }
-            if rules.serves() {
+            if rules.facts().serves {
                 assert!(
                     RunKind::all().contains(&RunKind::Serving(runtime)),
                     "{runtime} has an accuracy kind"
                 );
                 assert!(
-                    !rules.logged_figures().is_empty(),
+                    !rules.facts().logged_figures.is_empty(),
                     "{runtime}'s log figures"
                 );
             }
@@ -277,7 +283,8 @@ mod tests {
             assert!(
                 runtime
                     .rules()
-                    .logged_figures()
+                    .facts()
+                    .logged_figures
                     .iter()
                     .any(|f| f.name == figure),
                 "{runtime} logs no `{figure}`"

@@ -28,9 +28,9 @@
 //! - `max_running_requests` defaults to `min(max(tokens / context_len × 512, 2048), 4096)`.
 
 use super::{
-    gib2, note_unknown_rope_tables, push_non_torch, push_rope_tables, Build, Deployment, Flag,
-    KvLayout, Launch, LoggedFigure, Parallel, Reads, RuntimeRules, Serving, Setting, Settings,
-    When, Write,
+    gib2, note_unknown_rope_tables, push_non_torch, push_rope_tables, Build, Deployment, Facts,
+    Flag, KvLayout, Launch, LoggedFigure, Parallel, Reads, RuntimeRules, Serving, Setting,
+    Settings, When, Write,
 };
 use crate::dtype::Dtype;
 use crate::estimate::overhead;
@@ -49,9 +49,24 @@ pub(super) struct Sglang;
 /// `ModelRunner.init_torch_distributed`, python/sglang/srt/model_executor/model_runner.py).
 const TP_MEMORY_BALANCE: f64 = 0.9;
 
+/// SGLang's facts: its name, settings, benchmark, launch command and the figures its log prints.
+const FACTS: Facts = Facts {
+    name: "SGLang",
+    accuracy_label: "SGLang serving",
+    settings_group: Some(Group::Sglang),
+    serving_bench: Some("python -m sglang.bench_serving --backend sglang"),
+    launch: Some(&SGLANG_LAUNCH),
+    logged_figures: &[
+        LoggedFigure::new("weights", Reads::Gpu(LogFigure::ModelLoad)),
+        LoggedFigure::new("kv_pool", Reads::PoolBytes),
+        LoggedFigure::new("kv_tokens", Reads::PoolTokens),
+    ],
+    ..Facts::SERVER
+};
+
 impl RuntimeRules for Sglang {
-    fn name(&self) -> &'static str {
-        "SGLang"
+    fn facts(&self) -> &'static Facts {
+        &FACTS
     }
 
     /// Every rank budgets the group's smallest free memory: `get_available_gpu_memory(...,
@@ -69,37 +84,8 @@ impl RuntimeRules for Sglang {
         })
     }
 
-    fn pools_kv(&self) -> bool {
-        true
-    }
-
-    fn settings_group(&self) -> Option<Group> {
-        Some(Group::Sglang)
-    }
-
-    fn accuracy_label(&self) -> &'static str {
-        "SGLang serving"
-    }
-
     fn release(&self, s: &Scenario) -> Option<Release> {
         Some(s.sglang_version)
-    }
-
-    fn serving_bench(&self) -> Option<&'static str> {
-        Some("python -m sglang.bench_serving --backend sglang")
-    }
-
-    fn launch(&self) -> Option<&'static Launch> {
-        Some(&SGLANG_LAUNCH)
-    }
-
-    fn logged_figures(&self) -> &'static [LoggedFigure] {
-        const FIGURES: &[LoggedFigure] = &[
-            LoggedFigure::new("weights", Reads::Gpu(LogFigure::ModelLoad)),
-            LoggedFigure::new("kv_pool", Reads::PoolBytes),
-            LoggedFigure::new("kv_tokens", Reads::PoolTokens),
-        ];
-        FIGURES
     }
 
     fn push(&self, b: Build<'_>) -> Option<Serving> {

@@ -1,21 +1,20 @@
 //! Hugging Face transformers' `generate()`: no pool of its own. The detailed method sizes its
 //! cache per sequence (`estimate/inference.rs`), and it is the one runtime that also trains.
 
-use super::{Build, RuntimeRules, Serving};
+use super::{Build, Facts, RuntimeRules, Serving};
 
 pub(super) struct Transformers;
 
+/// A library, not a server: it has no pool, settings or launch command of its own.
+const FACTS: Facts = Facts {
+    name: "transformers",
+    accuracy_label: "transformers inference",
+    ..Facts::LIBRARY
+};
+
 impl RuntimeRules for Transformers {
-    fn name(&self) -> &'static str {
-        "transformers"
-    }
-
-    fn serves(&self) -> bool {
-        false
-    }
-
-    fn accuracy_label(&self) -> &'static str {
-        "transformers inference"
+    fn facts(&self) -> &'static Facts {
+        &FACTS
     }
 
     fn push(&self, _build: Build<'_>) -> Option<Serving> {

@@ -31,8 +31,8 @@
 use super::vllm_rules::{Rule, Rules};
 use super::{
     gib2, note_unknown_rope_tables, push_non_torch, push_rope_tables, vllm_graphs, Build,
-    Deployment, Flag, KvLayout, Launch, LoggedFigure, Parallel, Reads, RuntimeRules, Serving,
-    Settings, When, Write,
+    Deployment, Facts, Flag, KvLayout, Launch, LoggedFigure, Parallel, Reads, RuntimeRules,
+    Serving, Settings, When, Write,
 };
 use crate::dtype::Dtype;
 use crate::estimate::formula::Formula;
@@ -48,9 +48,28 @@ use crate::units::{Bytes, GIB};
 
 pub(super) struct Vllm;
 
+/// vLLM's facts: its name, settings, benchmark, launch command and the figures its log prints.
+const FACTS: Facts = Facts {
+    name: "vLLM",
+    accuracy_label: "vLLM serving",
+    settings_group: Some(Group::Vllm),
+    serving_bench: Some("vllm bench serve --model MODEL"),
+    launch: Some(&VLLM_LAUNCH),
+    logged_figures: &[
+        LoggedFigure::new("weights", Reads::Gpu(LogFigure::ModelLoad)),
+        LoggedFigure::new("activation_peak", Reads::Gpu(LogFigure::ActivationPeak)),
+        LoggedFigure::new("non_torch", Reads::Gpu(LogFigure::NonTorch)),
+        LoggedFigure::new("cuda_graphs", Reads::Gpu(LogFigure::CudaGraphs)),
+        LoggedFigure::new("kv_pool", Reads::PoolBytes),
+        LoggedFigure::new("kv_tokens", Reads::PoolTokens),
+        LoggedFigure::new("max_concurrency", Reads::Concurrency),
+    ],
+    ..Facts::SERVER
+};
+
 impl RuntimeRules for Vllm {
-    fn name(&self) -> &'static str {
-        "vLLM"
+    fn facts(&self) -> &'static Facts {
+        &FACTS
     }
 
     /// `get_kv_cache_configs` (vllm/v1/core/kv_cache_utils.py): "Change the num_blocks of each
@@ -59,47 +78,14 @@ impl RuntimeRules for Vllm {
         Some("each worker's KV blocks are cut to the fewest any worker holds (get_kv_cache_configs), so the larger GPUs' extra memory stays unused; tensor parallelism never splits unequally.".into())
     }
 
-    fn pools_kv(&self) -> bool {
-        true
-    }
-
-    fn settings_group(&self) -> Option<Group> {
-        Some(Group::Vllm)
-    }
-
     /// vLLM's "auto" keeps the state in the convolution state's format, the model's dtype
     /// (`MambaStateDtypeCalculator._mamba_state_dtype`, vllm/model_executor/layers/mamba/mamba_utils.py).
     fn default_state_dtype(&self, act_dtype: Dtype) -> Dtype {
         act_dtype
     }
 
-    fn accuracy_label(&self) -> &'static str {
-        "vLLM serving"
-    }
-
     fn release(&self, s: &Scenario) -> Option<Release> {
         Some(s.vllm_version)
-    }
-
-    fn serving_bench(&self) -> Option<&'static str> {
-        Some("vllm bench serve --model MODEL")
-    }
-
-    fn launch(&self) -> Option<&'static Launch> {
-        Some(&VLLM_LAUNCH)
-    }
-
-    fn logged_figures(&self) -> &'static [LoggedFigure] {
-        const FIGURES: &[LoggedFigure] = &[
-            LoggedFigure::new("weights", Reads::Gpu(LogFigure::ModelLoad)),
-            LoggedFigure::new("activation_peak", Reads::Gpu(LogFigure::ActivationPeak)),
-            LoggedFigure::new("non_torch", Reads::Gpu(LogFigure::NonTorch)),
-            LoggedFigure::new("cuda_graphs", Reads::Gpu(LogFigure::CudaGraphs)),
-            LoggedFigure::new("kv_pool", Reads::PoolBytes),
-            LoggedFigure::new("kv_tokens", Reads::PoolTokens),
-            LoggedFigure::new("max_concurrency", Reads::Concurrency),
-        ];
-        FIGURES
     }
 
     fn push(&self, b: Build<'_>) -> Option<Serving> {
