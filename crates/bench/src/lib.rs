@@ -13,7 +13,6 @@
 mod markdown;
 mod record;
 
-pub use record::csv_fields;
 use serde::Serialize;
 
 /// The largest input read, in bytes: a long sweep's JSON is well under this.

@@ -3,7 +3,7 @@
 
 use crate::{Bench, Format, Row};
 use serde_json::{Map, Value};
-use vramfit_units::parse_f64;
+use vramfit_units::{csv_fields, parse_f64};
 
 /// A record's fields, whatever the format gave them as.
 trait Fields {
@@ -139,26 +139,4 @@ pub fn csv(text: &str) -> Option<Bench> {
         Ok(header.iter().cloned().zip(values).collect::<Vec<_>>())
     });
     Some(collect(Format::Csv, records))
-}
-
-/// One CSV line's fields, `"` quoting with `""` for a quote (RFC 4180, without embedded
-/// newlines; llama-bench quotes every value).
-pub fn csv_fields(line: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut field = String::new();
-    let mut quoted = false;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (c, quoted) {
-            ('"', true) if chars.peek() == Some(&'"') => {
-                field.push('"');
-                chars.next();
-            }
-            ('"', _) => quoted = !quoted,
-            (',', false) => out.push(std::mem::take(&mut field)),
-            _ => field.push(c),
-        }
-    }
-    out.push(field);
-    out
 }

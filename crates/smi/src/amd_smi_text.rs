@@ -11,6 +11,7 @@
 //! value under the end of its column's name (`_convert_json_to_tabular`).
 
 use serde_json::{Map, Value};
+use vramfit_units::csv_fields;
 
 use crate::snapshot::{Snapshot, SourceFormat};
 use crate::values;
@@ -149,7 +150,7 @@ pub(crate) fn parse_csv(text: &str) -> Snapshot {
     let mut entries = Vec::new();
     let mut header: Vec<String> = Vec::new();
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        let cells = split_csv_line(line);
+        let cells = csv_fields(line);
         if cells.iter().any(|c| c == "gpu") {
             header = cells;
             continue;
@@ -199,28 +200,6 @@ fn csv_entry(header: &[String], cells: &[String]) -> Option<Value> {
         entry.insert("mem_usage".into(), Value::Object(usage));
     }
     Some(Value::Object(entry))
-}
-
-/// The fields of one line of the CSV Python's `csv` module writes: a field holding a comma or a
-/// quote is quoted, with quotes doubled inside.
-fn split_csv_line(line: &str) -> Vec<String> {
-    let mut fields = Vec::new();
-    let mut field = String::new();
-    let mut quoted = false;
-    let mut chars = line.trim_end().chars().peekable();
-    while let Some(c) = chars.next() {
-        match (c, quoted) {
-            ('"', true) if chars.peek() == Some(&'"') => {
-                field.push('"');
-                chars.next();
-            }
-            ('"', _) => quoted = !quoted,
-            (',', false) => fields.push(std::mem::take(&mut field)),
-            _ => field.push(c),
-        }
-    }
-    fields.push(field);
-    fields
 }
 
 pub(crate) fn parse_table(text: &str) -> Snapshot {
@@ -410,15 +389,6 @@ mod tests {
             serde_json::json!("Navi 23 [Radeon RX 6600]")
         );
         assert_eq!(text_value("-1 MB"), serde_json::json!("-1 MB"));
-    }
-
-    #[test]
-    fn csv_fields_follow_pythons_quoting() {
-        assert_eq!(
-            split_csv_line("0,\"a, b\",\"say \"\"hi\"\"\""),
-            ["0", "a, b", "say \"hi\""]
-        );
-        assert_eq!(split_csv_line("gpu,bdf\r"), ["gpu", "bdf"]);
     }
 
     #[test]

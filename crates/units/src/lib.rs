@@ -1,12 +1,15 @@
 //! Byte counts and their honest labels: GB means 10^9 bytes, GiB means 2^30, MiB means 2^20.
 //!
 //! The one set of unit constants the engine, the nvidia-smi parsers and the CLI share, the one
-//! size parser, the one decimal reader ([`parse_f64`]), and [`Bytes`]. The engine's formulas
+//! size parser, the one decimal reader ([`parse_f64`]) and CSV line splitter ([`csv_fields`]) the
+//! parsers share, and [`Bytes`]. The engine's formulas
 //! compute in `f64` (so 10T parameters times a 1M-token sequence cannot overflow) and land in
 //! [`Bytes`], whose conversion from `f64` saturates instead of wrapping.
 
+mod csv;
 mod decimal;
 
+pub use csv::csv_fields;
 pub use decimal::parse_f64;
 use serde::{Deserialize, Serialize};
 use std::fmt;

@@ -95,7 +95,7 @@ pub const PEAK: &str = "peak";
 
 /// Splits one CSV line, honouring double quotes (RFC 4180, without embedded newlines): the
 /// bench reader's, the one CSV splitter.
-pub use vramfit_bench::csv_fields;
+pub use vramfit_units::csv_fields;
 
 pub(crate) fn records(csv: &str) -> Vec<std::collections::HashMap<String, String>> {
     // `#` lines are a file's notes on its columns and sources.
