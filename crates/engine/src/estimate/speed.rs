@@ -133,6 +133,29 @@ struct Shares {
     fixed_s: f64,
 }
 
+impl Shares {
+    /// The shares at one end of the bands (`band` picks it), and a decode step's fixed time over
+    /// `layers`; the cache takes the weights' share under flash attention.
+    fn at(
+        band: fn(&Band) -> f64,
+        (eff, path): (&Efficiency, &TensorPath),
+        flash_attn: bool,
+        layers: f64,
+    ) -> Shares {
+        let bandwidth = band(&eff.bandwidth);
+        Shares {
+            bandwidth,
+            attention: if flash_attn {
+                bandwidth
+            } else {
+                band(&eff.attention)
+            },
+            compute: band(&path.share),
+            fixed_s: band(&eff.step_s) + band(&eff.layer_s) * layers,
+        }
+    }
+}
+
 impl Step {
     /// Seconds at the given shares of the peaks, plus the step's fixed time, and what the step
     /// waits on most. The GPU's reads and its FLOPs overlap, so it takes the slower of the two;
@@ -321,6 +344,21 @@ fn lengths(s: &Scenario) -> (f64, Option<f64>, f64) {
     }
 }
 
+/// The card's datasheet, or the note saying why there is no speed (none to say for training,
+/// which has no speed model yet, or without a catalogue GPU).
+fn datasheet(s: &Scenario, r: &Resolved) -> Result<&'static Datasheet, Option<String>> {
+    let gpu = match (s.mode.is_training(), r.gpu, r.custom_vram) {
+        (false, Some(gpu), _) => gpu,
+        _ => return Err(None),
+    };
+    gpu.datasheet.as_ref().ok_or_else(|| {
+        Some(format!(
+            "No speed estimate: the catalogue has no datasheet figures (bandwidth, throughput) for the {} yet.",
+            gpu.name
+        ))
+    })
+}
+
 /// The scenario's speed, or the note saying why there is none (none to say for training, which
 /// has no speed model yet, or without a catalogue GPU).
 pub(super) fn speed(
@@ -329,16 +367,7 @@ pub(super) fn speed(
     components: &[Component],
     serving: Option<&Serving>,
 ) -> Result<Speed, Option<String>> {
-    let gpu = match (s.mode.is_training(), r.gpu, r.custom_vram) {
-        (false, Some(gpu), _) => gpu,
-        _ => return Err(None),
-    };
-    let sheet = gpu.datasheet.as_ref().ok_or_else(|| {
-        Some(format!(
-            "No speed estimate: the catalogue has no datasheet figures (bandwidth, throughput) for the {} yet.",
-            gpu.name
-        ))
-    })?;
+    let sheet = datasheet(s, r)?;
     let eff = s.runtime.rules().efficiency(s, r);
     let d = Deployment::new(s, r);
     let layout = KvLayout::new(r, &d);
@@ -361,17 +390,7 @@ pub(super) fn speed(
     );
     let decode = decode_step(r, &d, &w, &layout, b, context);
     let run = |band: fn(&Band) -> f64| {
-        let bandwidth = band(&eff.bandwidth);
-        let shares = Shares {
-            bandwidth,
-            attention: if s.flash_attn {
-                bandwidth
-            } else {
-                band(&eff.attention)
-            },
-            compute: band(&path.share),
-            fixed_s: band(&eff.step_s) + band(&eff.layer_s) * layers,
-        };
+        let shares = Shares::at(band, (&eff, &path), s.flash_attn, layers);
         // Prefill's compute shares were set from whole prompts, their fixed time included.
         let (prefill, _) = prefill_work.seconds(
             sheet,
