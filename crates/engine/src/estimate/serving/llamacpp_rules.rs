@@ -28,8 +28,8 @@ pub(super) enum Rule {
     /// b9460 (its notes name the PR); b9442 was the newest build on 2026-05-31, before the merge.
     SlotLogitRows,
     /// Quantized matmuls of a batch run llama.cpp's own int8 tensor-core kernels (MMQ): PR #7676
-    /// ("CUDA: use tensor cores for MMQ", legacy quants, 2024-06) and PR #7860 (q4_K, q5_K,
-    /// q6_K, 2024-06-10) with #7921 (q2_K, q3_K). Before them a Volta or newer card dequantized
+    /// ("CUDA: use tensor cores for MMQ", legacy quants, opened 2024-05-31), PR #7860 (q4_K,
+    /// q5_K, q6_K, opened 2024-06-10) and #7921 (q2_K, q3_K, opened 2024-06-13). Before them a Volta or newer card dequantized
     /// the weights to f16 and ran cuBLAS (PR #3412, and #3776: "FP16 cuBLAS GEMM is used instead
     /// of MMQ for Volta or newer", as PR #4682 restates). Not pinned to a release: b2843 (the
     /// newest build of the GPU-Benchmarks-on-LLM-Inference notebooks, 2024-05) is the last cited
