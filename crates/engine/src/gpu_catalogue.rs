@@ -132,6 +132,19 @@ impl Gpu {
         self.name.contains("Radeon") || self.name.starts_with("Instinct")
     }
 
+    /// Dense FP16 tensor FLOP/s with FP16 accumulation, what cuBLAS's `CUBLAS_COMPUTE_16F` runs
+    /// at: twice the sheet's FP32-accumulate figure on a GeForce card, whose whitepapers print
+    /// both rows (the FP32-accumulate one at half rate), and the same figure on data-centre and
+    /// workstation cards, which run both at one rate. 0 without a stated tensor throughput.
+    pub fn fp16_accumulate_flops_per_s(&self) -> f64 {
+        let half = self.datasheet.as_ref().map_or(0.0, |d| d.half_flops_per_s);
+        if self.name.starts_with("GeForce") {
+            2.0 * half
+        } else {
+            half
+        }
+    }
+
     /// An AMD Instinct card: GCN (MI50, MI60) or CDNA (MI100 on), whose wavefront is 64 lanes,
     /// where a Radeon's RDNA runs 32.
     pub fn is_instinct(&self) -> bool {
@@ -982,6 +995,22 @@ mod tests {
         let rtx4090 = find("rtx-4090").unwrap().datasheet.unwrap();
         assert_eq!(rtx4090.half_flops_per_s, 165.2e12);
         assert_eq!(rtx4090.memory_bytes_per_s, 1008e9);
+    }
+
+    #[test]
+    fn a_geforce_card_accumulates_fp16_at_twice_its_fp32_accumulate_rate() {
+        assert_eq!(
+            find("rtx-4090").unwrap().fp16_accumulate_flops_per_s(),
+            330.4e12
+        );
+        assert_eq!(
+            find("a100-80").unwrap().fp16_accumulate_flops_per_s(),
+            312e12
+        );
+        assert_eq!(
+            find("m1-max-64").unwrap().fp16_accumulate_flops_per_s(),
+            0.0
+        );
     }
 
     /// Each Mac's bandwidth is its chip variant's (M3 Max 36GB: the 30-core GPU at 300GB/s; M4

@@ -271,3 +271,86 @@ fn vllm_and_sglang_are_refused_on_a_mac_and_never_planned_onto_one() {
     ]);
     assert!(estimate(&mac).is_ok());
 }
+
+/// llama.cpp's decode seconds per token on the RTX 4090 at two cache lengths (prompt 1).
+fn llama_cpp_step(build: &str, flash_attn: &str, seq: &str) -> f64 {
+    let e = run(&[
+        ("model", "llama-3.1-8b"),
+        ("mode", "inference"),
+        ("runtime", "llama.cpp"),
+        ("quant", "Q4_K_M"),
+        ("gpu", "rtx-4090"),
+        ("n-gpu-layers", "99"),
+        ("llama-cpp-build", build),
+        ("flash-attn", flash_attn),
+        ("prompt", "1"),
+        ("seq", seq),
+    ]);
+    1.0 / speed(&e).decode_tokens_per_s
+}
+
+#[test]
+fn without_flash_attention_a_2024_build_reads_its_cache_slowly() {
+    // Seq 2 and 4098 read a mean 1.5 and 2,049.5 cached tokens: 2,048 × 131,072 B more, at the
+    // 2024 builds' cache share without flash attention (33%), at the weights' share with it.
+    let more = 2048.0 * 131_072.0;
+    let without = llama_cpp_step("b2843", "false", "4098") - llama_cpp_step("b2843", "false", "2");
+    close(without, more / (BANDWIDTH * 0.33));
+    let with = llama_cpp_step("b2843", "true", "4098") - llama_cpp_step("b2843", "true", "2");
+    close(with, more / (BANDWIDTH * 0.90));
+    let latest = llama_cpp_step("latest", "false", "4098") - llama_cpp_step("latest", "false", "2");
+    close(latest, more / (BANDWIDTH * BANDWIDTH_SHARE));
+}
+
+/// llama.cpp's prefill seconds for a prompt on the RTX 4090 in F16 (cuBLAS, no dequantizing).
+fn llama_cpp_prefill(flash_attn: &str, prompt: &str) -> f64 {
+    let e = run(&[
+        ("model", "llama-3.1-8b"),
+        ("mode", "inference"),
+        ("runtime", "llama.cpp"),
+        ("quant", "F16"),
+        ("gpu", "rtx-4090"),
+        ("n-gpu-layers", "99"),
+        ("flash-attn", flash_attn),
+        ("ubatch-size", "512"),
+        ("prompt", prompt),
+        ("seq", prompt),
+    ]);
+    speed(&e).ttft_s.unwrap()
+}
+
+#[test]
+fn without_flash_attention_a_prompt_writes_and_reads_its_scores() {
+    // Two ubatches of 512 against the cache up to each one's end: 1024 × (1024 + 512) / 2
+    // scores per query head (32) and layer (32), 20 bytes each, at the weights' share.
+    let scores = 20.0 * 32.0 * 32.0 * 1024.0 * (1024.0 + 512.0) / 2.0;
+    let extra = llama_cpp_prefill("false", "1024") - llama_cpp_prefill("true", "1024");
+    close(extra, scores / (BANDWIDTH * BANDWIDTH_SHARE));
+}
+
+#[test]
+fn a_2024_build_prefills_through_cublas_in_fp16() {
+    // Before int8 MMQ a quantized file is dequantized to f16 once per ubatch (its bytes read, 4
+    // bytes a parameter written and read back) and multiplied at the GeForce card's
+    // fp16-accumulate peak, twice its FP32-accumulate figure, at the 2024 share (38%).
+    let e = run(&[
+        ("model", "llama-3.1-8b"),
+        ("mode", "inference"),
+        ("runtime", "llama.cpp"),
+        ("quant", "Q4_K_M"),
+        ("gpu", "rtx-4090"),
+        ("n-gpu-layers", "99"),
+        ("llama-cpp-build", "b2843"),
+        ("ubatch-size", "512"),
+        ("prompt", "1024"),
+        ("seq", "1024"),
+    ]);
+    let weights = e.bytes_of(ComponentId::Weights).as_f64()
+        + e.bytes_of(ComponentId::QuantConstants).as_f64();
+    let prompt = 1024.0;
+    let params = 8_030_261_248.0;
+    let flops = 2.0 * params * prompt + 2.0 * prompt * prompt * 4096.0 * 32.0;
+    let dequantized = 2.0 * (weights + 4.0 * params);
+    let seconds = flops / (2.0 * HALF_FLOPS * 0.38) + dequantized / (BANDWIDTH * 0.90);
+    close(speed(&e).ttft_s.unwrap(), seconds);
+}

@@ -18,9 +18,12 @@ use std::collections::BTreeSet;
 pub const FIT_CONSTANTS: &[&str] = &[
     "LLAMA_CPP_CUDA.bandwidth",
     "LLAMA_CPP_CUDA.compute",
+    "LLAMA_CPP_CUDA_2024.bandwidth",
+    "LLAMA_CPP_CUDA_2024.compute",
     "LLAMA_CPP_MMQ",
     "LLAMA_CPP_METAL.bandwidth",
     "LLAMA_CPP_METAL.compute",
+    "LLAMA_CPP_METAL_2024.bandwidth",
     "LLAMA_CPP_ROCM.bandwidth",
     "LLAMA_CPP_ROCM_WAVE64.bandwidth",
     "LLAMA_CPP_VULKAN.bandwidth",

@@ -4,10 +4,14 @@
 //! experts `b` tokens reach in expectation, not all of them) and each request's cache at its
 //! current length, and does `2 × active parameters` FLOPs per token plus attention's; it takes
 //! whichever of the reads (at the card's bandwidth) and the FLOPs (at its tensor throughput) is
-//! slower. Prefill does the prompt's FLOPs, which attention makes grow with the prompt's square,
-//! against compute. Layers llama.cpp keeps in system RAM are read at the host's bandwidth in
-//! decode and copied over the link in prefill. Peaks are the card's datasheet's; what a runtime
-//! reaches of them is its [`Efficiency`], named in its rules, and the band spans its low and high.
+//! slower, plus a fixed time per step or per layer. Without flash attention the cache is read at
+//! its own share of the bandwidth. Prefill does the prompt's FLOPs, which attention makes grow
+//! with the prompt's square, against compute; without flash attention it also writes and reads
+//! every attention score (f32, then f16), and a path that dequantizes the weights for its GEMMs
+//! writes and reads their f16 copy once per ubatch, bytes no FLOPs overlap. Layers llama.cpp keeps
+//! in system RAM are read at the host's bandwidth in decode and copied over the link in prefill.
+//! Peaks are the card's datasheet's; what a runtime reaches of them is its [`Efficiency`] and
+//! [`TensorPath`], named in its rules, and the band spans their low and high.
 
 use super::component::ComponentId;
 use super::serving::{Deployment, KvLayout, Serving};
@@ -23,6 +27,10 @@ use serde::{Deserialize, Serialize};
 pub struct Efficiency {
     /// Of the memory bandwidth, in a decode step.
     pub bandwidth: Band,
+    /// Of the memory bandwidth, for the KV cache a decode step reads without flash attention:
+    /// the attention kernels that multiply one query by the cache (`KQ`, then `KQV`) rather than
+    /// one fused kernel. With flash attention the cache is read at [`Efficiency::bandwidth`].
+    pub attention: Band,
     /// Of the tensor throughput, in prefill.
     pub compute: Band,
     /// Seconds a decode step adds to its reads and FLOPs: launching and synchronising its
@@ -30,6 +38,20 @@ pub struct Efficiency {
     /// model, a mixture of experts' few active experts, a fast card). Its `low` is the slow
     /// end, the longest time, and `high` the shortest.
     pub step_s: Band,
+    /// Seconds each layer adds to a decode step the same way, where the rows a runtime's
+    /// constants were set from tell a per-layer time from a per-step one (their models differ
+    /// in depth); 0 where they cannot.
+    pub layer_s: Band,
+}
+
+/// The tensor throughput a runtime's prefill matmuls run at, the share of it they reach, and
+/// whether they dequantize the weights to 16 bits first (a copy written and read once per
+/// ubatch, which no matmul overlaps).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TensorPath {
+    pub peak: f64,
+    pub share: Band,
+    pub dequantizes: bool,
 }
 
 /// A share with its spread.
@@ -91,28 +113,61 @@ const DECODE_BENCH_TOKENS: u32 = 128;
 /// What one step reads and computes, on the GPU and in system RAM.
 struct Step {
     gpu_bytes: f64,
+    /// The KV cache a decode step reads, at its own share of the bandwidth.
+    cache_bytes: f64,
+    /// Bytes that kernels between the matmuls read and write, which overlap no FLOPs: in prefill
+    /// the dequantized weights and, without flash attention, the attention scores.
+    serial_bytes: f64,
     host_bytes: f64,
     /// Bytes copied over the link (llama.cpp's offloaded layers in a large batch).
     link_bytes: f64,
     flops: f64,
 }
 
+/// The shares of the peaks one run of the model takes, and the fixed seconds of a step.
+#[derive(Clone, Copy)]
+struct Shares {
+    bandwidth: f64,
+    attention: f64,
+    compute: f64,
+    fixed_s: f64,
+}
+
+impl Shares {
+    /// The shares at one end of the bands (`band` picks it), and a decode step's fixed time over
+    /// `layers`; the cache takes the weights' share under flash attention.
+    fn at(
+        band: fn(&Band) -> f64,
+        (eff, path): (&Efficiency, &TensorPath),
+        flash_attn: bool,
+        layers: f64,
+    ) -> Shares {
+        let bandwidth = band(&eff.bandwidth);
+        Shares {
+            bandwidth,
+            attention: if flash_attn {
+                bandwidth
+            } else {
+                band(&eff.attention)
+            },
+            compute: band(&path.share),
+            fixed_s: band(&eff.step_s) + band(&eff.layer_s) * layers,
+        }
+    }
+}
+
 impl Step {
-    /// Seconds at the given shares of the peaks, plus the step's fixed `step_s`, and what the
-    /// step waits on most. The GPU's reads and its FLOPs overlap, so it takes the slower of the
-    /// two; the layers in system RAM (read there, or copied over the link to compute) come
-    /// before or after the GPU's, not beside them.
-    fn seconds(
-        &self,
-        sheet: &Datasheet,
-        (peak, host): (f64, f64),
-        (bw, compute): (f64, f64),
-        step_s: f64,
-    ) -> (f64, Bound) {
-        let memory = self.gpu_bytes / (sheet.memory_bytes_per_s * bw);
+    /// Seconds at the given shares of the peaks, plus the step's fixed time, and what the step
+    /// waits on most. The GPU's reads and its FLOPs overlap, so it takes the slower of the two;
+    /// the serial bytes, and the layers in system RAM (read there, or copied over the link to
+    /// compute), come before or after them, not beside them.
+    fn seconds(&self, sheet: &Datasheet, (peak, host): (f64, f64), sh: Shares) -> (f64, Bound) {
+        let bandwidth = sheet.memory_bytes_per_s;
+        let memory = self.gpu_bytes / (bandwidth * sh.bandwidth)
+            + self.cache_bytes / (bandwidth * sh.attention);
         // A card whose maker states no throughput (peak 0) is taken as never compute-bound.
         let math = if peak > 0.0 {
-            self.flops / (peak * compute)
+            self.flops / (peak * sh.compute)
         } else {
             0.0
         };
@@ -123,13 +178,14 @@ impl Step {
         } else {
             0.0
         };
+        let serial = self.serial_bytes / (bandwidth * sh.bandwidth);
         let offloaded = self.host_bytes / host + link;
         let bound = if math > memory && math > offloaded {
             Bound::Compute
         } else {
             Bound::Memory
         };
-        (memory.max(math) + offloaded + step_s, bound)
+        (memory.max(math) + serial + offloaded + sh.fixed_s, bound)
     }
 }
 
@@ -208,18 +264,65 @@ fn decode_step(
 ) -> Step {
     let touched = experts_touched(r, b);
     Step {
-        gpu_bytes: w.gpu_dense + w.gpu_experts * touched + b * cache_bytes(layout, context),
+        gpu_bytes: w.gpu_dense + w.gpu_experts * touched,
+        cache_bytes: b * cache_bytes(layout, context),
+        serial_bytes: 0.0,
         host_bytes: w.host_dense + w.host_experts * touched,
         link_bytes: 0.0,
         flops: b * (linear_flops(r, d) + attention_flops(r, d, 1.0, context)),
     }
 }
 
+/// Bytes one attention score costs without flash attention, on CUDA: `ggml_mul_mat(k, q)`
+/// writes it in f32 (4), `ggml_soft_max_ext` reads it and writes its f32 probability (8), and
+/// `ggml_mul_mat(v, kq)` through cuBLAS converts that to f16 (reads 4, writes 2) for the GEMM
+/// that reads it (2): llama.cpp's attention without flash attention (`build_attn_mha`,
+/// src/llama-graph.cpp; `llm_build_kqv` in src/llama.cpp of May 2024), and
+/// `ggml_cuda_mul_mat_cublas_impl`, ggml/src/ggml-cuda/ggml-cuda.cu, ggml-org/llama.cpp@00108827,
+/// which converts a non-f16 operand first. Metal multiplies the f32 probabilities directly (16
+/// bytes); the difference is a few percent of this term, itself a few percent of Metal's prefill.
+const SCORE_BYTES: f64 = 20.0;
+
+/// The attention scores a prompt materialises without flash attention, on one GPU: llama.cpp
+/// computes each ubatch's queries against every cache cell up to the ubatch's end (the mask
+/// hides the rest), so a full-attention layer holds `prompt × (prompt + ubatch) / 2` scores per
+/// query head over the prompt, and a sliding-window layer at most `window + ubatch` cells per
+/// query.
+fn score_bytes(r: &Resolved, d: &Deployment, layout: &KvLayout, prompt: f64, ubatch: f64) -> f64 {
+    let u = ubatch.max(1.0).min(prompt);
+    let full = prompt * (prompt + u) / 2.0;
+    let sliding = prompt * ((prompt + u) / 2.0).min(f64::from(layout.window) + u);
+    let heads = f64::from(r.arch.heads) / f64::from(d.tp.max(1));
+    SCORE_BYTES
+        * heads
+        * (f64::from(layout.full_layers) * full + f64::from(layout.sliding_layers) * sliding)
+}
+
 /// Prefill of one request's `prompt` tokens: every weight read once, offloaded ones copied to
-/// the GPU.
-fn prefill_step(r: &Resolved, d: &Deployment, w: &Weights, prompt: f64) -> Step {
+/// the GPU; weights dequantized to 16 bits once per ubatch where the path does (read, written
+/// as f16 at 2 bytes a parameter, and read back by the GEMM), and the scores without flash
+/// attention.
+fn prefill_step(
+    (r, d, layout): (&Resolved, &Deployment, &KvLayout),
+    w: &Weights,
+    (prompt, ubatch): (f64, f64),
+    (path, flash_attn): (&TensorPath, bool),
+) -> Step {
+    let weights = w.gpu_dense + w.gpu_experts * experts_touched(r, prompt);
+    let dequantized = if path.dequantizes {
+        (prompt / ubatch.max(1.0)).ceil() * (weights + 4.0 * linear_flops(r, d) / 2.0)
+    } else {
+        0.0
+    };
+    let scores = if flash_attn {
+        0.0
+    } else {
+        score_bytes(r, d, layout, prompt, ubatch)
+    };
     Step {
-        gpu_bytes: w.gpu_dense + w.gpu_experts * experts_touched(r, prompt),
+        gpu_bytes: weights,
+        cache_bytes: 0.0,
+        serial_bytes: dequantized + scores,
         host_bytes: 0.0,
         link_bytes: w.host_dense + w.host_experts,
         flops: prompt * linear_flops(r, d) + attention_flops(r, d, prompt, prompt) / 2.0,
@@ -241,6 +344,21 @@ fn lengths(s: &Scenario) -> (f64, Option<f64>, f64) {
     }
 }
 
+/// The card's datasheet, or the note saying why there is no speed (none to say for training,
+/// which has no speed model yet, or without a catalogue GPU).
+fn datasheet(s: &Scenario, r: &Resolved) -> Result<&'static Datasheet, Option<String>> {
+    let gpu = match (s.mode.is_training(), r.gpu, r.custom_vram) {
+        (false, Some(gpu), _) => gpu,
+        _ => return Err(None),
+    };
+    gpu.datasheet.as_ref().ok_or_else(|| {
+        Some(format!(
+            "No speed estimate: the catalogue has no datasheet figures (bandwidth, throughput) for the {} yet.",
+            gpu.name
+        ))
+    })
+}
+
 /// The scenario's speed, or the note saying why there is none (none to say for training, which
 /// has no speed model yet, or without a catalogue GPU).
 pub(super) fn speed(
@@ -249,16 +367,7 @@ pub(super) fn speed(
     components: &[Component],
     serving: Option<&Serving>,
 ) -> Result<Speed, Option<String>> {
-    let gpu = match (s.mode.is_training(), r.gpu, r.custom_vram) {
-        (false, Some(gpu), _) => gpu,
-        _ => return Err(None),
-    };
-    let sheet = gpu.datasheet.as_ref().ok_or_else(|| {
-        Some(format!(
-            "No speed estimate: the catalogue has no datasheet figures (bandwidth, throughput) for the {} yet.",
-            gpu.name
-        ))
-    })?;
+    let sheet = datasheet(s, r)?;
     let eff = s.runtime.rules().efficiency(s, r);
     let d = Deployment::new(s, r);
     let layout = KvLayout::new(r, &d);
@@ -266,22 +375,32 @@ pub(super) fn speed(
     let host = s
         .host_bandwidth
         .map_or(HOST_BANDWIDTH_DEFAULT_BYTES_PER_S, |gb| gb * 1e9);
-    let (peak, compute) = s.runtime.rules().tensor_path(s, r, sheet);
+    let path = s.runtime.rules().tensor_path(s, r, sheet);
+    let peaks = (path.peak, host);
     let (prompt, output, context) = lengths(s);
     let b = f64::from(s.concurrency.unwrap_or(s.batch).max(1));
+    let layers = f64::from(r.arch.layers);
     // Without a published throughput there is no prefill to time, and output is decoding alone.
-    let prefill_known = peak > 0.0;
+    let prefill_known = path.peak > 0.0;
+    let prefill_work = prefill_step(
+        (r, &d, &layout),
+        &w,
+        (prompt, f64::from(s.ubatch_size)),
+        (&path, s.flash_attn),
+    );
+    let decode = decode_step(r, &d, &w, &layout, b, context);
     let run = |band: fn(&Band) -> f64| {
-        let (bw, compute, step_s) = (band(&eff.bandwidth), band(&compute), band(&eff.step_s));
+        let shares = Shares::at(band, (&eff, &path), s.flash_attn, layers);
         // Prefill's compute shares were set from whole prompts, their fixed time included.
-        let (prefill, _) =
-            prefill_step(r, &d, &w, prompt).seconds(sheet, (peak, host), (bw, compute), 0.0);
-        let (step, bound) = decode_step(r, &d, &w, &layout, b, context).seconds(
+        let (prefill, _) = prefill_work.seconds(
             sheet,
-            (peak, host),
-            (bw, compute),
-            step_s,
+            peaks,
+            Shares {
+                fixed_s: 0.0,
+                ..shares
+            },
         );
+        let (step, bound) = decode.seconds(sheet, peaks, shares);
         // Every request's prefill, then its output one step at a time with the others; without
         // a prompt, decoding alone.
         let output_rate = match output.filter(|_| prefill_known) {
@@ -291,7 +410,6 @@ pub(super) fn speed(
         (prefill, step, bound, output_rate)
     };
     let (prefill, step, bound, output_rate) = run(|b| b.typical);
-    let decode = decode_step(r, &d, &w, &layout, b, context);
     Ok(Speed {
         prefill_tokens_per_s: prefill_known.then(|| prompt / prefill),
         decode_tokens_per_s: 1.0 / step,
@@ -304,10 +422,10 @@ pub(super) fn speed(
         basis: basis(
             &decode,
             bound,
-            (sheet, peak, host),
+            (sheet, path.peak, host),
             b,
-            (&eff.bandwidth, &compute),
-            eff.step_s.typical,
+            (&eff.bandwidth, &path.share),
+            eff.step_s.typical + eff.layer_s.typical * layers,
         ),
         measure: s.runtime.rules().bench_command(
             prompt as u32,
@@ -351,7 +469,7 @@ fn basis(
                  {launches}",
                 b,
                 if b == 1.0 { "" } else { "s" },
-                gb(step.gpu_bytes),
+                gb(step.gpu_bytes + step.cache_bytes),
                 group_thousands((sheet.memory_bytes_per_s / 1e9).round() as u64),
                 shares.0.typical * 100.0,
             )

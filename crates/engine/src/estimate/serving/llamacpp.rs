@@ -68,7 +68,7 @@
 //! - Output buffer (`output_reserve`): `n_vocab × slots × 4` bytes in pinned host memory.
 
 use super::llamacpp_fit;
-use super::llamacpp_rules::{self, Rules};
+use super::llamacpp_rules::{self, Rule, Rules};
 use super::{
     Build, Deployment, Facts, Flag, Launch, LoggedFigure, PoolWords, Reads, RuntimeRules, Serving,
     Setting, Settings, When, Write,
@@ -76,7 +76,7 @@ use super::{
 use crate::dtype::{Dtype, FP32_BYTES};
 use crate::estimate::formula::{Formula, Fx};
 use crate::estimate::overhead;
-use crate::estimate::speed::{Band, Efficiency};
+use crate::estimate::speed::{Band, Efficiency, TensorPath};
 use crate::estimate::stack::{Component, Stack};
 use crate::estimate::ComponentId;
 use crate::estimate::LogFigure;
@@ -107,8 +107,10 @@ pub(super) struct LlamaCpp;
 /// scoreboard). The other runtimes take these until calibration/ holds their own measurements.
 pub const LLAMA_CPP_CUDA: Efficiency = Efficiency {
     bandwidth: Band::new(0.60, 0.97, 1.0),
+    attention: Band::new(0.60, 0.97, 1.0),
     compute: Band::new(0.33, 0.65, 0.90),
     step_s: Band::new(2.1e-3, 2.1e-3, 1.3e-3),
+    layer_s: NO_LAYER_TIME,
 };
 
 /// llama.cpp's Metal backend, the one it runs on Apple GPUs. Decode: the `tg128` rows of
@@ -124,8 +126,10 @@ pub const LLAMA_CPP_CUDA: Efficiency = Efficiency {
 /// Ultra's pp512, speed-085/087/089) lie within 8% of them.
 pub const LLAMA_CPP_METAL: Efficiency = Efficiency {
     bandwidth: Band::new(0.65, 0.93, 1.0),
+    attention: Band::new(0.65, 0.93, 1.0),
     compute: LLAMA_CPP_CUDA.compute,
     step_s: Band::new(6.0e-3, 6.0e-3, 5.0e-3),
+    layer_s: NO_LAYER_TIME,
 };
 
 /// llama.cpp's CUDA backend built through HIP (ROCm) on a Radeon (RDNA, 32-lane wavefronts).
@@ -142,8 +146,10 @@ pub const LLAMA_CPP_METAL: Efficiency = Efficiency {
 /// no dense matrix throughput for these cards, so none is predicted.
 pub const LLAMA_CPP_ROCM: Efficiency = Efficiency {
     bandwidth: Band::new(0.55, 0.62, 1.0),
+    attention: Band::new(0.55, 0.62, 1.0),
     compute: LLAMA_CPP_CUDA.compute,
     step_s: Band::new(0.0, 0.0, 0.0),
+    layer_s: NO_LAYER_TIME,
 };
 
 /// llama.cpp's HIP build on an Instinct card (GCN and CDNA, 64-lane wavefronts), where
@@ -153,8 +159,10 @@ pub const LLAMA_CPP_ROCM: Efficiency = Efficiency {
 /// reach 67% with that time taken out, so the band runs from the fit to the peak.
 pub const LLAMA_CPP_ROCM_WAVE64: Efficiency = Efficiency {
     bandwidth: Band::new(0.67, 0.67, 1.0),
+    attention: Band::new(0.67, 0.67, 1.0),
     compute: LLAMA_CPP_CUDA.compute,
     step_s: Band::new(4.6e-3, 4.6e-3, 4.6e-3),
+    layer_s: NO_LAYER_TIME,
 };
 
 /// llama.cpp's Vulkan backend (`gpu-backend=vulkan`), on any maker's card: its own shaders
@@ -168,13 +176,65 @@ pub const LLAMA_CPP_ROCM_WAVE64: Efficiency = Efficiency {
 /// shares.
 pub const LLAMA_CPP_VULKAN: Efficiency = Efficiency {
     bandwidth: Band::new(0.80, 0.91, 1.0),
+    attention: Band::new(0.80, 0.91, 1.0),
     compute: LLAMA_CPP_CUDA.compute,
     step_s: Band::new(1.5e-3, 1.5e-3, 0.93e-3),
+    layer_s: NO_LAYER_TIME,
+};
+
+/// No fixed time per layer: the rows a constant was set from all ran 32-layer models, which
+/// cannot tell a time per layer from one per step; the step's holds it. Likewise their `tg128`
+/// runs read too short a cache to tell its share from the weights', so `attention` repeats
+/// `bandwidth` in those constants.
+const NO_LAYER_TIME: Band = Band::new(0.0, 0.0, 0.0);
+
+/// No fixed time per step, where one per layer holds it.
+const NO_STEP_TIME: Band = Band::new(0.0, 0.0, 0.0);
+
+/// llama.cpp's CUDA backend at the builds before [`Rule::MmqTensorCores`] (b2843 and older,
+/// May 2024), whose decode kernels, attention without flash attention and prefill path differ
+/// from the scoreboards' 2025 builds. Set from the `fit` rows of the GPU-Benchmarks-on-LLM-
+/// Inference notebooks (speed-scenarios.csv: every other CUDA card in that file's order, from the
+/// first: RTX 3070, RTX 3090, RTX 4080, RTX 6000 Ada, A40, H100 PCIe; all their rows), in order:
+/// - the cache's share, 33%: the median over the fit cards and models of the cache bytes a step
+///   adds from `tg512` to `tg8192` over the time it adds (14% to 79%). Without flash attention
+///   the step multiplies one query by the permuted K and V views in their own kernels, with f32
+///   scores and `soft_max` between them, and reaches a fraction of what the weights' kernels do;
+/// - the weights' share, 90%, and 124 µs per layer, by least squares of the relative error of
+///   every fit decode row. The rows' 32- and 80-layer models tell a time per layer from one per
+///   step, and a time per step comes out negative. The band spans the rows' shares with that
+///   time taken out, from 60% to the peak, and the time per layer from 124 µs down to the 61 µs
+///   the fastest row leaves beside its reads at the peak;
+/// - prefill's share of the fp16-accumulate peak `tensor_path` (below) runs cuBLAS at, with
+///   the dequantized copies and the scores timed apart: 38% by least squares of the fit `pp`
+///   rows' relative error, spanning 21% to the peak.
+pub const LLAMA_CPP_CUDA_2024: Efficiency = Efficiency {
+    bandwidth: Band::new(0.60, 0.90, 1.0),
+    attention: Band::new(0.14, 0.33, 0.79),
+    compute: Band::new(0.21, 0.38, 1.0),
+    step_s: NO_STEP_TIME,
+    layer_s: Band::new(124e-6, 124e-6, 61e-6),
+};
+
+/// llama.cpp's Metal backend at the same builds, set the same way from the notebooks' Apple
+/// rows on every other Mac in speed-scenarios.csv's order (M1 Max, M3 Max; the M2 Ultra is held
+/// out): the cache at 11% (6.5% to 17%), the weights at 66% (45% to the peak) and 168 µs per
+/// layer (down to 130 µs). The M1 Max's rows read slowly (its 70B Q4_K_M at 4.3 tokens/s, a
+/// sixth of its bandwidth), which pulls the weights' share down. Prefill keeps
+/// [`LLAMA_CPP_METAL`]'s shares: neither fit Mac has a stated throughput.
+pub const LLAMA_CPP_METAL_2024: Efficiency = Efficiency {
+    bandwidth: Band::new(0.45, 0.66, 1.0),
+    attention: Band::new(0.065, 0.11, 0.17),
+    compute: LLAMA_CPP_METAL.compute,
+    step_s: NO_STEP_TIME,
+    layer_s: Band::new(168e-6, 168e-6, 130e-6),
 };
 
 /// Quantized matmuls on int8 tensor cores (MMQ): the CUDA scoreboard's `pp512` rows for Llama 2
-/// 7B Q4_0 reach a median 21% of the card's dense int8 peak, from 9% (H100) to 33% (L40).
-pub const LLAMA_CPP_MMQ: Band = Band::new(0.09, 0.21, 0.33);
+/// 7B Q4_0 (the `LLAMA_CPP_MMQ` rows of speed-scenarios.csv) reach a median 24% of the card's
+/// dense int8 peak, from 7% (H100) to 37.5% (L40), with the time their runs without flash
+/// attention spend on the attention scores taken out.
+pub const LLAMA_CPP_MMQ: Band = Band::new(0.07, 0.24, 0.375);
 
 /// llama.cpp's facts: a server without a pool (its KV cache is per slot, on the GPU and in system
 /// RAM), that reads GGUF files, places layers and runs on Metal.
@@ -220,25 +280,48 @@ impl RuntimeRules for LlamaCpp {
 
     /// The backend's own share: an Apple GPU runs Metal whatever `gpu-backend` says (it names
     /// the backends of discrete cards); otherwise Vulkan where it is named, and the CUDA
-    /// backend, built through HIP on an AMD card, with its kernels' wavefront.
+    /// backend, built through HIP on an AMD card, with its kernels' wavefront. CUDA and Metal
+    /// builds before [`Rule::MmqTensorCores`] have their own.
     fn efficiency(&self, s: &Scenario, r: &Resolved) -> Efficiency {
+        let current = Rules::new(s.llama_cpp_build).applies(Rule::MmqTensorCores);
         match r.gpu {
-            Some(g) if g.is_mac() => LLAMA_CPP_METAL,
+            Some(g) if g.is_mac() && current => LLAMA_CPP_METAL,
+            Some(g) if g.is_mac() => LLAMA_CPP_METAL_2024,
             _ if s.gpu_backend == GpuBackend::Vulkan => LLAMA_CPP_VULKAN,
             Some(g) if g.is_instinct() => LLAMA_CPP_ROCM_WAVE64,
             Some(g) if g.is_amd() => LLAMA_CPP_ROCM,
-            _ => LLAMA_CPP_CUDA,
+            _ if current => LLAMA_CPP_CUDA,
+            _ => LLAMA_CPP_CUDA_2024,
         }
     }
 
     /// A quantized file's matmuls run on int8 tensor cores (MMQ, which ggml-cuda picks for
     /// quantized types wherever the card has them, `ggml_cuda_should_use_mmq`); 16- and 32-bit
-    /// files, and cards without int8 tensor cores, run cuBLAS in fp16.
-    fn tensor_path(&self, s: &Scenario, r: &Resolved, sheet: &Datasheet) -> (f64, Band) {
-        if s.quant.default_type().is_quantized() && sheet.int8_ops_per_s > 0.0 {
-            (sheet.int8_ops_per_s, LLAMA_CPP_MMQ)
-        } else {
-            (sheet.half_flops_per_s, self.efficiency(s, r).compute)
+    /// files, and cards without int8 tensor cores, run cuBLAS in fp16. Before
+    /// [`Rule::MmqTensorCores`], the CUDA backend ran every matmul of a batch through cuBLAS,
+    /// dequantizing a quantized file's weights to f16 first, with `CUBLAS_COMPUTE_16F`
+    /// (`ggml_cuda_op_mul_mat_cublas`), whose peak is the fp16-accumulate one.
+    fn tensor_path(&self, s: &Scenario, r: &Resolved, sheet: &Datasheet) -> TensorPath {
+        let quantized = s.quant.default_type().is_quantized();
+        let share = self.efficiency(s, r).compute;
+        let mmq = Rules::new(s.llama_cpp_build).applies(Rule::MmqTensorCores);
+        let cuda = s.gpu_backend != GpuBackend::Vulkan;
+        match r.gpu {
+            _ if quantized && mmq && sheet.int8_ops_per_s > 0.0 => TensorPath {
+                peak: sheet.int8_ops_per_s,
+                share: LLAMA_CPP_MMQ,
+                dequantizes: false,
+            },
+            Some(g) if cuda && !mmq && !g.is_mac() && !g.is_amd() => TensorPath {
+                peak: g.fp16_accumulate_flops_per_s(),
+                share,
+                dequantizes: quantized,
+            },
+            _ => TensorPath {
+                peak: sheet.half_flops_per_s,
+                share,
+                dequantizes: false,
+            },
         }
     }
 

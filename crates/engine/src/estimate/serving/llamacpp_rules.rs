@@ -31,7 +31,20 @@ pub(super) enum Rule {
     /// GPU (PR #23764, "llama: use f16 mask for FA to save VRAM", 031ddb2e0, 2026-05-29):
     /// release b9410, whose notes are that commit's (the f16 mask and its `llama_cast` helper).
     F16KqMask,
+    /// Quantized matmuls of a batch run llama.cpp's own int8 tensor-core kernels (MMQ): PR #7676
+    /// ("CUDA: use tensor cores for MMQ", legacy quants, opened 2024-05-31), PR #7860 (q4_K,
+    /// q5_K, q6_K, opened 2024-06-10) and #7921 (q2_K, q3_K, opened 2024-06-13). Before them a Volta or newer card dequantized
+    /// the weights to f16 and ran cuBLAS (PR #3412, and #3776: "FP16 cuBLAS GEMM is used instead
+    /// of MMQ for Volta or newer", as PR #4682 restates). Not pinned to a release: b2843 (the
+    /// newest build of the GPU-Benchmarks-on-LLM-Inference notebooks, 2024-05) is the last cited
+    /// without it, and no cited build lies between it and the 2025 scoreboards, so it is taken as
+    /// present from b2844. The same builds mark the decode kernels the notebooks ran:
+    /// `LLAMA_CPP_CUDA_2024` and `LLAMA_CPP_METAL_2024`.
+    MmqTensorCores,
 }
+
+/// The last build cited without [`Rule::MmqTensorCores`].
+const MMQ_TENSOR_CORES_LAST_WITHOUT: u32 = 2843;
 
 /// The last build cited without [`Rule::OutputFirst`] and the first cited with it.
 const OUTPUT_FIRST_BOUNDS: (u32, u32) = (7445, 8586);
@@ -44,6 +57,7 @@ impl Rule {
             Rule::OutputFirst => OUTPUT_FIRST_BOUNDS.0 + 1,
             Rule::SlotLogitRows => 9460,
             Rule::F16KqMask => 9410,
+            Rule::MmqTensorCores => MMQ_TENSOR_CORES_LAST_WITHOUT + 1,
         }
     }
 }
@@ -168,6 +182,9 @@ mod tests {
         assert_eq!(at("b9409").default_kq_mask().0, KqMask::F32);
         assert_eq!(at("b9410").default_kq_mask().0, KqMask::F16);
         assert_eq!(at("latest").default_kq_mask().0, KqMask::F16);
+        assert!(!at("b2843").applies(Rule::MmqTensorCores));
+        assert!(at("b2844").applies(Rule::MmqTensorCores));
+        assert!(at("latest").applies(Rule::MmqTensorCores));
         let mut s = Scenario::default();
         assert!(at("b8000").note(&s, 32).unwrap().contains("not pinned"));
         assert!(at("b8586").note(&s, 32).is_none());

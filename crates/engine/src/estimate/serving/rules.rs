@@ -6,7 +6,7 @@
 use super::launch::{self, Launch, ModelSource};
 use super::{llamacpp, sglang, transformers, vllm, Deployment, Serving, Setting};
 use crate::dtype::Dtype;
-use crate::estimate::speed::{Band, Efficiency};
+use crate::estimate::speed::{Efficiency, TensorPath};
 use crate::estimate::stack::Stack;
 use crate::gpu_catalogue::Datasheet;
 use crate::runtime::{Release, Runtime};
@@ -111,14 +111,18 @@ pub trait RuntimeRules: Sync {
 
     /// The tensor throughput its matmuls run at on this card, and the share of it they reach:
     /// the weights' format's peak at [`RuntimeRules::efficiency`]'s compute share.
-    fn tensor_path(&self, s: &Scenario, r: &Resolved, sheet: &Datasheet) -> (f64, Band) {
+    fn tensor_path(&self, s: &Scenario, r: &Resolved, sheet: &Datasheet) -> TensorPath {
         let peak = match r.weights {
             Dtype::Fp8 if sheet.fp8_flops_per_s > 0.0 => sheet.fp8_flops_per_s,
             Dtype::Mxfp4 if sheet.fp4_flops_per_s > 0.0 => sheet.fp4_flops_per_s,
             Dtype::Int8 if sheet.int8_ops_per_s > 0.0 => sheet.int8_ops_per_s,
             _ => sheet.half_flops_per_s,
         };
-        (peak, self.efficiency(s, r).compute)
+        TensorPath {
+            peak,
+            share: self.efficiency(s, r).compute,
+            dequantizes: false,
+        }
     }
 
     /// The benchmark command that measures the speed estimate's figures for this scenario, with
