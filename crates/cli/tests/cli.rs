@@ -779,7 +779,7 @@ fn flags_and_query_give_the_same_estimate() {
         &max-num-batched-tokens=2048&vllm-version=0.19&gpu-memory-utilization=0.85&block-size=32&enforce-eager=true\
         &profile-cudagraphs=false&cudagraph-mode=piecewise&max-cudagraph-capture-size=256&attention-backend=triton\
         &sglang-version=0.5.9&mem-fraction-static=0.8&max-total-tokens=100000&llama-cpp-build=b7000&quant=Q5_K_M&gguf-weights=1000,2000,3000:1000*16&n-gpu-layers=20&offload-output=last&ctx-size=8192&parallel=2&kv-unified=true\
-        &cache-type-k=q8_0&cache-type-v=q8_0&flash-attn=true&ubatch-size=256&logit-rows=ubatch&kq-mask=f32&gpu-backend=vulkan&tensor-split=3,1&n-cpu-moe=0&fit=false&host-bandwidth=60&weights=nf4&quantized=all-linear&grads=bf16&adapter-dtype=fp32\
+        &cache-type-k=q8_0&cache-type-v=q8_0&flash-attn=true&ubatch-size=256&logit-rows=ubatch&kq-mask=f32&gpu-backend=vulkan&tensor-split=3,1&n-cpu-moe=0&fit=false&mlx-bits=4&mlx-group-size=32&prefill-step-size=512&max-kv-size=4096&host-bandwidth=60&weights=nf4&quantized=all-linear&grads=bf16&adapter-dtype=fp32\
         &act-dtype=bf16&kv-dtype=fp8&optimizer=adamw-8bit&optimizer-step=for-loop&paged-optimizer=true&float8=off&master-weights=false&batch=4&concurrency=4&seq=1024\
         &prompt=512&cache=static&max-cache-len=2048&kept-scores=scores&grad-accum=8&images=0&checkpointing=selective&checkpoint-every=2&compile=true&offload-activations=true&attention=eager&lora-rank=32&lora-targets=all&lora-dropout=true\
         &double-quant=true&quant-kernel=torchao-wo&int4-layout=tinygemm&int4-group=64&quant-head=true&nf4-kernel=bnb-legacy&quantize-moe-experts=false&loss=chunked&logits-dtype=activations&kbit-prep=peft&dropout=true&attention-dropout=true&method=detailed\

@@ -1,0 +1,452 @@
+//! MLX's mlx-lm (`mlx_lm.generate`, `mlx_lm.benchmark`) on an Apple GPU: the arrays it keeps
+//! alive, which is what `mx.get_peak_memory()` counts and what mlx-lm prints as "Peak memory:
+//! X GB" (`peak_memory=mx.get_peak_memory() / 1e9`, `print(f"Peak memory: {…:.3f} GB")`:
+//! decimal GB). Read at mlx-lm v0.31.3 (ed1fca4c) and mlx v0.32.1 (3a621991).
+//!
+//! - Allocator (mlx/backend/metal/allocator.cpp): a buffer over a page (16 KiB) is rounded up to
+//!   whole pages, and `active_memory_` counts each live buffer's length; `peak_memory_` is its
+//!   high-water mark. Freed buffers go to a cache that the peak does not count. The cache and
+//!   everything else is capped by `block_limit_ = min(1.5 × recommendedMaxWorkingSetSize,
+//!   0.95 × memsize)`, but `malloc` does not refuse beyond Metal's working set: macOS pages
+//!   instead, so the verdict holds the peak against the working set (`wired-limit` where
+//!   `sysctl iogpu.wired_limit_mb` raises it). `mlx_lm`'s `wired_limit` wires up to the working
+//!   set while generating and warns when the weights pass 0.9 of it. Page rounding (at most
+//!   16 KiB a tensor) is not counted.
+//! - Weights (mlx_lm/utils.py `quantize_model`, mlx `nn.quantize`): `mlx_lm.convert -q` quantizes
+//!   every module with `to_quantized` (every Linear, the embedding, and an untied `lm_head`)
+//!   whose input width divides by the group, affine by default with 4 bits and groups of 64;
+//!   each group keeps a scale and a bias in the weight's float type (`mx.quantize`). So a
+//!   quantized weight is `bits/8 + 2·f/group` bytes (`f` the float type's bytes: 0.5625 at 4
+//!   bits, 64, bf16); norms stay in the float type. Some models' `quant_predicate` keep a few
+//!   tensors at 8 bits (Qwen3-MoE's router): not modelled, under 0.1% of their weights.
+//! - KV cache (mlx_lm/models/cache.py `KVCache`): each layer's keys and values grow in steps of
+//!   256 tokens: a forward of `n` tokens that overflows appends `⌈n/256⌉·256` cells (after
+//!   trimming a cache not on a step boundary to its tokens). `--max-kv-size M`
+//!   (`RotatingKVCache`): a prompt chunk is concatenated after the last `M − 1` tokens, so a
+//!   chunk of `c` holds up to `M − 1 + c` cells; one-token steps grow by 256 up to `M`.
+//! - Prompt (mlx_lm/generate.py `generate_step`): all but the last prompt token go through the
+//!   model in chunks of `prefill_step_size` (2048 since mlx-lm 0.22, a5322574; 512 before), each
+//!   evaluating only the cache (`mx.eval([c.state …])`), so no chunk's logits are computed; the
+//!   last token starts the decode, one token a step. A chunk's working set is one layer's: the
+//!   residual and its norm (`2cE`) and the MLP's gate, up and product (`3cF`); attention runs
+//!   fused (`sdpa_full`) for head dims 64, 72, 80, 96 and 128 (mlx/backend/metal/
+//!   scaled_dot_product_attention.cpp `use_fallback`), otherwise the fallback materialises
+//!   `H·c·kv` scores in the float type.
+//!
+//! Not modelled (a note says so): a quantized KV cache (`--kv-bits`, which starts at 5000
+//! tokens by the CLI's default and converts a whole cache at once), sliding-window and
+//! recurrent layers' own caches, MLA, MLX's CUDA backend, and more than one device.
+
+use super::{Build, LoggedFigure, PoolWords, Reads, RuntimeRules, Serving, Settings};
+use crate::estimate::formula::{Formula, Fx};
+use crate::estimate::stack::Stack;
+use crate::estimate::ComponentId;
+use crate::model::Architecture;
+use crate::runtime::Runtime;
+use crate::scenario::{FieldError, Group, Resolved, Scenario};
+use crate::units::Bytes;
+
+pub(super) struct Mlx;
+
+/// `KVCache.step`: the cells a growing cache appends at a time.
+const KV_STEP: u32 = 256;
+
+/// The head dims whose prompt attention runs in `sdpa_full`, without materialised scores.
+const FUSED_HEAD_DIMS: [u32; 5] = [64, 72, 80, 96, 128];
+
+/// The bits `mx.quantize` packs in affine mode, and the group sizes it takes.
+const BITS: [u32; 6] = [2, 3, 4, 5, 6, 8];
+const GROUP_SIZES: [u32; 3] = [32, 64, 128];
+
+impl RuntimeRules for Mlx {
+    fn name(&self) -> &'static str {
+        "MLX"
+    }
+
+    fn settings_group(&self) -> Option<Group> {
+        Some(Group::Mlx)
+    }
+
+    fn runs_on_metal(&self) -> bool {
+        true
+    }
+
+    fn check(&self, s: &Scenario, errors: &mut Vec<FieldError>) {
+        if s.mlx_bits.is_some_and(|b| !BITS.contains(&b)) {
+            errors.push(FieldError::new(
+                "mlx-bits",
+                "MLX's affine quantization packs 2, 3, 4, 5, 6 or 8 bits",
+            ));
+        }
+        if !GROUP_SIZES.contains(&s.mlx_group_size) {
+            errors.push(FieldError::new(
+                "mlx-group-size",
+                "MLX quantizes in groups of 32, 64 or 128",
+            ));
+        }
+        if s.prefill_step_size < KV_STEP {
+            errors.push(FieldError::new(
+                "prefill-step-size",
+                "prefill steps below 256 tokens are not modelled",
+            ));
+        }
+        if crate::gpu_catalogue::find(&s.gpu).is_some_and(|g| g.is_amd()) {
+            errors.push(FieldError::new(
+                "runtime",
+                "MLX runs on Apple silicon (Metal) and NVIDIA GPUs (CUDA), not on AMD GPUs; plan an AMD GPU with llama.cpp, vLLM or SGLang",
+            ));
+        }
+        if s.gpus > 1 {
+            errors.push(FieldError::new(
+                "gpus",
+                "mlx-lm is planned on one device (mx.distributed over several Macs is not modelled)",
+            ));
+        }
+    }
+
+    fn pool_words(&self) -> PoolWords {
+        PoolWords {
+            pool: "KV cache",
+            tokens: "KV cells",
+            whole_slots: true,
+        }
+    }
+
+    fn accuracy_label(&self) -> &'static str {
+        "MLX"
+    }
+
+    fn logged_figures(&self) -> &'static [LoggedFigure] {
+        const FIGURES: &[LoggedFigure] = &[LoggedFigure::new("peak", Reads::Total)];
+        FIGURES
+    }
+
+    fn push(&self, b: Build<'_>) -> Option<Serving> {
+        notes(b.s, b.r, b.notes);
+        Some(push(b.s, b.r, b.stack))
+    }
+}
+
+/// The tokens a run puts through the model: the prompt, and the whole sequence.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Tokens {
+    prompt: u32,
+    total: u32,
+}
+
+impl Tokens {
+    fn of(s: &Scenario) -> Tokens {
+        let prompt = s.prompt.unwrap_or(s.seq).max(1);
+        Tokens {
+            prompt,
+            total: s.seq.max(prompt),
+        }
+    }
+
+    /// The prompt tokens that go through the chunked prefill: all but the last.
+    fn prefilled(self) -> u32 {
+        self.prompt - 1
+    }
+}
+
+/// The cache's cells at the end of the prompt's chunks and at the end of the run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Cells {
+    prefill: u32,
+    last: u32,
+    /// The largest chunk the prefill runs.
+    chunk: u32,
+}
+
+fn pad(n: u32, to: u32) -> u32 {
+    n.div_ceil(to).saturating_mul(to)
+}
+
+impl Cells {
+    fn new(t: Tokens, step: u32, max_kv_size: Option<u32>) -> Cells {
+        let prefilled = t.prefilled();
+        let chunk = step.min(prefilled);
+        match max_kv_size {
+            None => {
+                let prefill = grown_by_chunks(prefilled, step);
+                let last = prefill.saturating_add(pad(t.total.saturating_sub(prefill), KV_STEP));
+                Cells {
+                    prefill,
+                    last,
+                    chunk,
+                }
+            }
+            Some(m) => {
+                // `_update_concat` keeps the last `m − 1` tokens and appends the chunk.
+                let prefill = prefilled.min((m - 1).saturating_add(chunk));
+                let last = if prefill >= m {
+                    m
+                } else {
+                    m.min(prefill.saturating_add(pad(t.total - prefill, KV_STEP)))
+                };
+                Cells {
+                    prefill,
+                    last,
+                    chunk,
+                }
+            }
+        }
+    }
+}
+
+/// `KVCache`'s cells after `tokens` go through in chunks of `step`: exact for a step that is a
+/// multiple of 256, else each chunk replayed (`check` keeps such steps at 256 or more).
+fn grown_by_chunks(tokens: u32, step: u32) -> u32 {
+    if step % KV_STEP == 0 {
+        return pad(tokens, KV_STEP);
+    }
+    let (mut cells, mut offset) = (0u32, 0u32);
+    while offset < tokens {
+        let n = step.min(tokens - offset);
+        if offset + n > cells {
+            let kept = if offset % KV_STEP != 0 { offset } else { cells };
+            cells = kept.saturating_add(pad(n, KV_STEP));
+        }
+        offset += n;
+    }
+    cells
+}
+
+/// The weights' bytes: the packed values, and the groups' scales and biases.
+struct Weights {
+    packed: Formula,
+    constants: Formula,
+}
+
+/// Quantized elements (input width divisible by the group) and the rest.
+fn split_by_group(a: &Architecture, group: u32) -> (f64, f64) {
+    let g = f64::from(group);
+    let (mut quantized, mut plain) = (0.0, 0.0);
+    let mut add = |cols: f64, elements: f64| {
+        if cols % g == 0.0 {
+            quantized += elements;
+        } else {
+            plain += elements;
+        }
+    };
+    a.each_linear(|l| add(l.shape.rows, l.shape.elements()));
+    for m in a.embedding_matrices() {
+        add(m.cols, m.elements());
+    }
+    (quantized, plain + a.norm_params())
+}
+
+fn weights(s: &Scenario, a: &Architecture, float: f64, fx: Fx) -> Weights {
+    let f = || fx.num(float).unit("B");
+    match s.mlx_bits {
+        None => Weights {
+            packed: fx.sym("params", a.text_param_count()) * f(),
+            constants: fx.num(0.0),
+        },
+        Some(bits) => {
+            let (quantized, plain) = split_by_group(a, s.mlx_group_size);
+            let q = || fx.sym("quantized weights", quantized);
+            Weights {
+                packed: q() * fx.sym("bits", f64::from(bits)) / fx.num(8.0)
+                    + fx.sym("other params", plain) * f(),
+                constants: q() * fx.num(2.0) * f() / fx.sym("group", f64::from(s.mlx_group_size)),
+            }
+        }
+    }
+}
+
+/// One token's keys and values over the attention layers, in the float type.
+fn kv_per_cell(a: &Architecture, float: f64, fx: Fx) -> Formula {
+    fx.num(2.0)
+        * fx.sym("attention layers", f64::from(a.attention_layers()))
+        * fx.sym("kv-heads", f64::from(a.kv_heads))
+        * fx.sym("head-dim", f64::from(a.head_dim))
+        * fx.num(float).unit("B")
+}
+
+/// One prompt chunk's working set in a layer: the residual and its norm beside the larger of the
+/// MLP's three intermediates and, where attention is not fused, its scores.
+fn chunk_working_set(a: &Architecture, cells: Cells, float: f64, fx: Fx) -> Formula {
+    let c = fx.sym("chunk", f64::from(cells.chunk));
+    let ffn = if a.moe.is_moe() {
+        f64::from(a.moe.per_token) * f64::from(a.moe.expert_ffn) + f64::from(a.moe.shared_ffn)
+    } else {
+        f64::from(a.ffn)
+    };
+    let mlp = fx.num(3.0) * fx.sym("ffn", ffn);
+    let widest = if FUSED_HEAD_DIMS.contains(&a.head_dim) {
+        mlp
+    } else {
+        let scores = fx.sym("heads", f64::from(a.heads)) * fx.sym("kv", f64::from(cells.prefill));
+        mlp.max(scores.remark("unfused attention scores"))
+    };
+    c * (fx.num(2.0) * fx.sym("hidden", f64::from(a.hidden)) + widest) * fx.num(float).unit("B")
+}
+
+pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack) -> Serving {
+    let fx = stack.fx();
+    let a = &r.arch;
+    let float = r.act_dtype.bytes();
+    stack.components.retain(|c| !c.id.is_model_load());
+    let w = weights(s, a, float, fx);
+    stack.push(ComponentId::Weights, "Weights (MLX arrays)", w.packed);
+    stack.push(
+        ComponentId::QuantConstants,
+        "Scales and biases",
+        w.constants,
+    );
+    let tokens = Tokens::of(s);
+    let cells = Cells::new(tokens, s.prefill_step_size, s.max_kv_size);
+    let per_cell = kv_per_cell(a, float, fx);
+    let work = chunk_working_set(a, cells, float, fx);
+    let prefill_peak = per_cell.value() * f64::from(cells.prefill) + work.value();
+    let decode_peak = per_cell.value() * f64::from(cells.last);
+    let (kv, work) = if cells.prefill > 0 && prefill_peak > decode_peak {
+        let kv = per_cell * fx.sym("cells", f64::from(cells.prefill));
+        (kv.remark("at the prompt's last chunk"), work)
+    } else {
+        let kv = per_cell * fx.sym("cells", f64::from(cells.last));
+        (kv.remark("at the run's end"), fx.num(0.0))
+    };
+    let kv_bytes = kv.value();
+    stack.push(ComponentId::KvCache, "KV cache", kv);
+    stack.push(
+        ComponentId::Activations,
+        "Prompt chunk's working set",
+        work.remark("one layer of the chunk"),
+    );
+    Serving {
+        runtime: Runtime::Mlx,
+        kv_pool_bytes: Bytes::from_f64(kv_bytes),
+        kv_tokens: u64::from(cells.last.max(cells.prefill)),
+        kv_blocks: None,
+        max_concurrency: 1.0,
+        context_tokens: tokens.total,
+        starts: true,
+        reason: None,
+        host_bytes: None,
+        host_components: Vec::new(),
+        host_layer_bytes: Bytes(0),
+        command: None,
+        settings: settings(s, stack.explain),
+    }
+}
+
+fn settings(s: &Scenario, explain: bool) -> Vec<super::Setting> {
+    let mut settings = Settings::new(explain);
+    match s.mlx_bits {
+        Some(bits) => settings.given("mlx-bits", bits),
+        None => settings.push("mlx-bits", "none", false, "unquantized"),
+    }
+    settings.push(
+        "mlx-group-size",
+        s.mlx_group_size,
+        s.mlx_group_size != 64,
+        "mlx_lm.convert's default",
+    );
+    settings.push(
+        "prefill-step-size",
+        s.prefill_step_size,
+        s.prefill_step_size != 2048,
+        "mlx-lm's default since 0.22",
+    );
+    match s.max_kv_size {
+        Some(m) => settings.given("max-kv-size", m),
+        None => settings.push("max-kv-size", "none", false, "a cache that grows"),
+    }
+    settings.into_list()
+}
+
+/// What the rules above leave out, named.
+fn notes(s: &Scenario, r: &Resolved, notes: &mut Vec<String>) {
+    let a = &r.arch;
+    let mut unmodelled = Vec::new();
+    if a.window.layers > 0 {
+        unmodelled.push("sliding-window layers' rotating caches (counted as full caches)");
+    }
+    if a.recurrent.layers > 0 {
+        unmodelled.push("recurrent layers' state");
+    }
+    if a.mla.is_mla() {
+        unmodelled.push("MLA's latent cache (counted as per-head keys and values)");
+    }
+    if a.vision.layers > 0 {
+        unmodelled.push("the vision tower (mlx-lm loads the language model only)");
+    }
+    if !unmodelled.is_empty() {
+        notes.push(format!(
+            "MLX rules not modelled for this model: {}.",
+            unmodelled.join("; ")
+        ));
+    }
+    if !r.weights.is_float() {
+        notes.push(format!(
+            "Under MLX the weights are sized from mlx-bits; weights={} is not read.",
+            r.weights
+        ));
+    }
+    if crate::gpu_catalogue::find(&s.gpu).is_some_and(|g| !g.is_mac()) {
+        notes.push("MLX runs on NVIDIA GPUs through its CUDA backend (mlx[cuda], mlx/backend/cuda), whose allocator is not modelled: these are the Metal allocator's rules.".to_string());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tokens(prompt: u32, total: u32) -> Tokens {
+        Tokens { prompt, total }
+    }
+
+    /// `mlx_lm.benchmark -p 2048 -g 128`: 2047 tokens in one chunk take 8 steps of 256; the last
+    /// prompt token and 128 new ones take one more step.
+    #[test]
+    fn the_cache_grows_in_steps_of_256() {
+        let c = Cells::new(tokens(2048, 2176), 2048, None);
+        assert_eq!((c.prefill, c.last, c.chunk), (2048, 2304, 2047));
+        // 32188 prompt tokens in chunks of 2048 and 892 new: 33080 tokens, 130 steps.
+        let c = Cells::new(tokens(32188, 33080), 2048, None);
+        assert_eq!((c.prefill, c.last), (32256, 33280));
+    }
+
+    /// A step that is not a multiple of 256 trims the cache to its tokens before each growth.
+    #[test]
+    fn an_odd_step_trims_before_it_grows() {
+        // 1000 + 1000 tokens: 1024 cells, then trimmed to 1000 and 1024 more.
+        assert_eq!(grown_by_chunks(2000, 1000), 2024);
+        assert_eq!(grown_by_chunks(1000, 1000), 1024);
+        assert_eq!(grown_by_chunks(0, 1000), 0);
+    }
+
+    /// A rotating cache holds `M − 1 + chunk` after a long prompt's chunk, then `M`.
+    #[test]
+    fn a_rotating_cache_holds_its_size_and_one_chunk() {
+        let c = Cells::new(tokens(10_000, 10_100), 2048, Some(4096));
+        assert_eq!((c.prefill, c.last), (4095 + 2048, 4096));
+        let c = Cells::new(tokens(100, 200), 2048, Some(4096));
+        assert_eq!((c.prefill, c.last), (99, 99 + 256));
+    }
+
+    /// 4 bits in groups of 64 with bf16 scales and biases: 0.5625 bytes a weight.
+    #[test]
+    fn a_quantized_weight_takes_its_bits_and_its_groups_constants() {
+        let a = crate::model::preset("qwen3-4b").unwrap().arch;
+        let s = Scenario {
+            mlx_bits: Some(4),
+            ..Scenario::default()
+        };
+        let w = weights(&s, &a, 2.0, Fx::new(false));
+        let (q, plain) = split_by_group(&a, 64);
+        assert_eq!(plain, a.norm_params());
+        assert_eq!(q + plain, a.text_param_count());
+        assert_eq!(w.packed.value(), q * 0.5 + plain * 2.0);
+        assert_eq!(w.constants.value(), q * 4.0 / 64.0);
+    }
+
+    /// Qwen3-4B's KV per token: 2 × 36 layers × 8 heads × 128 × 2 bytes = 147,456 bytes.
+    #[test]
+    fn a_cells_keys_and_values_cover_every_attention_layer() {
+        let a = crate::model::preset("qwen3-4b").unwrap().arch;
+        assert_eq!(kv_per_cell(&a, 2.0, Fx::new(false)).value(), 147_456.0);
+    }
+}
