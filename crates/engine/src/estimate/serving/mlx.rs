@@ -197,14 +197,18 @@ impl Cells {
 /// `KVCache`'s cells after `tokens` go through in chunks of `step`: exact for a step that is a
 /// multiple of 256, else each chunk replayed (`check` keeps such steps at 256 or more).
 fn grown_by_chunks(tokens: u32, step: u32) -> u32 {
-    if step % KV_STEP == 0 {
+    if step.is_multiple_of(KV_STEP) {
         return pad(tokens, KV_STEP);
     }
     let (mut cells, mut offset) = (0u32, 0u32);
     while offset < tokens {
         let n = step.min(tokens - offset);
         if offset + n > cells {
-            let kept = if offset % KV_STEP != 0 { offset } else { cells };
+            let kept = if offset.is_multiple_of(KV_STEP) {
+                cells
+            } else {
+                offset
+            };
             cells = kept.saturating_add(pad(n, KV_STEP));
         }
         offset += n;
