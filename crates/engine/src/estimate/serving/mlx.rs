@@ -447,6 +447,65 @@ mod tests {
         assert_eq!(w.constants.value(), q * 4.0 / 64.0);
     }
 
+    fn estimate(query: &str) -> Result<crate::estimate::Estimate, Vec<FieldError>> {
+        let (s, errors) = crate::query::scenario_from_query(query);
+        assert!(errors.is_empty(), "{errors:?}");
+        crate::estimate::estimate(&s)
+    }
+
+    fn bytes(e: &crate::estimate::Estimate, id: &str) -> u64 {
+        e.components
+            .iter()
+            .filter(|c| c.id == id)
+            .map(|c| c.bytes.0)
+            .sum()
+    }
+
+    /// `mlx_lm.benchmark -p 2048 -g 128` of Qwen3-4B in 4 bits, by hand: 4,022,272,000 quantized
+    /// weights (36 × 100,925,440 in the blocks, 388,956,160 in the tied embedding) at half a
+    /// byte, a bf16 scale and bias per 64 of them, 186,880 norm weights in bf16; the prompt's
+    /// last chunk (2047 tokens) over 2048 cells of 147,456 bytes beside one layer's 2047 ×
+    /// (2 × 2560 + 3 × 9728) bf16 values, more than the run's end at 2304 cells.
+    #[test]
+    fn qwen3_4b_in_4_bits_by_hand() {
+        let e = estimate("runtime=mlx&mode=inference&model=qwen3-4b&seq=2176&prompt=2048&mlx-bits=4&gpu=m4-max-64").unwrap();
+        assert_eq!(bytes(&e, "weights"), 2_011_136_000 + 186_880 * 2);
+        assert_eq!(bytes(&e, "quant_constants"), 251_392_000);
+        assert_eq!(bytes(&e, "kv_cache"), 2048 * 147_456);
+        assert_eq!(bytes(&e, "activations"), 2047 * 34_304 * 2);
+        let total: u64 = e.components.iter().map(|c| c.bytes.0).sum();
+        assert_eq!(total, 2_705_332_224);
+        let serving = e.serving.unwrap();
+        assert_eq!((serving.kv_tokens, serving.context_tokens), (2304, 2176));
+    }
+
+    /// A long generation ends with the larger cache and no prompt chunk alive.
+    #[test]
+    fn a_long_generation_peaks_at_its_end() {
+        let e =
+            estimate("runtime=mlx&mode=inference&model=qwen3-4b&seq=8000&prompt=100&mlx-bits=4")
+                .unwrap();
+        assert_eq!(bytes(&e, "kv_cache"), 8192 * 147_456);
+        assert_eq!(bytes(&e, "activations"), 0);
+    }
+
+    /// Apple GPUs run it; an NVIDIA card is planned with a note (MLX's CUDA backend); an AMD
+    /// card, or two devices, are refused.
+    #[test]
+    fn mlx_runs_on_a_mac_and_is_noted_on_nvidia_and_refused_on_amd() {
+        let base = "runtime=mlx&mode=inference&model=qwen3-4b&mlx-bits=4";
+        let mac = estimate(&format!("{base}&gpu=m4-max-64")).unwrap();
+        assert!(!mac.notes.iter().any(|n| n.contains("CUDA backend")));
+        let nvidia = estimate(&format!("{base}&gpu=rtx-4090")).unwrap();
+        assert!(nvidia.notes.iter().any(|n| n.contains("CUDA backend")));
+        let amd = estimate(&format!("{base}&gpu=mi300x")).unwrap_err();
+        assert!(amd.iter().any(|e| e.field == "runtime"), "{amd:?}");
+        let two = estimate(&format!("{base}&gpu=m4-max-64&gpus=2&sharding=tensor")).unwrap_err();
+        assert!(two.iter().any(|e| e.field == "gpus"), "{two:?}");
+        let bits = estimate(&format!("{base}&mlx-bits=7")).unwrap_err();
+        assert!(bits.iter().any(|e| e.field == "mlx-bits"), "{bits:?}");
+    }
+
     /// Qwen3-4B's KV per token: 2 × 36 layers × 8 heads × 128 × 2 bytes = 147,456 bytes.
     #[test]
     fn a_cells_keys_and_values_cover_every_attention_layer() {
