@@ -28,7 +28,8 @@
 //!   model in chunks of `prefill_step_size` (2048 since mlx-lm 0.22, a5322574; 512 before), each
 //!   evaluating only the cache (`mx.eval([c.state …])`), so no chunk's logits are computed; the
 //!   last token starts the decode, one token a step. A chunk's working set is one layer's: the
-//!   residual and its norm (`2cE`) and the MLP's gate, up and product (`3cF`); attention runs
+//!   residual and its norm (`2cE`) and the MLP's gate, up and product (`3cF`; a mixture of
+//!   experts' the larger of `3ckF` and the per-expert copies `2ckE`); attention runs
 //!   fused (`sdpa_full`) for head dims 64, 72, 80, 96 and 128 (mlx/backend/metal/
 //!   scaled_dot_product_attention.cpp `use_fallback`), otherwise the fallback materialises
 //!   `H·c·kv` scores in the float type.
@@ -272,12 +273,24 @@ fn kv_per_cell(a: &Architecture, float: f64, fx: Fx) -> Formula {
 /// MLP's three intermediates and, where attention is not fused, its scores.
 fn chunk_working_set(a: &Architecture, cells: Cells, float: f64, fx: Fx) -> Formula {
     let c = fx.sym("chunk", f64::from(cells.chunk));
-    let ffn = if a.moe.is_moe() {
-        f64::from(a.moe.per_token) * f64::from(a.moe.expert_ffn) + f64::from(a.moe.shared_ffn)
+    let mlp = if a.moe.is_moe() {
+        // `SwitchGLU` gathers each token's input once per chosen expert (`_gather_sort`) and
+        // returns one output per expert, unsorted, before the router's weights sum them
+        // (mlx_lm/models/switch_layers.py): `2kE` beside the experts' `3kF`.
+        let k = f64::from(a.moe.per_token);
+        let experts = fx.num(3.0) * fx.sym("k × expert-ffn", k * f64::from(a.moe.expert_ffn));
+        let copies = fx.num(2.0) * fx.sym("k × hidden", k * f64::from(a.hidden));
+        let dense = if a.moe.dense_layers > 0 {
+            a.ffn.max(a.moe.shared_ffn)
+        } else {
+            a.moe.shared_ffn
+        };
+        experts
+            .max(copies)
+            .max(fx.num(3.0) * fx.sym("dense or shared ffn", f64::from(dense)))
     } else {
-        f64::from(a.ffn)
+        fx.num(3.0) * fx.sym("ffn", f64::from(a.ffn))
     };
-    let mlp = fx.num(3.0) * fx.sym("ffn", ffn);
     let widest = if FUSED_HEAD_DIMS.contains(&a.head_dim) {
         mlp
     } else {
@@ -477,6 +490,17 @@ mod tests {
         assert_eq!(total, 2_705_332_224);
         let serving = e.serving.unwrap();
         assert_eq!((serving.kv_tokens, serving.context_tokens), (2304, 2176));
+    }
+
+    /// Qwen3-30B-A3B's chunk: 2047 × (2 × 2048 + max(3 × 8 × 768, 2 × 8 × 2048)) bf16 values,
+    /// the eight per-expert copies of each token's hidden state outweighing its experts' MLPs.
+    #[test]
+    fn a_mixture_of_experts_chunk_holds_a_copy_per_chosen_expert() {
+        let e = estimate(
+            "runtime=mlx&mode=inference&model=qwen3-30b-a3b&seq=2176&prompt=2048&mlx-bits=4",
+        )
+        .unwrap();
+        assert_eq!(bytes(&e, "activations"), 2047 * (4096 + 32_768) * 2);
     }
 
     /// A long generation ends with the larger cache and no prompt chunk alive.
