@@ -688,6 +688,17 @@ scenario_fields! {
     max_kv_size: Option<u32> = None,
         "max-kv-size", Optional { inner: Count, none: "unbounded" }, Mlx,
         "Max KV size (MLX)", "tokens mlx-lm's rotating KV cache keeps (--max-kv-size; unset: the cache grows with the sequence)";
+    /// `--kv-bits`: the KV cache quantized from `quantized-kv-start` on.
+    kv_bits: Option<u32> = None,
+        "kv-bits", Optional { inner: Count, none: "the model's float format" }, Mlx,
+        "KV bits (MLX)", "bits of mlx-lm's quantized KV cache (--kv-bits: 2, 3, 4, 5, 6 or 8; unset: not quantized)";
+    kv_group_size: u32 = 64,
+        "kv-group-size", Count, Mlx,
+        "KV group size (MLX)", "values per scale and bias of the quantized KV cache (--kv-group-size)";
+    /// `--quantized-kv-start`: the cache's tokens from which it is quantized.
+    quantized_kv_start: u32 = 5000,
+        "quantized-kv-start", Whole, Mlx,
+        "Quantized KV start (MLX)", "tokens in the cache from which mlx-lm quantizes it (--quantized-kv-start; 5000 in mlx_lm.generate, 0 in the Python generate_step)";
     /// What the speed model reads offloaded layers at; unset, a desktop's dual-channel DDR5.
     host_bandwidth: Option<f64> = None,
         "host-bandwidth", Optional { inner: BANDWIDTH_GB_S, none: "89.6 GB/s (dual-channel DDR5-5600)" }, Budget in Inference,

@@ -34,9 +34,16 @@
 //!   scaled_dot_product_attention.cpp `use_fallback`), otherwise the fallback materialises
 //!   `H·c·kv` scores in the float type.
 //!
-//! Not modelled (a note says so): a quantized KV cache (`--kv-bits`, which starts at 5000
-//! tokens by the CLI's default and converts a whole cache at once), sliding-window and
-//! recurrent layers' own caches, MLA, MLX's CUDA backend, and more than one device.
+//! - Quantized cache (`--kv-bits`, `--kv-group-size`, `--quantized-kv-start`: generate.py
+//!   `maybe_quantize_kv_cache`, cache.py `QuantizedKVCache`): once a forward leaves the cache at
+//!   `quantized-kv-start` tokens or more (5000 by `mlx_lm.generate`'s default, 0 in
+//!   `generate_step`'s), each layer's cache is quantized whole, lazily, so each float layer is
+//!   freed as its copy is made; it then grows in steps of 256 as before. Attention over it is
+//!   `quantized_scaled_dot_product_attention`, unfused: a chunk's scores and a boolean mask.
+//!   mlx-lm refuses it with `--max-kv-size`.
+//!
+//! Not modelled (a note says so): sliding-window and recurrent layers' own caches, MLA, MLX's
+//! CUDA backend, and more than one device.
 
 use super::{Build, LoggedFigure, PoolWords, Reads, RuntimeRules, Serving, Settings};
 use crate::estimate::formula::{Formula, Fx};
@@ -89,6 +96,24 @@ impl RuntimeRules for Mlx {
             errors.push(FieldError::new(
                 "prefill-step-size",
                 "prefill steps below 256 tokens are not modelled",
+            ));
+        }
+        if s.kv_bits.is_some_and(|b| !BITS.contains(&b)) {
+            errors.push(FieldError::new(
+                "kv-bits",
+                "mx.quantize packs 2, 3, 4, 5, 6 or 8 bits",
+            ));
+        }
+        if !GROUP_SIZES.contains(&s.kv_group_size) {
+            errors.push(FieldError::new(
+                "kv-group-size",
+                "MLX quantizes in groups of 32, 64 or 128",
+            ));
+        }
+        if s.kv_bits.is_some() && s.max_kv_size.is_some() {
+            errors.push(FieldError::new(
+                "kv-bits",
+                "mlx-lm does not quantize a rotating cache (\"RotatingKVCache Quantization NYI\"); unset kv-bits or max-kv-size",
             ));
         }
         if crate::gpu_catalogue::find(&s.gpu).is_some_and(|g| g.is_amd()) {
@@ -217,6 +242,117 @@ fn grown_by_chunks(tokens: u32, step: u32) -> u32 {
     cells
 }
 
+/// A moment the peak may fall at: the cache's cells and format then, and the prompt chunk in
+/// flight, if any.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Moment {
+    cells: u32,
+    quantized: bool,
+    chunk: Option<u32>,
+    when: &'static str,
+}
+
+impl Moment {
+    fn new(cells: u32, quantized: bool, chunk: Option<u32>, when: &'static str) -> Moment {
+        Moment {
+            cells,
+            quantized,
+            chunk,
+            when,
+        }
+    }
+
+    /// The moments the peak may fall at: the prompt's last chunk and the run's end, and with
+    /// `kv-bits` the step that quantizes the cache, after which the cache is quantized.
+    fn candidates(s: &Scenario, t: Tokens, cells: Cells) -> Vec<Moment> {
+        let chunk = (cells.chunk > 0).then_some(cells.chunk);
+        let last_chunk = "at the prompt's last chunk";
+        let end = "at the run's end";
+        let mut moments = Vec::with_capacity(3);
+        match conversion(s, t, cells) {
+            None => {
+                moments.push(Moment::new(cells.prefill, false, chunk, last_chunk));
+                moments.push(Moment::new(cells.last, false, None, end));
+            }
+            Some((at, true)) => {
+                moments.push(Moment::new(
+                    at,
+                    false,
+                    chunk,
+                    "as the chunk that quantizes it runs",
+                ));
+                moments.push(Moment::new(cells.prefill, true, chunk, last_chunk));
+                moments.push(Moment::new(cells.last, true, None, end));
+            }
+            Some((at, false)) => {
+                moments.push(Moment::new(cells.prefill, false, chunk, last_chunk));
+                moments.push(Moment::new(
+                    at,
+                    false,
+                    None,
+                    "as the step that quantizes it runs",
+                ));
+                moments.push(Moment::new(cells.last, true, None, end));
+            }
+        }
+        moments
+    }
+
+    /// The moment whose cache and chunk hold the most.
+    fn peak(s: &Scenario, a: &Architecture, float: f64, t: Tokens, cells: Cells) -> Moment {
+        let fx = Fx::new(false);
+        let bytes = |m: &Moment| {
+            let per_cell = if m.quantized {
+                kv_per_cell_quantized(s, a, float, fx)
+            } else {
+                kv_per_cell(a, float, fx)
+            };
+            let work = m.chunk.map_or(0.0, |c| {
+                chunk_working_set(a, c, m.cells, m.quantized, float, fx).value()
+            });
+            per_cell.value() * f64::from(m.cells) + work
+        };
+        Moment::candidates(s, t, cells)
+            .into_iter()
+            .max_by(|x, y| bytes(x).total_cmp(&bytes(y)))
+            .unwrap_or(Moment::new(cells.last, false, None, "at the run's end"))
+    }
+}
+
+/// Where `maybe_quantize_kv_cache` (mlx_lm/generate.py) converts the cache, as `KVCache.
+/// to_quantized` quantizes it whole: after the first forward whose offset reaches
+/// `quantized-kv-start`, a prompt chunk or a decode step. Its float cells then, and whether a
+/// prompt chunk did it; `None` without `kv-bits`, or when the run ends first.
+fn conversion(s: &Scenario, t: Tokens, cells: Cells) -> Option<(u32, bool)> {
+    s.kv_bits?;
+    let (start, step, prefilled) = (s.quantized_kv_start, s.prefill_step_size, t.prefilled());
+    if prefilled > 0 && start <= prefilled {
+        let offset = start
+            .div_ceil(step)
+            .max(1)
+            .saturating_mul(step)
+            .min(prefilled);
+        Some((grown_by_chunks(offset, step), true))
+    } else if start <= t.total {
+        let grown = start.max(t.prompt).saturating_sub(cells.prefill);
+        Some((cells.prefill.saturating_add(pad(grown, KV_STEP)), false))
+    } else {
+        None
+    }
+}
+
+/// One token's quantized keys and values (`QuantizedKVCache`): per head, `head_dim ÷ (32 ÷
+/// bits)` packed 32-bit words and a scale and bias per `kv-group-size` values in the float type.
+fn kv_per_cell_quantized(s: &Scenario, a: &Architecture, float: f64, fx: Fx) -> Formula {
+    let per_word = 32 / s.kv_bits.unwrap_or(8).max(1);
+    let words = fx.sym("words", f64::from(a.head_dim / per_word));
+    let groups = fx.sym("groups", f64::from(a.head_dim / s.kv_group_size.max(1)));
+    fx.num(2.0)
+        * fx.sym("attention layers", f64::from(a.attention_layers()))
+        * fx.sym("kv-heads", f64::from(a.kv_heads))
+        * (words * fx.num(4.0).unit("B") + groups * fx.num(2.0) * fx.num(float).unit("B"))
+}
+
 /// The weights' bytes: the packed values, and the groups' scales and biases.
 struct Weights {
     packed: Formula,
@@ -269,10 +405,19 @@ fn kv_per_cell(a: &Architecture, float: f64, fx: Fx) -> Formula {
         * fx.num(float).unit("B")
 }
 
-/// One prompt chunk's working set in a layer: the residual and its norm beside the larger of the
-/// MLP's three intermediates and, where attention is not fused, its scores.
-fn chunk_working_set(a: &Architecture, cells: Cells, float: f64, fx: Fx) -> Formula {
-    let c = fx.sym("chunk", f64::from(cells.chunk));
+/// One prompt chunk's working set in a layer over `kv` cells: the residual and its norm beside
+/// the larger of the MLP's three intermediates and, where attention is not fused (a head dim
+/// `sdpa_full` lacks, or a quantized cache), its scores and, for a quantized cache, the boolean
+/// causal mask `quantized_scaled_dot_product_attention` builds (mlx_lm/models/base.py).
+fn chunk_working_set(
+    a: &Architecture,
+    chunk: u32,
+    kv: u32,
+    quantized_cache: bool,
+    float: f64,
+    fx: Fx,
+) -> Formula {
+    let c = fx.sym("chunk", f64::from(chunk));
     let mlp = if a.moe.is_moe() {
         // `SwitchGLU` gathers each token's input once per chosen expert (`_gather_sort`) and
         // returns one output per expert, unsorted, before the router's weights sum them
@@ -291,13 +436,17 @@ fn chunk_working_set(a: &Architecture, cells: Cells, float: f64, fx: Fx) -> Form
     } else {
         fx.num(3.0) * fx.sym("ffn", f64::from(a.ffn))
     };
-    let widest = if FUSED_HEAD_DIMS.contains(&a.head_dim) {
-        mlp
-    } else {
-        let scores = fx.sym("heads", f64::from(a.heads)) * fx.sym("kv", f64::from(cells.prefill));
-        mlp.max(scores.remark("unfused attention scores"))
-    };
-    c * (fx.num(2.0) * fx.sym("hidden", f64::from(a.hidden)) + widest) * fx.num(float).unit("B")
+    let f = || fx.num(float).unit("B");
+    let residual = fx.num(2.0) * fx.sym("hidden", f64::from(a.hidden));
+    if FUSED_HEAD_DIMS.contains(&a.head_dim) && !quantized_cache {
+        return c * (residual + mlp) * f();
+    }
+    let kv = || fx.sym("kv", f64::from(kv));
+    let mut scores = fx.sym("heads", f64::from(a.heads)) * kv() * f();
+    if quantized_cache {
+        scores = scores + kv() * fx.num(1.0).unit("B (mask)");
+    }
+    c * (residual * f() + (mlp * f()).max(scores.remark("unfused attention scores")))
 }
 
 pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack) -> Serving {
@@ -314,16 +463,16 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack) -> Serving {
     );
     let tokens = Tokens::of(s);
     let cells = Cells::new(tokens, s.prefill_step_size, s.max_kv_size);
-    let per_cell = kv_per_cell(a, float, fx);
-    let work = chunk_working_set(a, cells, float, fx);
-    let prefill_peak = per_cell.value() * f64::from(cells.prefill) + work.value();
-    let decode_peak = per_cell.value() * f64::from(cells.last);
-    let (kv, work) = if cells.prefill > 0 && prefill_peak > decode_peak {
-        let kv = per_cell * fx.sym("cells", f64::from(cells.prefill));
-        (kv.remark("at the prompt's last chunk"), work)
+    let peak = Moment::peak(s, a, float, tokens, cells);
+    let per_cell = if peak.quantized {
+        kv_per_cell_quantized(s, a, float, fx)
     } else {
-        let kv = per_cell * fx.sym("cells", f64::from(cells.last));
-        (kv.remark("at the run's end"), fx.num(0.0))
+        kv_per_cell(a, float, fx)
+    };
+    let kv = (per_cell * fx.sym("cells", f64::from(peak.cells))).remark(peak.when);
+    let work = match peak.chunk {
+        Some(chunk) => chunk_working_set(a, chunk, peak.cells, peak.quantized, float, fx),
+        None => fx.num(0.0),
     };
     let kv_bytes = kv.value();
     stack.push(ComponentId::KvCache, "KV cache", kv);
@@ -370,6 +519,24 @@ fn settings(s: &Scenario, explain: bool) -> Vec<super::Setting> {
     match s.max_kv_size {
         Some(m) => settings.given("max-kv-size", m),
         None => settings.push("max-kv-size", "none", false, "a cache that grows"),
+    }
+    match s.kv_bits {
+        Some(bits) => {
+            settings.given("kv-bits", bits);
+            settings.push(
+                "kv-group-size",
+                s.kv_group_size,
+                s.kv_group_size != 64,
+                "mlx-lm's default",
+            );
+            settings.push(
+                "quantized-kv-start",
+                s.quantized_kv_start,
+                s.quantized_kv_start != 5000,
+                "mlx_lm.generate's default",
+            );
+        }
+        None => settings.push("kv-bits", "none", false, "the cache in the float type"),
     }
     settings.into_list()
 }
@@ -501,6 +668,35 @@ mod tests {
         )
         .unwrap();
         assert_eq!(bytes(&e, "activations"), 2047 * (4096 + 32_768) * 2);
+    }
+
+    /// With `quantized-kv-start=0` a 2048-token prompt's only chunk still runs over the float
+    /// cache, which it quantizes after: the peak is the unquantized one.
+    #[test]
+    fn the_chunk_that_quantizes_the_cache_runs_over_floats() {
+        let base = "runtime=mlx&mode=inference&model=qwen3-4b&seq=2176&prompt=2048&mlx-bits=4";
+        let plain = estimate(base).unwrap();
+        let quantized = estimate(&format!("{base}&kv-bits=4&quantized-kv-start=0")).unwrap();
+        assert_eq!(bytes(&quantized, "kv_cache"), 2048 * 147_456);
+        assert_eq!(quantized.total_bytes, plain.total_bytes);
+    }
+
+    /// A 20,000-token prompt with `--kv-bits 8` (start 5000): quantized after the third chunk,
+    /// the cache is 20,224 cells of 2 × 36 × 8 heads × (32 words × 4 B + 2 groups × 2 × 2 B),
+    /// and the last chunk's unfused attention holds 32 heads × 2048 × 20,224 bf16 scores and the
+    /// boolean mask beside the residual.
+    #[test]
+    fn a_quantized_cache_is_smaller_but_its_attention_is_unfused() {
+        let e = estimate(
+            "runtime=mlx&mode=inference&model=qwen3-4b&seq=20100&prompt=20000&mlx-bits=4&kv-bits=8",
+        )
+        .unwrap();
+        assert_eq!(bytes(&e, "kv_cache"), 20_224 * 78_336);
+        let scores = 32 * 20_224 * 2 + 20_224;
+        assert_eq!(bytes(&e, "activations"), 2048 * (2 * 2560 * 2 + scores));
+        let refused =
+            estimate("runtime=mlx&mode=inference&model=qwen3-4b&kv-bits=8&max-kv-size=4096");
+        assert!(refused.unwrap_err().iter().any(|e| e.field == "kv-bits"));
     }
 
     /// A long generation ends with the larger cache and no prompt chunk alive.
