@@ -33,6 +33,12 @@
 //!   fused (`sdpa_full`) for head dims 64, 72, 80, 96 and 128 (mlx/backend/metal/
 //!   scaled_dot_product_attention.cpp `use_fallback`), otherwise the fallback materialises
 //!   `H·c·kv` scores in the float type.
+//! - Buffers in flight (mlx/backend/metal/eval.cpp, device.cpp; mlx/transforms.cpp): a command
+//!   buffer keeps its ops' inputs alive until the GPU completes it, is committed once its distinct
+//!   inputs pass `max_mb_per_buffer` (50 MiB on Max and Ultra chips, 40 otherwise), and `eval`
+//!   waits once 10 are in flight. A prompt chunk keeps the GPU behind, so its freed intermediates
+//!   stay held up to `10 × min(max_mb_per_buffer, one layer's working set)`; a decode step's are
+//!   too small to count.
 //!
 //! - Quantized cache (`--kv-bits`, `--kv-group-size`, `--quantized-kv-start`: generate.py
 //!   `maybe_quantize_kv_cache`, cache.py `QuantizedKVCache`): once a forward leaves the cache at
@@ -52,7 +58,7 @@ use crate::estimate::ComponentId;
 use crate::model::Architecture;
 use crate::runtime::Runtime;
 use crate::scenario::{FieldError, Group, Resolved, Scenario};
-use crate::units::Bytes;
+use crate::units::{Bytes, MIB};
 
 pub(super) struct Mlx;
 
@@ -299,8 +305,8 @@ impl Moment {
     }
 
     /// The moment whose cache and chunk hold the most.
-    fn peak(s: &Scenario, a: &Architecture, float: f64, t: Tokens, cells: Cells) -> Moment {
-        let fx = Fx::new(false);
+    fn peak(s: &Scenario, r: &Resolved, float: f64, t: Tokens, cells: Cells) -> Moment {
+        let (fx, a) = (Fx::new(false), &r.arch);
         let bytes = |m: &Moment| {
             let per_cell = if m.quantized {
                 kv_per_cell_quantized(s, a, float, fx)
@@ -308,7 +314,8 @@ impl Moment {
                 kv_per_cell(a, float, fx)
             };
             let work = m.chunk.map_or(0.0, |c| {
-                chunk_working_set(a, c, m.cells, m.quantized, float, fx).value()
+                let work = chunk_working_set(a, c, m.cells, m.quantized, float, fx);
+                work.value() + held_for_the_gpu(r, work, fx).value()
             });
             per_cell.value() * f64::from(m.cells) + work
         };
@@ -351,6 +358,29 @@ fn kv_per_cell_quantized(s: &Scenario, a: &Architecture, float: f64, fx: Fx) -> 
         * fx.sym("attention layers", f64::from(a.attention_layers()))
         * fx.sym("kv-heads", f64::from(a.kv_heads))
         * (words * fx.num(4.0).unit("B") + groups * fx.num(2.0) * fx.num(float).unit("B"))
+}
+
+/// `MAX_ACTIVE_TASKS` (mlx/transforms.cpp): the command buffers in flight before `eval` waits
+/// for one to complete.
+const TASKS_IN_FLIGHT: f64 = 10.0;
+
+/// `max_mb_per_buffer` (mlx/backend/metal/device.cpp): a command buffer is committed once its
+/// distinct inputs pass this many MiB: 50 on Max and Ultra chips, 40 on base and Pro ones, the
+/// default for a device it does not name.
+fn mib_per_buffer(r: &Resolved) -> f64 {
+    match r.gpu {
+        Some(g) if g.id.contains("-max-") || g.id.contains("-ultra-") => 50.0,
+        _ => 40.0,
+    }
+}
+
+/// The chunk's freed intermediates that command buffers still hold: a buffer keeps its ops'
+/// inputs alive until the GPU completes it (metal/eval.cpp's completion handler), and a prompt
+/// chunk keeps the GPU behind the encoder, so up to ten buffers are in flight, each holding about
+/// `max_mb_per_buffer` of them, or one layer's working set when the chunk is smaller.
+fn held_for_the_gpu(r: &Resolved, work: Formula, fx: Fx) -> Formula {
+    let per_buffer = fx.sym("MiB per buffer", mib_per_buffer(r)) * fx.num(MIB as f64);
+    fx.sym("buffers in flight", TASKS_IN_FLIGHT) * per_buffer.min(work)
 }
 
 /// The weights' bytes: the packed values, and the groups' scales and biases.
@@ -463,16 +493,20 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack) -> Serving {
     );
     let tokens = Tokens::of(s);
     let cells = Cells::new(tokens, s.prefill_step_size, s.max_kv_size);
-    let peak = Moment::peak(s, a, float, tokens, cells);
+    let peak = Moment::peak(s, r, float, tokens, cells);
     let per_cell = if peak.quantized {
         kv_per_cell_quantized(s, a, float, fx)
     } else {
         kv_per_cell(a, float, fx)
     };
     let kv = (per_cell * fx.sym("cells", f64::from(peak.cells))).remark(peak.when);
-    let work = match peak.chunk {
-        Some(chunk) => chunk_working_set(a, chunk, peak.cells, peak.quantized, float, fx),
-        None => fx.num(0.0),
+    let (work, held) = match peak.chunk {
+        Some(chunk) => {
+            let work = chunk_working_set(a, chunk, peak.cells, peak.quantized, float, fx);
+            let held = held_for_the_gpu(r, work.clone(), fx);
+            (work, held)
+        }
+        None => (fx.num(0.0), fx.num(0.0)),
     };
     let kv_bytes = kv.value();
     stack.push(ComponentId::KvCache, "KV cache", kv);
@@ -480,6 +514,11 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack) -> Serving {
         ComponentId::Activations,
         "Prompt chunk's working set",
         work.remark("one layer of the chunk"),
+    );
+    stack.push(
+        ComponentId::Activations,
+        "Inputs held for the GPU",
+        held.remark("command buffers in flight keep their inputs"),
     );
     Serving {
         runtime: Runtime::Mlx,
@@ -652,9 +691,10 @@ mod tests {
         assert_eq!(bytes(&e, "weights"), 2_011_136_000 + 186_880 * 2);
         assert_eq!(bytes(&e, "quant_constants"), 251_392_000);
         assert_eq!(bytes(&e, "kv_cache"), 2048 * 147_456);
-        assert_eq!(bytes(&e, "activations"), 2047 * 34_304 * 2);
+        // Ten command buffers of 50 MiB (an M4 Max) hold inputs the chunk has freed.
+        assert_eq!(bytes(&e, "activations"), 2047 * 34_304 * 2 + 10 * 50 * MIB);
         let total: u64 = e.components.iter().map(|c| c.bytes.0).sum();
-        assert_eq!(total, 2_705_332_224);
+        assert_eq!(total, 2_705_332_224 + 524_288_000);
         let serving = e.serving.unwrap();
         assert_eq!((serving.kv_tokens, serving.context_tokens), (2304, 2176));
     }
@@ -667,7 +707,10 @@ mod tests {
             "runtime=mlx&mode=inference&model=qwen3-30b-a3b&seq=2176&prompt=2048&mlx-bits=4",
         )
         .unwrap();
-        assert_eq!(bytes(&e, "activations"), 2047 * (4096 + 32_768) * 2);
+        assert_eq!(
+            bytes(&e, "activations"),
+            2047 * (4096 + 32_768) * 2 + 10 * 40 * MIB
+        );
     }
 
     /// With `quantized-kv-start=0` a 2048-token prompt's only chunk still runs over the float
@@ -693,10 +736,24 @@ mod tests {
         .unwrap();
         assert_eq!(bytes(&e, "kv_cache"), 20_224 * 78_336);
         let scores = 32 * 20_224 * 2 + 20_224;
-        assert_eq!(bytes(&e, "activations"), 2048 * (2 * 2560 * 2 + scores));
+        assert_eq!(
+            bytes(&e, "activations"),
+            2048 * (2 * 2560 * 2 + scores) + 10 * 40 * MIB
+        );
         let refused =
             estimate("runtime=mlx&mode=inference&model=qwen3-4b&kv-bits=8&max-kv-size=4096");
         assert!(refused.unwrap_err().iter().any(|e| e.field == "kv-bits"));
+    }
+
+    /// A short prompt's chunk is smaller than a command buffer: the buffers in flight hold at
+    /// most ten of its working sets.
+    #[test]
+    fn buffers_in_flight_hold_at_most_ten_working_sets() {
+        let e = estimate(
+            "runtime=mlx&mode=inference&model=qwen3-4b&seq=40&prompt=16&mlx-bits=4&gpu=m3-pro-18",
+        )
+        .unwrap();
+        assert_eq!(bytes(&e, "activations"), 11 * 15 * 34_304 * 2);
     }
 
     /// A long generation ends with the larger cache and no prompt chunk alive.
