@@ -155,8 +155,29 @@ impl RuntimeRules for Mlx {
 
     fn push(&self, b: Build<'_>) -> Option<Serving> {
         notes(b.s, b.r, b.notes);
-        Some(push(b.s, b.r, b.stack))
+        let serving = push(b.s, b.r, b.stack);
+        b.notes.extend(near_the_working_set(b.r, b.stack));
+        Some(serving)
     }
+}
+
+/// mlx-lm's own warning (generate.py `wired_limit`): weights above 0.9 of Metal's recommended
+/// working set "can be slow".
+fn near_the_working_set(r: &Resolved, stack: &Stack) -> Option<String> {
+    let weights: f64 = stack
+        .components
+        .iter()
+        .filter(|c| c.id.is_model_load())
+        .map(|c| c.bytes.as_f64())
+        .sum();
+    let working_set = r.capacity.as_f64();
+    (r.gpu.is_some_and(|g| g.is_mac()) && weights > 0.9 * working_set).then(|| {
+        format!(
+            "mlx-lm warns that generating with weights of {} MiB, close to the working set of {} MiB, can be slow (more than 0.9 of it; raise iogpu.wired_limit_mb, or wired-limit here).",
+            (weights / MIB as f64) as u64,
+            (working_set / MIB as f64) as u64
+        )
+    })
 }
 
 /// The tokens a run puts through the model: the prompt, and the whole sequence.
@@ -754,6 +775,22 @@ mod tests {
         )
         .unwrap();
         assert_eq!(bytes(&e, "activations"), 11 * 15 * 34_304 * 2);
+    }
+
+    /// Qwen3-30B-A3B in 8 bits (32 GB of weights) on a 36 GB Mac passes 0.9 of its working set.
+    #[test]
+    fn weights_near_the_working_set_repeat_mlx_lms_warning() {
+        let warned = |gpu: &str| {
+            estimate(&format!(
+                "runtime=mlx&mode=inference&model=qwen3-30b-a3b&mlx-bits=8&gpu={gpu}"
+            ))
+            .unwrap()
+            .notes
+            .iter()
+            .any(|n| n.contains("mlx-lm warns"))
+        };
+        assert!(warned("m4-max-36"));
+        assert!(!warned("m4-max-64"));
     }
 
     /// A long generation ends with the larger cache and no prompt chunk alive.
