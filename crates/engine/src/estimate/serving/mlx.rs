@@ -623,6 +623,9 @@ fn notes(s: &Scenario, r: &Resolved, notes: &mut Vec<String>) {
             unmodelled.join("; ")
         ));
     }
+    if s.batch > 1 {
+        notes.push(format!("mlx_lm.generate runs one sequence: batch={} is not read (mlx-lm's batch_generate is not modelled).", s.batch));
+    }
     if !r.weights.is_float() {
         notes.push(format!(
             "Under MLX the weights are sized from mlx-bits; weights={} is not read.",
