@@ -671,6 +671,10 @@ scenario_fields! {
     fit: Option<bool> = None,
         "fit", Optional { inner: Flag, none: "the build's default (on since PR #16653)" }, LlamaCpp,
         "Fit to free memory (-fit)", "true when llama.cpp moves layers or experts to system RAM until 1 GiB stays free, when -ngl and --n-cpu-moe are left unset (--fit; unset: the build's, on since PR #16653, December 2025)";
+    /// The mlx-lm release whose rules apply (`estimate/serving/mlx.rs`).
+    mlx_lm_version: Release = Release::Latest,
+        "mlx-lm-version", ReleaseCodec, Mlx,
+        "mlx-lm version", "the mlx-lm release whose rules apply: before 0.27 the prompt's last forward held its logits (latest: the newest checked, 0.31.3)";
     /// `mlx_lm.convert -q --q-bits`: the affine quantization's bits per weight; unset, the
     /// model's float format (`estimate/serving/mlx.rs`).
     mlx_bits: Option<u32> = None,

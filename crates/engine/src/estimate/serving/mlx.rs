@@ -56,7 +56,7 @@ use crate::estimate::formula::{Formula, Fx};
 use crate::estimate::stack::Stack;
 use crate::estimate::ComponentId;
 use crate::model::Architecture;
-use crate::runtime::Runtime;
+use crate::runtime::{Release, Runtime};
 use crate::scenario::{FieldError, Group, Resolved, Scenario};
 use crate::units::{Bytes, MIB};
 
@@ -136,6 +136,10 @@ impl RuntimeRules for Mlx {
         }
     }
 
+    fn release(&self, s: &Scenario) -> Option<Release> {
+        Some(s.mlx_lm_version)
+    }
+
     fn pool_words(&self) -> PoolWords {
         PoolWords {
             pool: "KV cache",
@@ -180,25 +184,42 @@ fn near_the_working_set(r: &Resolved, stack: &Stack) -> Option<String> {
     })
 }
 
-/// The tokens a run puts through the model: the prompt, and the whole sequence.
+/// The release whose `generate_step` sends the prompt's last token alone (mlx-lm PR #406,
+/// 24fefe3d, first in 0.27.0); before it the prompt's remainder after whole chunks went through
+/// the model at once, its logits computed for every token (`logits[:, -1, :]` slices them after
+/// the head).
+const LAST_TOKEN_ALONE: [u32; 3] = [0, 27, 0];
+
+/// The tokens a run puts through the model: the prompt, the forward that ends it and starts the
+/// decode, and the whole sequence.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Tokens {
     prompt: u32,
+    /// The prompt's last forward, whose logits are computed: one token, or before
+    /// [`LAST_TOKEN_ALONE`] the remainder after whole chunks (1 to `prefill-step-size`).
+    tail: u32,
     total: u32,
 }
 
 impl Tokens {
     fn of(s: &Scenario) -> Tokens {
         let prompt = s.prompt.unwrap_or(s.seq).max(1);
+        let step = s.prefill_step_size.max(1);
+        let tail = if s.mlx_lm_version.at_least(LAST_TOKEN_ALONE) {
+            1
+        } else {
+            prompt - (prompt - 1) / step * step
+        };
         Tokens {
             prompt,
+            tail,
             total: s.seq.max(prompt),
         }
     }
 
-    /// The prompt tokens that go through the chunked prefill: all but the last.
+    /// The prompt tokens that go through the chunked prefill, without logits.
     fn prefilled(self) -> u32 {
-        self.prompt - 1
+        self.prompt - self.tail
     }
 }
 
@@ -209,6 +230,9 @@ struct Cells {
     last: u32,
     /// The largest chunk the prefill runs.
     chunk: u32,
+    /// The cells after a prompt's last forward of several tokens (releases before
+    /// [`LAST_TOKEN_ALONE`]).
+    tail: Option<u32>,
 }
 
 fn pad(n: u32, to: u32) -> u32 {
@@ -219,30 +243,31 @@ impl Cells {
     fn new(t: Tokens, step: u32, max_kv_size: Option<u32>) -> Cells {
         let prefilled = t.prefilled();
         let chunk = step.min(prefilled);
-        match max_kv_size {
-            None => {
-                let prefill = grown_by_chunks(prefilled, step);
-                let last = prefill.saturating_add(pad(t.total.saturating_sub(prefill), KV_STEP));
-                Cells {
-                    prefill,
-                    last,
-                    chunk,
-                }
-            }
-            Some(m) => {
-                // `_update_concat` keeps the last `m − 1` tokens and appends the chunk.
-                let prefill = prefilled.min((m - 1).saturating_add(chunk));
-                let last = if prefill >= m {
-                    m
-                } else {
-                    m.min(prefill.saturating_add(pad(t.total - prefill, KV_STEP)))
-                };
-                Cells {
-                    prefill,
-                    last,
-                    chunk,
-                }
-            }
+        // `_update_concat` keeps the last `m − 1` tokens and appends the forward's.
+        let (prefill, tail) = match max_kv_size {
+            None => (
+                grown_by_chunks(prefilled, step),
+                grown_by_chunks(t.prompt, step),
+            ),
+            Some(m) => (
+                prefilled.min((m - 1).saturating_add(chunk)),
+                t.prompt.min((m - 1).saturating_add(t.tail)),
+            ),
+        };
+        let tail = (t.tail > 1).then_some(tail);
+        // One-token steps from here on grow the cache 256 cells at a time, to `m` at most.
+        let from = tail.unwrap_or(prefill);
+        let grown = from.saturating_add(pad(t.total.saturating_sub(from), KV_STEP));
+        let last = match max_kv_size {
+            None => grown,
+            Some(m) if from >= m => m,
+            Some(m) => m.min(grown),
+        };
+        Cells {
+            prefill,
+            last,
+            chunk,
+            tail,
         }
     }
 }
@@ -276,6 +301,8 @@ struct Moment {
     cells: u32,
     quantized: bool,
     chunk: Option<u32>,
+    /// Rows of logits the forward computes beside its working set.
+    logits: u32,
     when: &'static str,
 }
 
@@ -285,6 +312,7 @@ impl Moment {
             cells,
             quantized,
             chunk,
+            logits: 0,
             when,
         }
     }
@@ -296,6 +324,17 @@ impl Moment {
         let last_chunk = "at the prompt's last chunk";
         let end = "at the run's end";
         let mut moments = Vec::with_capacity(3);
+        if let Some(at) = cells.tail {
+            moments.push(Moment {
+                logits: t.tail,
+                ..Moment::new(
+                    at,
+                    false,
+                    Some(t.tail),
+                    "at the prompt's last forward, with logits",
+                )
+            });
+        }
         match conversion(s, t, cells) {
             None => {
                 moments.push(Moment::new(cells.prefill, false, chunk, last_chunk));
@@ -338,7 +377,7 @@ impl Moment {
                 let work = chunk_working_set(a, c, m.cells, m.quantized, float, fx);
                 work.value() + held_for_the_gpu(r, work, fx).value()
             });
-            per_cell.value() * f64::from(m.cells) + work
+            per_cell.value() * f64::from(m.cells) + work + logits(a, m.logits, float, fx).value()
         };
         Moment::candidates(s, t, cells)
             .into_iter()
@@ -379,6 +418,11 @@ fn kv_per_cell_quantized(s: &Scenario, a: &Architecture, float: f64, fx: Fx) -> 
         * fx.sym("attention layers", f64::from(a.attention_layers()))
         * fx.sym("kv-heads", f64::from(a.kv_heads))
         * (words * fx.num(4.0).unit("B") + groups * fx.num(2.0) * fx.num(float).unit("B"))
+}
+
+/// The logits of `rows` tokens in the float type (releases before [`LAST_TOKEN_ALONE`]).
+fn logits(a: &Architecture, rows: u32, float: f64, fx: Fx) -> Formula {
+    fx.sym("rows", f64::from(rows)) * fx.sym("vocab", f64::from(a.vocab)) * fx.num(float).unit("B")
 }
 
 /// `MAX_ACTIVE_TASKS` (mlx/transforms.cpp): the command buffers in flight before `eval` waits
@@ -541,6 +585,11 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack) -> Serving {
         "Inputs held for the GPU",
         held.remark("command buffers in flight keep their inputs"),
     );
+    stack.push(
+        ComponentId::Logits,
+        "Logits of the prompt's last forward",
+        logits(a, peak.logits, float, fx),
+    );
     Serving {
         runtime: Runtime::Mlx,
         kv_pool_bytes: Bytes::from_f64(kv_bytes),
@@ -560,6 +609,7 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack) -> Serving {
 
 fn settings(s: &Scenario, explain: bool) -> Vec<super::Setting> {
     let mut settings = Settings::new(explain);
+    settings.given("mlx-lm-version", s.mlx_lm_version);
     match s.mlx_bits {
         Some(bits) => settings.given("mlx-bits", bits),
         None => settings.push("mlx-bits", "none", false, "unquantized"),
@@ -642,7 +692,11 @@ mod tests {
     use super::*;
 
     fn tokens(prompt: u32, total: u32) -> Tokens {
-        Tokens { prompt, total }
+        Tokens {
+            prompt,
+            tail: 1,
+            total,
+        }
     }
 
     /// `mlx_lm.benchmark -p 2048 -g 128`: 2047 tokens in one chunk take 8 steps of 256; the last
@@ -794,6 +848,27 @@ mod tests {
         };
         assert!(warned("m4-max-36"));
         assert!(!warned("m4-max-64"));
+    }
+
+    /// Before mlx-lm 0.27 a 2048-token prompt went through whole, its logits with it: 2048 ×
+    /// 128,256 bf16 values for Llama 3.2 3B; a 32,188-token prompt in chunks of 512 ended on a
+    /// forward of the 444 left.
+    #[test]
+    fn before_0_27_the_prompts_last_forward_held_its_logits() {
+        let q = "runtime=mlx&mode=inference&model=llama-3.2-3b&seq=2176&prompt=2048&mlx-bits=4";
+        let old = estimate(&format!("{q}&mlx-lm-version=0.26.4")).unwrap();
+        assert_eq!(bytes(&old, "logits"), 2048 * 128_256 * 2);
+        assert_eq!(bytes(&estimate(q).unwrap(), "logits"), 0);
+        let mut s = Scenario {
+            prompt: Some(32_188),
+            seq: 33_080,
+            prefill_step_size: 512,
+            mlx_lm_version: Release::parse("0.21.4").unwrap(),
+            ..Scenario::default()
+        };
+        assert_eq!(Tokens::of(&s).tail, 444);
+        s.mlx_lm_version = Release::Latest;
+        assert_eq!(Tokens::of(&s).tail, 1);
     }
 
     /// A long generation ends with the larger cache and no prompt chunk alive.
