@@ -27,7 +27,8 @@
 //! - Prompt (mlx_lm/generate.py `generate_step`): all but the last prompt token go through the
 //!   model in chunks of `prefill_step_size` (2048 since mlx-lm 0.22, a5322574; 512 before), each
 //!   evaluating only the cache (`mx.eval([c.state …])`), so no chunk's logits are computed; the
-//!   last token starts the decode, one token a step. A chunk's working set is one layer's: the
+//!   last token starts the decode, one token a step. Before 0.27 (`mlx-lm-version`) the
+//!   remainder after whole chunks went through at once, with its logits. A chunk's working set is one layer's: the
 //!   residual and its norm (`2cE`) and the MLP's gate, up and product (`3cF`; a mixture of
 //!   experts' the larger of `3ckF` and the per-expert copies `2ckE`); attention runs
 //!   fused (`sdpa_full`) for head dims 64, 72, 80, 96 and 128 (mlx/backend/metal/
