@@ -1,6 +1,6 @@
 //! What runs an inference scenario: transformers' `generate()` (a cache that grows with the
 //! sequence) or a serving runtime with its own memory rules (vLLM's and SGLang's preallocated KV
-//! pools, llama.cpp's per-device buffers). The rules themselves live in `estimate/serving/`,
+//! pools, llama.cpp's per-device buffers, mlx-lm's arrays). The rules themselves live in `estimate/serving/`,
 //! each runtime's in its own module, registered in `Runtime::rules`.
 
 use crate::wire::wire_enum;
@@ -13,6 +13,7 @@ wire_enum! {
         Vllm = "vllm" => "vLLM V1: a preallocated KV pool in gpu-memory-utilization of the GPU",
         Sglang = "sglang" => "SGLang: weights and KV pool in mem-fraction-static of free memory",
         LlamaCpp = "llama.cpp" => "llama.cpp (also ollama, LM Studio): GGUF weights, layers offloaded with -ngl",
+        Mlx = "mlx" => "MLX (mlx-lm) on Apple silicon: affine-quantized safetensors, a KV cache grown 256 tokens at a time",
     }
 }
 

@@ -19,6 +19,7 @@ const MODES: &[&[(&str, &str)]] = &[
     &[("mode", "inference"), ("runtime", "vllm")],
     &[("mode", "inference"), ("runtime", "sglang")],
     &[("mode", "inference"), ("runtime", "llama.cpp")],
+    &[("mode", "inference"), ("runtime", "mlx")],
     &[("mode", "full"), ("method", "lesson")],
     &[
         ("mode", "lora"),
@@ -219,6 +220,24 @@ const VARIANTS: &[&[(&str, &str)]] = &[
         ("cache-type-k", "q8_0"),
         ("cache-type-v", "q4_0"),
         ("gpus", "2"),
+    ],
+    &[
+        ("mode", "inference"),
+        ("runtime", "mlx"),
+        ("mlx-bits", "3"),
+        ("mlx-group-size", "32"),
+        ("seq", "20100"),
+        ("prompt", "20000"),
+        ("kv-bits", "4"),
+        ("prefill-step-size", "1000"),
+    ],
+    &[
+        ("mode", "inference"),
+        ("runtime", "mlx"),
+        ("mlx-bits", "8"),
+        ("seq", "9000"),
+        ("prompt", "8000"),
+        ("max-kv-size", "4096"),
     ],
 ];
 

@@ -300,6 +300,7 @@ fn runtime_figure(e: &Estimate, figure: &str) -> Option<f64> {
         Reads::Gpu(figure) => gpu(figure),
         Reads::Host(figure) => host(figure),
         Reads::GpuAndHost(figure) => Some(gpu(figure).unwrap_or(0.0) + host(figure).unwrap_or(0.0)),
+        Reads::Total => Some(e.components.iter().map(|c| c.bytes.as_f64()).sum()),
         Reads::PoolBytes => Some(serving.kv_pool_bytes.as_f64()),
         Reads::PoolTokens => Some(serving.kv_tokens as f64),
         Reads::Concurrency => Some(serving.max_concurrency),

@@ -49,6 +49,7 @@ pub enum Group {
     Vllm,
     Sglang,
     LlamaCpp,
+    Mlx,
     Extras,
 }
 
@@ -64,6 +65,7 @@ impl Group {
         Group::Vllm,
         Group::Sglang,
         Group::LlamaCpp,
+        Group::Mlx,
         Group::Precision,
         Group::MorePrecision,
         Group::Batch,
@@ -80,7 +82,9 @@ impl Group {
             Group::Precision | Group::MorePrecision => "Precision & optimizer",
             Group::Batch | Group::Dropout => "Batch & sequence",
             Group::Budget => "GPU & budget",
-            Group::Serving | Group::Vllm | Group::Sglang | Group::LlamaCpp => "Serving runtime",
+            Group::Serving | Group::Vllm | Group::Sglang | Group::LlamaCpp | Group::Mlx => {
+                "Serving runtime"
+            }
             Group::Extras => "Extras",
         }
     }
@@ -679,6 +683,38 @@ scenario_fields! {
     fit: Option<bool> = None,
         "fit", Optional { inner: Flag, none: "the build's default (on since PR #16653)" }, LlamaCpp,
         "Fit to free memory (-fit)", "true when llama.cpp moves layers or experts to system RAM until 1 GiB stays free, when -ngl and --n-cpu-moe are left unset (--fit; unset: the build's, on since PR #16653, December 2025)";
+    /// The mlx-lm release whose rules apply (`estimate/serving/mlx.rs`).
+    mlx_lm_version: Release = Release::Latest,
+        "mlx-lm-version", ReleaseCodec, Mlx,
+        "mlx-lm version", "the mlx-lm release whose rules apply: before 0.27 the prompt's last forward held its logits (latest: the newest checked, 0.31.3)";
+    /// `mlx_lm.convert -q --q-bits`: the affine quantization's bits per weight; unset, the
+    /// model's float format (`estimate/serving/mlx.rs`).
+    mlx_bits: Option<u32> = None,
+        "mlx-bits", Optional { inner: Count, none: "unquantized (the model's float format)" }, Mlx,
+        "MLX bits", "bits per weight of an MLX affine-quantized model (mlx_lm.convert -q --q-bits: 2, 3, 4, 5, 6 or 8; unset: unquantized)";
+    /// `--q-group-size`: weights sharing one scale and bias.
+    mlx_group_size: u32 = 64,
+        "mlx-group-size", Count, Mlx,
+        "MLX group size", "weights per scale and bias of an MLX quantized model (mlx_lm.convert --q-group-size: 32, 64 or 128)";
+    /// `prefill_step_size`: the prompt tokens one forward processes.
+    prefill_step_size: u32 = 2048,
+        "prefill-step-size", Count, Mlx,
+        "Prefill step (MLX)", "prompt tokens mlx-lm processes per forward (--prefill-step-size; 2048 since mlx-lm 0.22, 512 before)";
+    /// `--max-kv-size`: a rotating cache of this many tokens.
+    max_kv_size: Option<u32> = None,
+        "max-kv-size", Optional { inner: Count, none: "unbounded" }, Mlx,
+        "Max KV size (MLX)", "tokens mlx-lm's rotating KV cache keeps (--max-kv-size; unset: the cache grows with the sequence)";
+    /// `--kv-bits`: the KV cache quantized from `quantized-kv-start` on.
+    kv_bits: Option<u32> = None,
+        "kv-bits", Optional { inner: Count, none: "the model's float format" }, Mlx,
+        "KV bits (MLX)", "bits of mlx-lm's quantized KV cache (--kv-bits: 2, 3, 4, 5, 6 or 8; unset: not quantized)";
+    kv_group_size: u32 = 64,
+        "kv-group-size", Count, Mlx,
+        "KV group size (MLX)", "values per scale and bias of the quantized KV cache (--kv-group-size)";
+    /// `--quantized-kv-start`: the cache's tokens from which it is quantized.
+    quantized_kv_start: u32 = 5000,
+        "quantized-kv-start", Whole, Mlx,
+        "Quantized KV start (MLX)", "tokens in the cache from which mlx-lm quantizes it (--quantized-kv-start; 5000 in mlx_lm.generate, 0 in the Python generate_step)";
     /// What the speed model reads offloaded layers at; unset, a desktop's dual-channel DDR5.
     host_bandwidth: Option<f64> = None,
         "host-bandwidth", Optional { inner: BANDWIDTH_GB_S, none: "89.6 GB/s (dual-channel DDR5-5600)" }, Budget in Inference,

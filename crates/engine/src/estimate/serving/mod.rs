@@ -7,6 +7,7 @@ mod layout;
 mod llamacpp;
 mod llamacpp_fit;
 mod llamacpp_rules;
+mod mlx;
 mod rules;
 mod sglang;
 mod transformers;

@@ -4,7 +4,7 @@
 //! new runtime is its module, its field-table entries and its registration line.
 
 use super::launch::{self, Launch, ModelSource};
-use super::{llamacpp, sglang, transformers, vllm, Deployment, Serving, Setting};
+use super::{llamacpp, mlx, sglang, transformers, vllm, Deployment, Serving, Setting};
 use crate::dtype::Dtype;
 use crate::estimate::speed::{Efficiency, TensorPath};
 use crate::estimate::stack::Stack;
@@ -192,6 +192,8 @@ pub enum Reads {
     Host(crate::estimate::LogFigure),
     /// The GPU's and system RAM's together.
     GpuAndHost(crate::estimate::LogFigure),
+    /// Every component on the GPU: a peak that counts every array (MLX's `get_peak_memory`).
+    Total,
     /// The pool's bytes, tokens or concurrency.
     PoolBytes,
     PoolTokens,
@@ -215,6 +217,7 @@ impl Runtime {
             Runtime::Vllm => &vllm::Vllm,
             Runtime::Sglang => &sglang::Sglang,
             Runtime::LlamaCpp => &llamacpp::LlamaCpp,
+            Runtime::Mlx => &mlx::Mlx,
         }
     }
 
