@@ -272,15 +272,23 @@ fn vllm_and_sglang_are_refused_on_a_mac_and_never_planned_onto_one() {
     assert!(estimate(&mac).is_ok());
 }
 
-/// llama.cpp's decode seconds per token on the RTX 4090 at two cache lengths (prompt 1).
-fn llama_cpp_step(build: &str, flash_attn: &str, seq: &str) -> f64 {
-    let e = run(&[
+/// Llama 3.1 8B served by llama.cpp wholly on the RTX 4090, with `settings` on top.
+fn llama_cpp_8b_on_4090(settings: &[(&str, &str)]) -> Estimate {
+    let mut pairs = vec![
         ("model", "llama-3.1-8b"),
         ("mode", "inference"),
         ("runtime", "llama.cpp"),
-        ("quant", "Q4_K_M"),
         ("gpu", "rtx-4090"),
         ("n-gpu-layers", "99"),
+    ];
+    pairs.extend_from_slice(settings);
+    run(&pairs)
+}
+
+/// llama.cpp's decode seconds per token on the RTX 4090 at two cache lengths (prompt 1).
+fn llama_cpp_step(build: &str, flash_attn: &str, seq: &str) -> f64 {
+    let e = llama_cpp_8b_on_4090(&[
+        ("quant", "Q4_K_M"),
         ("llama-cpp-build", build),
         ("flash-attn", flash_attn),
         ("prompt", "1"),
@@ -304,13 +312,8 @@ fn without_flash_attention_a_2024_build_reads_its_cache_slowly() {
 
 /// llama.cpp's prefill seconds for a prompt on the RTX 4090 in F16 (cuBLAS, no dequantizing).
 fn llama_cpp_prefill(flash_attn: &str, prompt: &str) -> f64 {
-    let e = run(&[
-        ("model", "llama-3.1-8b"),
-        ("mode", "inference"),
-        ("runtime", "llama.cpp"),
+    let e = llama_cpp_8b_on_4090(&[
         ("quant", "F16"),
-        ("gpu", "rtx-4090"),
-        ("n-gpu-layers", "99"),
         ("flash-attn", flash_attn),
         ("ubatch-size", "512"),
         ("prompt", prompt),
@@ -333,13 +336,8 @@ fn a_2024_build_prefills_through_cublas_in_fp16() {
     // Before int8 MMQ a quantized file is dequantized to f16 once per ubatch (its bytes read, 4
     // bytes a parameter written and read back) and multiplied at the GeForce card's
     // fp16-accumulate peak, twice its FP32-accumulate figure, at the 2024 share (38%).
-    let e = run(&[
-        ("model", "llama-3.1-8b"),
-        ("mode", "inference"),
-        ("runtime", "llama.cpp"),
+    let e = llama_cpp_8b_on_4090(&[
         ("quant", "Q4_K_M"),
-        ("gpu", "rtx-4090"),
-        ("n-gpu-layers", "99"),
         ("llama-cpp-build", "b2843"),
         ("ubatch-size", "512"),
         ("prompt", "1024"),
