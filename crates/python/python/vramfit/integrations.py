@@ -9,8 +9,7 @@ training, or calls your function: the emergency checkpoint, in-process, without 
 from __future__ import annotations
 
 import logging
-import os
-from typing import Any, Callable, Dict, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Union
 
 try:
     import transformers
@@ -55,25 +54,14 @@ class TrainerCallback(transformers.TrainerCallback):
         *,
         on_warn: Action = "log",
         on_critical: Action = "save",
-        predicted_bytes: Optional[int] = None,
-        report_after: int = 3,
-        gpus: Optional[Sequence[int]] = None,
-        warn: str = "85%",
-        critical: str = "95%",
-        replay: Optional[Union[str, "os.PathLike[str]"]] = None,
+        **guard: Any,
     ) -> None:
         self._actions = {
             "warn": _checked("on_warn", on_warn),
             "critical": _checked("on_critical", on_critical),
         }
-        self.guard = VramGuard(
-            predicted_bytes=predicted_bytes,
-            report_after=report_after,
-            gpus=gpus,
-            warn=warn,
-            critical=critical,
-            replay=replay,
-        )
+        # The guard's keywords pass through whole, so its defaults and checks stay its own.
+        self.guard = VramGuard(**guard)
 
     def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
         for crossing in self.guard.step():
