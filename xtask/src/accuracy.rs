@@ -127,10 +127,10 @@ fn print_summaries(group: &str, summaries: &[Summary]) {
     }
 }
 
-/// Bytes as GiB, tokens and requests as they are.
+/// Bytes as GiB, tokens, requests and layers as they are.
 fn figure_value(figure: &str, value: f64) -> String {
     match figure {
-        "kv_tokens" => format!("{value:.0}"),
+        "kv_tokens" | "fit_gpu_layers" | "fit_cpu_moe" => format!("{value:.0}"),
         "max_concurrency" => format!("{value:.2}x"),
         _ => format!("{:.3}GiB", value / (1u64 << 30) as f64),
     }

@@ -196,6 +196,37 @@ fn since_v0_28_the_largest_gpus_batch_16k_tokens() {
 }
 
 #[test]
+fn before_v0_8_the_v0_engine_batches_the_whole_context_up_to_32k() {
+    let defaults = |release: &str, context: &str| {
+        let s = common::scenario(
+            &[
+                ("model", "llama-3.1-8b"),
+                ("mode", "inference"),
+                ("runtime", "vllm"),
+                ("gpu", "h100-80"),
+            ],
+            &[("vllm-version", release), ("max-model-len", context)],
+        );
+        let settings = estimate(&s).unwrap().serving.unwrap().settings;
+        let value = |key: &str| {
+            settings
+                .iter()
+                .find(|s| s.key == key)
+                .unwrap()
+                .value
+                .clone()
+        };
+        (value("max-num-batched-tokens"), value("max-num-seqs"))
+    };
+    let pair = |tokens: &str, seqs: &str| (tokens.to_string(), seqs.to_string());
+    assert_eq!(defaults("0.6.4", "20000"), pair("20000", "256"));
+    assert_eq!(defaults("0.6.4", "1024"), pair("2048", "256"));
+    assert_eq!(defaults("0.6.4", "65536"), pair("512", "256"));
+    assert_eq!(defaults("0.7.2", "65536"), pair("2048", "256"));
+    assert_eq!(defaults("0.8", "20000"), pair("8192", "1024"));
+}
+
+#[test]
 fn a_shared_expert_adds_its_own_nodes_to_every_moe_layer() {
     use vramfit_engine::estimate::{
         GRAPH_BYTES_PER_DENSE_LAYER, GRAPH_BYTES_PER_MOE_LAYER, GRAPH_BYTES_PER_SHARED_EXPERT,

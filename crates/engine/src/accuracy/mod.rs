@@ -282,8 +282,9 @@ pub struct RuntimeComparison {
     pub error_pct: f64,
 }
 
-/// The estimate's value of a figure its runtime logs: a component's bytes, or the serving pool's
-/// tokens and concurrency. `None` for a figure the runtime does not log.
+/// The estimate's value of a figure its runtime logs: a component's bytes, the serving pool's
+/// tokens and concurrency, or a count the runtime chose. `None` for a figure the runtime does not
+/// log.
 fn runtime_figure(e: &Estimate, figure: &str) -> Option<f64> {
     let serving = e.serving.as_ref()?;
     let logged_figure = e
@@ -304,6 +305,11 @@ fn runtime_figure(e: &Estimate, figure: &str) -> Option<f64> {
         Reads::PoolBytes => Some(serving.kv_pool_bytes.as_f64()),
         Reads::PoolTokens => Some(serving.kv_tokens as f64),
         Reads::Concurrency => Some(serving.max_concurrency),
+        Reads::Setting(key) => serving
+            .settings
+            .iter()
+            .find(|s| s.key == key)
+            .and_then(|s| s.value.parse().ok()),
     }
 }
 
@@ -320,7 +326,7 @@ fn logged(components: &[Component], figure: LogFigure) -> Option<f64> {
 fn logged_value(value: &str, unit: &str) -> Option<f64> {
     let number: f64 = value.trim().replace(',', "").parse().ok()?;
     match unit.trim() {
-        "tokens" | "x" => Some(number),
+        "tokens" | "x" | "layers" => Some(number),
         unit => unit_bytes(unit).map(|scale| number * scale),
     }
 }

@@ -259,6 +259,10 @@ const FACTS: Facts = Facts {
         LoggedFigure::new("compute_buffer_gpu", Reads::Gpu(LogFigure::ComputeBuffer)),
         LoggedFigure::new("compute_buffer_host", Reads::Host(LogFigure::ComputeBuffer)),
         LoggedFigure::new("recurrent_buffer", Reads::Gpu(LogFigure::RecurrentBuffer)),
+        // What `--fit` placed: "offloaded N/M layers to GPU" and the layers whose routed
+        // experts it overrode to the CPU (llama-fit-params' `-ot blk.N.ffn_*_exps=CPU`).
+        LoggedFigure::new("fit_gpu_layers", Reads::Setting("n-gpu-layers")),
+        LoggedFigure::new("fit_cpu_moe", Reads::Setting("n-cpu-moe")),
         LoggedFigure::new("output_buffer", Reads::Host(LogFigure::OutputBuffer)),
     ],
     ..Facts::SERVER

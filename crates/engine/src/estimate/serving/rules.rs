@@ -198,6 +198,9 @@ pub enum Reads {
     PoolBytes,
     PoolTokens,
     Concurrency,
+    /// A count the runtime chooses at start, as the estimate resolves that setting (llama.cpp's
+    /// `--fit` placement: `n-gpu-layers`, `n-cpu-moe`).
+    Setting(&'static str),
 }
 
 /// What a runtime's rules read, and the stack and notes they add to: opaque outside the engine.

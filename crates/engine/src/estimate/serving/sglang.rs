@@ -20,9 +20,11 @@
 //!     `_handle_piecewise_cuda_graph`), and the reserve adds 8 MB per captured size
 //!     (`len(piecewise_cuda_graph_tokens) * 8`; sizes up to `chunked_prefill_size`, capped by
 //!     `max_total_tokens`) or, with an MLA backend, 1.5 GiB, before the 10240 MB floor.
-//!   - v0.4.10 to v0.5.2: `reserved` from a table by capacity: `(2.8 + tp·pp/10)` GiB below
+//!   - v0.4.8 to v0.5.2: `reserved` from a table by capacity: `(2.8 + tp·pp/10)` GiB below
 //!     35 GiB, `(9.5 + tp·pp/2)` GiB below 90, `(12 + tp·pp/2)` GiB below 160, 32 GiB above.
-//!     Older releases used other tables (0.88 at TP1 … 0.85 at TP4): give `mem-fraction-static`.
+//!   - v0.4.3 to v0.4.7: no formula, a fraction by parallel size (0.88 at TP1, 0.87 at TP2,
+//!     0.85 at TP4, 0.81 at TP8, 0.79 at TP16), since v0.4.6 only up to 80 GiB; other GPUs and
+//!     releases: give `mem-fraction-static`.
 //! - `--max-total-tokens` caps the pool's tokens (`_apply_token_constraints`: the smaller of it
 //!   and what the fraction leaves), and the pool is allocated for the capped tokens.
 //! - `max_running_requests` defaults to `min(max(tokens / context_len × 512, 2048), 4096)`.
@@ -185,12 +187,41 @@ const NEWEST_CHECKED: [u32; 3] = [0, 5, 23];
 /// graphs on by default; the oldest whose table was checked.
 const RESERVE_FORMULA: [u32; 3] = [0, 5, 3];
 const PIECEWISE_DEFAULT: [u32; 3] = [0, 5, 10];
-const CAPACITY_TABLE: [u32; 3] = [0, 4, 10];
+const CAPACITY_TABLE: [u32; 3] = [0, 4, 8];
+
+/// Before the capacity table, the default fraction by parallel size, the largest first
+/// (`ServerArgs.__post_init__`, python/sglang/srt/server_args.py of 0.4.3.post4, 0.4.6 and
+/// 0.4.7): the oldest release read, the first that applies it only up to 81920 MiB (above, other
+/// rules this table does not model), and the first that counts `tp × pp` rather than `tp`.
+const TP_FRACTIONS: [(u32, f64); 5] = [(16, 0.79), (8, 0.81), (4, 0.85), (2, 0.87), (1, 0.88)];
+const TP_TABLE: [u32; 3] = [0, 4, 3];
+const TP_TABLE_UP_TO_80_GIB: [u32; 3] = [0, 4, 6];
+const TP_TABLE_WITH_PP: [u32; 3] = [0, 4, 7];
+const TP_TABLE_MAX_MIB: u64 = 81920;
 
 struct Defaults {
     chunked_prefill: u32,
     graph_batch: u32,
     fraction: f64,
+    /// Whether the release's default fraction is modelled on this GPU.
+    modelled: bool,
+}
+
+/// The default fraction of a release before the capacity table, where it is modelled.
+fn tp_table_fraction(release: Release, gpu_mib: u64, d: &Deployment) -> Option<f64> {
+    let in_table = release.at_least(TP_TABLE) && !release.at_least(CAPACITY_TABLE);
+    if !in_table || (release.at_least(TP_TABLE_UP_TO_80_GIB) && gpu_mib > TP_TABLE_MAX_MIB) {
+        return None;
+    }
+    let ranks = if release.at_least(TP_TABLE_WITH_PP) {
+        d.tp * d.pp
+    } else {
+        d.tp
+    };
+    TP_FRACTIONS
+        .iter()
+        .find(|&&(from, _)| ranks >= from)
+        .map(|&(_, fraction)| fraction)
 }
 
 /// The sizes SGLang captures piecewise prefill graphs at, up to `max_tokens`
@@ -261,10 +292,12 @@ fn defaults(s: &Scenario, r: &Resolved, d: &Deployment) -> Defaults {
     let reserved_mb = reserved_mb(s, r, d, chunked_prefill, graph_batch);
     let gpu_mb = gpu_mib as f64;
     let fraction = ((gpu_mb - reserved_mb) / gpu_mb * 1000.0).round() / 1000.0;
+    let table = tp_table_fraction(s.sglang_version, gpu_mib, d);
     Defaults {
         chunked_prefill,
         graph_batch,
-        fraction: fraction.clamp(0.01, 1.0),
+        fraction: table.unwrap_or(fraction.clamp(0.01, 1.0)),
+        modelled: table.is_some() || s.sglang_version.at_least(CAPACITY_TABLE),
     }
 }
 
@@ -280,7 +313,7 @@ fn push(
     let fraction = s.mem_fraction_static.unwrap_or(dflt.fraction);
     let layout = KvLayout::new(r, d);
     note_unmodelled_pools(&layout, notes);
-    notes.extend(release_note(s.sglang_version));
+    notes.extend(release_note(s.sglang_version, dflt.modelled));
     push_rope_tables(r, Dtype::Fp32, stack);
     let weights = stack.model_load();
     let non_torch = push_non_torch(s, d, "NCCL and workspaces (before the pool)", stack);
@@ -336,13 +369,13 @@ fn push(
 
 /// What the estimate says of the release it was asked for: nothing for a release whose rules
 /// were checked.
-fn release_note(release: Release) -> Option<String> {
+fn release_note(release: Release, modelled: bool) -> Option<String> {
     match release {
         Release::Version(v) if v > NEWEST_CHECKED => Some(format!(
             "SGLang {release} is newer than the releases whose memory rules were checked: those of 0.5.23 apply."
         )),
-        Release::Version(v) if v < CAPACITY_TABLE => Some(format!(
-            "SGLang {release}'s default mem-fraction-static is not modelled (releases before 0.4.10 used other tables): the 0.4.10 table applies; give mem-fraction-static."
+        Release::Version(_) if !modelled => Some(format!(
+            "SGLang {release}'s default mem-fraction-static is not modelled here (before 0.4.8 it came from tables by parallel size, checked from 0.4.3 and, since 0.4.6, only up to 80 GiB): the 0.4.8 table applies; give mem-fraction-static."
         )),
         _ => None,
     }
@@ -469,6 +502,24 @@ mod tests {
         assert_eq!(fraction("0.5.9"), "0.835");
         assert_eq!(fraction("latest"), "0.83");
         assert_eq!(fraction("0.4.10"), "0.874");
+        assert_eq!(fraction("0.4.8"), "0.874");
+        // Before 0.4.8, by parallel size: TP1's 0.88 on the H100's 80 GiB.
+        assert_eq!(fraction("0.4.7"), "0.88");
+        let tp4 = |release: &str, gpu: &str| {
+            let (s, _) = scenario_from_query(&format!(
+                "runtime=sglang&mode=inference&model=llama-3.1-8b&gpu={gpu}&gpus=4&sharding=tensor&sglang-version={release}"
+            ));
+            let e = estimate(&s).unwrap();
+            let fraction = setting(e.serving.as_ref().unwrap(), "mem-fraction-static");
+            (
+                fraction,
+                e.notes.iter().any(|n| n.contains("not modelled here")),
+            )
+        };
+        assert_eq!(tp4("0.4.3", "l4"), ("0.85".to_string(), false));
+        // From 0.4.6 the table stops at 80 GiB; an H200's default is not modelled.
+        assert!(tp4("0.4.6", "h200").1);
+        assert!(tp4("0.4.2", "l4").1);
     }
 
     #[test]

@@ -26,7 +26,9 @@
 //! - Defaults (`EngineArgs.get_batch_defaults`, vllm/engine/arg_utils.py, `vllm serve`): on GPUs
 //!   of ≥ 70 GiB other than the A100, `max_num_batched_tokens` 8192 and `max_num_seqs` 1024;
 //!   elsewhere 2048 and 256; since v0.28, 16384 and 1024 from 160 GiB; since v0.33, GB10 keeps
-//!   the small tier. `block_size` 16; MLA backends (FlashMLA, CUTLASS MLA) use 64.
+//!   the small tier. Before v0.8 (the V0 engine): 256 sequences and `max(max_model_len, 2048)`
+//!   tokens, or chunked prefill of 2048 (512 before v0.6.5) above 32K. `block_size` 16; MLA
+//!   backends (FlashMLA, CUTLASS MLA) use 64.
 
 use super::vllm_rules::{Rule, Rules};
 use super::{
@@ -199,6 +201,16 @@ pub const MLA_BLOCK_TOKENS: u32 = 64;
 /// Above this total, a GPU other than the A100 gets the large scheduler defaults.
 const LARGE_GPU: Bytes = Bytes(70 * GIB);
 
+/// V0's `max_num_seqs` (`EngineArgs`, vllm/engine/arg_utils.py of v0.6.4 and v0.7.2), and the
+/// context above which it turns chunked prefill on (`use_long_context = max_model_len > 32768`;
+/// not for sliding-window, speculative, multimodal or LoRA runs, which the scheduler defaults
+/// here do not tell apart).
+const V0_MAX_NUM_SEQS: u32 = 256;
+const V0_LONG_CONTEXT: u32 = 32768;
+/// V0's least `max_num_batched_tokens` without chunked prefill: `max(max_model_len, 2048)`
+/// (`SchedulerConfig`, vllm/config.py of v0.6.4 and v0.7.2).
+const V0_MIN_BATCHED_TOKENS: u32 = 2048;
+
 /// From this total, the largest defaults since v0.28 (`Rule::LargestTier`).
 const LARGEST_GPU: Bytes = Bytes(160 * GIB);
 
@@ -210,8 +222,40 @@ struct Scheduler {
     recurrent_blocks: u64,
 }
 
-/// `vllm serve`'s `max_num_batched_tokens` and `max_num_seqs` on this GPU, and why.
-fn batch_defaults(s: &Scenario, r: &Resolved, rules: Rules) -> (u32, u32, &'static str) {
+/// The V0 engine's `max_num_batched_tokens` and `max_num_seqs` for this context, and why: the
+/// whole context in one batch up to 32K, chunks of 2048 (512 before v0.6.5) above.
+fn v0_batch_defaults(rules: Rules, max_model_len: u32) -> (u32, u32, &'static str) {
+    if max_model_len <= V0_LONG_CONTEXT {
+        (
+            max_model_len.max(V0_MIN_BATCHED_TOKENS),
+            V0_MAX_NUM_SEQS,
+            "vLLM V0's default (before 0.8): max(max-model-len, 2048), chunked prefill off up to 32K",
+        )
+    } else if rules.applies(Rule::V0ChunkedPrefill2048) {
+        (
+            2048,
+            V0_MAX_NUM_SEQS,
+            "vLLM V0's default (0.6.5 to 0.7): chunked prefill above 32K, 2048 tokens",
+        )
+    } else {
+        (
+            512,
+            V0_MAX_NUM_SEQS,
+            "vLLM V0's default before 0.6.5: chunked prefill above 32K, 512 tokens",
+        )
+    }
+}
+
+/// `vllm serve`'s `max_num_batched_tokens` and `max_num_seqs` on this GPU and context, and why.
+fn batch_defaults(
+    s: &Scenario,
+    r: &Resolved,
+    rules: Rules,
+    max_model_len: u32,
+) -> (u32, u32, &'static str) {
+    if !rules.applies(Rule::V1Engine) {
+        return v0_batch_defaults(rules, max_model_len);
+    }
     let named = |id: &str| r.gpu.is_some_and(|g| g.id.contains(id)) && s.vram.is_none();
     let gb10 = named("dgx-spark") && rules.applies(Rule::Gb10SmallTier);
     if r.capacity >= LARGEST_GPU && rules.applies(Rule::LargestTier) {
@@ -239,10 +283,11 @@ fn scheduler(
     s: &Scenario,
     r: &Resolved,
     rules: Rules,
+    max_model_len: u32,
     layout: &KvLayout,
     settings: &mut Settings,
 ) -> Scheduler {
-    let (tokens, seqs, class) = batch_defaults(s, r, rules);
+    let (tokens, seqs, class) = batch_defaults(s, r, rules, max_model_len);
     let batched_tokens = s.max_num_batched_tokens.unwrap_or(tokens);
     settings.push(
         "max-num-batched-tokens",
@@ -511,7 +556,7 @@ fn push(s: &Scenario, r: &Resolved, d: &Deployment, rules: Rules, stack: &mut St
     );
     let layout = vllm_layout(s, r, d);
     push_ssm_setting(s, r, &layout, &mut settings);
-    let sched = scheduler(s, r, rules, &layout, &mut settings);
+    let sched = scheduler(s, r, rules, max_model_len, &layout, &mut settings);
     push_rope_tables(r, r.act_dtype, stack);
     let weights = stack.model_load();
     let activations = push_activation_peak(s, r, d, &sched, stack);

@@ -63,6 +63,12 @@ pub(super) enum Rule {
     /// GB10 (DGX Spark, compute capability 12.1) keeps the small tier of the scheduler's
     /// defaults whatever its memory (`is_gb10`, vllm/engine/arg_utils.py of v0.33.0).
     Gb10SmallTier,
+    /// The V1 engine runs by default (`VLLM_USE_V1` defaults to "1" in vllm/envs.py of v0.8.0,
+    /// "0" in v0.7.3), with its scheduler defaults by GPU; before it, V0's.
+    V1Engine,
+    /// V0's chunked prefill defaults to 2048 batched tokens (`SchedulerConfig`, vllm/config.py
+    /// of v0.6.5 and v0.7.2); 512 in v0.6.4.
+    V0ChunkedPrefill2048,
 }
 
 impl Rule {
@@ -75,6 +81,8 @@ impl Rule {
             Rule::LargestTier | Rule::BlackwellCapture => [0, 28, 0],
             Rule::CaptureMaxSeqs => [0, 31, 0],
             Rule::Gb10SmallTier => [0, 33, 0],
+            Rule::V1Engine => [0, 8, 0],
+            Rule::V0ChunkedPrefill2048 => [0, 6, 5],
         }
     }
 }
@@ -133,7 +141,7 @@ impl Rules {
                 self.release, NEWEST_CHECKED[0], NEWEST_CHECKED[1]
             )),
             Release::Version(v) if v < OLDEST_MODELLED => Some(format!(
-                "vLLM {} predates the V1 engine these rules describe (0.10 and later): v0.19's rules apply, and its pool may differ.",
+                "vLLM {} predates the V1 engine these rules describe (0.10 and later): v0.19's memory rules apply (with V0's scheduler defaults before 0.8), and its pool may differ.",
                 self.release
             )),
             _ => None,
@@ -157,6 +165,9 @@ mod tests {
         assert!(!at("0.27.1").applies(Rule::LargestTier));
         assert!(at("0.28").applies(Rule::LargestTier));
         assert!(Rules::new(Release::Latest).applies(Rule::Gb10SmallTier));
+        assert!(!at("0.7.3").applies(Rule::V1Engine));
+        assert!(at("0.8").applies(Rule::V1Engine));
+        assert!(!at("0.6.4").applies(Rule::V0ChunkedPrefill2048));
         assert!(at("0.25").note().is_none());
         assert!(at("0.40").note().unwrap().contains("0.33"));
         assert!(at("0.6.4").note().unwrap().contains("V1"));
