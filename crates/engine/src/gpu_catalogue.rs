@@ -96,8 +96,18 @@ pub struct Datasheet {
     /// cards (RTX 3090, A6000, A40) are not counted. 0 on a unified device (Macs), whose CPU and
     /// GPU share one memory.
     pub link_bytes_per_s: f64,
-    /// The datasheet: its title or address.
+    /// The datasheet: its title or address; empty in a build without the `citations` feature
+    /// (the page, which shows none).
     pub source: &'static str,
+}
+
+/// A citation where the build keeps them, else "" (see [`Datasheet::source`]).
+const fn cite(source: &'static str) -> &'static str {
+    if cfg!(feature = "citations") {
+        source
+    } else {
+        ""
+    }
 }
 
 /// A datasheet's figures in the units datasheets print, in the order
@@ -111,7 +121,7 @@ pub const fn datasheet(figures: [f64; 6], source: &'static str) -> Datasheet {
         int8_ops_per_s: int8_tops * 1e12,
         fp4_flops_per_s: fp4_tflops * 1e12,
         link_bytes_per_s: link_gb_s * 1e9,
-        source,
+        source: cite(source),
     }
 }
 

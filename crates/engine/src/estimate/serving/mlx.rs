@@ -452,7 +452,8 @@ fn split_by_group(a: &Architecture, group: u32) -> (f64, f64) {
     let g = f64::from(group);
     let (mut quantized, mut plain) = (0.0, 0.0);
     let mut add = |cols: f64, elements: f64| {
-        if cols % g == 0.0 {
+        // A whole number of groups: `fract`, as `%` on f64 is a software fmod in wasm.
+        if (cols / g).fract() == 0.0 {
             quantized += elements;
         } else {
             plain += elements;
