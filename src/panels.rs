@@ -23,13 +23,18 @@ use crate::components::{
 use crate::slot::{self, Slot};
 use crate::state::{Module, PageState};
 use leptos::prelude::*;
+use vramfit_engine::estimate;
 use vramfit_engine::query::scenario_from_query;
 
 /// Mounts a panel in each slot of the document, and marks the page whole after them.
 pub fn start() {
     browser::install_panic_banner();
     // The shell wrote its scenario into the URL before it painted, so the URL is the scenario now.
-    let state = PageState::new(Module::Panels, scenario_from_query(&browser::query()).0);
+    let state = PageState::new(
+        Module::Panels,
+        scenario_from_query(&browser::query()).0,
+        estimate,
+    );
     bridge::on_scenario(move |query| state.scenario.set(scenario_from_query(&query).0));
     for (slot, element) in slot::in_document() {
         fill(slot, element, state);

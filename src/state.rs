@@ -5,7 +5,10 @@
 use crate::{bridge, browser};
 use leptos::prelude::*;
 use vramfit_engine::query::scenario_to_query;
-use vramfit_engine::{estimate, Estimate, FieldError, Scenario, Units};
+use vramfit_engine::{Estimate, FieldError, Scenario, Units};
+
+/// An estimate or every invalid field, as the engine's estimate functions give them.
+pub type Computed = Result<Estimate, Vec<FieldError>>;
 
 /// Which module a state lives in, which decides how a button's change is made.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -35,7 +38,9 @@ pub struct PageState {
 }
 
 impl PageState {
-    pub fn new(module: Module, initial: Scenario) -> PageState {
+    /// A module's state, its estimate made by `compute`: the shell shows no formula and passes
+    /// `estimate_without_formulas`, so its module holds no code that writes formula text.
+    pub fn new(module: Module, initial: Scenario, compute: fn(&Scenario) -> Computed) -> PageState {
         let scenario = RwSignal::new(initial);
         PageState {
             module,
@@ -46,7 +51,7 @@ impl PageState {
             // A new scenario is taken as a new estimate without comparing the two: an edit
             // nearly always changes it, and the comparison would cost the shell its code.
             estimate: Memo::new_with_compare(
-                move |previous: Option<&Option<Estimate>>| match scenario.with(estimate) {
+                move |previous: Option<&Option<Estimate>>| match scenario.with(compute) {
                     Ok(e) => Some(e),
                     Err(_) => previous.cloned().flatten(),
                 },

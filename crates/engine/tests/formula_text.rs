@@ -291,6 +291,28 @@ fn every_formulas_numbers_give_its_bytes() {
 }
 
 #[test]
+fn the_estimate_without_formulas_is_the_estimate_less_its_formula_text() {
+    // The page's first module answers with it: the same bytes, labels, verdict, speed and notes.
+    let mut compared = 0;
+    for (model, mode) in [("llama-3.1-8b", "qlora"), ("qwen3-30b-a3b", "inference")] {
+        for runtime in ["transformers", "vllm", "llama.cpp", "mlx"] {
+            let s = scenario(&[("model", model)], &[("mode", mode), ("runtime", runtime)]);
+            let (Ok(mut shown), Ok(plain)) = (
+                estimate::estimate(&s),
+                estimate::estimate_without_formulas(&s),
+            ) else {
+                continue;
+            };
+            assert!(plain.components.iter().all(|c| c.formula.is_empty()));
+            shown.components.iter_mut().for_each(|c| c.formula.clear());
+            assert_eq!(shown, plain, "{model} {mode} {runtime}");
+            compared += 1;
+        }
+    }
+    assert!(compared >= 5, "only {compared} compared");
+}
+
+#[test]
 fn the_text_users_read_has_the_same_components() {
     let s = scenario(&[("model", "llama-3.1-8b")], &[("mode", "qlora")]);
     let shown = estimate::estimate(&s).unwrap();

@@ -129,6 +129,13 @@ pub fn estimate(scenario: &Scenario) -> Result<Estimate, Vec<FieldError>> {
     Ok(estimate_resolved(scenario, planned, Text::Shown))
 }
 
+/// The estimate without its components' formula text (each `formula` is empty), at less cost:
+/// what a view that shows the answer, the stack and the notes but no formula needs.
+pub fn estimate_without_formulas(scenario: &Scenario) -> Result<Estimate, Vec<FieldError>> {
+    let planned = devices::plan(scenario)?;
+    Ok(estimate_resolved(scenario, planned, Text::Labels))
+}
+
 /// The estimate with each component's `formula` as plain arithmetic (numbers in the text's form
 /// and operators, no words), which evaluates to the component's bytes within the numbers'
 /// rounding: what tests check the text against.

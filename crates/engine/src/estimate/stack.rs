@@ -60,6 +60,8 @@ pub(super) fn percent(fraction: f64) -> String {
 pub(super) enum Text {
     /// Nothing: the solver's path.
     None,
+    /// Labels and notes but no formula: what a view that shows no formula needs.
+    Labels,
     /// The text users read ([`Formula::text`]).
     Shown,
     /// Numbers and operators only ([`Formula::arithmetic`]), for the test that evaluates them.
@@ -67,7 +69,7 @@ pub(super) enum Text {
 }
 
 pub(super) struct Stack {
-    /// Whether components carry their label and formula text.
+    /// Whether components carry their label and the estimate its notes.
     pub explain: bool,
     text: Text,
     pub components: Vec<Component>,
@@ -91,9 +93,9 @@ impl Stack {
         }
     }
 
-    /// Makes the leaves of a formula for this stack.
+    /// Makes the leaves of a formula for this stack: with text only where its text is kept.
     pub fn fx(&self) -> Fx {
-        Fx::new(self.explain)
+        Fx::new(matches!(self.text, Text::Shown | Text::Arithmetic))
     }
 
     /// Adds a component of the formula's bytes; one of 0 bytes is left out, except the weights.
@@ -102,6 +104,7 @@ impl Stack {
         if bytes > 0.0 || id == ComponentId::Weights {
             let (label, formula) = match self.text {
                 Text::None => (String::new(), String::new()),
+                Text::Labels => (label.to_string(), String::new()),
                 Text::Shown => (label.to_string(), formula.text()),
                 Text::Arithmetic => (label.to_string(), formula.arithmetic()),
             };
