@@ -118,8 +118,13 @@ fn ensure_tools(browser: bool) -> Result<Tools> {
         &wasm_bindgen_version()?,
         false,
     )?;
-    if !root.join("node_modules/.bin/wasm-opt").exists()
-        || !root.join("node_modules/playwright-core").exists()
+    if [
+        "node_modules/.bin/wasm-opt",
+        "node_modules/playwright-core",
+        "node_modules/terser",
+    ]
+    .iter()
+    .any(|p| !root.join(p).exists())
     {
         run(Command::new("npm")
             .args(["ci", "--no-audit", "--no-fund"])
