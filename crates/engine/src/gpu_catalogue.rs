@@ -369,6 +369,9 @@ const GEFORCE_MORE: &str = "NVIDIA GeForce specifications, memory data rate × b
      PCIe 5.0 x8 (as Tom's Hardware and VideoCardz report it); no dense tensor throughput read";
 const RTX_A5000: &str = "NVIDIA RTX A5000 datasheet: 24 GB GDDR6, 768 GB/s; PCIe 4.0 x16 (the \
      NVLink bridge not counted); no dense tensor throughput read";
+const RTX_ADA_WORKSTATION: &str = "NVIDIA RTX 4000 Ada Generation and RTX 5000 Ada Generation \
+     datasheets: 20 GB GDDR6 on 160 bits, 360 GB/s (RTX 4000 Ada); 32 GB GDDR6 on 256 bits, \
+     576 GB/s (RTX 5000 Ada); PCIe 4.0 x16; tensor throughput stated only as sparse totals";
 const RTX_PRO_4000: &str = "NVIDIA RTX PRO 4000 Blackwell (GTC 2025): 24 GB GDDR7, 28 Gbps × 192 \
      bits = 672 GB/s; PCIe 5.0 x16; tensor throughput stated only as sparse totals";
 const QUADRO_RTX: &str = "NVIDIA Turing GPU Architecture whitepaper (Quadro RTX 6000: 672 GB/s; \
@@ -477,6 +480,11 @@ pub const GPUS: &[Gpu] = &[
     apple("m4-pro-24", "Apple M4 Pro 24GB (unified)", 24.0).sheet(mac(273.0, 0.0, M4_PRO)),
     gpu("rx-7900-xt", "Radeon RX 7900 XT 20GB", 20.0, None)
         .sheet(bandwidth_only(800.0, 32.0, RX_7900)),
+    gpu("rtx-4000-ada", "RTX 4000 Ada Generation 20GB", 20.0, None).sheet(bandwidth_only(
+        360.0,
+        32.0,
+        RTX_ADA_WORKSTATION,
+    )),
     apple("m1-pro-32", "Apple M1 Pro 32GB (unified)", 32.0).sheet(mac(200.0, 0.0, M1_PRO_MAX)),
     apple("m1-max-32", "Apple M1 Max 32GB (unified)", 32.0).sheet(mac(400.0, 0.0, M1_PRO_MAX)),
     apple("m2-pro-32", "Apple M2 Pro 32GB (unified)", 32.0).sheet(mac(200.0, 0.0, M2_PRO_MAX)),
@@ -563,6 +571,11 @@ pub const GPUS: &[Gpu] = &[
         1228.8,
         32.0,
         INSTINCT_OLD,
+    )),
+    gpu("rtx-5000-ada", "RTX 5000 Ada Generation 32GB", 32.0, None).sheet(bandwidth_only(
+        576.0,
+        32.0,
+        RTX_ADA_WORKSTATION,
     )),
     gpu("radeon-pro-v620", "Radeon PRO V620 32GB", 32.0, None).sheet(bandwidth_only(
         512.0,
@@ -688,6 +701,11 @@ pub const GPUS: &[Gpu] = &[
         [2039.0, 312.0, 0.0, 624.0, 0.0, 300.0],
         "NVIDIA A100 datasheet, 80GB SXM column (2039 GB/s; BF16 tensor 312 TFLOPS, \
          INT8 624 TOPS, dense); NVLink 600 GB/s total",
+    )),
+    gpu("a100-pcie-80", "A100 80GB PCIe", 80.0, None).sheet(datasheet(
+        [1935.0, 312.0, 0.0, 624.0, 0.0, 32.0],
+        "NVIDIA A100 datasheet, 80GB PCIe column (1935 GB/s; BF16 tensor 312 TFLOPS, \
+         INT8 624 TOPS, dense); PCIe 4.0 x16 (the NVLink bridge not counted)",
     )),
     gpu("a800-80", "A800 80GB", 80.0, Some(81920)).sheet(datasheet(
         [2039.0, 312.0, 0.0, 624.0, 0.0, 200.0],
