@@ -406,18 +406,18 @@ pub const GPUS: &[Gpu] = &[
         "NVIDIA Ampere GA102 GPU Architecture whitepaper v2, Table 2 (RTX 3080: 760 \
          GB/s; FP16 tensor with FP32 accumulate 59.5, INT8 238, dense); PCIe 4.0 x16",
     )),
-    gpu("rtx-2080-ti", "GeForce RTX 2080 Ti 11GB", 11.0, None).sheet(bandwidth_only(
-        616.0,
-        16.0,
-        "NVIDIA Turing GPU Architecture whitepaper, Appendix A (GeForce RTX 2080 Ti: 14 Gbps \
-         GDDR6 × 352 bits = 616 GB/s); PCIe 3.0 x16; no dense tensor throughput read",
-    )),
     apple("m1-16", "Apple M1 16GB (unified)", 16.0),
     apple("m1-pro-16", "Apple M1 Pro 16GB (unified)", 16.0).sheet(mac(200.0, 0.0, M1_PRO_MAX)),
     apple("m2-16", "Apple M2 16GB (unified)", 16.0).sheet(mac(100.0, 0.0, M2)),
     apple("m2-pro-16", "Apple M2 Pro 16GB (unified)", 16.0).sheet(mac(200.0, 0.0, M2_PRO_MAX)),
     apple("m3-16", "Apple M3 16GB (unified)", 16.0).sheet(mac(100.0, 0.0, M3)),
     apple("m4-16", "Apple M4 16GB (unified)", 16.0).sheet(mac(120.0, 0.0, M4)),
+    gpu("rtx-2080-ti", "GeForce RTX 2080 Ti 11GB", 11.0, None).sheet(bandwidth_only(
+        616.0,
+        16.0,
+        "NVIDIA Turing GPU Architecture whitepaper, Appendix A (GeForce RTX 2080 Ti: 14 Gbps \
+         GDDR6 × 352 bits = 616 GB/s); PCIe 3.0 x16; no dense tensor throughput read",
+    )),
     gpu("rtx-5070", "GeForce RTX 5070 12GB", 12.0, Some(12227))
         .sheet(bandwidth_only(672.0, 64.0, RTX_50)),
     gpu("rtx-4070", "GeForce RTX 4070 12GB", 12.0, Some(12282))
