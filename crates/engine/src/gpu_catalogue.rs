@@ -43,6 +43,11 @@ pub struct Gpu {
     /// (`get_flash_attn_version`, vllm/v1/attention/backends/fa_utils.py); elsewhere it runs
     /// FlashAttention 2.
     pub hopper: bool,
+    /// An NVIDIA card older than Ampere (compute capability below 8.0: Maxwell to Turing), where
+    /// ggml-cuda does not capture CUDA graphs (`ggml_backend_cuda_graph_compute` sets
+    /// `disable_due_to_gpu_arch` below `GGML_CUDA_CC_AMPERE`, ggml/src/ggml-cuda/ggml-cuda.cu)
+    /// and launches each kernel of a step from the host.
+    pub pre_ampere: bool,
     /// What the card moves and computes, where its datasheet is cited.
     pub datasheet: Option<Datasheet>,
     /// How the GPU's memory follows from the machine's, on a device whose memory the CPU
@@ -190,6 +195,11 @@ impl Gpu {
         self
     }
 
+    const fn pre_ampere(mut self) -> Gpu {
+        self.pre_ampere = true;
+        self
+    }
+
     /// Records the card's datasheet figures.
     const fn sheet(mut self, figures: Datasheet) -> Gpu {
         self.datasheet = Some(figures);
@@ -267,6 +277,7 @@ const fn gpu(
         cuda_total_bytes: None,
         nvswitch: false,
         hopper: false,
+        pre_ampere: false,
         datasheet: None,
         unified: None,
     }
@@ -379,6 +390,9 @@ const GEFORCE_MORE: &str = "NVIDIA GeForce specifications, memory data rate × b
      PCIe 5.0 x8 (as Tom's Hardware and VideoCardz report it); no dense tensor throughput read";
 const RTX_A5000: &str = "NVIDIA RTX A5000 datasheet: 24 GB GDDR6, 768 GB/s; PCIe 4.0 x16 (the \
      NVLink bridge not counted); no dense tensor throughput read";
+const RTX_ADA_WORKSTATION: &str = "NVIDIA RTX 4000 Ada Generation and RTX 5000 Ada Generation \
+     datasheets: 20 GB GDDR6 on 160 bits, 360 GB/s (RTX 4000 Ada); 32 GB GDDR6 on 256 bits, \
+     576 GB/s (RTX 5000 Ada); PCIe 4.0 x16; tensor throughput stated only as sparse totals";
 const RTX_PRO_4000: &str = "NVIDIA RTX PRO 4000 Blackwell (GTC 2025): 24 GB GDDR7, 28 Gbps × 192 \
      bits = 672 GB/s; PCIe 5.0 x16; tensor throughput stated only as sparse totals";
 const QUADRO_RTX: &str = "NVIDIA Turing GPU Architecture whitepaper (Quadro RTX 6000: 672 GB/s; \
@@ -419,6 +433,14 @@ pub const GPUS: &[Gpu] = &[
     apple("m2-pro-16", "Apple M2 Pro 16GB (unified)", 16.0).sheet(mac(200.0, 0.0, M2_PRO_MAX)),
     apple("m3-16", "Apple M3 16GB (unified)", 16.0).sheet(mac(100.0, 0.0, M3)),
     apple("m4-16", "Apple M4 16GB (unified)", 16.0).sheet(mac(120.0, 0.0, M4)),
+    gpu("rtx-2080-ti", "GeForce RTX 2080 Ti 11GB", 11.0, None)
+        .pre_ampere()
+        .sheet(bandwidth_only(
+            616.0,
+            16.0,
+            "NVIDIA Turing GPU Architecture whitepaper, Appendix A (GeForce RTX 2080 Ti: 14 \
+             Gbps GDDR6 × 352 bits = 616 GB/s); PCIe 3.0 x16; no dense tensor throughput read",
+        )),
     gpu("rtx-5070", "GeForce RTX 5070 12GB", 12.0, Some(12227))
         .sheet(bandwidth_only(672.0, 64.0, RTX_50)),
     gpu("rtx-4070", "GeForce RTX 4070 12GB", 12.0, Some(12282))
@@ -438,16 +460,20 @@ pub const GPUS: &[Gpu] = &[
         GEFORCE_MORE,
     )),
     apple("m3-pro-18", "Apple M3 Pro 18GB (unified)", 18.0).sheet(mac(150.0, 0.0, M3_PRO)),
-    gpu("t4", "Tesla T4 16GB", 16.0, Some(15360)).sheet(datasheet(
-        [320.0, 65.0, 0.0, 130.0, 0.0, 16.0],
-        "NVIDIA T4 datasheet (320 GB/s; mixed-precision FP16/FP32 tensor 65 TFLOPS, \
-         INT8 130 TOPS); PCIe 3.0 x16",
-    )),
-    gpu("v100-16", "Tesla V100 16GB", 16.0, Some(16130)).sheet(datasheet(
-        [900.0, 125.0, 0.0, 0.0, 0.0, 150.0],
-        "NVIDIA Tesla V100 datasheet, SXM2 column (900 GB/s; FP16 tensor 125 TFLOPS, no \
-         int8 tensor path); NVLink 300 GB/s total",
-    )),
+    gpu("t4", "Tesla T4 16GB", 16.0, Some(15360))
+        .pre_ampere()
+        .sheet(datasheet(
+            [320.0, 65.0, 0.0, 130.0, 0.0, 16.0],
+            "NVIDIA T4 datasheet (320 GB/s; mixed-precision FP16/FP32 tensor 65 TFLOPS, \
+             INT8 130 TOPS); PCIe 3.0 x16",
+        )),
+    gpu("v100-16", "Tesla V100 16GB", 16.0, Some(16130))
+        .pre_ampere()
+        .sheet(datasheet(
+            [900.0, 125.0, 0.0, 0.0, 0.0, 150.0],
+            "NVIDIA Tesla V100 datasheet, SXM2 column (900 GB/s; FP16 tensor 125 TFLOPS, no \
+             int8 tensor path); NVLink 300 GB/s total",
+        )),
     gpu("rtx-5070-ti", "GeForce RTX 5070 Ti 16GB", 16.0, Some(16303))
         .sheet(bandwidth_only(896.0, 64.0, RTX_50)),
     gpu("rtx-4080", "GeForce RTX 4080 16GB", 16.0, Some(16376)).sheet(datasheet(
@@ -487,6 +513,11 @@ pub const GPUS: &[Gpu] = &[
     apple("m4-pro-24", "Apple M4 Pro 24GB (unified)", 24.0).sheet(mac(273.0, 0.0, M4_PRO)),
     gpu("rx-7900-xt", "Radeon RX 7900 XT 20GB", 20.0, None)
         .sheet(bandwidth_only(800.0, 32.0, RX_7900)),
+    gpu("rtx-4000-ada", "RTX 4000 Ada Generation 20GB", 20.0, None).sheet(bandwidth_only(
+        360.0,
+        32.0,
+        RTX_ADA_WORKSTATION,
+    )),
     apple("m1-pro-32", "Apple M1 Pro 32GB (unified)", 32.0).sheet(mac(200.0, 0.0, M1_PRO_MAX)),
     apple("m1-max-32", "Apple M1 Max 32GB (unified)", 32.0).sheet(mac(400.0, 0.0, M1_PRO_MAX)),
     apple("m2-pro-32", "Apple M2 Pro 32GB (unified)", 32.0).sheet(mac(200.0, 0.0, M2_PRO_MAX)),
@@ -537,9 +568,14 @@ pub const GPUS: &[Gpu] = &[
          dense); PCIe 4.0 x16 (the NVLink bridge not counted)",
     )),
     gpu("quadro-rtx-6000", "Quadro RTX 6000 24GB", 24.0, None)
+        .pre_ampere()
         .sheet(datasheet([672.0, 130.5, 0.0, 261.0, 0.0, 16.0], QUADRO_RTX)),
-    gpu("tesla-p40", "Tesla P40 24GB", 24.0, None).sheet(bandwidth_only(346.0, 16.0, TESLA_OLD)),
-    gpu("tesla-m40-24", "Tesla M40 24GB", 24.0, None).sheet(bandwidth_only(288.0, 16.0, TESLA_OLD)),
+    gpu("tesla-p40", "Tesla P40 24GB", 24.0, None)
+        .pre_ampere()
+        .sheet(bandwidth_only(346.0, 16.0, TESLA_OLD)),
+    gpu("tesla-m40-24", "Tesla M40 24GB", 24.0, None)
+        .pre_ampere()
+        .sheet(bandwidth_only(288.0, 16.0, TESLA_OLD)),
     gpu("rtx-pro-4000", "RTX PRO 4000 Blackwell 24GB", 24.0, None).sheet(bandwidth_only(
         672.0,
         64.0,
@@ -554,11 +590,13 @@ pub const GPUS: &[Gpu] = &[
          5090: 1792 GB/s; BF16 and FP8 with FP32 accumulate 209.5 and 419, INT8 838, \
          FP4 1676, dense); PCIe 5.0 x16",
     )),
-    gpu("v100-32", "Tesla V100 32GB", 32.0, None).sheet(datasheet(
-        [900.0, 125.0, 0.0, 0.0, 0.0, 150.0],
-        "NVIDIA Tesla V100 datasheet, SXM2 column (900 GB/s; FP16 tensor 125 TFLOPS, no \
-         int8 tensor path); NVLink 300 GB/s total",
-    )),
+    gpu("v100-32", "Tesla V100 32GB", 32.0, None)
+        .pre_ampere()
+        .sheet(datasheet(
+            [900.0, 125.0, 0.0, 0.0, 0.0, 150.0],
+            "NVIDIA Tesla V100 datasheet, SXM2 column (900 GB/s; FP16 tensor 125 TFLOPS, no \
+             int8 tensor path); NVLink 300 GB/s total",
+        )),
     gpu("mi50-32", "Instinct MI50 32GB (ROCm)", 32.0, None).sheet(bandwidth_only(
         1024.0,
         32.0,
@@ -573,6 +611,11 @@ pub const GPUS: &[Gpu] = &[
         1228.8,
         32.0,
         INSTINCT_OLD,
+    )),
+    gpu("rtx-5000-ada", "RTX 5000 Ada Generation 32GB", 32.0, None).sheet(bandwidth_only(
+        576.0,
+        32.0,
+        RTX_ADA_WORKSTATION,
     )),
     gpu("radeon-pro-v620", "Radeon PRO V620 32GB", 32.0, None).sheet(bandwidth_only(
         512.0,
@@ -652,6 +695,7 @@ pub const GPUS: &[Gpu] = &[
     gpu("radeon-pro-w7900", "Radeon PRO W7900 48GB", 48.0, None)
         .sheet(bandwidth_only(864.0, 32.0, W7900)),
     gpu("quadro-rtx-8000", "Quadro RTX 8000 48GB", 48.0, None)
+        .pre_ampere()
         .sheet(datasheet([672.0, 130.5, 0.0, 261.0, 0.0, 16.0], QUADRO_RTX)),
     // ROCm shows each MI250X as two GPUs (GCDs) of 64 GB: the planner's unit is one.
     gpu(
@@ -698,6 +742,11 @@ pub const GPUS: &[Gpu] = &[
         [2039.0, 312.0, 0.0, 624.0, 0.0, 300.0],
         "NVIDIA A100 datasheet, 80GB SXM column (2039 GB/s; BF16 tensor 312 TFLOPS, \
          INT8 624 TOPS, dense); NVLink 600 GB/s total",
+    )),
+    gpu("a100-pcie-80", "A100 80GB PCIe", 80.0, None).sheet(datasheet(
+        [1935.0, 312.0, 0.0, 624.0, 0.0, 32.0],
+        "NVIDIA A100 datasheet, 80GB PCIe column (1935 GB/s; BF16 tensor 312 TFLOPS, \
+         INT8 624 TOPS, dense); PCIe 4.0 x16 (the NVLink bridge not counted)",
     )),
     gpu("a800-80", "A800 80GB", 80.0, Some(81920)).sheet(datasheet(
         [2039.0, 312.0, 0.0, 624.0, 0.0, 200.0],

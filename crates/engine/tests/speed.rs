@@ -352,3 +352,27 @@ fn a_2024_build_prefills_through_cublas_in_fp16() {
     let seconds = flops / (2.0 * HALF_FLOPS * 0.38) + dequantized / (BANDWIDTH * 0.90);
     close(speed(&e).ttft_s.unwrap(), seconds);
 }
+
+/// Below Ampere ggml-cuda captures no CUDA graph, so each step pays its launches from the host:
+/// a V100 takes LLAMA_CPP_CUDA_PRE_AMPERE's 3.4 ms a step where an Ampere or newer card takes
+/// CUDA's 2.1 ms; on Vulkan the card's architecture does not enter.
+#[test]
+fn a_card_older_than_ampere_launches_its_kernels_without_cuda_graphs() {
+    let basis = |gpu: &str, backend: &str| {
+        let e = run(&[
+            ("model", "llama-2-7b"),
+            ("mode", "inference"),
+            ("runtime", "llama.cpp"),
+            ("quant", "Q4_0"),
+            ("gpu", gpu),
+            ("gpu-backend", backend),
+            ("n-gpu-layers", "99"),
+            ("prompt", "1"),
+            ("seq", "128"),
+        ]);
+        speed(&e).basis.clone()
+    };
+    assert!(basis("v100-32", "cuda").ends_with("plus 3.4 ms of kernel launches"));
+    assert!(basis("a100-80", "cuda").ends_with("plus 2.1 ms of kernel launches"));
+    assert!(basis("quadro-rtx-6000", "vulkan").ends_with("plus 1.5 ms of kernel launches"));
+}

@@ -18,6 +18,7 @@ use std::collections::BTreeSet;
 pub const FIT_CONSTANTS: &[&str] = &[
     "LLAMA_CPP_CUDA.bandwidth",
     "LLAMA_CPP_CUDA.compute",
+    "LLAMA_CPP_CUDA_PRE_AMPERE.step_s",
     "LLAMA_CPP_CUDA_2024.bandwidth",
     "LLAMA_CPP_CUDA_2024.compute",
     "LLAMA_CPP_MMQ",

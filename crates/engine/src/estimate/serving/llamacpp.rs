@@ -113,6 +113,21 @@ pub const LLAMA_CPP_CUDA: Efficiency = Efficiency {
     layer_s: NO_LAYER_TIME,
 };
 
+/// llama.cpp's CUDA backend on a card older than Ampere (`Gpu::pre_ampere`), where ggml-cuda
+/// captures no CUDA graph: `ggml_backend_cuda_graph_compute` sets `disable_due_to_gpu_arch`
+/// below `GGML_CUDA_CC_AMPERE` (ggml/src/ggml-cuda/ggml-cuda.cu, as at the scoreboards' 2025
+/// builds), so every kernel of a step is launched from the host. The kernels are CUDA's, so
+/// only the fixed time changes: 3.4 ms a step, [`LLAMA_CPP_CUDA`]'s 2.1 ms plus the 1.3 ms the
+/// one fit row on such a card (the V100's `tg128`, speed-194) leaves beside CUDA's reads and
+/// step time. That row was among those CUDA's constants were fitted on; they were not refitted
+/// without it. The band's fast end is CUDA's, as with graphs. PR #25749 (opened 2026-07-16,
+/// its first build not pinned here) captures graphs on Volta and Turing too; builds after it
+/// read those cards slower than they run.
+pub const LLAMA_CPP_CUDA_PRE_AMPERE: Efficiency = Efficiency {
+    step_s: Band::new(3.4e-3, 3.4e-3, 1.3e-3),
+    ..LLAMA_CPP_CUDA
+};
+
 /// llama.cpp's Metal backend, the one it runs on Apple GPUs. Decode: the `tg128` rows of
 /// discussion #4167 (Llama 2 7B in F16, Q8_0 and Q4_0 on the M1 Pro to M4 Max,
 /// calibration/speed-measured.csv speed-010 to speed-158), fitted as CUDA's are: 93% of the
@@ -294,6 +309,7 @@ impl RuntimeRules for LlamaCpp {
             _ if s.gpu_backend == GpuBackend::Vulkan => LLAMA_CPP_VULKAN,
             Some(g) if g.is_instinct() => LLAMA_CPP_ROCM_WAVE64,
             Some(g) if g.is_amd() => LLAMA_CPP_ROCM,
+            Some(g) if g.pre_ampere && current => LLAMA_CPP_CUDA_PRE_AMPERE,
             _ if current => LLAMA_CPP_CUDA,
             _ => LLAMA_CPP_CUDA_2024,
         }
