@@ -1158,26 +1158,8 @@ fn lora_can_exceed_full_with_sharded_gradients() {
 mod card_plans {
     use super::*;
     use vramfit_engine::card::{plan_on_card, CardTarget};
-    use vramfit_engine::smi::{Gpu, Memory, MigDevice, Snapshot};
-
-    fn memory() -> impl Strategy<Value = Memory> {
-        let size = || {
-            prop_oneof![
-                Just(None),
-                Just(Some(0u64)),
-                (0u64..1 << 40).prop_map(Some),
-                any::<u64>().prop_map(Some),
-            ]
-        };
-        (size(), size(), size(), size()).prop_map(
-            |(total_bytes, used_bytes, free_bytes, reserved_bytes)| Memory {
-                total_bytes,
-                used_bytes,
-                free_bytes,
-                reserved_bytes,
-            },
-        )
-    }
+    use vramfit_engine::smi::{Gpu, MigDevice, Snapshot};
+    use vramfit_smi::strategies::memory;
 
     fn gpu() -> impl Strategy<Value = Gpu> {
         (memory(), prop::collection::vec(memory(), 0..3)).prop_map(|(memory, migs)| Gpu {

@@ -35,6 +35,8 @@ mod nvitop;
 mod query_text;
 mod rocm_smi;
 pub mod snapshot;
+#[cfg(feature = "proptest")]
+pub mod strategies;
 mod table;
 mod values;
 mod version;

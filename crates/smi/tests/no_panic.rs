@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use proptest::prelude::*;
-use vramfit_smi::{parse, Gpu, Memory, MigDevice, Process, Snapshot, SourceFormat};
+use vramfit_smi::strategies::memory;
+use vramfit_smi::{parse, Gpu, MigDevice, Process, Snapshot, SourceFormat};
 
 fn fixtures() -> &'static [String] {
     static FIXTURES: OnceLock<Vec<String>> = OnceLock::new();
@@ -135,18 +136,6 @@ fn apply(text: &str, damage: &Damage) -> String {
             out
         }
     }
-}
-
-fn memory() -> impl Strategy<Value = Memory> {
-    let size = || proptest::option::of(any::<u64>());
-    (size(), size(), size(), size()).prop_map(
-        |(total_bytes, used_bytes, free_bytes, reserved_bytes)| Memory {
-            total_bytes,
-            used_bytes,
-            free_bytes,
-            reserved_bytes,
-        },
-    )
 }
 
 fn text() -> impl Strategy<Value = Option<String>> {
