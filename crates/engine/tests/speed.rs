@@ -102,6 +102,9 @@ fn a_mixture_of_experts_reads_the_experts_a_batch_reaches() {
     let read = weights * (1.0 - routed) + cache + experts * BANDWIDTH_SHARE / EXPERTS_SHARE;
     close(speed(&one).decode_tokens_per_s, decode_rate(read));
     assert!(touched < 0.25, "far fewer than all experts: {touched}");
+    let basis = &speed(&one).basis;
+    let named = format!("the routed experts' {:.2} GB of it at 54%", experts / 1e9);
+    assert!(basis.contains(&named), "{basis}");
 }
 
 #[test]
