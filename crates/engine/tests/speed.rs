@@ -1,6 +1,6 @@
 //! The speed model against rooflines computed by hand: a dense model's decode reads its weights
 //! and cache at the card's bandwidth, a mixture of experts reads the experts a batch reaches in
-//! expectation, prefill is compute against the tensor peak, and a large batch turns decode
+//! expectation (at their own share of it), prefill is compute against the tensor peak, and a large batch turns decode
 //! compute-bound.
 
 use vramfit_engine::estimate::{Bound, ComponentId, Speed};
@@ -12,6 +12,8 @@ const HALF_FLOPS: f64 = 165.2e12;
 /// llama.cpp's typical shares of those peaks, and the fixed time of its decode step, which every
 /// runtime takes today.
 const BANDWIDTH_SHARE: f64 = 0.97;
+/// The share llama.cpp's `mul_mat_id` reads a mixture of experts' routed experts at.
+const EXPERTS_SHARE: f64 = 0.54;
 const COMPUTE_SHARE: f64 = 0.65;
 const STEP_S: f64 = 2.1e-3;
 
@@ -96,9 +98,13 @@ fn a_mixture_of_experts_reads_the_experts_a_batch_reaches() {
     let touched = 1.0 - (1.0 - 8.0 / 128.0_f64).powi(4);
     // 48 layers × 2 × 4 KV heads × 128 × 2 B per token, 4 requests at a mean 1.5 tokens.
     let cache = 4.0 * 1.5 * 48.0 * 2.0 * 4.0 * 128.0 * 2.0;
-    let read = weights * (1.0 - routed) + weights * routed * touched + cache;
+    let experts = weights * routed * touched;
+    let read = weights * (1.0 - routed) + cache + experts * BANDWIDTH_SHARE / EXPERTS_SHARE;
     close(speed(&one).decode_tokens_per_s, decode_rate(read));
     assert!(touched < 0.25, "far fewer than all experts: {touched}");
+    let basis = &speed(&one).basis;
+    let named = format!("the routed experts' {:.2} GB of it at 54%", experts / 1e9);
+    assert!(basis.contains(&named), "{basis}");
 }
 
 #[test]

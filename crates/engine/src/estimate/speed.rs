@@ -1,7 +1,8 @@
 //! How fast: a roofline per step from the bytes the memory model already knows.
 //!
 //! A decode step reads every weight a batch of `b` tokens touches (for a mixture of experts, the
-//! experts `b` tokens reach in expectation, not all of them) and each request's cache at its
+//! experts `b` tokens reach in expectation, not all of them, read through llama.cpp's
+//! `mul_mat_id` kernels at their own share of the bandwidth) and each request's cache at its
 //! current length, and does `2 × active parameters` FLOPs per token plus attention's; it takes
 //! whichever of the reads (at the card's bandwidth) and the FLOPs (at its tensor throughput) is
 //! slower, plus a fixed time per step or per layer. Without flash attention the cache is read at
@@ -31,6 +32,9 @@ pub struct Efficiency {
     /// the attention kernels that multiply one query by the cache (`KQ`, then `KQV`) rather than
     /// one fused kernel. With flash attention the cache is read at [`Efficiency::bandwidth`].
     pub attention: Band,
+    /// Of the memory bandwidth, for the routed experts a decode step reads: `mul_mat_id`'s
+    /// kernels, which multiply each token by the few experts it chose, one small matrix each.
+    pub experts: Band,
     /// Of the tensor throughput, in prefill.
     pub compute: Band,
     /// Seconds a decode step adds to its reads and FLOPs: launching and synchronising its
@@ -113,6 +117,8 @@ const DECODE_BENCH_TOKENS: u32 = 128;
 /// What one step reads and computes, on the GPU and in system RAM.
 struct Step {
     gpu_bytes: f64,
+    /// The routed experts a decode step reads, at their own share of the bandwidth.
+    expert_bytes: f64,
     /// The KV cache a decode step reads, at its own share of the bandwidth.
     cache_bytes: f64,
     /// Bytes that kernels between the matmuls read and write, which overlap no FLOPs: in prefill
@@ -129,6 +135,7 @@ struct Step {
 struct Shares {
     bandwidth: f64,
     attention: f64,
+    experts: f64,
     compute: f64,
     fixed_s: f64,
 }
@@ -150,6 +157,7 @@ impl Shares {
             } else {
                 band(&eff.attention)
             },
+            experts: band(&eff.experts),
             compute: band(&path.share),
             fixed_s: band(&eff.step_s) + band(&eff.layer_s) * layers,
         }
@@ -164,6 +172,7 @@ impl Step {
     fn seconds(&self, sheet: &Datasheet, (peak, host): (f64, f64), sh: Shares) -> (f64, Bound) {
         let bandwidth = sheet.memory_bytes_per_s;
         let memory = self.gpu_bytes / (bandwidth * sh.bandwidth)
+            + self.expert_bytes / (bandwidth * sh.experts)
             + self.cache_bytes / (bandwidth * sh.attention);
         // A card whose maker states no throughput (peak 0) is taken as never compute-bound.
         let math = if peak > 0.0 {
@@ -264,7 +273,8 @@ fn decode_step(
 ) -> Step {
     let touched = experts_touched(r, b);
     Step {
-        gpu_bytes: w.gpu_dense + w.gpu_experts * touched,
+        gpu_bytes: w.gpu_dense,
+        expert_bytes: w.gpu_experts * touched,
         cache_bytes: b * cache_bytes(layout, context),
         serial_bytes: 0.0,
         host_bytes: w.host_dense + w.host_experts * touched,
@@ -321,6 +331,7 @@ fn prefill_step(
     };
     Step {
         gpu_bytes: weights,
+        expert_bytes: 0.0,
         cache_bytes: 0.0,
         serial_bytes: dequantized + scores,
         host_bytes: 0.0,
@@ -424,7 +435,7 @@ pub(super) fn speed(
             bound,
             (sheet, path.peak, host),
             b,
-            (&eff.bandwidth, &path.share),
+            (&eff.bandwidth, &eff.experts, &path.share),
             eff.step_s.typical + eff.layer_s.typical * layers,
         ),
         measure: s.runtime.rules().bench_command(
@@ -442,7 +453,7 @@ fn basis(
     bound: Bound,
     peaks: (&Datasheet, f64, f64),
     b: f64,
-    shares: (&Band, &Band),
+    shares: (&Band, &Band, &Band),
     step_s: f64,
 ) -> String {
     let (sheet, peak, host) = peaks;
@@ -464,12 +475,22 @@ fn basis(
             } else {
                 String::new()
             };
+            // A mixture of experts' routed experts, read through `mul_mat_id` at their own share.
+            let experts_part = if step.expert_bytes > 0.0 {
+                format!(
+                    " (the routed experts' {} of it at {:.0}%)",
+                    gb(step.expert_bytes),
+                    shares.1.typical * 100.0
+                )
+            } else {
+                String::new()
+            };
             format!(
-                "memory-bound: a step of {} token{} reads {} at {} GB/s × {:.0}%{host_part}\
-                 {launches}",
+                "memory-bound: a step of {} token{} reads {} at {} GB/s × {:.0}%{experts_part}\
+                 {host_part}{launches}",
                 b,
                 if b == 1.0 { "" } else { "s" },
-                gb(step.gpu_bytes + step.cache_bytes),
+                gb(step.gpu_bytes + step.expert_bytes + step.cache_bytes),
                 group_thousands((sheet.memory_bytes_per_s / 1e9).round() as u64),
                 shares.0.typical * 100.0,
             )
@@ -479,7 +500,7 @@ fn basis(
              {launches}",
             step.flops / 1e12,
             peak / 1e12,
-            shares.1.typical * 100.0,
+            shares.2.typical * 100.0,
         ),
     }
 }

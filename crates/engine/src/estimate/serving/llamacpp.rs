@@ -105,9 +105,20 @@ pub(super) struct LlamaCpp;
 /// (PR #4766, `pp 512` 11,048 t/s), 65% for quantized files when they were dequantized for
 /// cuBLAS (the same PR), 33% on a V100, whose quantized matmuls have no int8 tensor cores (the
 /// scoreboard). The other runtimes take these until calibration/ holds their own measurements.
+/// A mixture of experts' routed experts are read at 54% of the bandwidth (30% to the peak):
+/// `ggml_cuda_mul_mat_id` (ggml/src/ggml-cuda/ggml-cuda.cu) sends a batch of up to
+/// `MMVQ_MAX_BATCH_SIZE` tokens to `ggml_cuda_mul_mat_vec_q` with the `ids` tensor, one grid
+/// slice per chosen expert, each a small matrix (gpt-oss: 2880 × 2880) that fills the card less
+/// than a dense layer's, beside the router's top-k, softmax and weighting kernels. Set by least
+/// squares of the relative error, with the constants above fixed, on every other MoE decode row
+/// of speed-scenarios.csv in its order (14 rows: gpt-oss-20b and -120b, Qwen3-30B-A3B, on the
+/// RTX 5090, RTX 4080 Super, RTX 5070 Ti, RTX PRO 6000 and DGX Spark); nine are the DGX Spark's,
+/// whose dense rows also read 12–23% fast, which pulls the share down. The band's low end is
+/// the share the slowest fit row (speed-820, build b6761) leaves.
 pub const LLAMA_CPP_CUDA: Efficiency = Efficiency {
     bandwidth: Band::new(0.60, 0.97, 1.0),
     attention: Band::new(0.60, 0.97, 1.0),
+    experts: Band::new(0.30, 0.54, 1.0),
     compute: Band::new(0.33, 0.65, 0.90),
     step_s: Band::new(2.1e-3, 2.1e-3, 1.3e-3),
     layer_s: NO_LAYER_TIME,
@@ -138,10 +149,13 @@ pub const LLAMA_CPP_CUDA_PRE_AMPERE: Efficiency = Efficiency {
 /// and the fixed time from 6.0 ms down to the 5.0 ms the M4 Max's Q4_0 row (speed-158) leaves
 /// beside its reads at the peak.
 /// Prefill keeps CUDA's shares: the only Apple rows with a stated throughput (the 76-core M2
-/// Ultra's pp512, speed-085/087/089) lie within 8% of them.
+/// Ultra's pp512, speed-085/087/089) lie within 8% of them. Routed experts are read through
+/// `kernel_mul_mv_id` (ggml/src/ggml-metal/ggml-metal.metal) at 79% (60% to the peak), set as
+/// CUDA's on every other Apple MoE decode row (gpt-oss-20b on the M3 Ultra, M4 Max, M1 Pro).
 pub const LLAMA_CPP_METAL: Efficiency = Efficiency {
     bandwidth: Band::new(0.65, 0.93, 1.0),
     attention: Band::new(0.65, 0.93, 1.0),
+    experts: Band::new(0.60, 0.79, 1.0),
     compute: LLAMA_CPP_CUDA.compute,
     step_s: Band::new(6.0e-3, 6.0e-3, 5.0e-3),
     layer_s: NO_LAYER_TIME,
@@ -162,6 +176,7 @@ pub const LLAMA_CPP_METAL: Efficiency = Efficiency {
 pub const LLAMA_CPP_ROCM: Efficiency = Efficiency {
     bandwidth: Band::new(0.55, 0.62, 1.0),
     attention: Band::new(0.55, 0.62, 1.0),
+    experts: Band::new(0.55, 0.62, 1.0),
     compute: LLAMA_CPP_CUDA.compute,
     step_s: Band::new(0.0, 0.0, 0.0),
     layer_s: NO_LAYER_TIME,
@@ -175,6 +190,7 @@ pub const LLAMA_CPP_ROCM: Efficiency = Efficiency {
 pub const LLAMA_CPP_ROCM_WAVE64: Efficiency = Efficiency {
     bandwidth: Band::new(0.67, 0.67, 1.0),
     attention: Band::new(0.67, 0.67, 1.0),
+    experts: Band::new(0.67, 0.67, 1.0),
     compute: LLAMA_CPP_CUDA.compute,
     step_s: Band::new(4.6e-3, 4.6e-3, 4.6e-3),
     layer_s: NO_LAYER_TIME,
@@ -192,15 +208,17 @@ pub const LLAMA_CPP_ROCM_WAVE64: Efficiency = Efficiency {
 pub const LLAMA_CPP_VULKAN: Efficiency = Efficiency {
     bandwidth: Band::new(0.80, 0.91, 1.0),
     attention: Band::new(0.80, 0.91, 1.0),
+    experts: Band::new(0.80, 0.91, 1.0),
     compute: LLAMA_CPP_CUDA.compute,
     step_s: Band::new(1.5e-3, 1.5e-3, 0.93e-3),
     layer_s: NO_LAYER_TIME,
 };
 
-/// No fixed time per layer: the rows a constant was set from all ran 32-layer models, which
+/// No fixed time per layer: the dense rows a constant was set from all ran 32-layer models, which
 /// cannot tell a time per layer from one per step; the step's holds it. Likewise their `tg128`
 /// runs read too short a cache to tell its share from the weights', so `attention` repeats
-/// `bandwidth` in those constants.
+/// `bandwidth` in those constants, and `experts` does where no MoE row was fitted (ROCm, Vulkan,
+/// the 2024 builds).
 const NO_LAYER_TIME: Band = Band::new(0.0, 0.0, 0.0);
 
 /// No fixed time per step, where one per layer holds it.
@@ -226,6 +244,7 @@ const NO_STEP_TIME: Band = Band::new(0.0, 0.0, 0.0);
 pub const LLAMA_CPP_CUDA_2024: Efficiency = Efficiency {
     bandwidth: Band::new(0.60, 0.90, 1.0),
     attention: Band::new(0.14, 0.33, 0.79),
+    experts: Band::new(0.60, 0.90, 1.0),
     compute: Band::new(0.21, 0.38, 1.0),
     step_s: NO_STEP_TIME,
     layer_s: Band::new(124e-6, 124e-6, 61e-6),
@@ -240,6 +259,7 @@ pub const LLAMA_CPP_CUDA_2024: Efficiency = Efficiency {
 pub const LLAMA_CPP_METAL_2024: Efficiency = Efficiency {
     bandwidth: Band::new(0.45, 0.66, 1.0),
     attention: Band::new(0.065, 0.11, 0.17),
+    experts: Band::new(0.45, 0.66, 1.0),
     compute: LLAMA_CPP_METAL.compute,
     step_s: NO_STEP_TIME,
     layer_s: Band::new(168e-6, 168e-6, 130e-6),
