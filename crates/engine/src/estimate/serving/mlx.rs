@@ -52,8 +52,11 @@
 //! Not modelled (a note says so): sliding-window and recurrent layers' own caches, MLA, MLX's
 //! CUDA backend, and more than one device.
 
-use super::{Build, Facts, LoggedFigure, PoolWords, Reads, RuntimeRules, Serving, Settings};
+use super::{
+    llamacpp, Build, Facts, LoggedFigure, PoolWords, Reads, RuntimeRules, Serving, Settings,
+};
 use crate::estimate::formula::{Formula, Fx};
+use crate::estimate::speed::Efficiency;
 use crate::estimate::stack::Stack;
 use crate::estimate::ComponentId;
 use crate::model::Architecture;
@@ -148,6 +151,16 @@ impl RuntimeRules for Mlx {
 
     fn release(&self, s: &Scenario) -> Option<Release> {
         Some(s.mlx_lm_version)
+    }
+
+    /// No MLX benchmark rows set constants of their own: llama.cpp's Metal shares stand in on a
+    /// Mac (the same GPU through Metal kernels), its CUDA ones elsewhere, and a note says so.
+    fn efficiency(&self, _s: &Scenario, r: &Resolved) -> Efficiency {
+        if r.gpu.is_some_and(|g| g.is_mac()) {
+            llamacpp::LLAMA_CPP_METAL
+        } else {
+            llamacpp::LLAMA_CPP_CUDA
+        }
     }
 
     fn push(&self, b: Build<'_>) -> Option<Serving> {
@@ -676,8 +689,12 @@ fn notes(s: &Scenario, r: &Resolved, notes: &mut Vec<String>) {
             r.weights
         ));
     }
+    notes.push(
+        "MLX's speed uses llama.cpp's shares of bandwidth: no MLX runs were fitted.".to_string(),
+    );
+    // MLX's CUDA backend: the `mlx[cuda]` wheel, mlx/backend/cuda.
     if crate::gpu_catalogue::find(&s.gpu).is_some_and(|g| !g.is_mac()) {
-        notes.push("MLX runs on NVIDIA GPUs through its CUDA backend (mlx[cuda], mlx/backend/cuda), whose allocator is not modelled: these are the Metal allocator's rules.".to_string());
+        notes.push("MLX runs on NVIDIA GPUs through its CUDA backend, whose allocator is not modelled: these are the Metal allocator's rules.".to_string());
     }
 }
 
