@@ -3,7 +3,15 @@
 import init from './vramfit-web.js';
 
 addEventListener('vramfit:load-panels', () => {
-  import('./vramfit-panels.js').then((panels) =>
+  // The panels' stylesheet comes with them, not with the first download; they mount once both
+  // have arrived (a sheet that fails to load leaves them unstyled, not absent).
+  const css = Object.assign(document.createElement('link'), {
+    rel: 'stylesheet',
+    href: new URL('./panels.css', import.meta.url).href,
+  });
+  const styled = new Promise((done) => { css.onload = css.onerror = done; });
+  document.head.append(css);
+  Promise.all([import('./vramfit-panels.js'), styled]).then(([panels]) =>
     panels.default({ module_or_path: new URL('./vramfit-panels_bg.wasm', import.meta.url) }));
 }, { once: true });
 
