@@ -287,14 +287,7 @@ pub struct RuntimeComparison {
 /// log.
 fn runtime_figure(e: &Estimate, figure: &str) -> Option<f64> {
     let serving = e.serving.as_ref()?;
-    let logged_figure = e
-        .scenario
-        .runtime
-        .rules()
-        .facts()
-        .logged_figures
-        .iter()
-        .find(|f| f.name == figure)?;
+    let logged_figure = e.scenario.runtime.rules().facts().logged(figure)?;
     let gpu = |figure| logged(&e.components, figure);
     let host = |figure| logged(&serving.host_components, figure);
     match logged_figure.reads {

@@ -45,7 +45,8 @@ pub struct Facts {
     /// of scenario fields and their flags. `None` for a library (transformers).
     pub launch: Option<&'static Launch>,
     /// The figures its startup log prints that calibration/runtime-logs.csv compares, and where
-    /// the estimate holds each.
+    /// the estimate holds each, beside those every server with a pool prints
+    /// ([`Facts::figures`]).
     pub logged_figures: &'static [LoggedFigure],
 }
 
@@ -77,7 +78,28 @@ impl Facts {
         pools_kv: false,
         ..Facts::SERVER
     };
+
+    /// Every figure its log prints: a server with a pool prints the weights it loaded and the
+    /// pool's bytes and tokens at start (vLLM's "Model loading took", "Available KV cache
+    /// memory" and "GPU KV cache size"; SGLang's "Load weight end" and "KV Cache is
+    /// allocated"), then its own.
+    pub fn figures(&self) -> impl Iterator<Item = &'static LoggedFigure> {
+        let pooled: &'static [LoggedFigure] = if self.pools_kv { &POOL_FIGURES } else { &[] };
+        pooled.iter().chain(self.logged_figures)
+    }
+
+    /// The figure of that name its log prints, if it prints one.
+    pub fn logged(&self, name: &str) -> Option<&'static LoggedFigure> {
+        self.figures().find(|f| f.name == name)
+    }
 }
+
+/// What every server with a pool logs: see [`Facts::figures`].
+const POOL_FIGURES: [LoggedFigure; 3] = [
+    LoggedFigure::new("weights", Reads::Gpu(crate::estimate::LogFigure::ModelLoad)),
+    LoggedFigure::new("kv_pool", Reads::PoolBytes),
+    LoggedFigure::new("kv_tokens", Reads::PoolTokens),
+];
 
 /// What one runtime does with the GPU: its facts and the rules that size its memory and speed.
 pub trait RuntimeRules: Sync {
@@ -274,7 +296,7 @@ mod tests {
                     "{runtime} has an accuracy kind"
                 );
                 assert!(
-                    !rules.facts().logged_figures.is_empty(),
+                    rules.facts().figures().next().is_some(),
                     "{runtime}'s log figures"
                 );
             }
@@ -291,12 +313,7 @@ mod tests {
             let runtime = Runtime::parse(&row["runtime"]).unwrap();
             let figure = &row["figure"];
             assert!(
-                runtime
-                    .rules()
-                    .facts()
-                    .logged_figures
-                    .iter()
-                    .any(|f| f.name == figure),
+                runtime.rules().facts().logged(figure).is_some(),
                 "{runtime} logs no `{figure}`"
             );
         }

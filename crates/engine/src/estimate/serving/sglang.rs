@@ -31,14 +31,12 @@
 
 use super::{
     gib2, note_unknown_rope_tables, push_non_torch, push_rope_tables, Build, Deployment, Facts,
-    Flag, KvLayout, Launch, LoggedFigure, Parallel, Reads, RuntimeRules, Serving, Setting,
-    Settings, When, Write,
+    Flag, KvLayout, Launch, Parallel, RuntimeRules, Serving, Setting, Settings, When, Write,
 };
 use crate::dtype::Dtype;
 use crate::estimate::overhead;
 use crate::estimate::stack::Stack;
 use crate::estimate::ComponentId;
-use crate::estimate::LogFigure;
 use crate::runtime::{Release, Runtime};
 use crate::scenario::Group;
 use crate::scenario::{Resolved, Scenario};
@@ -51,18 +49,14 @@ pub(super) struct Sglang;
 /// `ModelRunner.init_torch_distributed`, python/sglang/srt/model_executor/model_runner.py).
 const TP_MEMORY_BALANCE: f64 = 0.9;
 
-/// SGLang's facts: its name, settings, benchmark, launch command and the figures its log prints.
+/// SGLang's facts: its name, settings, benchmark and launch command; its log prints what every
+/// server with a pool does.
 const FACTS: Facts = Facts {
     name: "SGLang",
     accuracy_label: "SGLang serving",
     settings_group: Some(Group::Sglang),
     serving_bench: Some("python -m sglang.bench_serving --backend sglang"),
     launch: Some(&SGLANG_LAUNCH),
-    logged_figures: &[
-        LoggedFigure::new("weights", Reads::Gpu(LogFigure::ModelLoad)),
-        LoggedFigure::new("kv_pool", Reads::PoolBytes),
-        LoggedFigure::new("kv_tokens", Reads::PoolTokens),
-    ],
     ..Facts::SERVER
 };
 

@@ -58,12 +58,9 @@ const FACTS: Facts = Facts {
     serving_bench: Some("vllm bench serve --model MODEL"),
     launch: Some(&VLLM_LAUNCH),
     logged_figures: &[
-        LoggedFigure::new("weights", Reads::Gpu(LogFigure::ModelLoad)),
         LoggedFigure::new("activation_peak", Reads::Gpu(LogFigure::ActivationPeak)),
         LoggedFigure::new("non_torch", Reads::Gpu(LogFigure::NonTorch)),
         LoggedFigure::new("cuda_graphs", Reads::Gpu(LogFigure::CudaGraphs)),
-        LoggedFigure::new("kv_pool", Reads::PoolBytes),
-        LoggedFigure::new("kv_tokens", Reads::PoolTokens),
         LoggedFigure::new("max_concurrency", Reads::Concurrency),
     ],
     ..Facts::SERVER
