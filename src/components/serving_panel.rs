@@ -76,14 +76,14 @@ fn setting(setting: Setting) -> impl IntoView {
         .find(|f| f.key == setting.key)
         .map_or_else(|| setting.key.clone(), |f| f.label.to_string());
     let class = setting.default_from.is_some().then_some("default");
-    let from = setting
-        .default_from
-        .map_or_else(|| "as set".to_string(), |from| format!("default: {from}"));
+    // A value the scenario holds needs no source, whether the user typed it or left the form's
+    // own default (as the CLI's settings line writes it); a runtime's default says whose it is.
+    let from = setting.default_from.map(|from| format!(" · default: {from}"));
     let key = setting.key.clone();
     view! {
         <li data-setting=key class=class>
             {label}" = "<strong>{setting.value}</strong>
-            <span class="setting-from"><code>{setting.key}</code>" · "{from}</span>
+            <span class="setting-from"><code>{setting.key}</code>{from}</span>
         </li>
     }
 }

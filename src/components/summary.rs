@@ -103,7 +103,10 @@ fn devices(e: &Estimate, u: Units) -> Option<impl IntoView> {
 fn notes(e: &Estimate) -> impl IntoView {
     let method_note = match e.method {
         Method::Lesson => format!("Lesson method: chapter 62's formula exactly (weights + gradients + optimizer + {LESSON_ACTIVATION_FACTOR}·L·B·S·H·Ba + {} GB).", LESSON_OVERHEAD_BYTES / GB as f64),
-        Method::Detailed => "Detailed method: every tensor PyTorch keeps at the peak, plus CUDA context and allocator slack.".to_string(),
+        Method::Detailed => match e.scenario.runtime.rules().facts() {
+            f if f.serves => format!("Detailed method: what {} allocates, part by part, as its own startup log counts it.", f.name),
+            _ => "Detailed method: every tensor PyTorch keeps at the peak, plus CUDA context and allocator slack.".to_string(),
+        },
     };
     let notes = e
         .notes
