@@ -19,7 +19,7 @@ use std::cell::Cell;
 use std::rc::Rc;
 use vramfit_engine::examples::lesson_example;
 use vramfit_engine::query::{parse_query, scenario_from_query, scenario_to_query};
-use vramfit_engine::{estimate_without_formulas, FieldError, Scenario};
+use vramfit_engine::{estimate_memory, FieldError, Scenario};
 
 /// The URL's scenario. `?lesson=<id>` starts from one of chapter 62's worked examples; the URL's
 /// own keys then override it (the page rewrites the URL with every field explicit).
@@ -101,7 +101,7 @@ pub fn start() {
     let query = browser::query();
     let layout = Layout::from_query(&query);
     let (initial, warnings) = opening_scenario(&query, &layout);
-    let state = PageState::new(Module::Shell, initial, estimate_without_formulas);
+    let state = PageState::new(Module::Shell, initial, estimate_memory);
     leptos::mount::mount_to_body(move || view! { <App state layout warnings query/> });
     // The first estimate is rendered synchronously during the mount.
     browser::mark("vramfit:first-result");

@@ -9,7 +9,7 @@ use crate::state::PageState;
 use leptos::html::Canvas;
 use leptos::prelude::*;
 use vramfit_engine::examples::{lesson_example, LESSON_ATTEMPTS};
-use vramfit_engine::{estimate, Estimate, Scenario};
+use vramfit_engine::{estimate_memory, Estimate, Scenario};
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::HtmlCanvasElement;
@@ -212,7 +212,7 @@ pub fn ChartPanel() -> impl IntoView {
         move |_| {
             compare.with(|list| {
                 list.iter()
-                    .filter_map(|(label, s)| estimate(s).ok().map(|e| (label.clone(), e)))
+                    .filter_map(|(label, s)| estimate_memory(s).ok().map(|e| (label.clone(), e)))
                     .collect::<Vec<_>>()
             })
         },

@@ -78,7 +78,9 @@ fn setting(setting: Setting) -> impl IntoView {
     let class = setting.default_from.is_some().then_some("default");
     // A value the scenario holds needs no source, whether the user typed it or left the form's
     // own default (as the CLI's settings line writes it); a runtime's default says whose it is.
-    let from = setting.default_from.map(|from| format!(" · default: {from}"));
+    let from = setting
+        .default_from
+        .map(|from| format!(" · default: {from}"));
     let key = setting.key.clone();
     view! {
         <li data-setting=key class=class>

@@ -26,7 +26,7 @@ pub mod what_if;
 pub mod wire;
 pub mod workload;
 
-pub use estimate::{estimate, estimate_without_formulas, Budget, Component, Estimate, Verdict};
+pub use estimate::{estimate, estimate_memory, Budget, Component, Estimate, Verdict};
 pub use scenario::{FieldError, Scenario};
 pub use units::{Bytes, Units};
 /// The nvidia-smi / snapshot parsers, shared with the page and the CLI.

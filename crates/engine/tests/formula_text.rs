@@ -291,25 +291,28 @@ fn every_formulas_numbers_give_its_bytes() {
 }
 
 #[test]
-fn the_estimate_without_formulas_is_the_estimate_less_its_formula_text() {
-    // The page's first module answers with it: the same bytes, labels, verdict, speed and notes.
-    let mut compared = 0;
+fn the_memory_estimate_is_the_estimate_less_its_formula_text_and_speed() {
+    // The page's first module answers with it: the same bytes, labels, verdict and notes.
+    let (mut compared, mut timed) = (0, 0);
     for (model, mode) in [("llama-3.1-8b", "qlora"), ("qwen3-30b-a3b", "inference")] {
         for runtime in ["transformers", "vllm", "llama.cpp", "mlx"] {
             let s = scenario(&[("model", model)], &[("mode", mode), ("runtime", runtime)]);
             let (Ok(mut shown), Ok(plain)) = (
                 estimate::estimate(&s),
-                estimate::estimate_without_formulas(&s),
+                estimate::estimate_memory(&s),
             ) else {
                 continue;
             };
             assert!(plain.components.iter().all(|c| c.formula.is_empty()));
+            assert!(plain.speed.is_none());
+            timed += usize::from(shown.speed.take().is_some());
             shown.components.iter_mut().for_each(|c| c.formula.clear());
             assert_eq!(shown, plain, "{model} {mode} {runtime}");
             compared += 1;
         }
     }
     assert!(compared >= 5, "only {compared} compared");
+    assert!(timed >= 3, "only {timed} had a speed to leave out");
 }
 
 #[test]

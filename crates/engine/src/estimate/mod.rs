@@ -126,14 +126,38 @@ impl Estimate {
 /// Builds the estimate, or every invalid field.
 pub fn estimate(scenario: &Scenario) -> Result<Estimate, Vec<FieldError>> {
     let planned = devices::plan(scenario)?;
-    Ok(estimate_resolved(scenario, planned, Text::Shown))
+    Ok(estimate_resolved(
+        scenario,
+        planned,
+        Text::Shown,
+        with_speed,
+    ))
 }
 
-/// The estimate without its components' formula text (each `formula` is empty), at less cost:
-/// what a view that shows the answer, the stack and the notes but no formula needs.
-pub fn estimate_without_formulas(scenario: &Scenario) -> Result<Estimate, Vec<FieldError>> {
+/// The estimate without its components' formula text (each `formula` is empty) and without its
+/// speed, at less cost: what a view that shows the memory answer, the stack and the notes needs.
+/// A build that calls only this holds no code that writes formula text or times a step.
+pub fn estimate_memory(scenario: &Scenario) -> Result<Estimate, Vec<FieldError>> {
     let planned = devices::plan(scenario)?;
-    Ok(estimate_resolved(scenario, planned, Text::Labels))
+    Ok(estimate_resolved(
+        scenario,
+        planned,
+        Text::Labels,
+        |_, _, _, _| None,
+    ))
+}
+
+/// How an estimate gets its speed: timed from the stack, or left out.
+type SpeedOf =
+    fn(&Scenario, &Resolved, &Stack, Option<&Serving>) -> Option<Result<Speed, Option<String>>>;
+
+fn with_speed(
+    s: &Scenario,
+    r: &Resolved,
+    stack: &Stack,
+    serving: Option<&Serving>,
+) -> Option<Result<Speed, Option<String>>> {
+    Some(speed::speed(s, r, &stack.components, serving))
 }
 
 /// The estimate with each component's `formula` as plain arithmetic (numbers in the text's form
@@ -142,7 +166,12 @@ pub fn estimate_without_formulas(scenario: &Scenario) -> Result<Estimate, Vec<Fi
 #[doc(hidden)]
 pub fn arithmetic(scenario: &Scenario) -> Result<Estimate, Vec<FieldError>> {
     let planned = devices::plan(scenario)?;
-    Ok(estimate_resolved(scenario, planned, Text::Arithmetic))
+    Ok(estimate_resolved(
+        scenario,
+        planned,
+        Text::Arithmetic,
+        with_speed,
+    ))
 }
 
 /// The stack without labels or formula text, and the budget it is judged against: what the
@@ -371,7 +400,12 @@ fn note_unified_memory(
     }
 }
 
-fn estimate_resolved(s: &Scenario, planned: devices::Planned, text: Text) -> Estimate {
+fn estimate_resolved(
+    s: &Scenario,
+    planned: devices::Planned,
+    text: Text,
+    speed_of: SpeedOf,
+) -> Estimate {
     let r = &planned.resolved;
     let mut notes: Vec<String> = planned.note.into_iter().collect();
     let (stack, trainable, serving) = build_stack(s, r, text, &mut notes);
@@ -380,9 +414,8 @@ fn estimate_resolved(s: &Scenario, planned: devices::Planned, text: Text) -> Est
     note_unified_memory(s, r, serving.as_ref(), &mut notes);
     let total = stack.total();
     let budget = Budget::new(s, r);
-    let speed = speed::speed(s, r, &stack.components, serving.as_ref())
-        .map_err(|why| notes.extend(why))
-        .ok();
+    let speed = speed_of(s, r, &stack, serving.as_ref())
+        .and_then(|speed| speed.map_err(|why| notes.extend(why)).ok());
     Estimate {
         schema: ESTIMATE_SCHEMA.to_string(),
         scenario: s.clone(),
