@@ -143,21 +143,25 @@ pub fn estimate_memory(scenario: &Scenario) -> Result<Estimate, Vec<FieldError>>
         scenario,
         planned,
         Text::Labels,
-        |_, _, _, _| None,
+        |_, _, _, _, _| None,
     ))
 }
 
-/// How an estimate gets its speed: timed from the stack, or left out.
+/// How an estimate gets its speed: timed from the stack (a note says why where it cannot be),
+/// or left out.
 type SpeedOf =
-    fn(&Scenario, &Resolved, &Stack, Option<&Serving>) -> Option<Result<Speed, Option<String>>>;
+    fn(&Scenario, &Resolved, &Stack, Option<&Serving>, &mut Vec<String>) -> Option<Speed>;
 
 fn with_speed(
     s: &Scenario,
     r: &Resolved,
     stack: &Stack,
     serving: Option<&Serving>,
-) -> Option<Result<Speed, Option<String>>> {
-    Some(speed::speed(s, r, &stack.components, serving))
+    notes: &mut Vec<String>,
+) -> Option<Speed> {
+    speed::speed(s, r, &stack.components, serving)
+        .map_err(|why| notes.extend(why))
+        .ok()
 }
 
 /// The estimate with each component's `formula` as plain arithmetic (numbers in the text's form
@@ -414,8 +418,7 @@ fn estimate_resolved(
     note_unified_memory(s, r, serving.as_ref(), &mut notes);
     let total = stack.total();
     let budget = Budget::new(s, r);
-    let speed = speed_of(s, r, &stack, serving.as_ref())
-        .and_then(|speed| speed.map_err(|why| notes.extend(why)).ok());
+    let speed = speed_of(s, r, &stack, serving.as_ref(), &mut notes);
     Estimate {
         schema: ESTIMATE_SCHEMA.to_string(),
         scenario: s.clone(),
