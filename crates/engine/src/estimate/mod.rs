@@ -136,7 +136,7 @@ pub fn estimate(scenario: &Scenario) -> Result<Estimate, Vec<FieldError>> {
 
 /// The estimate without its components' formula text (each `formula` is empty) and without its
 /// speed, at less cost: what a view that shows the memory answer, the stack and the notes needs.
-/// A build that calls only this holds no code that writes formula text or times a step.
+/// A build that calls only this links no speed model and writes no formula text.
 pub fn estimate_memory(scenario: &Scenario) -> Result<Estimate, Vec<FieldError>> {
     let planned = devices::plan(scenario)?;
     Ok(estimate_resolved(
