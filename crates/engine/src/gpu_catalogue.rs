@@ -101,6 +101,11 @@ pub struct Datasheet {
     /// cards (RTX 3090, A6000, A40) are not counted. 0 on a unified device (Macs), whose CPU and
     /// GPU share one memory.
     pub link_bytes_per_s: f64,
+    /// Streaming multiprocessors and the boost clock in MHz, as NVIDIA's datasheet or
+    /// architecture whitepaper states them (the speed model's per-SM ceiling and per-layer
+    /// cycles read them); 0 where not stated or read (AMD, Apple, Intel).
+    pub sms: u16,
+    pub boost_mhz: u16,
     /// The datasheet: its title or address; empty in a build without the `citations` feature
     /// (the page, which shows none).
     pub source: &'static str,
@@ -126,7 +131,18 @@ pub const fn datasheet(figures: [f64; 6], source: &'static str) -> Datasheet {
         int8_ops_per_s: int8_tops * 1e12,
         fp4_flops_per_s: fp4_tflops * 1e12,
         link_bytes_per_s: link_gb_s * 1e9,
+        sms: 0,
+        boost_mhz: 0,
         source: cite(source),
+    }
+}
+
+impl Datasheet {
+    /// Records the card's streaming multiprocessors and boost clock (MHz).
+    const fn clocks(mut self, sms: u16, boost_mhz: u16) -> Datasheet {
+        self.sms = sms;
+        self.boost_mhz = boost_mhz;
+        self
     }
 }
 
@@ -387,12 +403,16 @@ const ARC_B580: &str = "Intel Arc B580 specifications (2024-12): 12 GB GDDR6, 19
 const GEFORCE_MORE: &str = "NVIDIA GeForce specifications, memory data rate × bus width: RTX \
      4070 Ti and RTX 4070 SUPER 21 Gbps GDDR6X × 192 bits = 504 GB/s; RTX 3090 Ti and RTX 4090 \
      D 21 Gbps × 384 bits = 1008 GB/s; RTX 5060 Ti 16GB 28 Gbps GDDR7 × 128 bits = 448 GB/s on \
-     PCIe 5.0 x8 (as Tom's Hardware and VideoCardz report it); no dense tensor throughput read";
+     PCIe 5.0 x8 (as Tom's Hardware and VideoCardz report it); no dense tensor throughput read; \
+     RTX 4070 Ti: 60 SMs (7680 CUDA cores), 2610 MHz boost (as purespecs and Notebookcheck quote \
+     them)";
 const RTX_A5000: &str = "NVIDIA RTX A5000 datasheet: 24 GB GDDR6, 768 GB/s; PCIe 4.0 x16 (the \
      NVLink bridge not counted); no dense tensor throughput read";
 const RTX_ADA_WORKSTATION: &str = "NVIDIA RTX 4000 Ada Generation and RTX 5000 Ada Generation \
      datasheets: 20 GB GDDR6 on 160 bits, 360 GB/s (RTX 4000 Ada); 32 GB GDDR6 on 256 bits, \
-     576 GB/s (RTX 5000 Ada); PCIe 4.0 x16; tensor throughput stated only as sparse totals";
+     576 GB/s (RTX 5000 Ada); PCIe 4.0 x16; tensor throughput stated only as sparse totals; 48 SMs \
+     and 2175 MHz boost (RTX 4000 Ada), 100 SMs and 2550 MHz (RTX 5000 Ada), as TechPowerUp's \
+     database, through topcpu.net, quotes them";
 const RTX_PRO_4000: &str = "NVIDIA RTX PRO 4000 Blackwell (GTC 2025): 24 GB GDDR7, 28 Gbps × 192 \
      bits = 672 GB/s; PCIe 5.0 x16; tensor throughput stated only as sparse totals";
 const QUADRO_RTX: &str = "NVIDIA Turing GPU Architecture whitepaper (Quadro RTX 6000: 672 GB/s; \
@@ -420,13 +440,18 @@ pub const GPUS: &[Gpu] = &[
     gpu("rtx-3070", "GeForce RTX 3070 8GB", 8.0, Some(8192)).sheet(datasheet(
         [448.0, 40.6, 0.0, 162.6, 0.0, 32.0],
         "NVIDIA Ampere GA102 GPU Architecture whitepaper v2, Appendix A (RTX 3070: 448 \
-         GB/s; FP16 tensor with FP32 accumulate 40.6, INT8 162.6, dense); PCIe 4.0 x16",
-    )),
+         GB/s; FP16 tensor with FP32 accumulate 40.6, INT8 162.6, dense); PCIe 4.0 x16; 46 \
+         SMs (5888 CUDA cores), 1725 MHz boost, as NVIDIA's launch specifications are quoted \
+         (winenfood, Fudzilla: 1.73 GHz)",
+    )
+    .clocks(46, 1725)),
     gpu("rtx-3080", "GeForce RTX 3080 10GB", 10.0, Some(10240)).sheet(datasheet(
         [760.0, 59.5, 0.0, 238.0, 0.0, 32.0],
         "NVIDIA Ampere GA102 GPU Architecture whitepaper v2, Table 2 (RTX 3080: 760 \
-         GB/s; FP16 tensor with FP32 accumulate 59.5, INT8 238, dense); PCIe 4.0 x16",
-    )),
+         GB/s; FP16 tensor with FP32 accumulate 59.5, INT8 238, dense); PCIe 4.0 x16; 68 \
+         SMs, 1710 MHz boost (as a reprinted launch review and Fudzilla quote NVIDIA's figures)",
+    )
+    .clocks(68, 1710)),
     apple("m1-16", "Apple M1 16GB (unified)", 16.0),
     apple("m1-pro-16", "Apple M1 Pro 16GB (unified)", 16.0).sheet(mac(200.0, 0.0, M1_PRO_MAX)),
     apple("m2-16", "Apple M2 16GB (unified)", 16.0).sheet(mac(100.0, 0.0, M2)),
@@ -449,11 +474,8 @@ pub const GPUS: &[Gpu] = &[
         .sheet(bandwidth_only(360.0, 32.0, RTX_3060)),
     gpu("rtx-3080-ti", "GeForce RTX 3080 Ti 12GB", 12.0, Some(12288)),
     gpu("arc-b580", "Intel Arc B580 12GB", 12.0, None).sheet(bandwidth_only(456.0, 16.0, ARC_B580)),
-    gpu("rtx-4070-ti", "GeForce RTX 4070 Ti 12GB", 12.0, None).sheet(bandwidth_only(
-        504.0,
-        32.0,
-        GEFORCE_MORE,
-    )),
+    gpu("rtx-4070-ti", "GeForce RTX 4070 Ti 12GB", 12.0, None)
+        .sheet(bandwidth_only(504.0, 32.0, GEFORCE_MORE).clocks(60, 2610)),
     gpu("rtx-4070-super", "GeForce RTX 4070 SUPER 12GB", 12.0, None).sheet(bandwidth_only(
         504.0,
         32.0,
@@ -480,8 +502,10 @@ pub const GPUS: &[Gpu] = &[
         [716.8, 97.5, 194.9, 389.9, 0.0, 32.0],
         "NVIDIA Ada GPU Architecture whitepaper v2.1, Appendix A (RTX 4080: 716.8 GB/s; \
          FP16 tensor with FP32 accumulate 97.5, FP8 with FP32 accumulate 194.9, INT8 \
-         389.9, dense); PCIe 4.0 x16",
-    )),
+         389.9, dense); PCIe 4.0 x16; 76 SMs, 2505 MHz boost (as Wccftech and alldbin \
+         quote it)",
+    )
+    .clocks(76, 2505)),
     gpu(
         "rtx-4080-super",
         "GeForce RTX 4080 SUPER 16GB",
@@ -513,11 +537,8 @@ pub const GPUS: &[Gpu] = &[
     apple("m4-pro-24", "Apple M4 Pro 24GB (unified)", 24.0).sheet(mac(273.0, 0.0, M4_PRO)),
     gpu("rx-7900-xt", "Radeon RX 7900 XT 20GB", 20.0, None)
         .sheet(bandwidth_only(800.0, 32.0, RX_7900)),
-    gpu("rtx-4000-ada", "RTX 4000 Ada Generation 20GB", 20.0, None).sheet(bandwidth_only(
-        360.0,
-        32.0,
-        RTX_ADA_WORKSTATION,
-    )),
+    gpu("rtx-4000-ada", "RTX 4000 Ada Generation 20GB", 20.0, None)
+        .sheet(bandwidth_only(360.0, 32.0, RTX_ADA_WORKSTATION).clocks(48, 2175)),
     apple("m1-pro-32", "Apple M1 Pro 32GB (unified)", 32.0).sheet(mac(200.0, 0.0, M1_PRO_MAX)),
     apple("m1-max-32", "Apple M1 Max 32GB (unified)", 32.0).sheet(mac(400.0, 0.0, M1_PRO_MAX)),
     apple("m2-pro-32", "Apple M2 Pro 32GB (unified)", 32.0).sheet(mac(200.0, 0.0, M2_PRO_MAX)),
@@ -538,8 +559,10 @@ pub const GPUS: &[Gpu] = &[
         [1008.0, 165.2, 330.3, 660.6, 0.0, 32.0],
         "NVIDIA Ada GPU Architecture whitepaper v2.1, Appendix A (RTX 4090: 1008 GB/s; \
          FP16 tensor with FP32 accumulate 165.2, FP8 with FP32 accumulate 330.3 as \
-         corrected in v2.02, INT8 660.6, dense); PCIe 4.0 x16",
-    )),
+         corrected in v2.02, INT8 660.6, dense); PCIe 4.0 x16; 128 SMs, 2520 MHz boost (as \
+         Neowin's table of NVIDIA's figures quotes them)",
+    )
+    .clocks(128, 2520)),
     // vLLM 0.5-era logs on an RTX 3090: total_gpu_memory 23.58 GiB (calibration/runtime-gpus.csv).
     gpu("rtx-3090", "GeForce RTX 3090 24GB", 24.0, Some(24576))
         .cuda(logged_gib(2358))
@@ -547,8 +570,10 @@ pub const GPUS: &[Gpu] = &[
             [936.0, 71.2, 0.0, 284.0, 0.0, 32.0],
             "NVIDIA Ampere GA102 GPU Architecture whitepaper v2, Appendix A, and RTX \
              Blackwell whitepaper Table 3 (RTX 3090: 936 GB/s; FP16 tensor with FP32 \
-             accumulate 71.2, INT8 284, dense); PCIe 4.0 x16",
-        )),
+             accumulate 71.2, INT8 284, dense); PCIe 4.0 x16; 82 SMs, 1695 MHz boost (as \
+             Tom's Hardware's specification table and Neowin quote them)",
+        )
+        .clocks(82, 1695)),
     gpu("rx-7900-xtx", "Radeon RX 7900 XTX 24GB", 24.0, None)
         .sheet(bandwidth_only(960.0, 32.0, RX_7900)),
     gpu("rtx-3090-ti", "GeForce RTX 3090 Ti 24GB", 24.0, None).sheet(bandwidth_only(
@@ -612,11 +637,8 @@ pub const GPUS: &[Gpu] = &[
         32.0,
         INSTINCT_OLD,
     )),
-    gpu("rtx-5000-ada", "RTX 5000 Ada Generation 32GB", 32.0, None).sheet(bandwidth_only(
-        576.0,
-        32.0,
-        RTX_ADA_WORKSTATION,
-    )),
+    gpu("rtx-5000-ada", "RTX 5000 Ada Generation 32GB", 32.0, None)
+        .sheet(bandwidth_only(576.0, 32.0, RTX_ADA_WORKSTATION).clocks(100, 2550)),
     gpu("radeon-pro-v620", "Radeon PRO V620 32GB", 32.0, None).sheet(bandwidth_only(
         512.0,
         32.0,
@@ -645,8 +667,10 @@ pub const GPUS: &[Gpu] = &[
         .sheet(datasheet(
             [1555.0, 312.0, 0.0, 624.0, 0.0, 300.0],
             "NVIDIA A100 datasheet, 40GB SXM column (1555 GB/s; BF16 tensor 312 TFLOPS, \
-             INT8 624 TOPS, dense); NVLink 600 GB/s total",
-        )),
+             INT8 624 TOPS, dense); NVLink 600 GB/s total; 108 SMs, 1410 MHz boost (as llmperf.net \
+             and Ultrasonics Sonochemistry 99, 2023, table 3, quote them)",
+        )
+        .clocks(108, 1410)),
     // ECC on, as data-centre cards ship; with ECC off the L40 and A40 print 49140 MiB.
     gpu("l40", "L40 48GB", 48.0, Some(46068)).sheet(datasheet(
         [864.0, 181.05, 362.0, 362.0, 0.0, 32.0],
@@ -659,13 +683,17 @@ pub const GPUS: &[Gpu] = &[
         .sheet(datasheet(
             [864.0, 362.05, 733.0, 733.0, 0.0, 32.0],
             "NVIDIA L40S datasheet (864 GB/s; BF16 tensor 362.05, FP8 733, INT8 733, \
-             dense); PCIe 4.0 x16 (64 GB/s both ways)",
-        )),
+             dense); PCIe 4.0 x16 (64 GB/s both ways); 142 SMs (18176 CUDA cores), 2520 MHz \
+             boost (as TechPowerUp's database, reproduced by a reseller, quotes them)",
+        )
+        .clocks(142, 2520)),
     gpu("a40", "A40 48GB", 48.0, Some(46068)).sheet(datasheet(
         [696.0, 149.7, 0.0, 299.3, 0.0, 32.0],
         "NVIDIA A40 datasheet (696 GB/s; BF16 tensor 149.7, INT8 299.3, dense); PCIe \
-         4.0 x16 (64 GB/s both ways; the optional 2-way NVLink bridge is not counted)",
-    )),
+         4.0 x16 (64 GB/s both ways; the optional 2-way NVLink bridge is not counted); 84 SMs, \
+         1740 MHz boost (as TechPowerUp's database, through sysrqmts, quotes them)",
+    )
+    .clocks(84, 1740)),
     // ECC off, as the published workstation captures show; ECC on prints 46068 MiB.
     gpu(
         "rtx-6000-ada",
@@ -677,14 +705,18 @@ pub const GPUS: &[Gpu] = &[
         [960.0, 364.2, 728.5, 728.5, 0.0, 32.0],
         "NVIDIA Ada GPU Architecture whitepaper v2.1, Appendix A (RTX 6000 Ada: 960 \
          GB/s; BF16 tensor with FP32 accumulate 364.2, FP8 728.5, INT8 728.5, dense); \
-         PCIe 4.0 x16",
-    )),
+         PCIe 4.0 x16; 142 SMs, 2505 MHz boost (as Hardwareluxx and cputronic quote them; \
+         grafikkarten.com prints 2535)",
+    )
+    .clocks(142, 2505)),
     gpu("a6000", "RTX A6000 48GB", 48.0, None).sheet(datasheet(
         [768.0, 154.8, 0.0, 309.7, 0.0, 32.0],
         "NVIDIA Ampere GA102 GPU Architecture whitepaper v2, Appendix C (RTX A6000: 768 \
          GB/s; BF16 tensor with FP32 accumulate 154.8, INT8 309.7, dense); PCIe 4.0 x16 \
-         (NVLink bridge not counted)",
-    )),
+         (NVLink bridge not counted); 84 SMs, 1800 MHz boost (as TechPowerUp's database, \
+         through sysrqmts, quotes them)",
+    )
+    .clocks(84, 1800)),
     apple("m1-max-64", "Apple M1 Max 64GB (unified)", 64.0).sheet(mac(400.0, 0.0, M1_PRO_MAX)),
     apple("m1-ultra-64", "Apple M1 Ultra 64GB (unified)", 64.0).sheet(mac(800.0, 0.0, M1_ULTRA)),
     apple("m2-max-64", "Apple M2 Max 64GB (unified)", 64.0).sheet(mac(400.0, 0.0, M2_PRO_MAX)),
@@ -726,8 +758,10 @@ pub const GPUS: &[Gpu] = &[
         .sheet(datasheet(
             [2000.0, 756.5, 1513.0, 1513.0, 0.0, 64.0],
             "NVIDIA H100 datasheet, PCIe column (2 TB/s; its sparse BF16 1513, FP8 3026, \
-             INT8 3026 halved); PCIe 5.0 x16 (128 GB/s both ways)",
-        )),
+             INT8 3026 halved); PCIe 5.0 x16 (128 GB/s both ways); H100 whitepaper: 114 SMs \
+             (as HPC Tech's copy of NVIDIA's table quotes it), 1755 MHz boost (hmc-tech)",
+        )
+        .clocks(114, 1755)),
     // Every vLLM 0.19.0 log of llm-d-planner's H100 sweep: total_memory=79.19GiB.
     gpu("h100-80", "H100 80GB", 80.0, Some(81559))
         .cuda(logged_gib(7919))
@@ -741,13 +775,16 @@ pub const GPUS: &[Gpu] = &[
     gpu("a100-80", "A100 80GB", 80.0, Some(81920)).sheet(datasheet(
         [2039.0, 312.0, 0.0, 624.0, 0.0, 300.0],
         "NVIDIA A100 datasheet, 80GB SXM column (2039 GB/s; BF16 tensor 312 TFLOPS, \
-         INT8 624 TOPS, dense); NVLink 600 GB/s total",
-    )),
+         INT8 624 TOPS, dense); NVLink 600 GB/s total; 108 SMs, 1410 MHz boost (as the 40GB)",
+    )
+    .clocks(108, 1410)),
     gpu("a100-pcie-80", "A100 80GB PCIe", 80.0, None).sheet(datasheet(
         [1935.0, 312.0, 0.0, 624.0, 0.0, 32.0],
         "NVIDIA A100 datasheet, 80GB PCIe column (1935 GB/s; BF16 tensor 312 TFLOPS, \
-         INT8 624 TOPS, dense); PCIe 4.0 x16 (the NVLink bridge not counted)",
-    )),
+         INT8 624 TOPS, dense); PCIe 4.0 x16 (the NVLink bridge not counted); 108 SMs, 1410 \
+         MHz boost: the same GA100 and peak throughput as the SXM",
+    )
+    .clocks(108, 1410)),
     gpu("a800-80", "A800 80GB", 80.0, Some(81920)).sheet(datasheet(
         [2039.0, 312.0, 0.0, 624.0, 0.0, 200.0],
         "NVIDIA A800 datasheet, 80GB SXM column (2039 GB/s; BF16 tensor 312 TFLOPS, \

@@ -46,6 +46,21 @@ pub struct Efficiency {
     /// constants were set from tell a per-layer time from a per-step one (their models differ
     /// in depth); 0 where they cannot.
     pub layer_s: Band,
+    /// Where set, and the card's sheet states its SMs and boost clock, these replace
+    /// `bandwidth` and `layer_s`.
+    pub clocked: Option<Clocked>,
+}
+
+/// A decode step timed on the card's streaming multiprocessors (SMs) and clock: the weights are
+/// read at the lesser of a share of the bandwidth and what the SMs stream at most
+/// (`sm_bytes_per_cycle × SMs × boost clock`, a kernel's own ceiling, which a card with much
+/// bandwidth per SM meets first), and each layer adds a number of GPU cycles (its kernels'
+/// launch, synchronisation and tail, which a faster clock shortens), not a fixed time.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Clocked {
+    pub bandwidth: Band,
+    pub sm_bytes_per_cycle: Band,
+    pub layer_cycles: Band,
 }
 
 /// The tensor throughput a runtime's prefill matmuls run at, the share of it they reach, and
@@ -142,14 +157,26 @@ struct Shares {
 
 impl Shares {
     /// The shares at one end of the bands (`band` picks it), and a decode step's fixed time over
-    /// `layers`; the cache takes the weights' share under flash attention.
+    /// `layers`; the cache takes the weights' share under flash attention. On a sheet without
+    /// SMs or a clock the efficiency's unclocked share and time per layer hold.
     fn at(
         band: fn(&Band) -> f64,
-        (eff, path): (&Efficiency, &TensorPath),
+        (eff, path, sheet): (&Efficiency, &TensorPath, &Datasheet),
         flash_attn: bool,
         layers: f64,
     ) -> Shares {
-        let bandwidth = band(&eff.bandwidth);
+        let hz = f64::from(sheet.boost_mhz) * 1e6;
+        let clocked = eff.clocked.filter(|_| sheet.sms > 0 && hz > 0.0);
+        let (bandwidth, layer_s) = match clocked {
+            Some(c) => {
+                let sm_bytes_per_s = band(&c.sm_bytes_per_cycle) * f64::from(sheet.sms) * hz;
+                (
+                    band(&c.bandwidth).min(sm_bytes_per_s / sheet.memory_bytes_per_s),
+                    band(&c.layer_cycles) / hz,
+                )
+            }
+            None => (band(&eff.bandwidth), band(&eff.layer_s)),
+        };
         Shares {
             bandwidth,
             attention: if flash_attn {
@@ -159,7 +186,7 @@ impl Shares {
             },
             experts: band(&eff.experts),
             compute: band(&path.share),
-            fixed_s: band(&eff.step_s) + band(&eff.layer_s) * layers,
+            fixed_s: band(&eff.step_s) + layer_s * layers,
         }
     }
 }
@@ -401,7 +428,7 @@ pub(super) fn speed(
     );
     let decode = decode_step(r, &d, &w, &layout, b, context);
     let run = |band: fn(&Band) -> f64| {
-        let shares = Shares::at(band, (&eff, &path), s.flash_attn, layers);
+        let shares = Shares::at(band, (&eff, &path, sheet), s.flash_attn, layers);
         // Prefill's compute shares were set from whole prompts, their fixed time included.
         let (prefill, _) = prefill_work.seconds(
             sheet,
@@ -421,6 +448,7 @@ pub(super) fn speed(
         (prefill, step, bound, output_rate)
     };
     let (prefill, step, bound, output_rate) = run(|b| b.typical);
+    let typical = Shares::at(|b| b.typical, (&eff, &path, sheet), s.flash_attn, layers);
     Ok(Speed {
         prefill_tokens_per_s: prefill_known.then(|| prompt / prefill),
         decode_tokens_per_s: 1.0 / step,
@@ -435,8 +463,7 @@ pub(super) fn speed(
             bound,
             (sheet, path.peak, host),
             b,
-            (&eff.bandwidth, &eff.experts, &path.share),
-            eff.step_s.typical + eff.layer_s.typical * layers,
+            &typical,
         ),
         measure: s.runtime.rules().bench_command(
             prompt as u32,
@@ -453,10 +480,10 @@ fn basis(
     bound: Bound,
     peaks: (&Datasheet, f64, f64),
     b: f64,
-    shares: (&Band, &Band, &Band),
-    step_s: f64,
+    shares: &Shares,
 ) -> String {
     let (sheet, peak, host) = peaks;
+    let step_s = shares.fixed_s;
     let gb = |bytes: f64| format!("{:.2} GB", bytes / 1e9);
     // A backend fitted with no fixed time (ROCm on a Radeon) names none.
     let launches = if step_s > 0.0 {
@@ -480,7 +507,7 @@ fn basis(
                 format!(
                     " (the routed experts' {} of it at {:.0}%)",
                     gb(step.expert_bytes),
-                    shares.1.typical * 100.0
+                    shares.experts * 100.0
                 )
             } else {
                 String::new()
@@ -492,7 +519,7 @@ fn basis(
                 if b == 1.0 { "" } else { "s" },
                 gb(step.gpu_bytes + step.expert_bytes + step.cache_bytes),
                 group_thousands((sheet.memory_bytes_per_s / 1e9).round() as u64),
-                shares.0.typical * 100.0,
+                shares.bandwidth * 100.0,
             )
         }
         Bound::Compute => format!(
@@ -500,7 +527,7 @@ fn basis(
              {launches}",
             step.flops / 1e12,
             peak / 1e12,
-            shares.2.typical * 100.0,
+            shares.compute * 100.0,
         ),
     }
 }
