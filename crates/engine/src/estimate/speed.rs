@@ -157,18 +157,21 @@ struct Shares {
 
 impl Shares {
     /// The shares at one end of the bands (`band` picks it), and a decode step's fixed time over
-    /// `layers`; the cache takes the weights' share under flash attention. On a sheet without
-    /// SMs or a clock the efficiency's unclocked share and time per layer hold.
+    /// `layers`; the cache takes the weights' share under flash attention. `clock` is the sheet
+    /// a decode step is timed on by its SMs and clock (`Efficiency::clocked`); without one, or
+    /// on a sheet that states neither, the unclocked share and time per layer hold.
     fn at(
         band: fn(&Band) -> f64,
-        (eff, path, sheet): (&Efficiency, &TensorPath, &Datasheet),
+        (eff, path, clock): (&Efficiency, &TensorPath, Option<&Datasheet>),
         flash_attn: bool,
         layers: f64,
     ) -> Shares {
-        let hz = f64::from(sheet.boost_mhz) * 1e6;
-        let clocked = eff.clocked.filter(|_| sheet.sms > 0 && hz > 0.0);
+        let clocked = clock
+            .filter(|sheet| sheet.sms > 0 && sheet.boost_mhz > 0)
+            .zip(eff.clocked);
         let (bandwidth, layer_s) = match clocked {
-            Some(c) => {
+            Some((sheet, c)) => {
+                let hz = f64::from(sheet.boost_mhz) * 1e6;
                 let sm_bytes_per_s = band(&c.sm_bytes_per_cycle) * f64::from(sheet.sms) * hz;
                 (
                     band(&c.bandwidth).min(sm_bytes_per_s / sheet.memory_bytes_per_s),
@@ -428,14 +431,16 @@ pub(super) fn speed(
     );
     let decode = decode_step(r, &d, &w, &layout, b, context);
     let run = |band: fn(&Band) -> f64| {
-        let shares = Shares::at(band, (&eff, &path, sheet), s.flash_attn, layers);
-        // Prefill's compute shares were set from whole prompts, their fixed time included.
+        let shares = Shares::at(band, (&eff, &path, Some(sheet)), s.flash_attn, layers);
+        // Prefill's compute shares were set from whole prompts, their fixed time included, and
+        // beside the unclocked share of the bandwidth.
+        let unclocked = Shares::at(band, (&eff, &path, None), s.flash_attn, layers);
         let (prefill, _) = prefill_work.seconds(
             sheet,
             peaks,
             Shares {
                 fixed_s: 0.0,
-                ..shares
+                ..unclocked
             },
         );
         let (step, bound) = decode.seconds(sheet, peaks, shares);
@@ -448,7 +453,7 @@ pub(super) fn speed(
         (prefill, step, bound, output_rate)
     };
     let (prefill, step, bound, output_rate) = run(|b| b.typical);
-    let typical = Shares::at(|b| b.typical, (&eff, &path, sheet), s.flash_attn, layers);
+    let typical = Shares::at(|b| b.typical, (&eff, &path, Some(sheet)), s.flash_attn, layers);
     Ok(Speed {
         prefill_tokens_per_s: prefill_known.then(|| prompt / prefill),
         decode_tokens_per_s: 1.0 / step,
