@@ -256,8 +256,9 @@ const NO_STEP_TIME: Band = Band::new(0.0, 0.0, 0.0);
 ///   6.4 to 6.7 bytes per SM-cycle whatever their bandwidth: `mul_mat_vec`'s blocks, not DRAM,
 ///   set their pace, so an A100 (108 SMs at 1410 MHz, 0.96 TB/s at the ceiling) reads less
 ///   than half its 2 TB/s while a GeForce card's ceiling lies above its bandwidth. The band
-///   keeps the ceiling and spans the fit rows' shares at 170,000 cycles, from 58% to the peak,
-///   and the cycles from 170,000 down to the 123,000 the fastest row leaves at the peak.
+///   spans the fit rows' shares at 170,000 cycles, from 58% to the peak, the cycles from
+///   170,000 down to the 123,000 the fastest row leaves at the peak, and the ceiling over the
+///   rates the one fit HBM card's rows (the H100 PCIe's) reach at 170,000 cycles, 6.0 to 6.5.
 ///   Without SMs or a clock the unclocked share and time per layer above hold.
 pub const LLAMA_CPP_CUDA_2024: Efficiency = Efficiency {
     bandwidth: Band::new(0.60, 0.90, 1.0),
@@ -268,7 +269,7 @@ pub const LLAMA_CPP_CUDA_2024: Efficiency = Efficiency {
     layer_s: Band::new(124e-6, 124e-6, 61e-6),
     clocked: Some(Clocked {
         bandwidth: Band::new(0.58, 0.886, 1.0),
-        sm_bytes_per_cycle: Band::new(6.33, 6.33, 6.33),
+        sm_bytes_per_cycle: Band::new(6.0, 6.33, 6.5),
         layer_cycles: Band::new(170e3, 170e3, 123e3),
     }),
 };
