@@ -1033,6 +1033,33 @@ mod tests {
         assert_eq!(median / MIB, DRIVER_RESERVE_FALLBACK.0 / MIB);
     }
 
+    /// A stated SM count comes with a boost clock, only on NVIDIA cards, and agrees with the
+    /// sheet's dense 16-bit throughput: 512, 1,024 or 2,048 FLOPs per SM per cycle (GeForce
+    /// with FP32 accumulate, Ada and GA102 workstation cards, GA100). The H100 PCIe's datasheet
+    /// figure (756.5) implies 4,096 at 1,620 MHz, below the 1,755 MHz boost its clock is read at.
+    #[test]
+    fn sm_counts_and_clocks_agree_with_the_tensor_throughput() {
+        for g in GPUS {
+            let Some(d) = g.datasheet else { continue };
+            assert_eq!(d.sms > 0, d.boost_mhz > 0, "{}", g.id);
+            if d.sms == 0 {
+                continue;
+            }
+            assert!(!g.is_amd() && !g.is_mac(), "{}", g.id);
+            assert!((1000..3000).contains(&d.boost_mhz), "{}", g.id);
+            if d.half_flops_per_s == 0.0 || g.id == "h100-pcie" {
+                continue;
+            }
+            let per_sm_cycle =
+                d.half_flops_per_s / (f64::from(d.sms) * f64::from(d.boost_mhz) * 1e6);
+            let nearest = [512.0, 1024.0, 2048.0]
+                .into_iter()
+                .map(|f: f64| (per_sm_cycle / f - 1.0).abs())
+                .fold(f64::MAX, f64::min);
+            assert!(nearest < 0.015, "{}: {per_sm_cycle:.0} per SM-cycle", g.id);
+        }
+    }
+
     #[test]
     fn datasheets_are_dense_and_sane() {
         for g in GPUS {
