@@ -403,10 +403,10 @@ const SPEED_FIT_MEDIAN_MAX_PCT: &[(&str, f64)] = &[
 /// 2024 cuBLAS path, gpt-oss).
 const SPEED_HELD_OUT: &[(&str, Option<bool>, f64, usize, f64)] = &[
     ("decode_tokens_per_s", None, 8.6, 164, 0.86), // today 8.1% over 164 rows, 142 in the band
-    ("prefill_tokens_per_s", None, 20.5, 92, 0.0),  // today 19.2% over 92 rows
+    ("prefill_tokens_per_s", None, 20.5, 92, 0.0), // today 19.2% over 92 rows
     ("decode_tokens_per_s", Some(false), 8.0, 147, 0.85), // today 7.5% over 147 rows, 126 in the band
-    ("prefill_tokens_per_s", Some(false), 19.5, 88, 0.0),  // today 18.4% over 88 rows
-    ("decode_tokens_per_s", Some(true), 9.5, 17, 0.94), // today 8.5% over 17 rows, 16 in the band
+    ("prefill_tokens_per_s", Some(false), 19.5, 88, 0.0), // today 18.4% over 88 rows
+    ("decode_tokens_per_s", Some(true), 9.5, 17, 0.94),   // today 8.5% over 17 rows, 16 in the band
 ];
 
 #[test]

@@ -297,10 +297,9 @@ fn the_memory_estimate_is_the_estimate_less_its_formula_text_and_speed() {
     for (model, mode) in [("llama-3.1-8b", "qlora"), ("qwen3-30b-a3b", "inference")] {
         for runtime in ["transformers", "vllm", "llama.cpp", "mlx"] {
             let s = scenario(&[("model", model)], &[("mode", mode), ("runtime", runtime)]);
-            let (Ok(mut shown), Ok(plain)) = (
-                estimate::estimate(&s),
-                estimate::estimate_memory(&s),
-            ) else {
+            let (Ok(mut shown), Ok(plain)) =
+                (estimate::estimate(&s), estimate::estimate_memory(&s))
+            else {
                 continue;
             };
             assert!(plain.components.iter().all(|c| c.formula.is_empty()));

@@ -388,7 +388,6 @@ fn clocked_2024_step(gpu: &str, bandwidth: f64, sms: f64, boost_hz: f64) -> (f64
 fn an_hbm_card_meets_the_per_sm_ceiling_before_its_bandwidth() {
     // A100 80GB SXM: 108 SMs × 1410 MHz × 6.33 B = 964 GB/s, below 88.6% of 2,039 GB/s.
     let (got, want) = clocked_2024_step("a100-80", 2039e9, 108.0, 1410e6);
-    assert!(6.33 * 108.0 * 1410e6 < 0.886 * 2039e9);
     close(got, want);
 }
 
@@ -396,18 +395,17 @@ fn an_hbm_card_meets_the_per_sm_ceiling_before_its_bandwidth() {
 fn a_geforce_card_reads_at_its_share_below_the_per_sm_ceiling() {
     // RTX 4090: 128 SMs × 2520 MHz × 6.33 B = 2,042 GB/s, above 88.6% of 1,008 GB/s.
     let (got, want) = clocked_2024_step("rtx-4090", BANDWIDTH, 128.0, 2520e6);
-    assert!(6.33 * 128.0 * 2520e6 > 0.886 * BANDWIDTH);
     close(got, want);
 }
 
 #[test]
 fn a_sheet_without_sms_or_a_clock_keeps_the_unclocked_share_and_time_per_layer() {
-    // The RTX 5090's sheet states neither: 90% of 1,792 GB/s and 124 µs per layer.
+    // The RTX 5080's sheet states neither: 90% of 960 GB/s and 124 µs per layer.
     let e = run(&[
         ("model", "llama-3.1-8b"),
         ("mode", "inference"),
         ("runtime", "llama.cpp"),
-        ("gpu", "rtx-5090"),
+        ("gpu", "rtx-5080"),
         ("n-gpu-layers", "99"),
         ("quant", "Q4_K_M"),
         ("llama-cpp-build", "b2843"),
@@ -420,7 +418,7 @@ fn a_sheet_without_sms_or_a_clock_keeps_the_unclocked_share_and_time_per_layer()
         + 131_072.0 * 1.5;
     close(
         1.0 / speed(&e).decode_tokens_per_s,
-        read / (0.90 * 1792e9) + 124e-6 * 32.0,
+        read / (0.90 * 960e9) + 124e-6 * 32.0,
     );
 }
 

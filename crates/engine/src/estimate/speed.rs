@@ -453,7 +453,12 @@ pub(super) fn speed(
         (prefill, step, bound, output_rate)
     };
     let (prefill, step, bound, output_rate) = run(|b| b.typical);
-    let typical = Shares::at(|b| b.typical, (&eff, &path, Some(sheet)), s.flash_attn, layers);
+    let typical = Shares::at(
+        |b| b.typical,
+        (&eff, &path, Some(sheet)),
+        s.flash_attn,
+        layers,
+    );
     Ok(Speed {
         prefill_tokens_per_s: prefill_known.then(|| prompt / prefill),
         decode_tokens_per_s: 1.0 / step,
@@ -463,13 +468,7 @@ pub(super) fn speed(
         low: run(|b| b.low).3,
         high: run(|b| b.high).3,
         concurrency: b as u32,
-        basis: basis(
-            &decode,
-            bound,
-            (sheet, path.peak, host),
-            b,
-            &typical,
-        ),
+        basis: basis(&decode, bound, (sheet, path.peak, host), b, &typical),
         measure: s.runtime.rules().bench_command(
             prompt as u32,
             output.map_or(DECODE_BENCH_TOKENS, |o| o as u32),
