@@ -19,6 +19,8 @@
 //! decode and no prefill. Where a datasheet prints only sparse figures (marked "with sparsity")
 //! they are halved; the whitepapers print the dense figure first. A card whose figures its maker
 //! does not publish (the A10G, the H20) has no datasheet rather than a guess.
+//! An NVIDIA sheet may add the SM count and boost clock (`Datasheet::clocks`), each cited in its
+//! source as read; a test holds them to the sheet's own tensor throughput per SM-cycle.
 
 use crate::units::{Bytes, GIB, MIB};
 
@@ -101,6 +103,11 @@ pub struct Datasheet {
     /// cards (RTX 3090, A6000, A40) are not counted. 0 on a unified device (Macs), whose CPU and
     /// GPU share one memory.
     pub link_bytes_per_s: f64,
+    /// Streaming multiprocessors and the boost clock in MHz, as NVIDIA's datasheet or
+    /// architecture whitepaper states them (the speed model's per-SM ceiling and per-layer
+    /// cycles read them); 0 where not stated or read (AMD, Apple, Intel).
+    pub sms: u16,
+    pub boost_mhz: u16,
     /// The datasheet: its title or address; empty in a build without the `citations` feature
     /// (the page, which shows none).
     pub source: &'static str,
@@ -126,7 +133,18 @@ pub const fn datasheet(figures: [f64; 6], source: &'static str) -> Datasheet {
         int8_ops_per_s: int8_tops * 1e12,
         fp4_flops_per_s: fp4_tflops * 1e12,
         link_bytes_per_s: link_gb_s * 1e9,
+        sms: 0,
+        boost_mhz: 0,
         source: cite(source),
+    }
+}
+
+impl Datasheet {
+    /// Records the card's streaming multiprocessors and boost clock (MHz).
+    const fn clocks(mut self, sms: u16, boost_mhz: u16) -> Datasheet {
+        self.sms = sms;
+        self.boost_mhz = boost_mhz;
+        self
     }
 }
 
@@ -371,7 +389,8 @@ const RTX_50: &str = "NVIDIA GeForce RTX 50 series specifications (2025), GDDR7 
 const RTX_40: &str = "NVIDIA GeForce RTX 40 series specifications, GDDR6X data rate × bus \
      width: RTX 4080 SUPER 23 Gbps × 256 bits = 736 GB/s (as BigGo reports it), RTX 4070 Ti \
      SUPER 21 Gbps × 256 bits = 672 GB/s, RTX 4070 21 Gbps × 192 bits = 504 GB/s (as PurePC \
-     reports it); PCIe 4.0 x16; cards after the Ada whitepaper, no dense tensor throughput read";
+     reports it); PCIe 4.0 x16; cards after the Ada whitepaper, no dense tensor throughput read; \
+     RTX 4070: 46 SMs, 2475 MHz boost (as TheFPSReview quotes them)";
 const RTX_3060: &str = "NVIDIA GeForce RTX 3060 specifications (2021-01-12): 12 GB GDDR6, 15 \
      Gbps × 192 bits = 360 GB/s (as pcpartdb reports it); PCIe 4.0 x16; GA106 is not in the GA102 \
      whitepaper, so no dense tensor throughput read";
@@ -387,19 +406,25 @@ const ARC_B580: &str = "Intel Arc B580 specifications (2024-12): 12 GB GDDR6, 19
 const GEFORCE_MORE: &str = "NVIDIA GeForce specifications, memory data rate × bus width: RTX \
      4070 Ti and RTX 4070 SUPER 21 Gbps GDDR6X × 192 bits = 504 GB/s; RTX 3090 Ti and RTX 4090 \
      D 21 Gbps × 384 bits = 1008 GB/s; RTX 5060 Ti 16GB 28 Gbps GDDR7 × 128 bits = 448 GB/s on \
-     PCIe 5.0 x8 (as Tom's Hardware and VideoCardz report it); no dense tensor throughput read";
+     PCIe 5.0 x8 (as Tom's Hardware and VideoCardz report it); no dense tensor throughput read; \
+     RTX 4070 Ti: 60 SMs (7680 CUDA cores), 2610 MHz boost (as purespecs and Notebookcheck quote \
+     them); RTX 3090 Ti: 84 SMs, 1860 MHz boost (as TweakTown quotes them)";
 const RTX_A5000: &str = "NVIDIA RTX A5000 datasheet: 24 GB GDDR6, 768 GB/s; PCIe 4.0 x16 (the \
      NVLink bridge not counted); no dense tensor throughput read";
 const RTX_ADA_WORKSTATION: &str = "NVIDIA RTX 4000 Ada Generation and RTX 5000 Ada Generation \
      datasheets: 20 GB GDDR6 on 160 bits, 360 GB/s (RTX 4000 Ada); 32 GB GDDR6 on 256 bits, \
-     576 GB/s (RTX 5000 Ada); PCIe 4.0 x16; tensor throughput stated only as sparse totals";
+     576 GB/s (RTX 5000 Ada); PCIe 4.0 x16; tensor throughput stated only as sparse totals; 48 SMs \
+     and 2175 MHz boost (RTX 4000 Ada), 100 SMs and 2550 MHz (RTX 5000 Ada), as TechPowerUp's \
+     database, through topcpu.net, quotes them";
 const RTX_PRO_4000: &str = "NVIDIA RTX PRO 4000 Blackwell (GTC 2025): 24 GB GDDR7, 28 Gbps × 192 \
      bits = 672 GB/s; PCIe 5.0 x16; tensor throughput stated only as sparse totals";
 const QUADRO_RTX: &str = "NVIDIA Turing GPU Architecture whitepaper (Quadro RTX 6000: 672 GB/s; \
      FP16 tensor with FP32 accumulate 130.5 TFLOPS, INT8 261 TOPS, dense); the Quadro RTX 8000 \
-     datasheet states the same GPU and memory speed with 48 GB; PCIe 3.0 x16";
+     datasheet states the same GPU and memory speed with 48 GB; PCIe 3.0 x16; 72 SMs, 1770 MHz \
+     boost (the RTX 6000's, as TechPowerUp's database, through sysrqmts, quotes them)";
 const TESLA_OLD: &str = "NVIDIA Tesla P40 datasheet (24 GB GDDR5, 346 GB/s; no tensor cores) and \
-     Tesla M40 24GB datasheet (288 GB/s; no tensor cores); PCIe 3.0 x16";
+     Tesla M40 24GB datasheet (288 GB/s; no tensor cores); PCIe 3.0 x16; P40: 30 SMs, 1531 MHz \
+     boost (as TechPowerUp's database, through sysrqmts, quotes them)";
 const INSTINCT_OLD: &str = "AMD Instinct datasheets: MI50 32GB and MI60 32 GB HBM2 at 1024 GB/s, \
      MI100 32 GB HBM2 at 1228.8 GB/s, MI210 64 GB HBM2e at 1638.4 GB/s; PCIe 4.0 x16 (the \
      Infinity Fabric bridges not counted); matrix throughput not read";
@@ -417,16 +442,25 @@ pub const GPUS: &[Gpu] = &[
     apple("m1-8", "Apple M1 8GB (unified)", 8.0),
     apple("m2-8", "Apple M2 8GB (unified)", 8.0).sheet(mac(100.0, 0.0, M2)),
     apple("m3-8", "Apple M3 8GB (unified)", 8.0).sheet(mac(100.0, 0.0, M3)),
-    gpu("rtx-3070", "GeForce RTX 3070 8GB", 8.0, Some(8192)).sheet(datasheet(
-        [448.0, 40.6, 0.0, 162.6, 0.0, 32.0],
-        "NVIDIA Ampere GA102 GPU Architecture whitepaper v2, Appendix A (RTX 3070: 448 \
-         GB/s; FP16 tensor with FP32 accumulate 40.6, INT8 162.6, dense); PCIe 4.0 x16",
-    )),
-    gpu("rtx-3080", "GeForce RTX 3080 10GB", 10.0, Some(10240)).sheet(datasheet(
-        [760.0, 59.5, 0.0, 238.0, 0.0, 32.0],
-        "NVIDIA Ampere GA102 GPU Architecture whitepaper v2, Table 2 (RTX 3080: 760 \
-         GB/s; FP16 tensor with FP32 accumulate 59.5, INT8 238, dense); PCIe 4.0 x16",
-    )),
+    gpu("rtx-3070", "GeForce RTX 3070 8GB", 8.0, Some(8192)).sheet(
+        datasheet(
+            [448.0, 40.6, 0.0, 162.6, 0.0, 32.0],
+            "NVIDIA Ampere GA102 GPU Architecture whitepaper v2, Appendix A (RTX 3070: 448 \
+         GB/s; FP16 tensor with FP32 accumulate 40.6, INT8 162.6, dense); PCIe 4.0 x16; 46 \
+         SMs (5888 CUDA cores), 1725 MHz boost, as NVIDIA's launch specifications are quoted \
+         (winenfood, Fudzilla: 1.73 GHz)",
+        )
+        .clocks(46, 1725),
+    ),
+    gpu("rtx-3080", "GeForce RTX 3080 10GB", 10.0, Some(10240)).sheet(
+        datasheet(
+            [760.0, 59.5, 0.0, 238.0, 0.0, 32.0],
+            "NVIDIA Ampere GA102 GPU Architecture whitepaper v2, Table 2 (RTX 3080: 760 \
+         GB/s; FP16 tensor with FP32 accumulate 59.5, INT8 238, dense); PCIe 4.0 x16; 68 \
+         SMs, 1710 MHz boost (as a reprinted launch review and Fudzilla quote NVIDIA's figures)",
+        )
+        .clocks(68, 1710),
+    ),
     apple("m1-16", "Apple M1 16GB (unified)", 16.0),
     apple("m1-pro-16", "Apple M1 Pro 16GB (unified)", 16.0).sheet(mac(200.0, 0.0, M1_PRO_MAX)),
     apple("m2-16", "Apple M2 16GB (unified)", 16.0).sheet(mac(100.0, 0.0, M2)),
@@ -444,16 +478,13 @@ pub const GPUS: &[Gpu] = &[
     gpu("rtx-5070", "GeForce RTX 5070 12GB", 12.0, Some(12227))
         .sheet(bandwidth_only(672.0, 64.0, RTX_50)),
     gpu("rtx-4070", "GeForce RTX 4070 12GB", 12.0, Some(12282))
-        .sheet(bandwidth_only(504.0, 32.0, RTX_40)),
+        .sheet(bandwidth_only(504.0, 32.0, RTX_40).clocks(46, 2475)),
     gpu("rtx-3060", "GeForce RTX 3060 12GB", 12.0, Some(12288))
         .sheet(bandwidth_only(360.0, 32.0, RTX_3060)),
     gpu("rtx-3080-ti", "GeForce RTX 3080 Ti 12GB", 12.0, Some(12288)),
     gpu("arc-b580", "Intel Arc B580 12GB", 12.0, None).sheet(bandwidth_only(456.0, 16.0, ARC_B580)),
-    gpu("rtx-4070-ti", "GeForce RTX 4070 Ti 12GB", 12.0, None).sheet(bandwidth_only(
-        504.0,
-        32.0,
-        GEFORCE_MORE,
-    )),
+    gpu("rtx-4070-ti", "GeForce RTX 4070 Ti 12GB", 12.0, None)
+        .sheet(bandwidth_only(504.0, 32.0, GEFORCE_MORE).clocks(60, 2610)),
     gpu("rtx-4070-super", "GeForce RTX 4070 SUPER 12GB", 12.0, None).sheet(bandwidth_only(
         504.0,
         32.0,
@@ -462,26 +493,39 @@ pub const GPUS: &[Gpu] = &[
     apple("m3-pro-18", "Apple M3 Pro 18GB (unified)", 18.0).sheet(mac(150.0, 0.0, M3_PRO)),
     gpu("t4", "Tesla T4 16GB", 16.0, Some(15360))
         .pre_ampere()
-        .sheet(datasheet(
-            [320.0, 65.0, 0.0, 130.0, 0.0, 16.0],
-            "NVIDIA T4 datasheet (320 GB/s; mixed-precision FP16/FP32 tensor 65 TFLOPS, \
-             INT8 130 TOPS); PCIe 3.0 x16",
-        )),
+        .sheet(
+            datasheet(
+                [320.0, 65.0, 0.0, 130.0, 0.0, 16.0],
+                "NVIDIA T4 datasheet (320 GB/s; mixed-precision FP16/FP32 tensor 65 TFLOPS, \
+             INT8 130 TOPS); PCIe 3.0 x16; 40 SMs, 1590 MHz boost (as TechPowerUp's database, \
+             through sysrqmts, quotes them)",
+            )
+            .clocks(40, 1590),
+        ),
     gpu("v100-16", "Tesla V100 16GB", 16.0, Some(16130))
         .pre_ampere()
-        .sheet(datasheet(
-            [900.0, 125.0, 0.0, 0.0, 0.0, 150.0],
-            "NVIDIA Tesla V100 datasheet, SXM2 column (900 GB/s; FP16 tensor 125 TFLOPS, no \
-             int8 tensor path); NVLink 300 GB/s total",
-        )),
+        .sheet(
+            datasheet(
+                [900.0, 125.0, 0.0, 0.0, 0.0, 150.0],
+                "NVIDIA Tesla V100 datasheet, SXM2 column (900 GB/s; FP16 tensor 125 TFLOPS, no \
+             int8 tensor path); NVLink 300 GB/s total; 80 SMs (as TechPowerUp's database, \
+             through sysrqmts, quotes them), 1530 MHz boost (Ultrasonics Sonochemistry 99, \
+             2023, table 3)",
+            )
+            .clocks(80, 1530),
+        ),
     gpu("rtx-5070-ti", "GeForce RTX 5070 Ti 16GB", 16.0, Some(16303))
         .sheet(bandwidth_only(896.0, 64.0, RTX_50)),
-    gpu("rtx-4080", "GeForce RTX 4080 16GB", 16.0, Some(16376)).sheet(datasheet(
-        [716.8, 97.5, 194.9, 389.9, 0.0, 32.0],
-        "NVIDIA Ada GPU Architecture whitepaper v2.1, Appendix A (RTX 4080: 716.8 GB/s; \
+    gpu("rtx-4080", "GeForce RTX 4080 16GB", 16.0, Some(16376)).sheet(
+        datasheet(
+            [716.8, 97.5, 194.9, 389.9, 0.0, 32.0],
+            "NVIDIA Ada GPU Architecture whitepaper v2.1, Appendix A (RTX 4080: 716.8 GB/s; \
          FP16 tensor with FP32 accumulate 97.5, FP8 with FP32 accumulate 194.9, INT8 \
-         389.9, dense); PCIe 4.0 x16",
-    )),
+         389.9, dense); PCIe 4.0 x16; 76 SMs, 2505 MHz boost (as Wccftech and alldbin \
+         quote it)",
+        )
+        .clocks(76, 2505),
+    ),
     gpu(
         "rtx-4080-super",
         "GeForce RTX 4080 SUPER 16GB",
@@ -513,11 +557,8 @@ pub const GPUS: &[Gpu] = &[
     apple("m4-pro-24", "Apple M4 Pro 24GB (unified)", 24.0).sheet(mac(273.0, 0.0, M4_PRO)),
     gpu("rx-7900-xt", "Radeon RX 7900 XT 20GB", 20.0, None)
         .sheet(bandwidth_only(800.0, 32.0, RX_7900)),
-    gpu("rtx-4000-ada", "RTX 4000 Ada Generation 20GB", 20.0, None).sheet(bandwidth_only(
-        360.0,
-        32.0,
-        RTX_ADA_WORKSTATION,
-    )),
+    gpu("rtx-4000-ada", "RTX 4000 Ada Generation 20GB", 20.0, None)
+        .sheet(bandwidth_only(360.0, 32.0, RTX_ADA_WORKSTATION).clocks(48, 2175)),
     apple("m1-pro-32", "Apple M1 Pro 32GB (unified)", 32.0).sheet(mac(200.0, 0.0, M1_PRO_MAX)),
     apple("m1-max-32", "Apple M1 Max 32GB (unified)", 32.0).sheet(mac(400.0, 0.0, M1_PRO_MAX)),
     apple("m2-pro-32", "Apple M2 Pro 32GB (unified)", 32.0).sheet(mac(200.0, 0.0, M2_PRO_MAX)),
@@ -534,45 +575,54 @@ pub const GPUS: &[Gpu] = &[
         "NVIDIA L4 datasheet (300 GB/s; its sparse BF16 242, FP8 485, INT8 485 halved); \
          PCIe 4.0 x16 (64 GB/s both ways)",
     )),
-    gpu("rtx-4090", "GeForce RTX 4090 24GB", 24.0, Some(24564)).sheet(datasheet(
-        [1008.0, 165.2, 330.3, 660.6, 0.0, 32.0],
-        "NVIDIA Ada GPU Architecture whitepaper v2.1, Appendix A (RTX 4090: 1008 GB/s; \
+    gpu("rtx-4090", "GeForce RTX 4090 24GB", 24.0, Some(24564)).sheet(
+        datasheet(
+            [1008.0, 165.2, 330.3, 660.6, 0.0, 32.0],
+            "NVIDIA Ada GPU Architecture whitepaper v2.1, Appendix A (RTX 4090: 1008 GB/s; \
          FP16 tensor with FP32 accumulate 165.2, FP8 with FP32 accumulate 330.3 as \
-         corrected in v2.02, INT8 660.6, dense); PCIe 4.0 x16",
-    )),
+         corrected in v2.02, INT8 660.6, dense); PCIe 4.0 x16; 128 SMs, 2520 MHz boost (as \
+         Neowin's table of NVIDIA's figures quotes them)",
+        )
+        .clocks(128, 2520),
+    ),
     // vLLM 0.5-era logs on an RTX 3090: total_gpu_memory 23.58 GiB (calibration/runtime-gpus.csv).
     gpu("rtx-3090", "GeForce RTX 3090 24GB", 24.0, Some(24576))
         .cuda(logged_gib(2358))
-        .sheet(datasheet(
-            [936.0, 71.2, 0.0, 284.0, 0.0, 32.0],
-            "NVIDIA Ampere GA102 GPU Architecture whitepaper v2, Appendix A, and RTX \
+        .sheet(
+            datasheet(
+                [936.0, 71.2, 0.0, 284.0, 0.0, 32.0],
+                "NVIDIA Ampere GA102 GPU Architecture whitepaper v2, Appendix A, and RTX \
              Blackwell whitepaper Table 3 (RTX 3090: 936 GB/s; FP16 tensor with FP32 \
-             accumulate 71.2, INT8 284, dense); PCIe 4.0 x16",
-        )),
+             accumulate 71.2, INT8 284, dense); PCIe 4.0 x16; 82 SMs, 1695 MHz boost (as \
+             Tom's Hardware's specification table and Neowin quote them)",
+            )
+            .clocks(82, 1695),
+        ),
     gpu("rx-7900-xtx", "Radeon RX 7900 XTX 24GB", 24.0, None)
         .sheet(bandwidth_only(960.0, 32.0, RX_7900)),
-    gpu("rtx-3090-ti", "GeForce RTX 3090 Ti 24GB", 24.0, None).sheet(bandwidth_only(
-        1008.0,
-        32.0,
-        GEFORCE_MORE,
-    )),
+    gpu("rtx-3090-ti", "GeForce RTX 3090 Ti 24GB", 24.0, None)
+        .sheet(bandwidth_only(1008.0, 32.0, GEFORCE_MORE).clocks(84, 1860)),
     gpu("rtx-4090-d", "GeForce RTX 4090 D 24GB", 24.0, None).sheet(bandwidth_only(
         1008.0,
         32.0,
         GEFORCE_MORE,
     )),
     gpu("rtx-a5000", "RTX A5000 24GB", 24.0, None).sheet(bandwidth_only(768.0, 32.0, RTX_A5000)),
-    gpu("a30", "A30 24GB", 24.0, None).sheet(datasheet(
-        [933.0, 165.0, 0.0, 330.0, 0.0, 32.0],
-        "NVIDIA A30 datasheet (24 GB HBM2, 933 GB/s; BF16 tensor 165 TFLOPS, INT8 330 TOPS, \
-         dense); PCIe 4.0 x16 (the NVLink bridge not counted)",
-    )),
+    gpu("a30", "A30 24GB", 24.0, None).sheet(
+        datasheet(
+            [933.0, 165.0, 0.0, 330.0, 0.0, 32.0],
+            "NVIDIA A30 datasheet (24 GB HBM2, 933 GB/s; BF16 tensor 165 TFLOPS, INT8 330 TOPS, \
+         dense); PCIe 4.0 x16 (the NVLink bridge not counted); 56 SMs, 1440 MHz boost (as \
+         TechPowerUp's database, through sysrqmts, quotes them)",
+        )
+        .clocks(56, 1440),
+    ),
     gpu("quadro-rtx-6000", "Quadro RTX 6000 24GB", 24.0, None)
         .pre_ampere()
-        .sheet(datasheet([672.0, 130.5, 0.0, 261.0, 0.0, 16.0], QUADRO_RTX)),
+        .sheet(datasheet([672.0, 130.5, 0.0, 261.0, 0.0, 16.0], QUADRO_RTX).clocks(72, 1770)),
     gpu("tesla-p40", "Tesla P40 24GB", 24.0, None)
         .pre_ampere()
-        .sheet(bandwidth_only(346.0, 16.0, TESLA_OLD)),
+        .sheet(bandwidth_only(346.0, 16.0, TESLA_OLD).clocks(30, 1531)),
     gpu("tesla-m40-24", "Tesla M40 24GB", 24.0, None)
         .pre_ampere()
         .sheet(bandwidth_only(288.0, 16.0, TESLA_OLD)),
@@ -584,19 +634,28 @@ pub const GPUS: &[Gpu] = &[
     apple("m3-pro-36", "Apple M3 Pro 36GB (unified)", 36.0).sheet(mac(150.0, 0.0, M3_PRO)),
     apple("m3-max-36", "Apple M3 Max 36GB (unified)", 36.0).sheet(mac(300.0, 0.0, M3_MAX_30)),
     apple("m4-max-36", "Apple M4 Max 36GB (unified)", 36.0).sheet(mac(410.0, 0.0, M4_MAX_32)),
-    gpu("rtx-5090", "GeForce RTX 5090 32GB", 32.0, Some(32607)).sheet(datasheet(
-        [1792.0, 209.5, 419.0, 838.0, 1676.0, 64.0],
-        "NVIDIA RTX Blackwell GPU Architecture whitepaper, Appendix A Table 3 (RTX \
+    gpu("rtx-5090", "GeForce RTX 5090 32GB", 32.0, Some(32607)).sheet(
+        datasheet(
+            [1792.0, 209.5, 419.0, 838.0, 1676.0, 64.0],
+            "NVIDIA RTX Blackwell GPU Architecture whitepaper, Appendix A Table 3 (RTX \
          5090: 1792 GB/s; BF16 and FP8 with FP32 accumulate 209.5 and 419, INT8 838, \
-         FP4 1676, dense); PCIe 5.0 x16",
-    )),
+         FP4 1676, dense); PCIe 5.0 x16; 170 SMs, 2407 MHz boost (as Tom's Hardware's review, \
+         reprinted in Linux Format, May 2025, quotes them)",
+        )
+        .clocks(170, 2407),
+    ),
     gpu("v100-32", "Tesla V100 32GB", 32.0, None)
         .pre_ampere()
-        .sheet(datasheet(
-            [900.0, 125.0, 0.0, 0.0, 0.0, 150.0],
-            "NVIDIA Tesla V100 datasheet, SXM2 column (900 GB/s; FP16 tensor 125 TFLOPS, no \
-             int8 tensor path); NVLink 300 GB/s total",
-        )),
+        .sheet(
+            datasheet(
+                [900.0, 125.0, 0.0, 0.0, 0.0, 150.0],
+                "NVIDIA Tesla V100 datasheet, SXM2 column (900 GB/s; FP16 tensor 125 TFLOPS, no \
+             int8 tensor path); NVLink 300 GB/s total; 80 SMs (as TechPowerUp's database, \
+             through sysrqmts, quotes them), 1530 MHz boost (Ultrasonics Sonochemistry 99, \
+             2023, table 3)",
+            )
+            .clocks(80, 1530),
+        ),
     gpu("mi50-32", "Instinct MI50 32GB (ROCm)", 32.0, None).sheet(bandwidth_only(
         1024.0,
         32.0,
@@ -612,11 +671,8 @@ pub const GPUS: &[Gpu] = &[
         32.0,
         INSTINCT_OLD,
     )),
-    gpu("rtx-5000-ada", "RTX 5000 Ada Generation 32GB", 32.0, None).sheet(bandwidth_only(
-        576.0,
-        32.0,
-        RTX_ADA_WORKSTATION,
-    )),
+    gpu("rtx-5000-ada", "RTX 5000 Ada Generation 32GB", 32.0, None)
+        .sheet(bandwidth_only(576.0, 32.0, RTX_ADA_WORKSTATION).clocks(100, 2550)),
     gpu("radeon-pro-v620", "Radeon PRO V620 32GB", 32.0, None).sheet(bandwidth_only(
         512.0,
         32.0,
@@ -642,30 +698,46 @@ pub const GPUS: &[Gpu] = &[
     // vLLM log on an A100 40GB: total_gpu_memory 39.38 GiB.
     gpu("a100-40", "A100 40GB", 40.0, Some(40536))
         .cuda(logged_gib(3938))
-        .sheet(datasheet(
-            [1555.0, 312.0, 0.0, 624.0, 0.0, 300.0],
-            "NVIDIA A100 datasheet, 40GB SXM column (1555 GB/s; BF16 tensor 312 TFLOPS, \
-             INT8 624 TOPS, dense); NVLink 600 GB/s total",
-        )),
+        .sheet(
+            datasheet(
+                [1555.0, 312.0, 0.0, 624.0, 0.0, 300.0],
+                "NVIDIA A100 datasheet, 40GB SXM column (1555 GB/s; BF16 tensor 312 TFLOPS, \
+             INT8 624 TOPS, dense); NVLink 600 GB/s total; 108 SMs, 1410 MHz boost (as llmperf.net \
+             and Ultrasonics Sonochemistry 99, 2023, table 3, quote them)",
+            )
+            .clocks(108, 1410),
+        ),
     // ECC on, as data-centre cards ship; with ECC off the L40 and A40 print 49140 MiB.
-    gpu("l40", "L40 48GB", 48.0, Some(46068)).sheet(datasheet(
-        [864.0, 181.05, 362.0, 362.0, 0.0, 32.0],
-        "NVIDIA L40 datasheet (864 GB/s; BF16 tensor 181.05, FP8 362, INT8 362, dense); \
-         PCIe 4.0 x16 (64 GB/s both ways)",
-    )),
+    gpu("l40", "L40 48GB", 48.0, Some(46068)).sheet(
+        datasheet(
+            [864.0, 181.05, 362.0, 362.0, 0.0, 32.0],
+            "NVIDIA L40 datasheet (864 GB/s; BF16 tensor 181.05, FP8 362, INT8 362, dense); \
+         PCIe 4.0 x16 (64 GB/s both ways); 142 SMs (18176 CUDA cores), 2490 MHz boost (as \
+         alldbin quotes them)",
+        )
+        .clocks(142, 2490),
+    ),
     // vLLM log on an L40S: "Free memory on device (43.93/44.42 GiB)".
     gpu("l40s", "L40S 48GB", 48.0, Some(46068))
         .cuda(logged_gib(4442))
-        .sheet(datasheet(
-            [864.0, 362.05, 733.0, 733.0, 0.0, 32.0],
-            "NVIDIA L40S datasheet (864 GB/s; BF16 tensor 362.05, FP8 733, INT8 733, \
-             dense); PCIe 4.0 x16 (64 GB/s both ways)",
-        )),
-    gpu("a40", "A40 48GB", 48.0, Some(46068)).sheet(datasheet(
-        [696.0, 149.7, 0.0, 299.3, 0.0, 32.0],
-        "NVIDIA A40 datasheet (696 GB/s; BF16 tensor 149.7, INT8 299.3, dense); PCIe \
-         4.0 x16 (64 GB/s both ways; the optional 2-way NVLink bridge is not counted)",
-    )),
+        .sheet(
+            datasheet(
+                [864.0, 362.05, 733.0, 733.0, 0.0, 32.0],
+                "NVIDIA L40S datasheet (864 GB/s; BF16 tensor 362.05, FP8 733, INT8 733, \
+             dense); PCIe 4.0 x16 (64 GB/s both ways); 142 SMs (18176 CUDA cores), 2520 MHz \
+             boost (as TechPowerUp's database, reproduced by a reseller, quotes them)",
+            )
+            .clocks(142, 2520),
+        ),
+    gpu("a40", "A40 48GB", 48.0, Some(46068)).sheet(
+        datasheet(
+            [696.0, 149.7, 0.0, 299.3, 0.0, 32.0],
+            "NVIDIA A40 datasheet (696 GB/s; BF16 tensor 149.7, INT8 299.3, dense); PCIe \
+         4.0 x16 (64 GB/s both ways; the optional 2-way NVLink bridge is not counted); 84 SMs, \
+         1740 MHz boost (as TechPowerUp's database, through sysrqmts, quotes them)",
+        )
+        .clocks(84, 1740),
+    ),
     // ECC off, as the published workstation captures show; ECC on prints 46068 MiB.
     gpu(
         "rtx-6000-ada",
@@ -673,18 +745,26 @@ pub const GPUS: &[Gpu] = &[
         48.0,
         Some(49140),
     )
-    .sheet(datasheet(
-        [960.0, 364.2, 728.5, 728.5, 0.0, 32.0],
-        "NVIDIA Ada GPU Architecture whitepaper v2.1, Appendix A (RTX 6000 Ada: 960 \
+    .sheet(
+        datasheet(
+            [960.0, 364.2, 728.5, 728.5, 0.0, 32.0],
+            "NVIDIA Ada GPU Architecture whitepaper v2.1, Appendix A (RTX 6000 Ada: 960 \
          GB/s; BF16 tensor with FP32 accumulate 364.2, FP8 728.5, INT8 728.5, dense); \
-         PCIe 4.0 x16",
-    )),
-    gpu("a6000", "RTX A6000 48GB", 48.0, None).sheet(datasheet(
-        [768.0, 154.8, 0.0, 309.7, 0.0, 32.0],
-        "NVIDIA Ampere GA102 GPU Architecture whitepaper v2, Appendix C (RTX A6000: 768 \
+         PCIe 4.0 x16; 142 SMs, 2505 MHz boost (as Hardwareluxx and cputronic quote them; \
+         grafikkarten.com prints 2535)",
+        )
+        .clocks(142, 2505),
+    ),
+    gpu("a6000", "RTX A6000 48GB", 48.0, None).sheet(
+        datasheet(
+            [768.0, 154.8, 0.0, 309.7, 0.0, 32.0],
+            "NVIDIA Ampere GA102 GPU Architecture whitepaper v2, Appendix C (RTX A6000: 768 \
          GB/s; BF16 tensor with FP32 accumulate 154.8, INT8 309.7, dense); PCIe 4.0 x16 \
-         (NVLink bridge not counted)",
-    )),
+         (NVLink bridge not counted); 84 SMs, 1800 MHz boost (as TechPowerUp's database, \
+         through sysrqmts, quotes them)",
+        )
+        .clocks(84, 1800),
+    ),
     apple("m1-max-64", "Apple M1 Max 64GB (unified)", 64.0).sheet(mac(400.0, 0.0, M1_PRO_MAX)),
     apple("m1-ultra-64", "Apple M1 Ultra 64GB (unified)", 64.0).sheet(mac(800.0, 0.0, M1_ULTRA)),
     apple("m2-max-64", "Apple M2 Max 64GB (unified)", 64.0).sheet(mac(400.0, 0.0, M2_PRO_MAX)),
@@ -696,7 +776,7 @@ pub const GPUS: &[Gpu] = &[
         .sheet(bandwidth_only(864.0, 32.0, W7900)),
     gpu("quadro-rtx-8000", "Quadro RTX 8000 48GB", 48.0, None)
         .pre_ampere()
-        .sheet(datasheet([672.0, 130.5, 0.0, 261.0, 0.0, 16.0], QUADRO_RTX)),
+        .sheet(datasheet([672.0, 130.5, 0.0, 261.0, 0.0, 16.0], QUADRO_RTX).clocks(72, 1770)),
     // ROCm shows each MI250X as two GPUs (GCDs) of 64 GB: the planner's unit is one.
     gpu(
         "mi250x",
@@ -723,11 +803,15 @@ pub const GPUS: &[Gpu] = &[
     gpu("h100-pcie", "H100 PCIe 80GB", 80.0, Some(81559))
         .cuda(85_045_477_376)
         .hopper()
-        .sheet(datasheet(
-            [2000.0, 756.5, 1513.0, 1513.0, 0.0, 64.0],
-            "NVIDIA H100 datasheet, PCIe column (2 TB/s; its sparse BF16 1513, FP8 3026, \
-             INT8 3026 halved); PCIe 5.0 x16 (128 GB/s both ways)",
-        )),
+        .sheet(
+            datasheet(
+                [2000.0, 756.5, 1513.0, 1513.0, 0.0, 64.0],
+                "NVIDIA H100 datasheet, PCIe column (2 TB/s; its sparse BF16 1513, FP8 3026, \
+             INT8 3026 halved); PCIe 5.0 x16 (128 GB/s both ways); H100 whitepaper: 114 SMs \
+             (as HPC Tech's copy of NVIDIA's table quotes it), 1755 MHz boost (hmc-tech)",
+            )
+            .clocks(114, 1755),
+        ),
     // Every vLLM 0.19.0 log of llm-d-planner's H100 sweep: total_memory=79.19GiB.
     gpu("h100-80", "H100 80GB", 80.0, Some(81559))
         .cuda(logged_gib(7919))
@@ -738,16 +822,23 @@ pub const GPUS: &[Gpu] = &[
             "NVIDIA H100 datasheet, SXM column (3.35 TB/s; its sparse BF16 1979, FP8 3958, \
              INT8 3958 halved); NVLink 900 GB/s total",
         )),
-    gpu("a100-80", "A100 80GB", 80.0, Some(81920)).sheet(datasheet(
-        [2039.0, 312.0, 0.0, 624.0, 0.0, 300.0],
-        "NVIDIA A100 datasheet, 80GB SXM column (2039 GB/s; BF16 tensor 312 TFLOPS, \
-         INT8 624 TOPS, dense); NVLink 600 GB/s total",
-    )),
-    gpu("a100-pcie-80", "A100 80GB PCIe", 80.0, None).sheet(datasheet(
-        [1935.0, 312.0, 0.0, 624.0, 0.0, 32.0],
-        "NVIDIA A100 datasheet, 80GB PCIe column (1935 GB/s; BF16 tensor 312 TFLOPS, \
-         INT8 624 TOPS, dense); PCIe 4.0 x16 (the NVLink bridge not counted)",
-    )),
+    gpu("a100-80", "A100 80GB", 80.0, Some(81920)).sheet(
+        datasheet(
+            [2039.0, 312.0, 0.0, 624.0, 0.0, 300.0],
+            "NVIDIA A100 datasheet, 80GB SXM column (2039 GB/s; BF16 tensor 312 TFLOPS, \
+         INT8 624 TOPS, dense); NVLink 600 GB/s total; 108 SMs, 1410 MHz boost (as the 40GB)",
+        )
+        .clocks(108, 1410),
+    ),
+    gpu("a100-pcie-80", "A100 80GB PCIe", 80.0, None).sheet(
+        datasheet(
+            [1935.0, 312.0, 0.0, 624.0, 0.0, 32.0],
+            "NVIDIA A100 datasheet, 80GB PCIe column (1935 GB/s; BF16 tensor 312 TFLOPS, \
+         INT8 624 TOPS, dense); PCIe 4.0 x16 (the NVLink bridge not counted); 108 SMs, 1410 \
+         MHz boost: the same GA100 and peak throughput as the SXM",
+        )
+        .clocks(108, 1410),
+    ),
     gpu("a800-80", "A800 80GB", 80.0, Some(81920)).sheet(datasheet(
         [2039.0, 312.0, 0.0, 624.0, 0.0, 200.0],
         "NVIDIA A800 datasheet, 80GB SXM column (2039 GB/s; BF16 tensor 312 TFLOPS, \
@@ -994,6 +1085,33 @@ mod tests {
             reserves[mid]
         };
         assert_eq!(median / MIB, DRIVER_RESERVE_FALLBACK.0 / MIB);
+    }
+
+    /// A stated SM count comes with a boost clock, only on NVIDIA cards, and agrees with the
+    /// sheet's dense 16-bit throughput: 512, 1,024 or 2,048 FLOPs per SM per cycle (GeForce
+    /// with FP32 accumulate, Ada and GA102 workstation cards, GA100). The H100 PCIe's datasheet
+    /// figure (756.5) implies 4,096 at 1,620 MHz, below the 1,755 MHz boost its clock is read at.
+    #[test]
+    fn sm_counts_and_clocks_agree_with_the_tensor_throughput() {
+        for g in GPUS {
+            let Some(d) = g.datasheet else { continue };
+            assert_eq!(d.sms > 0, d.boost_mhz > 0, "{}", g.id);
+            if d.sms == 0 {
+                continue;
+            }
+            assert!(!g.is_amd() && !g.is_mac(), "{}", g.id);
+            assert!((1000..3000).contains(&d.boost_mhz), "{}", g.id);
+            if d.half_flops_per_s == 0.0 || g.id == "h100-pcie" {
+                continue;
+            }
+            let per_sm_cycle =
+                d.half_flops_per_s / (f64::from(d.sms) * f64::from(d.boost_mhz) * 1e6);
+            let nearest = [512.0, 1024.0, 2048.0]
+                .into_iter()
+                .map(|f: f64| (per_sm_cycle / f - 1.0).abs())
+                .fold(f64::MAX, f64::min);
+            assert!(nearest < 0.015, "{}: {per_sm_cycle:.0} per SM-cycle", g.id);
+        }
     }
 
     #[test]

@@ -35,7 +35,9 @@ pub use serving::{
     GRAPH_BYTES_PER_DENSE_LAYER, GRAPH_BYTES_PER_MOE_LAYER, GRAPH_BYTES_PER_SHARED_EXPERT,
     GRAPH_POOL_BYTES, NON_TORCH_SINGLE_GPU, NON_TORCH_TENSOR_PARALLEL, SAMPLER_BYTES_PER_LOGIT,
 };
-pub use speed::{Band, Bound, Efficiency, Speed, TensorPath, HOST_BANDWIDTH_DEFAULT_BYTES_PER_S};
+pub use speed::{
+    Band, Bound, Clocked, Efficiency, Speed, TensorPath, HOST_BANDWIDTH_DEFAULT_BYTES_PER_S,
+};
 pub use stack::Component;
 pub use weights::{NF4_BLOCK, NF4_DOUBLE_QUANT_BLOCK};
 

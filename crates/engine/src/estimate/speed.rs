@@ -46,6 +46,21 @@ pub struct Efficiency {
     /// constants were set from tell a per-layer time from a per-step one (their models differ
     /// in depth); 0 where they cannot.
     pub layer_s: Band,
+    /// Where set, and the card's sheet states its SMs and boost clock, these replace
+    /// `bandwidth` and `layer_s`.
+    pub clocked: Option<Clocked>,
+}
+
+/// A decode step timed on the card's streaming multiprocessors (SMs) and clock: the weights are
+/// read at the lesser of a share of the bandwidth and what the SMs stream at most
+/// (`sm_bytes_per_cycle × SMs × boost clock`, a kernel's own ceiling, which a card with much
+/// bandwidth per SM meets first), and each layer adds a number of GPU cycles (its kernels'
+/// launch, synchronisation and tail, which a faster clock shortens), not a fixed time.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Clocked {
+    pub bandwidth: Band,
+    pub sm_bytes_per_cycle: Band,
+    pub layer_cycles: Band,
 }
 
 /// The tensor throughput a runtime's prefill matmuls run at, the share of it they reach, and
@@ -142,14 +157,29 @@ struct Shares {
 
 impl Shares {
     /// The shares at one end of the bands (`band` picks it), and a decode step's fixed time over
-    /// `layers`; the cache takes the weights' share under flash attention.
+    /// `layers`; the cache takes the weights' share under flash attention. `clock` is the sheet
+    /// a decode step is timed on by its SMs and clock (`Efficiency::clocked`); without one, or
+    /// on a sheet that states neither, the unclocked share and time per layer hold.
     fn at(
         band: fn(&Band) -> f64,
-        (eff, path): (&Efficiency, &TensorPath),
+        (eff, path, clock): (&Efficiency, &TensorPath, Option<&Datasheet>),
         flash_attn: bool,
         layers: f64,
     ) -> Shares {
-        let bandwidth = band(&eff.bandwidth);
+        let clocked = clock
+            .filter(|sheet| sheet.sms > 0 && sheet.boost_mhz > 0)
+            .zip(eff.clocked);
+        let (bandwidth, layer_s) = match clocked {
+            Some((sheet, c)) => {
+                let hz = f64::from(sheet.boost_mhz) * 1e6;
+                let sm_bytes_per_s = band(&c.sm_bytes_per_cycle) * f64::from(sheet.sms) * hz;
+                (
+                    band(&c.bandwidth).min(sm_bytes_per_s / sheet.memory_bytes_per_s),
+                    band(&c.layer_cycles) / hz,
+                )
+            }
+            None => (band(&eff.bandwidth), band(&eff.layer_s)),
+        };
         Shares {
             bandwidth,
             attention: if flash_attn {
@@ -159,7 +189,7 @@ impl Shares {
             },
             experts: band(&eff.experts),
             compute: band(&path.share),
-            fixed_s: band(&eff.step_s) + band(&eff.layer_s) * layers,
+            fixed_s: band(&eff.step_s) + layer_s * layers,
         }
     }
 }
@@ -401,14 +431,16 @@ pub(super) fn speed(
     );
     let decode = decode_step(r, &d, &w, &layout, b, context);
     let run = |band: fn(&Band) -> f64| {
-        let shares = Shares::at(band, (&eff, &path), s.flash_attn, layers);
-        // Prefill's compute shares were set from whole prompts, their fixed time included.
+        let shares = Shares::at(band, (&eff, &path, Some(sheet)), s.flash_attn, layers);
+        // Prefill's compute shares were set from whole prompts, their fixed time included, and
+        // beside the unclocked share of the bandwidth.
+        let unclocked = Shares::at(band, (&eff, &path, None), s.flash_attn, layers);
         let (prefill, _) = prefill_work.seconds(
             sheet,
             peaks,
             Shares {
                 fixed_s: 0.0,
-                ..shares
+                ..unclocked
             },
         );
         let (step, bound) = decode.seconds(sheet, peaks, shares);
@@ -421,6 +453,12 @@ pub(super) fn speed(
         (prefill, step, bound, output_rate)
     };
     let (prefill, step, bound, output_rate) = run(|b| b.typical);
+    let typical = Shares::at(
+        |b| b.typical,
+        (&eff, &path, Some(sheet)),
+        s.flash_attn,
+        layers,
+    );
     Ok(Speed {
         prefill_tokens_per_s: prefill_known.then(|| prompt / prefill),
         decode_tokens_per_s: 1.0 / step,
@@ -430,14 +468,7 @@ pub(super) fn speed(
         low: run(|b| b.low).3,
         high: run(|b| b.high).3,
         concurrency: b as u32,
-        basis: basis(
-            &decode,
-            bound,
-            (sheet, path.peak, host),
-            b,
-            (&eff.bandwidth, &eff.experts, &path.share),
-            eff.step_s.typical + eff.layer_s.typical * layers,
-        ),
+        basis: basis(&decode, bound, (sheet, path.peak, host), b, &typical),
         measure: s.runtime.rules().bench_command(
             prompt as u32,
             output.map_or(DECODE_BENCH_TOKENS, |o| o as u32),
@@ -453,10 +484,10 @@ fn basis(
     bound: Bound,
     peaks: (&Datasheet, f64, f64),
     b: f64,
-    shares: (&Band, &Band, &Band),
-    step_s: f64,
+    shares: &Shares,
 ) -> String {
     let (sheet, peak, host) = peaks;
+    let step_s = shares.fixed_s;
     let gb = |bytes: f64| format!("{:.2} GB", bytes / 1e9);
     // A backend fitted with no fixed time (ROCm on a Radeon) names none.
     let launches = if step_s > 0.0 {
@@ -480,7 +511,7 @@ fn basis(
                 format!(
                     " (the routed experts' {} of it at {:.0}%)",
                     gb(step.expert_bytes),
-                    shares.1.typical * 100.0
+                    shares.experts * 100.0
                 )
             } else {
                 String::new()
@@ -492,7 +523,7 @@ fn basis(
                 if b == 1.0 { "" } else { "s" },
                 gb(step.gpu_bytes + step.expert_bytes + step.cache_bytes),
                 group_thousands((sheet.memory_bytes_per_s / 1e9).round() as u64),
-                shares.0.typical * 100.0,
+                shares.bandwidth * 100.0,
             )
         }
         Bound::Compute => format!(
@@ -500,7 +531,7 @@ fn basis(
              {launches}",
             step.flops / 1e12,
             peak / 1e12,
-            shares.2.typical * 100.0,
+            shares.compute * 100.0,
         ),
     }
 }

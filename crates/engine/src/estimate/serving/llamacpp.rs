@@ -76,7 +76,7 @@ use super::{
 use crate::dtype::{Dtype, FP32_BYTES};
 use crate::estimate::formula::{Formula, Fx};
 use crate::estimate::overhead;
-use crate::estimate::speed::{Band, Efficiency, TensorPath};
+use crate::estimate::speed::{Band, Clocked, Efficiency, TensorPath};
 use crate::estimate::stack::{Component, Stack};
 use crate::estimate::ComponentId;
 use crate::estimate::LogFigure;
@@ -122,6 +122,7 @@ pub const LLAMA_CPP_CUDA: Efficiency = Efficiency {
     compute: Band::new(0.33, 0.65, 0.90),
     step_s: Band::new(2.1e-3, 2.1e-3, 1.3e-3),
     layer_s: NO_LAYER_TIME,
+    clocked: None,
 };
 
 /// llama.cpp's CUDA backend on a card older than Ampere (`Gpu::pre_ampere`), where ggml-cuda
@@ -159,6 +160,7 @@ pub const LLAMA_CPP_METAL: Efficiency = Efficiency {
     compute: LLAMA_CPP_CUDA.compute,
     step_s: Band::new(6.0e-3, 6.0e-3, 5.0e-3),
     layer_s: NO_LAYER_TIME,
+    clocked: None,
 };
 
 /// llama.cpp's CUDA backend built through HIP (ROCm) on a Radeon (RDNA, 32-lane wavefronts).
@@ -180,6 +182,7 @@ pub const LLAMA_CPP_ROCM: Efficiency = Efficiency {
     compute: LLAMA_CPP_CUDA.compute,
     step_s: Band::new(0.0, 0.0, 0.0),
     layer_s: NO_LAYER_TIME,
+    clocked: None,
 };
 
 /// llama.cpp's HIP build on an Instinct card (GCN and CDNA, 64-lane wavefronts), where
@@ -194,6 +197,7 @@ pub const LLAMA_CPP_ROCM_WAVE64: Efficiency = Efficiency {
     compute: LLAMA_CPP_CUDA.compute,
     step_s: Band::new(4.6e-3, 4.6e-3, 4.6e-3),
     layer_s: NO_LAYER_TIME,
+    clocked: None,
 };
 
 /// llama.cpp's Vulkan backend (`gpu-backend=vulkan`), on any maker's card: its own shaders
@@ -212,6 +216,7 @@ pub const LLAMA_CPP_VULKAN: Efficiency = Efficiency {
     compute: LLAMA_CPP_CUDA.compute,
     step_s: Band::new(1.5e-3, 1.5e-3, 0.93e-3),
     layer_s: NO_LAYER_TIME,
+    clocked: None,
 };
 
 /// No fixed time per layer: the dense rows a constant was set from all ran 32-layer models, which
@@ -240,7 +245,21 @@ const NO_STEP_TIME: Band = Band::new(0.0, 0.0, 0.0);
 ///   the fastest row leaves beside its reads at the peak;
 /// - prefill's share of the fp16-accumulate peak `tensor_path` (below) runs cuBLAS at, with
 ///   the dequantized copies and the scores timed apart: 38% by least squares of the fit `pp`
-///   rows' relative error, spanning 21% to the peak.
+///   rows' relative error, spanning 21% to the peak;
+/// - on a card whose sheet states its SMs and boost clock, `clocked` replaces the weights'
+///   share and the time per layer, fitted together the same way (least squares of the relative
+///   error of every fit decode row, the cache's share held): 88.6% of the bandwidth, capped at
+///   6.33 bytes per SM per cycle, and 170,000 cycles per layer at the boost clock. Card by card
+///   over all the notebooks' rows (what suggested the form; the values come from the fit rows)
+///   the fixed time per layer is a number of cycles (125,000 to 183,000), not of microseconds
+///   (124 µs on the A100, 62 µs on the RTX 6000 Ada), and the HBM cards read F16 at the same
+///   6.4 to 6.7 bytes per SM-cycle whatever their bandwidth: `mul_mat_vec`'s blocks, not DRAM,
+///   set their pace, so an A100 (108 SMs at 1410 MHz, 0.96 TB/s at the ceiling) reads less
+///   than half its 2 TB/s while a GeForce card's ceiling lies above its bandwidth. The band
+///   spans the fit rows' shares at 170,000 cycles, from 58% to the peak, the cycles from
+///   170,000 down to the 123,000 the fastest row leaves at the peak, and the ceiling over the
+///   rates the one fit HBM card's rows (the H100 PCIe's) reach at 170,000 cycles, 6.0 to 6.5.
+///   Without SMs or a clock the unclocked share and time per layer above hold.
 pub const LLAMA_CPP_CUDA_2024: Efficiency = Efficiency {
     bandwidth: Band::new(0.60, 0.90, 1.0),
     attention: Band::new(0.14, 0.33, 0.79),
@@ -248,6 +267,11 @@ pub const LLAMA_CPP_CUDA_2024: Efficiency = Efficiency {
     compute: Band::new(0.21, 0.38, 1.0),
     step_s: NO_STEP_TIME,
     layer_s: Band::new(124e-6, 124e-6, 61e-6),
+    clocked: Some(Clocked {
+        bandwidth: Band::new(0.58, 0.886, 1.0),
+        sm_bytes_per_cycle: Band::new(6.0, 6.33, 6.5),
+        layer_cycles: Band::new(170e3, 170e3, 123e3),
+    }),
 };
 
 /// llama.cpp's Metal backend at the same builds, set the same way from the notebooks' Apple
@@ -263,6 +287,7 @@ pub const LLAMA_CPP_METAL_2024: Efficiency = Efficiency {
     compute: LLAMA_CPP_METAL.compute,
     step_s: NO_STEP_TIME,
     layer_s: Band::new(168e-6, 168e-6, 130e-6),
+    clocked: None,
 };
 
 /// Quantized matmuls on int8 tensor cores (MMQ): the CUDA scoreboard's `pp512` rows for Llama 2
