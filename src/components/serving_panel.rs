@@ -101,7 +101,7 @@ fn Figures(serving: Memo<Option<Serving>>) -> impl IntoView {
         serving.with(|s| s.as_ref().map(|s| s.runtime.rules().facts().pool_words))
     });
     let blocks = Memo::new(move |_| serving.with(|s| s.as_ref().and_then(|s| s.kv_blocks)));
-    let host = Memo::new(move |_| serving.with(|s| s.as_ref().and_then(|s| s.host_bytes)));
+    let host = Memo::new(move |_| serving.with(|s| s.as_ref().and_then(|s| s.host.bytes)));
     let settings =
         move || serving.with(|s| s.as_ref().map(|s| s.settings.clone()).unwrap_or_default());
     view! {
@@ -143,7 +143,7 @@ fn HostParts(serving: Memo<Option<Serving>>) -> impl IntoView {
     let parts = move || {
         serving.with(|s| {
             s.as_ref()
-                .map(|s| s.host_components.clone())
+                .map(|s| s.host.components.clone())
                 .unwrap_or_default()
         })
     };

@@ -192,7 +192,7 @@ fn serving_lines(s: &Serving, units: Units) -> String {
         s.context_tokens,
         if s.starts { "yes" } else { "no" }
     );
-    if let Some(host) = s.host_bytes {
+    if let Some(host) = s.host.bytes {
         out += &format!("system RAM     {}\n", host.display(units));
     }
     if let Some(reason) = &s.reason {

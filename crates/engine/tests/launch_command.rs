@@ -52,7 +52,7 @@ fn plan(e: &Estimate) -> impl PartialEq + std::fmt::Debug {
         serving.max_concurrency,
         serving.context_tokens,
         serving.starts,
-        serving.host_bytes,
+        serving.host.bytes,
         serving
             .settings
             .iter()

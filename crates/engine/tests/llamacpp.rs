@@ -25,7 +25,8 @@ fn host_mib(query: &str, id: &str) -> f64 {
     run(query)
         .serving
         .expect("a llama.cpp scenario reports its buffers")
-        .host_components
+        .host
+        .components
         .iter()
         .filter(|c| c.id == id)
         .map(|c| c.bytes.0 as f64 / MIB)

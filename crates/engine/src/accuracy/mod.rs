@@ -289,7 +289,7 @@ fn runtime_figure(e: &Estimate, figure: &str) -> Option<f64> {
     let serving = e.serving.as_ref()?;
     let logged_figure = e.scenario.runtime.rules().facts().logged(figure)?;
     let gpu = |figure| logged(&e.components, figure);
-    let host = |figure| logged(&serving.host_components, figure);
+    let host = |figure| logged(&serving.host.components, figure);
     match logged_figure.reads {
         Reads::Gpu(figure) => gpu(figure),
         Reads::Host(figure) => host(figure),

@@ -30,7 +30,7 @@ pub use lesson::{LESSON_ACTIVATION_FACTOR, LESSON_CHECKPOINT_FACTOR, LESSON_OVER
 pub use logits::LOSS_CHUNK_TOKENS;
 pub use overhead::{FRAGMENTATION_OF_STATIC, FRAGMENTATION_OF_TRANSIENT};
 pub use serving::{
-    parse_launch_command, shell_quote, shell_split, Build, Launch, LoggedFigure, ModelSource,
+    parse_launch_command, shell_quote, shell_split, Build, Host, Launch, LoggedFigure, ModelSource,
     ParsedLaunch, PoolWords, Reads, RuntimeRules, Serving, Setting, FUSED_MOE_CHUNK_TOKENS,
     GRAPH_BYTES_PER_DENSE_LAYER, GRAPH_BYTES_PER_MOE_LAYER, GRAPH_BYTES_PER_SHARED_EXPERT,
     GRAPH_POOL_BYTES, NON_TORCH_SINGLE_GPU, NON_TORCH_TENSOR_PARALLEL, SAMPLER_BYTES_PER_LOGIT,
@@ -207,7 +207,7 @@ impl Breakdown {
 /// preallocated pool is never "tight": it fills its share by design, and on a unified device
 /// what the runtime keeps in CPU buffers must fit beside the GPU's share in the same memory.
 fn verdict(budget: &Budget, total: Bytes, serving: Option<&Serving>) -> Verdict {
-    let host = serving.and_then(|s| s.host_bytes).unwrap_or(Bytes::ZERO);
+    let host = serving.and_then(|s| s.host.bytes).unwrap_or(Bytes::ZERO);
     match (budget.verdict(total), serving) {
         (_, Some(s)) if !s.starts => Verdict::Oom,
         _ if budget
@@ -399,7 +399,7 @@ fn note_unified_memory(
         notes.push(format!("offload={}: on unified memory the offloaded state stays in the same {machine}; it leaves the GPU's share but not the machine.", s.offload));
     }
     if let Some(host) = serving
-        .and_then(|v| v.host_bytes)
+        .and_then(|v| v.host.bytes)
         .filter(|b| *b > Bytes::ZERO)
     {
         notes.push(format!("{} in CPU buffers stay in the same memory: with the GPU's share they must fit in {machine} less reserved and margin, and the verdict counts them there.", host.display(units)));

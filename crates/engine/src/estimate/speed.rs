@@ -249,7 +249,7 @@ impl Weights {
         };
         let routed = r.routed_params / r.shape_params.max(1.0);
         let gpu = sum(components);
-        let host = serving.map_or(0.0, |s| s.host_layer_bytes.as_f64());
+        let host = serving.map_or(0.0, |s| s.host.layer_bytes.as_f64());
         Weights {
             gpu_dense: gpu * (1.0 - routed),
             gpu_experts: gpu * routed,

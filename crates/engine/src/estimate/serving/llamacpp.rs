@@ -70,8 +70,8 @@
 use super::llamacpp_fit;
 use super::llamacpp_rules::{self, Rule, Rules};
 use super::{
-    Build, Deployment, Facts, Flag, Launch, LoggedFigure, PoolWords, Reads, RuntimeRules, Serving,
-    Setting, Settings, When, Write,
+    Build, Deployment, Facts, Flag, Host, Launch, LoggedFigure, PoolWords, Reads, RuntimeRules,
+    Serving, Setting, Settings, When, Write,
 };
 use crate::dtype::{Dtype, FP32_BYTES};
 use crate::estimate::formula::{Formula, Fx};
@@ -299,8 +299,6 @@ pub const LLAMA_CPP_MMQ: Band = Band::new(0.07, 0.24, 0.375);
 /// llama.cpp's facts: a server without a pool (its KV cache is per slot, on the GPU and in system
 /// RAM), that reads GGUF files, places layers and runs on Metal.
 const FACTS: Facts = Facts {
-    name: "llama.cpp",
-    accuracy_label: "llama.cpp",
     pools_kv: false,
     settings_group: Some(Group::LlamaCpp),
     reads_gguf_weights: true,
@@ -325,7 +323,7 @@ const FACTS: Facts = Facts {
         LoggedFigure::new("fit_cpu_moe", Reads::Setting("n-cpu-moe")),
         LoggedFigure::new("output_buffer", Reads::Host(LogFigure::OutputBuffer)),
     ],
-    ..Facts::SERVER
+    ..Facts::server("llama.cpp", "llama.cpp")
 };
 
 impl RuntimeRules for LlamaCpp {
@@ -1485,9 +1483,11 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
         context_tokens: cells.per_stream,
         starts: reason.is_none(),
         reason,
-        host_bytes: Some(host_components.iter().map(|c| c.bytes).sum()),
-        host_components,
-        host_layer_bytes: Bytes::from_f64(model.host - model.token_embd),
+        host: Host {
+            bytes: Some(host_components.iter().map(|c| c.bytes).sum()),
+            components: host_components,
+            layer_bytes: Bytes::from_f64(model.host - model.token_embd),
+        },
         command: None,
         settings: settings(s, &layers, &cells, ex),
     }

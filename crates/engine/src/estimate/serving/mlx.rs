@@ -53,7 +53,7 @@
 //! CUDA backend, and more than one device.
 
 use super::{
-    llamacpp, Build, Facts, LoggedFigure, PoolWords, Reads, RuntimeRules, Serving, Settings,
+    llamacpp, Build, Facts, Host, LoggedFigure, PoolWords, Reads, RuntimeRules, Serving, Settings,
 };
 use crate::estimate::formula::{Formula, Fx};
 use crate::estimate::speed::Efficiency;
@@ -79,8 +79,6 @@ const GROUP_SIZES: [u32; 3] = [32, 64, 128];
 /// MLX's facts: a server-like runtime on one device with a cache per request, no pool, whose
 /// one logged figure is mlx-lm's peak.
 const FACTS: Facts = Facts {
-    name: "MLX",
-    accuracy_label: "MLX",
     pools_kv: false,
     settings_group: Some(Group::Mlx),
     runs_on_metal: true,
@@ -90,7 +88,7 @@ const FACTS: Facts = Facts {
         whole_slots: true,
     },
     logged_figures: &[LoggedFigure::new("peak", Reads::Total)],
-    ..Facts::SERVER
+    ..Facts::server("MLX", "MLX")
 };
 
 impl RuntimeRules for Mlx {
@@ -606,9 +604,7 @@ pub(super) fn push(s: &Scenario, r: &Resolved, stack: &mut Stack) -> Serving {
         context_tokens: tokens.total,
         starts: true,
         reason: None,
-        host_bytes: None,
-        host_components: Vec::new(),
-        host_layer_bytes: Bytes(0),
+        host: Host::NONE,
         command: None,
         settings: settings(s, stack.explain),
     }

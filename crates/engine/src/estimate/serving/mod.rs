@@ -58,15 +58,9 @@ pub struct Serving {
     pub starts: bool,
     /// Why it will not start, in the runtime's own words where it prints them.
     pub reason: Option<String>,
-    /// System RAM the runtime holds (llama.cpp's CPU buffers); `None` where it holds none of note.
-    pub host_bytes: Option<Bytes>,
-    /// What makes up `host_bytes`, with the same ids as the GPU's components (`weights`,
-    /// `kv_cache`, `compute_buffer`, `output_buffer`).
-    pub host_components: Vec<Component>,
-    /// The weights in system RAM that every token passes through (llama.cpp's CPU layers, and
-    /// its output layer when not offloaded; `token_embd` is only looked up), which the speed
-    /// model reads at the host's bandwidth.
-    pub host_layer_bytes: Bytes,
+    /// What it holds in system RAM.
+    #[serde(flatten)]
+    pub host: Host,
     /// The settings the runtime applies, defaults filled in, and where each came from.
     pub settings: Vec<Setting>,
     /// The command that starts the runtime as planned, with only the flags that differ from its
@@ -89,6 +83,32 @@ impl Serving {
             .launch_command(s, &self.settings, model)?
             .ok()
     }
+}
+
+/// What a serving runtime holds in system RAM: llama.cpp's CPU buffers and layers; nothing
+/// ([`Host::NONE`]) for a runtime that keeps the model on the GPU.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Host {
+    /// The whole; `None` where it holds none of note.
+    #[serde(rename = "host_bytes")]
+    pub bytes: Option<Bytes>,
+    /// What makes up `bytes`, with the same ids as the GPU's components (`weights`, `kv_cache`,
+    /// `compute_buffer`, `output_buffer`).
+    #[serde(rename = "host_components")]
+    pub components: Vec<Component>,
+    /// The weights there that every token passes through (llama.cpp's CPU layers, and its
+    /// output layer when not offloaded; `token_embd` is only looked up), which the speed model
+    /// reads at the host's bandwidth.
+    #[serde(rename = "host_layer_bytes")]
+    pub layer_bytes: Bytes,
+}
+
+impl Host {
+    pub const NONE: Host = Host {
+        bytes: None,
+        components: Vec::new(),
+        layer_bytes: Bytes::ZERO,
+    };
 }
 
 /// One runtime setting as applied.

@@ -14,8 +14,8 @@ use crate::scenario::{FieldError, Group, Resolved, Scenario};
 use crate::units::Bytes;
 
 /// What a runtime is, as data: what the form, the plan, the accuracy table, the page and the CLI
-/// read of it without running its rules. Each runtime's module holds one, built from
-/// [`Facts::LIBRARY`] or [`Facts::SERVER`].
+/// read of it without running its rules. Each runtime's module holds one, built over
+/// [`Facts::server`] or [`Facts::library`], which take the names every runtime must have.
 #[derive(Clone, Copy, Debug)]
 pub struct Facts {
     /// The name people know it by: "vLLM".
@@ -53,31 +53,35 @@ pub struct Facts {
 impl Facts {
     /// A serving runtime with a KV pool, no settings, benchmark, launch command or logged figures
     /// yet: the base a server's facts are written over.
-    pub const SERVER: Facts = Facts {
-        name: "",
-        accuracy_label: "",
-        serves: true,
-        pools_kv: true,
-        settings_group: None,
-        reads_gguf_weights: false,
-        runs_on_metal: false,
-        places_layers: false,
-        pool_words: PoolWords {
-            pool: "KV pool per GPU",
-            tokens: "KV tokens",
-            whole_slots: false,
-        },
-        serving_bench: None,
-        launch: None,
-        logged_figures: &[],
-    };
+    pub const fn server(name: &'static str, accuracy_label: &'static str) -> Facts {
+        Facts {
+            name,
+            accuracy_label,
+            serves: true,
+            pools_kv: true,
+            settings_group: None,
+            reads_gguf_weights: false,
+            runs_on_metal: false,
+            places_layers: false,
+            pool_words: PoolWords {
+                pool: "KV pool per GPU",
+                tokens: "KV tokens",
+                whole_slots: false,
+            },
+            serving_bench: None,
+            launch: None,
+            logged_figures: &[],
+        }
+    }
 
     /// A library that runs inside the user's program (transformers): no pool of its own.
-    pub const LIBRARY: Facts = Facts {
-        serves: false,
-        pools_kv: false,
-        ..Facts::SERVER
-    };
+    pub const fn library(name: &'static str, accuracy_label: &'static str) -> Facts {
+        Facts {
+            serves: false,
+            pools_kv: false,
+            ..Facts::server(name, accuracy_label)
+        }
+    }
 
     /// Every figure its log prints: a server with a pool prints the weights it loaded and the
     /// pool's bytes and tokens at start (vLLM's "Model loading took", "Available KV cache
@@ -210,7 +214,7 @@ impl LoggedFigure {
 pub enum Reads {
     /// The GPU's components that this log figure holds (`ComponentId::logged_in`).
     Gpu(crate::estimate::LogFigure),
-    /// The same in system RAM (`Serving::host_components`).
+    /// The same in system RAM (`Host::components`).
     Host(crate::estimate::LogFigure),
     /// The GPU's and system RAM's together.
     GpuAndHost(crate::estimate::LogFigure),

@@ -31,7 +31,7 @@
 
 use super::{
     gib2, note_unknown_rope_tables, push_non_torch, push_rope_tables, Build, Deployment, Facts,
-    Flag, KvLayout, Launch, Parallel, RuntimeRules, Serving, Setting, Settings, When, Write,
+    Flag, Host, KvLayout, Launch, Parallel, RuntimeRules, Serving, Setting, Settings, When, Write,
 };
 use crate::dtype::Dtype;
 use crate::estimate::overhead;
@@ -52,12 +52,10 @@ const TP_MEMORY_BALANCE: f64 = 0.9;
 /// SGLang's facts: its name, settings, benchmark and launch command; its log prints what every
 /// server with a pool does.
 const FACTS: Facts = Facts {
-    name: "SGLang",
-    accuracy_label: "SGLang serving",
     settings_group: Some(Group::Sglang),
     serving_bench: Some("python -m sglang.bench_serving --backend sglang"),
     launch: Some(&SGLANG_LAUNCH),
-    ..Facts::SERVER
+    ..Facts::server("SGLang", "SGLang serving")
 };
 
 impl RuntimeRules for Sglang {
@@ -353,10 +351,8 @@ fn push(
         context_tokens: context_len,
         starts: reason.is_none(),
         reason,
-        host_bytes: None,
-        host_layer_bytes: Bytes::ZERO,
+        host: Host::NONE,
         command: None,
-        host_components: Vec::new(),
         settings: settings(s, &dflt, fraction, kv_tokens, stack.explain),
     }
 }

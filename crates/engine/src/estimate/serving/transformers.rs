@@ -6,11 +6,7 @@ use super::{Build, Facts, RuntimeRules, Serving};
 pub(super) struct Transformers;
 
 /// A library, not a server: it has no pool, settings or launch command of its own.
-const FACTS: Facts = Facts {
-    name: "transformers",
-    accuracy_label: "transformers inference",
-    ..Facts::LIBRARY
-};
+const FACTS: Facts = Facts::library("transformers", "transformers inference");
 
 impl RuntimeRules for Transformers {
     fn facts(&self) -> &'static Facts {

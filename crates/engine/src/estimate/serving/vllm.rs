@@ -33,7 +33,7 @@
 use super::vllm_rules::{Rule, Rules};
 use super::{
     gib2, note_unknown_rope_tables, push_non_torch, push_rope_tables, vllm_graphs, Build,
-    Deployment, Facts, Flag, KvLayout, Launch, LoggedFigure, Parallel, Reads, RuntimeRules,
+    Deployment, Facts, Flag, Host, KvLayout, Launch, LoggedFigure, Parallel, Reads, RuntimeRules,
     Serving, Settings, When, Write,
 };
 use crate::dtype::Dtype;
@@ -52,8 +52,6 @@ pub(super) struct Vllm;
 
 /// vLLM's facts: its name, settings, benchmark, launch command and the figures its log prints.
 const FACTS: Facts = Facts {
-    name: "vLLM",
-    accuracy_label: "vLLM serving",
     settings_group: Some(Group::Vllm),
     serving_bench: Some("vllm bench serve --model MODEL"),
     launch: Some(&VLLM_LAUNCH),
@@ -63,7 +61,7 @@ const FACTS: Facts = Facts {
         LoggedFigure::new("cuda_graphs", Reads::Gpu(LogFigure::CudaGraphs)),
         LoggedFigure::new("max_concurrency", Reads::Concurrency),
     ],
-    ..Facts::SERVER
+    ..Facts::server("vLLM", "vLLM serving")
 };
 
 impl RuntimeRules for Vllm {
@@ -597,10 +595,8 @@ fn push(s: &Scenario, r: &Resolved, d: &Deployment, rules: Rules, stack: &mut St
         context_tokens: max_model_len,
         starts: reason.is_none(),
         reason,
-        host_bytes: None,
-        host_layer_bytes: Bytes::ZERO,
+        host: Host::NONE,
         command: None,
-        host_components: Vec::new(),
         settings: settings.into_list(),
     }
 }
