@@ -248,17 +248,19 @@ const NO_STEP_TIME: Band = Band::new(0.0, 0.0, 0.0);
 ///   rows' relative error, spanning 21% to the peak;
 /// - on a card whose sheet states its SMs and boost clock, `clocked` replaces the weights'
 ///   share and the time per layer, fitted together the same way (least squares of the relative
-///   error of every fit decode row, the cache's share held): 88.6% of the bandwidth, capped at
-///   6.33 bytes per SM per cycle, and 170,000 cycles per layer at the boost clock. Card by card
-///   over all the notebooks' rows (what suggested the form; the values come from the fit rows)
-///   the fixed time per layer is a number of cycles (125,000 to 183,000), not of microseconds
-///   (124 µs on the A100, 62 µs on the RTX 6000 Ada), and the HBM cards read F16 at the same
-///   6.4 to 6.7 bytes per SM-cycle whatever their bandwidth: `mul_mat_vec`'s blocks, not DRAM,
-///   set their pace, so an A100 (108 SMs at 1410 MHz, 0.96 TB/s at the ceiling) reads less
-///   than half its 2 TB/s while a GeForce card's ceiling lies above its bandwidth. The band
-///   spans the fit rows' shares at 170,000 cycles, from 58% to the peak, the cycles from
-///   170,000 down to the 123,000 the fastest row leaves at the peak, and the ceiling over the
-///   rates the one fit HBM card's rows (the H100 PCIe's) reach at 170,000 cycles, 6.0 to 6.5.
+///   error of every fit decode row, the cache's share held): 88.4% of the bandwidth, capped at
+///   the batch-1 matmul kernel's own rate per SM per cycle ([`DMMV_2024`] for a 16-bit file,
+///   [`MMVQ_2024`] for a quantized one), and 168,000 cycles per layer at the boost clock. Card
+///   by card over all the notebooks' rows (what suggested the form; the values come from the fit
+///   rows) the fixed time per layer is a number of cycles (125,000 to 183,000), not of
+///   microseconds (124 µs on the A100, 62 µs on the RTX 6000 Ada), and the HBM cards read at a
+///   few bytes per SM-cycle whatever their bandwidth: the kernel's blocks, not DRAM, set their
+///   pace, so an A100 (108 SMs at 1410 MHz) reads F16 at under half its 2 TB/s while a GeForce
+///   card's ceiling lies above its bandwidth. The band spans what the fit rows reach at 168,000
+///   cycles, rounded outward: the share from 75% (the RTX 3090's Q4_K_M at 8,192 tokens,
+///   speed-906) to the peak over the rows the share binds (every fit card but the H100 PCIe),
+///   and the cycles from 168,000 down to the 123,000 the fastest row (the RTX 3070's, speed-882)
+///   leaves beside its reads at the peak.
 ///   Without SMs or a clock the unclocked share and time per layer above hold.
 pub const LLAMA_CPP_CUDA_2024: Efficiency = Efficiency {
     bandwidth: Band::new(0.60, 0.90, 1.0),
@@ -267,12 +269,44 @@ pub const LLAMA_CPP_CUDA_2024: Efficiency = Efficiency {
     compute: Band::new(0.21, 0.38, 1.0),
     step_s: NO_STEP_TIME,
     layer_s: Band::new(124e-6, 124e-6, 61e-6),
-    clocked: Some(Clocked {
-        bandwidth: Band::new(0.58, 0.886, 1.0),
-        sm_bytes_per_cycle: Band::new(6.0, 6.33, 6.5),
-        layer_cycles: Band::new(170e3, 170e3, 123e3),
-    }),
+    clocked: Some(CLOCKED_2024),
 };
+
+const CLOCKED_2024: Clocked = Clocked {
+    bandwidth: Band::new(0.75, 0.884, 1.0),
+    sm_bytes_per_cycle: DMMV_2024,
+    layer_cycles: Band::new(168e3, 168e3, 123e3),
+};
+
+/// [`LLAMA_CPP_CUDA_2024`] for a quantized file: the same share and cycles, the weights capped
+/// at `mul_mat_vec_q`'s rate instead of `dequantize_mul_mat_vec`'s.
+pub const LLAMA_CPP_CUDA_2024_MMVQ: Efficiency = Efficiency {
+    clocked: Some(Clocked {
+        sm_bytes_per_cycle: MMVQ_2024,
+        ..CLOCKED_2024
+    }),
+    ..LLAMA_CPP_CUDA_2024
+};
+
+/// Bytes per SM per cycle `dequantize_mul_mat_vec` (dmmv) reads at most, the kernel ggml-cuda
+/// runs a batch-1 matmul of 16-bit weights through at the 2024 builds: `ggml_cuda_mul_mat`
+/// (ggml-cuda.cu, as in agray3/llama.cpp@a5fd1931, a fork of that May 2024 code) sets
+/// `use_dequantize_mul_mat_vec` for a quantized or F16 `src0` at one column (`src1->ne[1] ==
+/// 1`), and `use_mul_mat_vec_q` for a quantized one only, on compute capability 6.1 or newer
+/// (`MIN_CC_DP4A`, every card whose sheet states SMs); "if mmvq is available it's a better
+/// choice than dmmv" clears dmmv wherever mmvq applies, so F16 reads through dmmv and the
+/// k-quants through `mul_mat_vec_q` (mmvq). Fitted with the share and the cycles on the rows
+/// where it binds, the H100 PCIe's F16 rows (speed-1227 to 1230, 6.33–6.48 at 168,000 cycles;
+/// no other fit card's ceiling lies below its share of the bandwidth); the band rounds them
+/// outward.
+pub const DMMV_2024: Band = Band::new(6.3, 6.43, 6.5);
+
+/// Bytes per SM per cycle `mul_mat_vec_q` (mmvq) reads at most at the 2024 builds (a quantized
+/// file; see [`DMMV_2024`]), fitted the same way on the rows where it binds, the H100 PCIe's
+/// Q4_K_M rows (speed-1219 to 1222 and 1235 to 1238, 5.77–6.54 at 168,000 cycles): the fit
+/// rows put it a little below dmmv's. The held-out A100s' Q4_K_M rows read 7.4–9.5 bytes per
+/// SM-cycle at these constants, past it, and read 8–25% slower than they ran.
+pub const MMVQ_2024: Band = Band::new(5.7, 6.23, 6.6);
 
 /// llama.cpp's Metal backend at the same builds, set the same way from the notebooks' Apple
 /// rows on every other Mac in speed-scenarios.csv's order (M1 Max, M3 Max; the M2 Ultra is held
@@ -354,6 +388,7 @@ impl RuntimeRules for LlamaCpp {
             Some(g) if g.is_amd() => LLAMA_CPP_ROCM,
             Some(g) if g.pre_ampere && current => LLAMA_CPP_CUDA_PRE_AMPERE,
             _ if current => LLAMA_CPP_CUDA,
+            _ if s.quant.default_type().is_quantized() => LLAMA_CPP_CUDA_2024_MMVQ,
             _ => LLAMA_CPP_CUDA_2024,
         }
     }
@@ -1692,5 +1727,44 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The efficiency llama.cpp's rules give a scenario of Llama 3.1 8B on `gpu`.
+    fn efficiency_of(gpu: &str, quant: &str, build: &str) -> Efficiency {
+        let (s, errors) = crate::query::scenario_from_query(&format!(
+            "model=llama-3.1-8b&mode=inference&runtime=llama.cpp&gpu={gpu}&quant={quant}\
+             &llama-cpp-build={build}"
+        ));
+        assert!(errors.is_empty(), "{errors:?}");
+        let r = s.resolve().expect("the scenario resolves");
+        LlamaCpp.efficiency(&s, &r)
+    }
+
+    #[test]
+    fn a_2024_build_caps_each_file_at_its_batch_one_kernels_rate() {
+        // ggml-cuda's `ggml_cuda_mul_mat` at b2843: F16 through dmmv, every quantized type
+        // through mmvq (which clears dmmv wherever it applies).
+        let ceiling = |quant| {
+            efficiency_of("a100-80", quant, "b2843")
+                .clocked
+                .map(|c| c.sm_bytes_per_cycle)
+        };
+        assert_eq!(ceiling("F16"), Some(DMMV_2024));
+        for quant in ["Q4_K_M", "Q8_0", "Q4_0"] {
+            assert_eq!(ceiling(quant), Some(MMVQ_2024), "{quant}");
+        }
+        assert_ne!(DMMV_2024, MMVQ_2024);
+        // Only the per-SM ceiling differs between the two kernels.
+        let (f16, q4) = (LLAMA_CPP_CUDA_2024, LLAMA_CPP_CUDA_2024_MMVQ);
+        assert_eq!(
+            Efficiency {
+                clocked: f16.clocked,
+                ..q4
+            },
+            f16
+        );
+        // Builds since int8 MMQ keep one unclocked constant whatever the file.
+        assert_eq!(efficiency_of("a100-80", "F16", "latest"), LLAMA_CPP_CUDA);
+        assert_eq!(efficiency_of("a100-80", "Q4_K_M", "latest"), LLAMA_CPP_CUDA);
     }
 }
