@@ -359,15 +359,10 @@ fn a_2024_build_prefills_through_cublas_in_fp16() {
     close(speed(&e).ttft_s.unwrap(), seconds);
 }
 
-/// A 2024 build's decode step for Llama 3.1 8B in `quant` with flash attention (the cache at the
-/// weights' share), against the hand-computed roofline on a card whose sheet states its SMs
-/// and boost clock: the weights and cache at the lesser of 88.4% of the bandwidth and the batch-1
-/// kernel's `bytes_per_cycle` per SM, plus 168,000 cycles per layer at the boost clock.
-fn clocked_2024_step(
-    (gpu, quant): (&str, &str),
-    (bandwidth, sms, boost_hz): (f64, f64, f64),
-    bytes_per_cycle: f64,
-) -> (f64, f64) {
+/// A 2024 build's decode step for Llama 3.1 8B in `quant` on `gpu`, with flash attention (the
+/// cache at the weights' share) at a context of one token: its seconds, and the bytes it reads
+/// (the weights, their quantization constants and the cache).
+fn step_2024(gpu: &str, quant: &str) -> (f64, f64) {
     let e = run(&[
         ("model", "llama-3.1-8b"),
         ("mode", "inference"),
@@ -383,9 +378,20 @@ fn clocked_2024_step(
     let read = e.bytes_of(ComponentId::Weights).as_f64()
         + e.bytes_of(ComponentId::QuantConstants).as_f64()
         + 131_072.0 * 1.5;
+    (1.0 / speed(&e).decode_tokens_per_s, read)
+}
+
+/// [`step_2024`] against the hand-computed roofline on a card whose sheet states its SMs and
+/// boost clock: the weights and cache at the lesser of 88.4% of the bandwidth and the batch-1
+/// kernel's `bytes_per_cycle` per SM, plus 168,000 cycles per layer at the boost clock.
+fn clocked_2024_step(
+    (gpu, quant): (&str, &str),
+    (bandwidth, sms, boost_hz): (f64, f64, f64),
+    bytes_per_cycle: f64,
+) -> (f64, f64) {
+    let (got, read) = step_2024(gpu, quant);
     let rate = (0.884 * bandwidth).min(bytes_per_cycle * sms * boost_hz);
-    let want = read / rate + 168e3 / boost_hz * 32.0;
-    (1.0 / speed(&e).decode_tokens_per_s, want)
+    (got, read / rate + 168e3 / boost_hz * 32.0)
 }
 
 /// A100 80GB SXM: 108 SMs at 1410 MHz and 2,039 GB/s.
@@ -417,25 +423,8 @@ fn a_geforce_card_reads_at_its_share_below_the_per_sm_ceiling() {
 #[test]
 fn a_sheet_without_sms_or_a_clock_keeps_the_unclocked_share_and_time_per_layer() {
     // The RTX 5080's sheet states neither: 90% of 960 GB/s and 124 µs per layer.
-    let e = run(&[
-        ("model", "llama-3.1-8b"),
-        ("mode", "inference"),
-        ("runtime", "llama.cpp"),
-        ("gpu", "rtx-5080"),
-        ("n-gpu-layers", "99"),
-        ("quant", "Q4_K_M"),
-        ("llama-cpp-build", "b2843"),
-        ("flash-attn", "true"),
-        ("prompt", "1"),
-        ("seq", "2"),
-    ]);
-    let read = e.bytes_of(ComponentId::Weights).as_f64()
-        + e.bytes_of(ComponentId::QuantConstants).as_f64()
-        + 131_072.0 * 1.5;
-    close(
-        1.0 / speed(&e).decode_tokens_per_s,
-        read / (0.90 * 960e9) + 124e-6 * 32.0,
-    );
+    let (got, read) = step_2024("rtx-5080", "Q4_K_M");
+    close(got, read / (0.90 * 960e9) + 124e-6 * 32.0);
 }
 
 /// Below Ampere ggml-cuda captures no CUDA graph, so each step pays its launches from the host:
