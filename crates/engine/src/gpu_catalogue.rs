@@ -332,6 +332,15 @@ const M2_ULTRA_76: &str = "Apple Newsroom, \"Apple introduces M2 Ultra\" (2023-0
 
 /// The 76-core M2 Ultra: 800 GB/s, and the one Mac whose throughput (27.2 TFLOPS) Apple states.
 const M2_ULTRA_76_SHEET: Datasheet = mac(800.0, 27.2, M2_ULTRA_76);
+/// Both Tesla V100s (16 and 32 GB): the SXM2 part.
+const V100_SXM2: Datasheet = datasheet(
+    [900.0, 125.0, 0.0, 0.0, 0.0, 150.0],
+    "NVIDIA Tesla V100 datasheet, SXM2 column (900 GB/s; FP16 tensor 125 TFLOPS, no int8 tensor \
+     path); NVLink 300 GB/s total; 80 SMs, 1530 MHz boost (Cornell Virtual Workshop, \"GPU \
+     Example: Tesla V100\": 5,120 FP32 cores at 1.53 GHz; the sheet's 125 TFLOPS is 1,024 FLOPs \
+     per SM-cycle at that clock)",
+)
+.clocks(80, 1530);
 const M3: &str = "MacBook Pro (14-inch, M3, Nov 2023) technical specifications: 100GB/s, as \
      Ars Technica's M4 report (2024-05-07) quotes it; no GPU TFLOPS stated";
 const M3_PRO: &str = "MacBook Pro (Nov 2023) technical specifications, as MacRumors read them \
@@ -504,16 +513,7 @@ pub const GPUS: &[Gpu] = &[
         ),
     gpu("v100-16", "Tesla V100 16GB", 16.0, Some(16130))
         .pre_ampere()
-        .sheet(
-            datasheet(
-                [900.0, 125.0, 0.0, 0.0, 0.0, 150.0],
-                "NVIDIA Tesla V100 datasheet, SXM2 column (900 GB/s; FP16 tensor 125 TFLOPS, no \
-             int8 tensor path); NVLink 300 GB/s total; 80 SMs (as TechPowerUp's database, \
-             through sysrqmts, quotes them), 1530 MHz boost (Ultrasonics Sonochemistry 99, \
-             2023, table 3)",
-            )
-            .clocks(80, 1530),
-        ),
+        .sheet(V100_SXM2),
     gpu("rtx-5070-ti", "GeForce RTX 5070 Ti 16GB", 16.0, Some(16303))
         .sheet(bandwidth_only(896.0, 64.0, RTX_50)),
     gpu("rtx-4080", "GeForce RTX 4080 16GB", 16.0, Some(16376)).sheet(
@@ -646,16 +646,7 @@ pub const GPUS: &[Gpu] = &[
     ),
     gpu("v100-32", "Tesla V100 32GB", 32.0, None)
         .pre_ampere()
-        .sheet(
-            datasheet(
-                [900.0, 125.0, 0.0, 0.0, 0.0, 150.0],
-                "NVIDIA Tesla V100 datasheet, SXM2 column (900 GB/s; FP16 tensor 125 TFLOPS, no \
-             int8 tensor path); NVLink 300 GB/s total; 80 SMs (as TechPowerUp's database, \
-             through sysrqmts, quotes them), 1530 MHz boost (Ultrasonics Sonochemistry 99, \
-             2023, table 3)",
-            )
-            .clocks(80, 1530),
-        ),
+        .sheet(V100_SXM2),
     gpu("mi50-32", "Instinct MI50 32GB (ROCm)", 32.0, None).sheet(bandwidth_only(
         1024.0,
         32.0,
