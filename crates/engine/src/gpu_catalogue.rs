@@ -165,6 +165,17 @@ impl Gpu {
         self.name.contains("Radeon") || self.name.starts_with("Instinct")
     }
 
+    /// An NVIDIA GPU: neither AMD's, Apple's nor Intel's.
+    pub fn is_nvidia(&self) -> bool {
+        !self.is_amd() && !self.is_mac() && !self.name.starts_with("Intel")
+    }
+
+    /// Whether its tensor cores multiply fp8 (Ada, Hopper, Blackwell, CDNA 3), as its datasheet's
+    /// fp8 figure says; `None` for a card without a datasheet.
+    pub fn has_fp8_tensor_path(&self) -> Option<bool> {
+        self.datasheet.as_ref().map(|d| d.fp8_flops_per_s > 0.0)
+    }
+
     /// Dense FP16 tensor FLOP/s with FP16 accumulation, what cuBLAS's `CUBLAS_COMPUTE_16F` runs
     /// at: twice the sheet's FP32-accumulate figure on a GeForce card, whose whitepapers print
     /// both rows (the FP32-accumulate one at half rate), and the same figure on data-centre and

@@ -20,6 +20,12 @@ pub const NF4_DOUBLE_QUANT_BLOCK: f64 = 256.0;
 /// Block-wise fp8 (DeepSeek-V3's and Qwen3's `weight_block_size: [128, 128]`) keeps one fp32
 /// `weight_scale_inv` per 128×128 block.
 pub const FP8_BLOCK: f64 = 128.0 * 128.0;
+/// Where fp8 runs weight-only through Marlin, vLLM repeats each block's scale along the block's
+/// 128 output columns and keeps it in the model's dtype: one 16-bit scale per 128 inputs of each
+/// column (`prepare_fp8_layer_for_marlin` and `prepare_fp8_moe_layer_for_marlin`, "block-wise
+/// quantization -> group-wise quantization", vllm/model_executor/layers/quantization/utils/
+/// marlin_utils_fp8.py of v0.10.0, v0.24.0 and v0.33.0). The fp32 block scales are replaced.
+pub const FP8_MARLIN_GROUP: f64 = 128.0;
 /// MXFP4 (OCP Microscaling spec v1.0, §5) shares one 8-bit E8M0 scale among 32 values.
 pub const MXFP4_BLOCK: f64 = 32.0;
 
@@ -328,6 +334,12 @@ fn quant_constants(s: &Scenario, r: &Resolved, linear: f64, fx: Fx) -> Formula {
         fx.num(linear) / fx.num(block).unit(blocks) * fx.num(bytes).unit(format_args!("B{what}"))
     };
     match r.weights {
+        Dtype::Fp8 if s.runtime.rules().fp8_marlin(r) => per_block(
+            FP8_MARLIN_GROUP,
+            "Marlin groups (128 inputs × 1 column)",
+            r.act_dtype.bytes(),
+            &format_args!(" scale ({})", r.act_dtype),
+        ),
         Dtype::Fp8 => per_block(FP8_BLOCK, "blocks (128×128)", FP32_BYTES, &" scale"),
         Dtype::Mxfp4 => per_block(MXFP4_BLOCK, "", BYTE, &" E8M0 scale"),
         // torchao's NF4Tensor always double-quantizes: int8 scalers per 64 weights and one

@@ -129,6 +129,13 @@ pub trait RuntimeRules: Sync {
         None
     }
 
+    /// Whether it runs fp8 weights weight-only through Marlin on the scenario's card, keeping
+    /// their block scales expanded to one per 128 inputs of each output column (the weights
+    /// module's `FP8_MARLIN_GROUP`).
+    fn fp8_marlin(&self, _r: &Resolved) -> bool {
+        false
+    }
+
     /// What it reaches of the card's peak bandwidth in decode and peak tensor throughput in
     /// prefill (the speed model's only tuned constants), on the scenario's GPU.
     fn efficiency(&self, _s: &Scenario, _r: &Resolved) -> Efficiency {

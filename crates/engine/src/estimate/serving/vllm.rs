@@ -85,6 +85,19 @@ impl RuntimeRules for Vllm {
         Some(s.vllm_version)
     }
 
+    /// On CUDA below compute capability 8.9 the fp8 linear and MoE layers run through Marlin:
+    /// `MarlinFP8ScaledMMLinearKernel` is the first block-fp8 kernel supported there
+    /// (`_POSSIBLE_FP8_BLOCK_KERNELS`, vllm/model_executor/kernels/linear/__init__.py of v0.24.0;
+    /// DeepGEMM and CUTLASS's block kernel need Hopper), and the fp8 MoE oracle falls through to
+    /// `Fp8MoeBackend.MARLIN` where `supports_fp8()` (capability 8.9) fails; v0.10.0 sets
+    /// `use_marlin` below 8.9 directly (vllm/model_executor/layers/quantization/fp8.py).
+    /// ROCm never takes it.
+    fn fp8_marlin(&self, r: &Resolved) -> bool {
+        r.weights == Dtype::Fp8
+            && r.gpu
+                .is_some_and(|g| g.is_nvidia() && g.has_fp8_tensor_path() == Some(false))
+    }
+
     fn push(&self, b: Build<'_>) -> Option<Serving> {
         let rules = Rules::new(b.s.vllm_version);
         let serving = push(b.s, b.r, &b.d, rules, b.stack);
