@@ -153,3 +153,33 @@ fn torchao_weight_only_kernels_multiply_a_dequantized_copy_of_the_largest_weight
         nf4.notes
     );
 }
+
+/// vLLM runs block-fp8 weights through Marlin where the card has no fp8 tensor cores
+/// (`prepare_fp8_layer_for_marlin`, vllm/model_executor/layers/quantization/utils/
+/// marlin_utils_fp8.py of v0.24.0): each 128×128 block's fp32 scale becomes 128 scales in the
+/// model's dtype, one per column, so the constants grow 64-fold. Cards with fp8 (and AMD's, on
+/// ROCm) keep the blocks' scales.
+#[test]
+fn vllm_keeps_a_16_bit_scale_per_128_inputs_where_fp8_runs_through_marlin() {
+    let constants = |gpu: &str| {
+        let pairs = [
+            ("runtime", "vllm"),
+            ("model", "llama-3.1-8b"),
+            ("mode", "inference"),
+            ("weights", "fp8"),
+            ("act-dtype", "bf16"),
+            ("gpu", gpu),
+        ];
+        let e = estimate(&common::scenario(&pairs, &[])).expect("estimates");
+        e.bytes_of(ComponentId::QuantConstants).as_f64()
+    };
+    let ampere = constants("rtx-3090");
+    let ada = constants("rtx-4090");
+    let hopper = constants("h100-80");
+    let cdna2 = constants("mi210");
+    assert!((ampere / ada - 64.0).abs() < 1e-9, "{ampere} vs {ada}");
+    assert_eq!(ada, hopper);
+    assert_eq!(cdna2, hopper);
+    // Llama-3.1-8B's blocks hold 6.98B linear weights: 2 B per 128 of them.
+    assert!((ampere / 1e6 - 6.98e3 / 64.0).abs() < 1.0, "{ampere}");
+}

@@ -103,6 +103,7 @@ impl RuntimeRules for Vllm {
         let serving = push(b.s, b.r, &b.d, rules, b.stack);
         note_unknown_rope_tables(b.s, b.r, b.notes);
         b.notes.extend(rules.note());
+        b.notes.extend(unknown_fp8_path(b.r));
         Some(serving)
     }
 }
@@ -232,6 +233,20 @@ struct Scheduler {
 
 /// The V0 engine's `max_num_batched_tokens` and `max_num_seqs` for this context, and why: the
 /// whole context in one batch up to 32K, chunks of 2048 (512 before v0.6.5) above.
+/// Why the fp8 scales are counted as blocks on a card whose fp8 path the catalogue cannot tell.
+fn unknown_fp8_path(r: &Resolved) -> Option<String> {
+    let unknown = match r.gpu {
+        Some(g) => g.is_nvidia() && g.has_fp8_tensor_path().is_none(),
+        None => true,
+    };
+    (r.weights == Dtype::Fp8 && unknown).then(|| {
+        "fp8 weights: the scales are counted as one fp32 per 128×128 block; below compute \
+         capability 8.9 vLLM runs them through Marlin with one 16-bit scale per 128 inputs of \
+         each column, which the catalogue cannot tell for this card."
+            .to_string()
+    })
+}
+
 fn v0_batch_defaults(rules: Rules, max_model_len: u32) -> (u32, u32, &'static str) {
     if max_model_len <= V0_LONG_CONTEXT {
         (
