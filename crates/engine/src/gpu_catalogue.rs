@@ -171,9 +171,13 @@ impl Gpu {
     }
 
     /// Whether its tensor cores multiply fp8 (Ada, Hopper, Blackwell, CDNA 3), as its datasheet's
-    /// fp8 figure says; `None` for a card without a datasheet.
+    /// fp8 figure says; `None` where the sheet states no tensor throughput at all (none, or one
+    /// whose bandwidth alone was read), which cannot tell a missing fp8 path from an unread one.
     pub fn has_fp8_tensor_path(&self) -> Option<bool> {
-        self.datasheet.as_ref().map(|d| d.fp8_flops_per_s > 0.0)
+        self.datasheet
+            .as_ref()
+            .filter(|d| d.half_flops_per_s > 0.0)
+            .map(|d| d.fp8_flops_per_s > 0.0)
     }
 
     /// Dense FP16 tensor FLOP/s with FP16 accumulation, what cuBLAS's `CUBLAS_COMPUTE_16F` runs
@@ -956,6 +960,19 @@ mod tests {
                 pair[1].id
             );
         }
+    }
+
+    /// A sheet tells whether a card multiplies fp8 only where it states tensor throughput: the
+    /// RTX 4070 Ti's sheet was read for its bandwidth alone, and Ada has fp8 tensor cores.
+    #[test]
+    fn an_fp8_path_is_known_only_from_a_sheet_that_states_throughput() {
+        let path = |id| find(id).unwrap().has_fp8_tensor_path();
+        assert_eq!(path("rtx-4090"), Some(true));
+        assert_eq!(path("h100-80"), Some(true));
+        assert_eq!(path("rtx-3090"), Some(false));
+        assert_eq!(path("a100-80"), Some(false));
+        assert_eq!(path("rtx-4070-ti"), None);
+        assert_eq!(path("rtx-3080-ti"), None);
     }
 
     /// Metal's working set as llama.cpp's Metal init logged it: (the Mac's memory in GB, the

@@ -231,8 +231,6 @@ struct Scheduler {
     recurrent_blocks: u64,
 }
 
-/// The V0 engine's `max_num_batched_tokens` and `max_num_seqs` for this context, and why: the
-/// whole context in one batch up to 32K, chunks of 2048 (512 before v0.6.5) above.
 /// Why the fp8 scales are counted as blocks on a card whose fp8 path the catalogue cannot tell.
 fn unknown_fp8_path(r: &Resolved) -> Option<String> {
     let unknown = match r.gpu {
@@ -247,6 +245,8 @@ fn unknown_fp8_path(r: &Resolved) -> Option<String> {
     })
 }
 
+/// The V0 engine's `max_num_batched_tokens` and `max_num_seqs` for this context, and why: the
+/// whole context in one batch up to 32K, chunks of 2048 (512 before v0.6.5) above.
 fn v0_batch_defaults(rules: Rules, max_model_len: u32) -> (u32, u32, &'static str) {
     if max_model_len <= V0_LONG_CONTEXT {
         (
