@@ -450,15 +450,9 @@ pub(super) fn speed(
             Some(output) => b * output / (output * step + b * prefill),
             None => b / step,
         };
-        (prefill, step, bound, output_rate)
+        (prefill, step, bound, output_rate, shares)
     };
-    let (prefill, step, bound, output_rate) = run(|b| b.typical);
-    let typical = Shares::at(
-        |b| b.typical,
-        (&eff, &path, Some(sheet)),
-        s.flash_attn,
-        layers,
-    );
+    let (prefill, step, bound, output_rate, typical) = run(|b| b.typical);
     Ok(Speed {
         prefill_tokens_per_s: prefill_known.then(|| prompt / prefill),
         decode_tokens_per_s: 1.0 / step,
