@@ -10,14 +10,16 @@ import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { launch, openPage, ARTIFACTS } from './harness.mjs';
 
-let trunk, browser;
+let trunk, browser, dist;
 
+// Trunk stops before its scratch dist/ goes, so no build of its can write into a directory being removed.
 after(async () => {
   await browser?.close();
   if (trunk && trunk.exitCode === null) {
     trunk.kill('SIGTERM');
     await new Promise((resolve) => trunk.once('exit', resolve));
   }
+  if (dist) fs.rmSync(dist, { recursive: true, force: true });
 });
 
 function freePort() {
@@ -48,7 +50,7 @@ async function waitForServer(url, deadlineMs) {
 
 test('the page `cargo xtask serve` serves logs no console error', { timeout: 600_000 }, async () => {
   const port = await freePort();
-  const dist = fs.mkdtempSync(path.join(os.tmpdir(), 'vramfit-serve-'));
+  dist = fs.mkdtempSync(path.join(os.tmpdir(), 'vramfit-serve-'));
   trunk = spawn('trunk', ['serve', '--release', '--port', String(port), '--dist', dist], { stdio: ['ignore', 'inherit', 'inherit'] });
   const url = `http://127.0.0.1:${port}/`;
   const html = await waitForServer(url, 540_000);
@@ -61,5 +63,4 @@ test('the page `cargo xtask serve` serves logs no console error', { timeout: 600
   fs.mkdirSync(ARTIFACTS, { recursive: true });
   await page.screenshot({ path: path.join(ARTIFACTS, 'served-page.png') });
   assert.deepEqual(problems, []);
-  fs.rmSync(dist, { recursive: true, force: true });
 });
