@@ -664,6 +664,87 @@ fn wait_long(mut child: Child) -> Output {
     child.wait_with_output().expect("exits")
 }
 
+/// Two warn crossings, two signals (GPU 1's warn crossing came while GPU 0 was above warn), and
+/// the critical hook once per GPU, each recorded in the measurement and said on stderr.
+fn check_run_actions(
+    measured: &serde_json::Value,
+    stderr: &str,
+    hook: &str,
+    got: &std::path::Path,
+    hooks: &std::path::Path,
+) {
+    assert_eq!(
+        std::fs::read_to_string(got).expect("trapped"),
+        "USR1\nUSR1\n"
+    );
+    let pid = measured["actions"][0]["pid"]
+        .as_u64()
+        .expect("the command's pid");
+    assert_eq!(
+        std::fs::read_to_string(hooks).expect("hooks ran"),
+        format!("critical 0 {pid}\ncritical 1 {pid}\n")
+    );
+    let actions: Vec<(&str, &str, u64, u64)> = measured["actions"]
+        .as_array()
+        .expect("actions")
+        .iter()
+        .map(|a| {
+            assert!(a["error"].is_null(), "{a}");
+            (
+                a["level"].as_str().unwrap_or_default(),
+                a["action"].as_str().unwrap_or_default(),
+                a["gpu"].as_u64().unwrap_or(9),
+                a["used_bytes"].as_u64().unwrap_or_default() >> 20,
+            )
+        })
+        .collect();
+    assert_eq!(
+        actions,
+        [
+            ("warn", "signal", 0, 45_000),
+            ("critical", "exec", 0, 61_000),
+            ("warn", "signal", 0, 42_000),
+            ("critical", "exec", 1, 61_000),
+        ]
+    );
+    for line in [
+        format!("action: warn reached on GPU 0 (45000 MiB): sent SIGUSR1 to process {pid}"),
+        format!("action: warn reached on GPU 0 (42000 MiB): sent SIGUSR1 to process {pid}"),
+        "action: critical reached on GPU 1 (61000 MiB): started `echo".to_string(),
+        "vramfit: actions on warn: sent SIGUSR1 2 times\n".to_string(),
+        format!("vramfit: actions on critical: ran `{hook}` 2 times\n"),
+    ] {
+        assert!(stderr.contains(&line), "{line} in {stderr}");
+    }
+}
+
+/// GPU 0's growth over the last 110 samples, all on the ramp.
+fn check_run_growth(measured: &serde_json::Value, stderr: &str) {
+    assert_eq!(measured["sample_stride"], 1);
+    let samples = measured["samples"].as_array().expect("samples");
+    let points: Vec<(f64, f64)> = samples[samples.len() - 110..]
+        .iter()
+        .map(|s| {
+            let used = s["gpus"][0]["device_used_bytes"].as_f64().expect("used");
+            (s["elapsed_ms"].as_f64().expect("ms"), used)
+        })
+        .collect();
+    let growth = &measured["gpus"][0]["growth"];
+    assert_eq!(growth["samples"], 110);
+    check_growth(growth, &points, 60_000);
+    // 50 MiB a frame every 100 ms is 30000 MiB/min if sampling keeps time, less if it lags.
+    let rate = growth["bytes_per_minute"].as_f64().unwrap_or_default() / (1 << 20) as f64;
+    assert!((15_000.0..30_300.0).contains(&rate), "{rate} MiB/min");
+    assert!(
+        stderr.contains(&format!(
+            "vramfit: GPU 0 used memory grows {} MiB/min over the last 110 samples; at this rate \
+             it reaches the critical level (60000 MiB) in ",
+            rate.round()
+        )),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn run_signals_and_execs_once_per_crossing_and_reports_growth() {
     let dir = temp("run-actions");
@@ -723,78 +804,48 @@ fn run_signals_and_execs_once_per_crossing_and_reports_growth() {
     let out = wait_long(child);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
-    // Two warn crossings, two signals; GPU 1's warn crossing came while GPU 0 was above warn.
-    assert_eq!(
-        std::fs::read_to_string(&got).expect("trapped"),
-        "USR1\nUSR1\n"
-    );
     let measured = measurement(&out_file);
-    let pid = measured["actions"][0]["pid"]
-        .as_u64()
-        .expect("the command's pid");
-    assert_eq!(
-        std::fs::read_to_string(&hooks).expect("hooks ran"),
-        format!("critical 0 {pid}\ncritical 1 {pid}\n")
-    );
-    let actions: Vec<(&str, &str, u64, u64)> = measured["actions"]
-        .as_array()
-        .expect("actions")
-        .iter()
-        .map(|a| {
-            assert!(a["error"].is_null(), "{a}");
-            (
-                a["level"].as_str().unwrap_or_default(),
-                a["action"].as_str().unwrap_or_default(),
-                a["gpu"].as_u64().unwrap_or(9),
-                a["used_bytes"].as_u64().unwrap_or_default() >> 20,
-            )
-        })
-        .collect();
-    assert_eq!(
-        actions,
-        [
-            ("warn", "signal", 0, 45_000),
-            ("critical", "exec", 0, 61_000),
-            ("warn", "signal", 0, 42_000),
-            ("critical", "exec", 1, 61_000),
-        ]
-    );
-    for line in [
-        format!("action: warn reached on GPU 0 (45000 MiB): sent SIGUSR1 to process {pid}"),
-        format!("action: warn reached on GPU 0 (42000 MiB): sent SIGUSR1 to process {pid}"),
-        "action: critical reached on GPU 1 (61000 MiB): started `echo".to_string(),
-        "vramfit: actions on warn: sent SIGUSR1 2 times\n".to_string(),
-        format!("vramfit: actions on critical: ran `{hook}` 2 times\n"),
-    ] {
-        assert!(stderr.contains(&line), "{line} in {stderr}");
-    }
-    // GPU 0's growth: the last 110 samples, all on the ramp.
-    assert_eq!(measured["sample_stride"], 1);
-    let samples = measured["samples"].as_array().expect("samples");
-    let points: Vec<(f64, f64)> = samples[samples.len() - 110..]
-        .iter()
-        .map(|s| {
-            let used = s["gpus"][0]["device_used_bytes"].as_f64().expect("used");
-            (s["elapsed_ms"].as_f64().expect("ms"), used)
-        })
-        .collect();
-    let growth = &measured["gpus"][0]["growth"];
-    assert_eq!(growth["samples"], 110);
-    check_growth(growth, &points, 60_000);
-    // 50 MiB a frame every 100 ms is 30000 MiB/min if sampling keeps time, less if it lags.
-    let rate = growth["bytes_per_minute"].as_f64().unwrap_or_default() / (1 << 20) as f64;
-    assert!((15_000.0..30_300.0).contains(&rate), "{rate} MiB/min");
-    assert!(
-        stderr.contains(&format!(
-            "vramfit: GPU 0 used memory grows {} MiB/min over the last 110 samples; at this rate \
-             it reaches the critical level (60000 MiB) in ",
-            rate.round()
-        )),
-        "{stderr}"
-    );
+    check_run_actions(&measured, &stderr, &hook, &got, &hooks);
+    check_run_growth(&measured, &stderr);
     // GPU 1 stepped once: no growth.
     assert!(measured["gpus"][1]["growth"].is_null());
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The log's events: the warn and critical hooks once each, then GPU 0's growth (returned).
+fn check_watch_events<'a>(lines: &'a [serde_json::Value], hook: &str) -> &'a serde_json::Value {
+    let events: Vec<&serde_json::Value> = lines.iter().filter(|l| l["event"].is_string()).collect();
+    assert_eq!(events.len(), 3, "{events:?}");
+    for (event, level, mib) in [
+        (events[0], "warn", 66_000u64),
+        (events[1], "critical", 76_000),
+    ] {
+        assert_eq!(event["event"], "action");
+        assert_eq!(event["level"], level);
+        assert_eq!(event["action"], "exec");
+        assert_eq!(event["command"], hook);
+        assert_eq!(event["used_bytes"], mib << 20);
+        assert!(event["pid"].is_u64() && event["error"].is_null(), "{event}");
+    }
+    let growth = events[2];
+    assert_eq!(growth["event"], "growth");
+    assert_eq!(growth["gpu"], 0);
+    assert_eq!(growth["samples"], 42);
+    growth
+}
+
+/// The growth event against the log's last 42 samples; its rate in MiB a minute.
+fn watch_growth_mib_per_minute(lines: &[serde_json::Value], growth: &serde_json::Value) -> f64 {
+    let samples: Vec<(f64, f64)> = lines
+        .iter()
+        .filter(|l| l["event"].is_null())
+        .map(|l| {
+            let ms = l["elapsed_ms"].as_f64().expect("ms");
+            (ms, l["used_bytes"].as_f64().expect("used"))
+        })
+        .collect();
+    check_growth(growth, &samples[samples.len() - 42..], 75_000);
+    growth["bytes_per_minute"].as_f64().unwrap_or_default() / (1 << 20) as f64
 }
 
 #[test]
@@ -859,33 +910,8 @@ fn watch_execs_once_per_crossing_logs_the_events_and_reports_growth() {
         .lines()
         .map(|l| serde_json::from_str(l).expect("JSON line"))
         .collect();
-    let events: Vec<&serde_json::Value> = lines.iter().filter(|l| l["event"].is_string()).collect();
-    assert_eq!(events.len(), 3, "{events:?}");
-    for (event, level, mib) in [
-        (events[0], "warn", 66_000u64),
-        (events[1], "critical", 76_000),
-    ] {
-        assert_eq!(event["event"], "action");
-        assert_eq!(event["level"], level);
-        assert_eq!(event["action"], "exec");
-        assert_eq!(event["command"], hook.as_str());
-        assert_eq!(event["used_bytes"], mib << 20);
-        assert!(event["pid"].is_u64() && event["error"].is_null(), "{event}");
-    }
-    let growth = events[2];
-    assert_eq!(growth["event"], "growth");
-    assert_eq!(growth["gpu"], 0);
-    assert_eq!(growth["samples"], 42);
-    let samples: Vec<(f64, f64)> = lines
-        .iter()
-        .filter(|l| l["event"].is_null())
-        .map(|l| {
-            let ms = l["elapsed_ms"].as_f64().expect("ms");
-            (ms, l["used_bytes"].as_f64().expect("used"))
-        })
-        .collect();
-    check_growth(growth, &samples[samples.len() - 42..], 75_000);
-    let rate = growth["bytes_per_minute"].as_f64().unwrap_or_default() / (1 << 20) as f64;
+    let growth = check_watch_events(&lines, &hook);
+    let rate = watch_growth_mib_per_minute(&lines, growth);
     // 100 MiB a frame every 250 ms is 24000 MiB/min if sampling keeps time.
     assert!((12_000.0..24_300.0).contains(&rate), "{rate} MiB/min");
     for line in [

@@ -11,19 +11,17 @@ fn scenario(pairs: &[(&str, &str)]) -> Scenario {
     s
 }
 
-fn benches(c: &mut Criterion) {
-    let qlora = scenario(&[
+fn qlora() -> Scenario {
+    scenario(&[
         ("model", "llama-3.1-8b"),
         ("mode", "qlora"),
         ("batch", "4"),
         ("gpu", "rtx-4090"),
-    ]);
-    let oom = scenario(&[
-        ("model", "llama-3.1-8b"),
-        ("mode", "full"),
-        ("batch", "8"),
-        ("gpu", "t4"),
-    ]);
+    ])
+}
+
+fn estimates(c: &mut Criterion) {
+    let qlora = qlora();
     let moe = scenario(&[
         ("model", "deepseek-v3"),
         ("mode", "inference"),
@@ -88,6 +86,16 @@ fn benches(c: &mut Criterion) {
     c.bench_function("estimate: with formulas, no speed (A10G)", |b| {
         b.iter(|| estimate(black_box(&without_speed)))
     });
+}
+
+fn solvers(c: &mut Criterion) {
+    let qlora = qlora();
+    let oom = scenario(&[
+        ("model", "llama-3.1-8b"),
+        ("mode", "full"),
+        ("batch", "8"),
+        ("gpu", "t4"),
+    ]);
     c.bench_function("solver: fix-it ladder (OOM full FT on a T4)", |b| {
         b.iter(|| solver::ladder(black_box(&oom)))
     });
@@ -100,5 +108,5 @@ fn benches(c: &mut Criterion) {
     });
 }
 
-criterion_group!(engine, benches);
+criterion_group!(engine, estimates, solvers);
 criterion_main!(engine);

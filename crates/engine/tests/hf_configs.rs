@@ -175,18 +175,20 @@ fn presets_are_the_shape_of_their_published_config() {
     );
 }
 
-/// Qwen3.5 (and Qwen3.6, the same classes): hybrid gated DeltaNet / gated attention with a vision
-/// tower merging 2 × 2 patches and one MTP module. Each checkpoint's shape is the published 0.8B
-/// config with its card's sizes; its count with the MTP module is checked against the
-/// checkpoint's safetensors tensors (fixtures/qwen3.5/SOURCES.md).
-#[test]
-fn qwen3_5_configs_count_their_checkpoints_tensors() {
+fn qwen3_5_small_config() -> String {
     let path = format!(
         "{}/tests/fixtures/qwen3.5/qwen3.5-0.8b.json",
         env!("CARGO_MANIFEST_DIR")
     );
-    let text = std::fs::read_to_string(path).unwrap();
-    let small = parse_hf_config(&text).unwrap();
+    std::fs::read_to_string(path).unwrap()
+}
+
+/// Qwen3.5 (and Qwen3.6, the same classes): hybrid gated DeltaNet / gated attention with a vision
+/// tower merging 2 × 2 patches and one MTP module, read from the published 0.8B config; a bare
+/// model type is Qwen3_5MoeTextConfig's defaults, each one listed.
+#[test]
+fn qwen3_5_configs_read_their_hybrid_layers_and_defaults() {
+    let small = parse_hf_config(&qwen3_5_small_config()).unwrap();
     assert!(small.warnings.is_empty(), "{:?}", small.warnings);
     assert!(small.defaults_used.is_empty(), "{:?}", small.defaults_used);
     let a = small.arch;
@@ -199,7 +201,6 @@ fn qwen3_5_configs_count_their_checkpoints_tensors() {
         Some(Dtype::Fp32),
         "mamba_ssm_dtype, which vLLM and SGLang keep the state in"
     );
-    // A bare model type is Qwen3_5MoeTextConfig's defaults, each one listed.
     let bare = parse_hf_config(r#"{"model_type": "qwen3_5_moe_text"}"#).unwrap();
     let b = bare.arch;
     assert_eq!((b.layers, b.hidden, b.recurrent.layers), (40, 2048, 30));
@@ -214,48 +215,58 @@ fn qwen3_5_configs_count_their_checkpoints_tensors() {
     assert!(bare
         .defaults_used
         .contains(&"num_experts = 256".to_string()));
+}
 
-    let card = |text_sizes: &[(&str, u64)], experts: Option<(u64, u64, u64)>| {
-        let mut config: serde_json::Value = serde_json::from_str(&text).unwrap();
-        let t = config["text_config"].as_object_mut().unwrap();
-        for (key, value) in text_sizes {
-            t.insert(key.to_string(), (*value).into());
-        }
-        let layers = t["num_hidden_layers"].as_u64().unwrap();
-        let kinds: Vec<&str> = (1..=layers)
-            .map(|i| {
-                if i % 4 == 0 {
-                    "full_attention"
-                } else {
-                    "linear_attention"
-                }
-            })
-            .collect();
-        t.insert("layer_types".into(), kinds.into());
-        t.insert("tie_word_embeddings".into(), false.into());
-        if let Some((count, per_token, width)) = experts {
-            t.insert("model_type".into(), "qwen3_5_moe_text".into());
-            t.remove("intermediate_size");
-            t.insert("num_experts".into(), count.into());
-            t.insert("num_experts_per_tok".into(), per_token.into());
-            t.insert("moe_intermediate_size".into(), width.into());
-            t.insert("shared_expert_intermediate_size".into(), width.into());
-        }
-        let hidden = t["hidden_size"].clone();
-        config["tie_word_embeddings"] = false.into();
-        let v = config["vision_config"].as_object_mut().unwrap();
-        for (key, value) in [
-            ("depth", 27),
-            ("hidden_size", 1152),
-            ("intermediate_size", 4304),
-        ] {
-            v.insert(key.into(), value.into());
-        }
-        v.insert("out_hidden_size".into(), hidden);
-        let read = parse_hf_config(&config.to_string()).unwrap();
-        assert!(read.warnings.is_empty(), "{:?}", read.warnings);
-        read.arch.param_count() + read.arch.mtp_params()
-    };
+/// A Qwen3.5 checkpoint as its card sizes it: the 0.8B config with the card's text sizes (and
+/// experts), every fourth layer full attention, the 27-block vision tower; its parameters with
+/// the MTP module.
+fn qwen3_5_card_params(text_sizes: &[(&str, u64)], experts: Option<(u64, u64, u64)>) -> f64 {
+    let mut config: serde_json::Value = serde_json::from_str(&qwen3_5_small_config()).unwrap();
+    let t = config["text_config"].as_object_mut().unwrap();
+    for (key, value) in text_sizes {
+        t.insert(key.to_string(), (*value).into());
+    }
+    let layers = t["num_hidden_layers"].as_u64().unwrap();
+    let kinds: Vec<&str> = (1..=layers)
+        .map(|i| {
+            if i % 4 == 0 {
+                "full_attention"
+            } else {
+                "linear_attention"
+            }
+        })
+        .collect();
+    t.insert("layer_types".into(), kinds.into());
+    t.insert("tie_word_embeddings".into(), false.into());
+    if let Some((count, per_token, width)) = experts {
+        t.insert("model_type".into(), "qwen3_5_moe_text".into());
+        t.remove("intermediate_size");
+        t.insert("num_experts".into(), count.into());
+        t.insert("num_experts_per_tok".into(), per_token.into());
+        t.insert("moe_intermediate_size".into(), width.into());
+        t.insert("shared_expert_intermediate_size".into(), width.into());
+    }
+    let hidden = t["hidden_size"].clone();
+    config["tie_word_embeddings"] = false.into();
+    let v = config["vision_config"].as_object_mut().unwrap();
+    for (key, value) in [
+        ("depth", 27),
+        ("hidden_size", 1152),
+        ("intermediate_size", 4304),
+    ] {
+        v.insert(key.into(), value.into());
+    }
+    v.insert("out_hidden_size".into(), hidden);
+    let read = parse_hf_config(&config.to_string()).unwrap();
+    assert!(read.warnings.is_empty(), "{:?}", read.warnings);
+    read.arch.param_count() + read.arch.mtp_params()
+}
+
+/// Each checkpoint's count with the MTP module is checked against the checkpoint's safetensors
+/// tensors (fixtures/qwen3.5/SOURCES.md).
+#[test]
+fn qwen3_5_configs_count_their_checkpoints_tensors() {
+    let card = qwen3_5_card_params;
     let shape = |hidden, layers, heads, kv, value_heads| {
         vec![
             ("hidden_size", hidden),

@@ -624,6 +624,10 @@ fn layer_info(
 
 /// `llama_tensor_get_type_impl`: the file type's per-tensor mix, `new_type` starting as the
 /// file type's default type.
+#[expect(
+    clippy::too_many_lines,
+    reason = "a port of llama.cpp's function, kept in its order to compare line by line"
+)]
 fn mix(
     file_type: FileType,
     model: &QuantModel,

@@ -95,6 +95,7 @@ const DAMAGED: &str =
     "the file is damaged or was not written by a safetensors writer; download it again";
 
 impl fmt::Display for ParseError {
+    #[expect(clippy::too_many_lines, reason = "a data table: one message per error")]
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ParseError::Truncated { needed } => write!(
