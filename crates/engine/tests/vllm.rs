@@ -196,6 +196,23 @@ fn since_v0_28_the_largest_gpus_batch_16k_tokens() {
 }
 
 #[test]
+fn since_v0_28_a_hybrid_model_caches_prefixes_unless_told_not_to() {
+    let serve = |changes: &[(&str, &str)]| {
+        let s = scenario("qwen3.5-9b", changes);
+        let serving = estimate(&s).unwrap().serving.unwrap();
+        let found = serving.settings.iter().find(|s| s.key == "prefix-caching");
+        (serving.kv_tokens, found.unwrap().value.clone())
+    };
+    let (before, before_set) = serve(&[("vllm-version", "0.27.1")]);
+    let (since, since_set) = serve(&[("vllm-version", "0.28.0")]);
+    assert_eq!((before_set.as_str(), since_set.as_str()), ("false", "true"));
+    // The pool is the same; each request now keeps two recurrent state blocks, not one.
+    assert!(since < before);
+    let off = [("vllm-version", "0.28.0"), ("prefix-caching", "false")];
+    assert_eq!(serve(&off).0, before);
+}
+
+#[test]
 fn before_v0_8_the_v0_engine_batches_the_whole_context_up_to_32k() {
     let defaults = |release: &str, context: &str| {
         let s = common::scenario(

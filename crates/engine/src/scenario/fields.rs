@@ -595,10 +595,10 @@ scenario_fields! {
         "speculative-tokens", Whole, Vllm,
         "Speculative tokens", "tokens the drafter proposes per step (--speculative-config num_speculative_tokens; with mtp, the model's own MTP modules draft; 0: no speculative decoding)";
     /// `--enable-prefix-caching`, which for a hybrid model keeps its recurrent state per block
-    /// (mamba_cache_mode 'align'). Unset: vLLM's default, off for hybrid models.
+    /// (mamba_cache_mode 'align'). Unset: vLLM's default, on for hybrid models from 0.28.
     prefix_caching: Option<bool> = None,
-        "prefix-caching", Optional { inner: Flag, none: "vLLM's default (off for hybrid models)" }, Vllm,
-        "Prefix caching", "true for --enable-prefix-caching; a hybrid model then keeps two recurrent state blocks per request, not one (mamba_cache_mode 'align'; unset: vLLM's default, off for hybrid models)";
+        "prefix-caching", Optional { inner: Flag, none: "vLLM's default (on for hybrid models from 0.28, off before)" }, Vllm,
+        "Prefix caching", "true for --enable-prefix-caching; a hybrid model then keeps two recurrent state blocks per request, not one (mamba_cache_mode 'align'; unset: vLLM's default, on for hybrid models from 0.28, off before)";
     /// The SGLang release whose memory rules apply (`estimate/serving/sglang.rs`).
     sglang_version: Release = Release::Latest,
         "sglang-version", ReleaseCodec, Sglang,

@@ -340,20 +340,22 @@ fn scheduler(
         batched_tokens,
         seqs,
         block,
-        recurrent_blocks: recurrent_blocks(s, layout, settings),
+        recurrent_blocks: recurrent_blocks(s, rules, layout, settings),
     }
 }
 
 /// The state blocks one request keeps in a recurrent group (`MambaSpec.max_memory_usage_bytes`,
 /// vllm/v1/kv_cache_interface.py of v0.19.0 and v0.24.0): one, two under prefix caching
 /// (`mamba_cache_mode` 'align', which `MambaModelConfig` sets when prefix caching is on), plus
-/// one per speculative token (`num_speculative_blocks`). Prefix caching is off for hybrid models
-/// unless asked for (`ModelConfig.is_prefix_caching_supported`, vllm/config/model.py).
-fn recurrent_blocks(s: &Scenario, layout: &KvLayout, settings: &mut Settings) -> u64 {
+/// one per speculative token (`num_speculative_blocks`). Unset, prefix caching is on for hybrid
+/// models from v0.28 and off before ([`Rule::HybridPrefixCaching`]).
+fn recurrent_blocks(s: &Scenario, rules: Rules, layout: &KvLayout, settings: &mut Settings) -> u64 {
     settings.given("speculative-tokens", s.speculative_tokens);
     let hybrid = layout.recurrent_layers > 0;
-    let default = if hybrid {
-        (false, "vLLM's default for hybrid models")
+    let default = if hybrid && rules.applies(Rule::HybridPrefixCaching) {
+        (true, "vLLM's default for hybrid models since 0.28")
+    } else if hybrid {
+        (false, "vLLM's default for hybrid models before 0.28")
     } else {
         (
             true,

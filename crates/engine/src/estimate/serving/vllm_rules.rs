@@ -60,6 +60,13 @@ pub(super) enum Rule {
     /// agree for a model of one layer kind whose `max_model_len` is a whole number of blocks;
     /// a hybrid model's count now includes what its recurrent groups take per request.
     TokensFromConcurrency,
+    /// A hybrid model (recurrent layers beside attention) turns prefix caching on by default:
+    /// `default_prefix_caching = model_config.is_prefix_caching_supported`
+    /// (`_set_default_chunked_prefill_and_prefix_caching_args`, vllm/engine/arg_utils.py of
+    /// v0.28.0), which is true for generative hybrids since v0.26.0 (vllm/config/model.py); v0.26
+    /// and v0.27 still left it opt-in (`and not model_config.is_hybrid`), and before v0.26
+    /// hybrids did not support it.
+    HybridPrefixCaching,
     /// GB10 (DGX Spark, compute capability 12.1) keeps the small tier of the scheduler's
     /// defaults whatever its memory (`is_gb10`, vllm/engine/arg_utils.py of v0.33.0).
     Gb10SmallTier,
@@ -78,7 +85,7 @@ impl Rule {
             Rule::GraphsInBudget | Rule::Utilization092 => [0, 20, 0],
             Rule::TokensFromConcurrency => [0, 20, 1],
             Rule::CaptureBatchedTokens => [0, 21, 0],
-            Rule::LargestTier | Rule::BlackwellCapture => [0, 28, 0],
+            Rule::LargestTier | Rule::BlackwellCapture | Rule::HybridPrefixCaching => [0, 28, 0],
             Rule::CaptureMaxSeqs => [0, 31, 0],
             Rule::Gb10SmallTier => [0, 33, 0],
             Rule::V1Engine => [0, 8, 0],
@@ -164,6 +171,8 @@ mod tests {
         assert_eq!(at("0.20").default_utilization().0, 0.92);
         assert!(!at("0.27.1").applies(Rule::LargestTier));
         assert!(at("0.28").applies(Rule::LargestTier));
+        assert!(!at("0.27.1").applies(Rule::HybridPrefixCaching));
+        assert!(at("0.28.0").applies(Rule::HybridPrefixCaching));
         assert!(Rules::new(Release::Latest).applies(Rule::Gb10SmallTier));
         assert!(!at("0.7.3").applies(Rule::V1Engine));
         assert!(at("0.8").applies(Rule::V1Engine));
