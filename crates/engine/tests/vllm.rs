@@ -410,7 +410,10 @@ fn bytes(model: &str, changes: &[(&str, &str)], id: ComponentId) -> u64 {
 }
 
 fn setting(model: &str, changes: &[(&str, &str)], key: &str) -> (String, Option<String>) {
-    let serving = estimate(&scenario(model, changes)).unwrap().serving.unwrap();
+    let serving = estimate(&scenario(model, changes))
+        .unwrap()
+        .serving
+        .unwrap();
     let found = serving.settings.into_iter().find(|s| s.key == key).unwrap();
     (found.value, found.default_from)
 }
@@ -418,10 +421,22 @@ fn setting(model: &str, changes: &[(&str, &str)], key: &str) -> (String, Option<
 #[test]
 fn from_v0_25_model_runner_v2_profiles_only_the_logits_and_captures_its_graphs_outside() {
     // vllm/config/vllm.py of v0.25.0 (`_is_default_v2_model_runner_model`): V2 for a dense model.
-    let (runner, from) = setting("llama-3.1-8b", &[("vllm-version", "0.25")], "model-runner-v2");
+    let (runner, from) = setting(
+        "llama-3.1-8b",
+        &[("vllm-version", "0.25")],
+        "model-runner-v2",
+    );
     assert_eq!(runner, "true");
     assert!(from.unwrap().contains("since 0.25"));
-    assert_eq!(setting("llama-3.1-8b", &[("vllm-version", "0.24")], "model-runner-v2").0, "false");
+    assert_eq!(
+        setting(
+            "llama-3.1-8b",
+            &[("vllm-version", "0.24")],
+            "model-runner-v2"
+        )
+        .0,
+        "false"
+    );
     let at = |release: &str, id| bytes("llama-3.1-8b", &[("vllm-version", release)], id);
     // V1's sampler (15 B per logit over 1024 rows of 128256) outweighs the forward; V2's dummy
     // requests process nothing, so its sampler holds the bf16 logits and the forward's
@@ -447,35 +462,73 @@ fn from_v0_25_model_runner_v2_profiles_only_the_logits_and_captures_its_graphs_o
 #[test]
 fn from_v0_29_model_runner_v2_runs_every_model_and_profiles_its_graphs() {
     // Experts keep the V1 runner until 0.29 (vllm/config/vllm.py of v0.28.0 and v0.29.0).
-    let runner = |release| setting("qwen3-30b-a3b", &[("vllm-version", release)], "model-runner-v2").0;
-    assert_eq!((runner("0.28").as_str(), runner("0.29").as_str()), ("false", "true"));
+    let runner = |release| {
+        setting(
+            "qwen3-30b-a3b",
+            &[("vllm-version", release)],
+            "model-runner-v2",
+        )
+        .0
+    };
+    assert_eq!(
+        (runner("0.28").as_str(), runner("0.29").as_str()),
+        ("false", "true")
+    );
     // V2's graphs come out of the budget from 0.29 (vllm/v1/worker/gpu/cudagraph_utils.py).
     let at = |release: &str, id| bytes("llama-3.1-8b", &[("vllm-version", release)], id);
     let graphs = at("0.29", ComponentId::CudaGraphs);
     assert!(graphs > 0);
-    assert_near(at("0.28", ComponentId::KvCache) - at("0.29", ComponentId::KvCache), graphs);
-    let (inside, from) = setting("llama-3.1-8b", &[("vllm-version", "0.28")], "profile-cudagraphs");
+    assert_near(
+        at("0.28", ComponentId::KvCache) - at("0.29", ComponentId::KvCache),
+        graphs,
+    );
+    let (inside, from) = setting(
+        "llama-3.1-8b",
+        &[("vllm-version", "0.28")],
+        "profile-cudagraphs",
+    );
     assert_eq!(inside, "false");
     assert!(from.unwrap().contains("Model Runner V2 before 0.29"));
 }
 
 #[test]
 fn the_runner_assumed_is_named_where_the_release_does_not_settle_it() {
-    let notes = |release: &str| estimate(&scenario("llama-3.1-8b", &[("vllm-version", release)])).unwrap().notes;
-    assert!(notes("0.23").iter().any(|n| n.contains("which the shape does not name")));
+    let notes = |release: &str| {
+        estimate(&scenario("llama-3.1-8b", &[("vllm-version", release)]))
+            .unwrap()
+            .notes
+    };
+    assert!(notes("0.23")
+        .iter()
+        .any(|n| n.contains("which the shape does not name")));
     assert!(!notes("0.21").iter().any(|n| n.contains("Model Runner V2")));
     // v0.33.0's second sampler pass (`SamplingParams.for_sampler_warmup`) is counted at V1's bytes.
-    assert!(notes("0.33").iter().any(|n| n.contains("samples twice since 0.33")));
-    let at = |release: &str| bytes("llama-3.1-8b", &[("vllm-version", release)], ComponentId::Activations);
+    assert!(notes("0.33")
+        .iter()
+        .any(|n| n.contains("samples twice since 0.33")));
+    let at = |release: &str| {
+        bytes(
+            "llama-3.1-8b",
+            &[("vllm-version", release)],
+            ComponentId::Activations,
+        )
+    };
     assert_eq!(at("0.33"), at("0.24"));
 }
 
 #[test]
 fn vllm_refuses_fp8_where_the_card_cannot_run_it() {
     let serving = |gpu: &str, changes: &[(&str, &str)]| {
-        let mut all = vec![("gpu", gpu), ("max-num-seqs", "256"), ("max-num-batched-tokens", "2048")];
+        let mut all = vec![
+            ("gpu", gpu),
+            ("max-num-seqs", "256"),
+            ("max-num-batched-tokens", "2048"),
+        ];
         all.extend_from_slice(changes);
-        estimate(&scenario("llama-3.2-1b", &all)).unwrap().serving.unwrap()
+        estimate(&scenario("llama-3.2-1b", &all))
+            .unwrap()
+            .serving
+            .unwrap()
     };
     // `Fp8Config.get_min_capability()` is 75: a V100 (7.0) is refused, a T4 (7.5) runs Marlin.
     let v100 = serving("v100-32", &[("weights", "fp8")]);

@@ -482,10 +482,9 @@ fn activation_peak(
         "min(seqs, tokens)",
         f64::from(sched.seqs.min(sched.batched_tokens)),
     );
-    let sampler = rows
-        * fx.sym("V", f64::from(a.vocab))
-        * fx.num(per_logit).unit("B").words(per_logit_words)
-        + tokens() * hidden() * e();
+    let sampler =
+        rows * fx.sym("V", f64::from(a.vocab)) * fx.num(per_logit).unit("B").words(per_logit_words)
+            + tokens() * hidden() * e();
     let dense_mlp = if has_dense_mlp(r) {
         fx.num(4.0) * fx.sym("F", f64::from(a.ffn))
     } else {
@@ -723,7 +722,12 @@ struct Budget {
 
 impl Budget {
     /// The budget as the release applies it, each unset setting at the release's default.
-    fn new(s: &Scenario, d: &Deployment, (rules, v2): (Rules, bool), settings: &mut Settings) -> Budget {
+    fn new(
+        s: &Scenario,
+        d: &Deployment,
+        (rules, v2): (Rules, bool),
+        settings: &mut Settings,
+    ) -> Budget {
         let util = settings.given_or(
             "gpu-memory-utilization",
             s.gpu_memory_utilization,

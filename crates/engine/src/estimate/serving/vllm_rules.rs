@@ -158,7 +158,10 @@ impl Rules {
     /// or without experts or recurrent layers, and why.
     pub fn default_v2_runner(self, experts_or_recurrent: bool) -> (bool, &'static str) {
         if self.applies(Rule::V2RunnerAll) {
-            (true, "vLLM's default since 0.29: Model Runner V2 for every model")
+            (
+                true,
+                "vLLM's default since 0.29: Model Runner V2 for every model",
+            )
         } else if self.applies(Rule::V2RunnerDense) && !experts_or_recurrent {
             (true, "vLLM's default since 0.25: Model Runner V2 for models without experts or recurrent layers")
         } else if self.applies(Rule::V2RunnerDense) {
