@@ -985,6 +985,17 @@ mod tests {
         assert_eq!(path("rtx-3080-ti"), None);
     }
 
+    #[test]
+    fn cards_below_turing_are_marked_and_are_older_than_ampere() {
+        // Compute capability 7.0 (V100), 6.1 (P40), 5.2 (M40) below vLLM's fp8 minimum of 7.5;
+        // Turing (T4, RTX 2080 Ti: 7.5) is not.
+        let pre_turing = |id| find(id).unwrap().pre_turing;
+        for id in ["v100-16", "v100-32", "tesla-p40", "tesla-m40-24"] {
+            assert!(pre_turing(id) && find(id).unwrap().pre_ampere, "{id}");
+        }
+        assert!(!pre_turing("t4") && !pre_turing("rtx-2080-ti") && !pre_turing("a100-80"));
+    }
+
     /// Metal's working set as llama.cpp's Metal init logged it: (the Mac's memory in GB, the
     /// figure as printed, its unit, the log). Builds of 2023 print MiB (the allocation lines'
     /// `(used / limit)`, always MiB, repeat the figure); later ones print

@@ -13,7 +13,9 @@
 //! - The profile run (`_dummy_run(max_num_batched_tokens)` then `_dummy_sampler_run` over
 //!   `min(max_num_seqs, max_num_batched_tokens)` rows of logits) sets the activation peak, with
 //!   a mixture of experts' fused-MoE workspace kept beneath it; with chunked prefill (always on in
-//!   V1) it does not depend on `max_model_len`.
+//!   V1) it does not depend on `max_model_len`. Model Runner V2 (`model-runner-v2`, the default
+//!   for dense models since 0.25 and every model since 0.29) runs the same rows, but its sampler
+//!   keeps only the logits, and before 0.29 it estimates no graph memory (`vllm_rules`).
 //! - Blocks: one page is `block_size` tokens of one layer; layers of several kinds are grouped
 //!   (`group_size` = the fewest layers of a kind, or the most when under 1.5× the fewest) and
 //!   share a page size; `num_blocks = pool // page // group_size`, concurrency = `num_blocks /
