@@ -50,6 +50,9 @@ pub struct Gpu {
     /// `disable_due_to_gpu_arch` below `GGML_CUDA_CC_AMPERE`, ggml/src/ggml-cuda/ggml-cuda.cu)
     /// and launches each kernel of a step from the host.
     pub pre_ampere: bool,
+    /// An NVIDIA card below compute capability 7.5 (Volta and older: V100 7.0, P40 6.1, M40 5.2),
+    /// where vLLM refuses fp8 weights (`Fp8Config.get_min_capability` is 75).
+    pub pre_turing: bool,
     /// What the card moves and computes, where its datasheet is cited.
     pub datasheet: Option<Datasheet>,
     /// How the GPU's memory follows from the machine's, on a device whose memory the CPU
@@ -233,6 +236,12 @@ impl Gpu {
         self
     }
 
+    /// Older than Turing, and so older than Ampere.
+    const fn pre_turing(mut self) -> Gpu {
+        self.pre_turing = true;
+        self.pre_ampere()
+    }
+
     /// Records the card's datasheet figures.
     const fn sheet(mut self, figures: Datasheet) -> Gpu {
         self.datasheet = Some(figures);
@@ -311,6 +320,7 @@ const fn gpu(
         nvswitch: false,
         hopper: false,
         pre_ampere: false,
+        pre_turing: false,
         datasheet: None,
         unified: None,
     }
@@ -527,7 +537,7 @@ pub const GPUS: &[Gpu] = &[
             .clocks(40, 1590),
         ),
     gpu("v100-16", "Tesla V100 16GB", 16.0, Some(16130))
-        .pre_ampere()
+        .pre_turing()
         .sheet(V100_SXM2),
     gpu("rtx-5070-ti", "GeForce RTX 5070 Ti 16GB", 16.0, Some(16303))
         .sheet(bandwidth_only(896.0, 64.0, RTX_50)),
@@ -636,10 +646,10 @@ pub const GPUS: &[Gpu] = &[
         .pre_ampere()
         .sheet(datasheet([672.0, 130.5, 0.0, 261.0, 0.0, 16.0], QUADRO_RTX).clocks(72, 1770)),
     gpu("tesla-p40", "Tesla P40 24GB", 24.0, None)
-        .pre_ampere()
+        .pre_turing()
         .sheet(bandwidth_only(346.0, 16.0, TESLA_OLD).clocks(30, 1531)),
     gpu("tesla-m40-24", "Tesla M40 24GB", 24.0, None)
-        .pre_ampere()
+        .pre_turing()
         .sheet(bandwidth_only(288.0, 16.0, TESLA_OLD)),
     gpu("rtx-pro-4000", "RTX PRO 4000 Blackwell 24GB", 24.0, None).sheet(bandwidth_only(
         672.0,
@@ -660,7 +670,7 @@ pub const GPUS: &[Gpu] = &[
         .clocks(170, 2407),
     ),
     gpu("v100-32", "Tesla V100 32GB", 32.0, None)
-        .pre_ampere()
+        .pre_turing()
         .sheet(V100_SXM2),
     gpu("mi50-32", "Instinct MI50 32GB (ROCm)", 32.0, None).sheet(bandwidth_only(
         1024.0,
@@ -973,6 +983,17 @@ mod tests {
         assert_eq!(path("a100-80"), Some(false));
         assert_eq!(path("rtx-4070-ti"), None);
         assert_eq!(path("rtx-3080-ti"), None);
+    }
+
+    #[test]
+    fn cards_below_turing_are_marked_and_are_older_than_ampere() {
+        // Compute capability 7.0 (V100), 6.1 (P40), 5.2 (M40) below vLLM's fp8 minimum of 7.5;
+        // Turing (T4, RTX 2080 Ti: 7.5) is not.
+        let pre_turing = |id| find(id).unwrap().pre_turing;
+        for id in ["v100-16", "v100-32", "tesla-p40", "tesla-m40-24"] {
+            assert!(pre_turing(id) && find(id).unwrap().pre_ampere, "{id}");
+        }
+        assert!(!pre_turing("t4") && !pre_turing("rtx-2080-ti") && !pre_turing("a100-80"));
     }
 
     /// Metal's working set as llama.cpp's Metal init logged it: (the Mac's memory in GB, the

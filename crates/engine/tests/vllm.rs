@@ -158,8 +158,8 @@ fn each_release_sizes_the_pool_by_its_own_rules() {
     let h100 = vramfit_engine::gpu_catalogue::find("h100-80").unwrap();
     let added = 0.02 * h100.cuda_total().0.as_f64();
     assert!((new_pool as f64 + graphs(&[]) as f64 - old_pool as f64 - added).abs() < 1024.0);
-    // Between 0.20 and 0.27 no rule that sizes this pool changed.
-    assert_eq!(at("0.27.1").0, new_pool);
+    // Between 0.20 and 0.24 no rule that sizes this pool changed.
+    assert_eq!(at("0.24").0, new_pool);
 }
 
 #[test]
@@ -420,4 +420,143 @@ fn under_wsl2_the_budget_is_a_share_of_the_whole_card() {
         (gained - 0.92 * reserve as f64).abs() < 1024.0,
         "{gained} vs {reserve}"
     );
+}
+
+fn bytes(model: &str, changes: &[(&str, &str)], id: ComponentId) -> u64 {
+    breakdown(&scenario(model, changes)).unwrap().bytes_of(id).0
+}
+
+fn setting(model: &str, changes: &[(&str, &str)], key: &str) -> (String, Option<String>) {
+    let serving = estimate(&scenario(model, changes))
+        .unwrap()
+        .serving
+        .unwrap();
+    let found = serving.settings.into_iter().find(|s| s.key == key).unwrap();
+    (found.value, found.default_from)
+}
+
+#[test]
+fn from_v0_25_model_runner_v2_profiles_only_the_logits_and_captures_its_graphs_outside() {
+    // vllm/config/vllm.py of v0.25.0 (`_is_default_v2_model_runner_model`): V2 for a dense model.
+    let (runner, from) = setting(
+        "llama-3.1-8b",
+        &[("vllm-version", "0.25")],
+        "model-runner-v2",
+    );
+    assert_eq!(runner, "true");
+    assert!(from.unwrap().contains("since 0.25"));
+    assert_eq!(
+        setting(
+            "llama-3.1-8b",
+            &[("vllm-version", "0.24")],
+            "model-runner-v2"
+        )
+        .0,
+        "false"
+    );
+    let at = |release: &str, id| bytes("llama-3.1-8b", &[("vllm-version", release)], id);
+    // V1's sampler (15 B per logit over 1024 rows of 128256) outweighs the forward; V2's dummy
+    // requests process nothing, so its sampler holds the bf16 logits and the forward's
+    // `T × (2H + 4F)` bf16 elements set the peak (vllm/v1/worker/gpu/model_runner.py of v0.25.0).
+    let (tokens, hidden, ffn) = (8192.0, 4096.0, 14336.0);
+    let v1_sampler = 1024.0 * 128256.0 * SAMPLER_BYTES_PER_LOGIT + tokens * hidden * 2.0;
+    let forward = tokens * (2.0 * hidden + 4.0 * ffn) * 2.0;
+    assert_near(at("0.24", ComponentId::Activations), v1_sampler as u64);
+    assert_near(at("0.25", ComponentId::Activations), forward as u64);
+    // `profile_cudagraph_memory` returns 0 before 0.29: the graphs leave the budget.
+    let freed = v1_sampler - forward + at("0.24", ComponentId::CudaGraphs) as f64;
+    let grown = at("0.25", ComponentId::KvCache) - at("0.24", ComponentId::KvCache);
+    assert_near(grown, freed as u64);
+    // The environment's VLLM_USE_V2_MODEL_RUNNER=0 keeps the V1 runner's pool.
+    let v1 = bytes(
+        "llama-3.1-8b",
+        &[("vllm-version", "0.25"), ("model-runner-v2", "false")],
+        ComponentId::KvCache,
+    );
+    assert_eq!(v1, at("0.24", ComponentId::KvCache));
+}
+
+#[test]
+fn from_v0_29_model_runner_v2_runs_every_model_and_profiles_its_graphs() {
+    // Experts keep the V1 runner until 0.29 (vllm/config/vllm.py of v0.28.0 and v0.29.0).
+    let runner = |release| {
+        setting(
+            "qwen3-30b-a3b",
+            &[("vllm-version", release)],
+            "model-runner-v2",
+        )
+        .0
+    };
+    assert_eq!(
+        (runner("0.28").as_str(), runner("0.29").as_str()),
+        ("false", "true")
+    );
+    // V2's graphs come out of the budget from 0.29 (vllm/v1/worker/gpu/cudagraph_utils.py).
+    let at = |release: &str, id| bytes("llama-3.1-8b", &[("vllm-version", release)], id);
+    let graphs = at("0.29", ComponentId::CudaGraphs);
+    assert!(graphs > 0);
+    assert_near(
+        at("0.28", ComponentId::KvCache) - at("0.29", ComponentId::KvCache),
+        graphs,
+    );
+    let (inside, from) = setting(
+        "llama-3.1-8b",
+        &[("vllm-version", "0.28")],
+        "profile-cudagraphs",
+    );
+    assert_eq!(inside, "false");
+    assert!(from.unwrap().contains("Model Runner V2 before 0.29"));
+}
+
+#[test]
+fn the_runner_assumed_is_named_where_the_release_does_not_settle_it() {
+    let notes = |release: &str| {
+        estimate(&scenario("llama-3.1-8b", &[("vllm-version", release)]))
+            .unwrap()
+            .notes
+    };
+    assert!(notes("0.23")
+        .iter()
+        .any(|n| n.contains("which the shape does not name")));
+    assert!(!notes("0.21").iter().any(|n| n.contains("Model Runner V2")));
+    // v0.33.0's second sampler pass (`SamplingParams.for_sampler_warmup`) is counted at V1's bytes.
+    assert!(notes("0.33")
+        .iter()
+        .any(|n| n.contains("samples twice since 0.33")));
+    let at = |release: &str| {
+        bytes(
+            "llama-3.1-8b",
+            &[("vllm-version", release)],
+            ComponentId::Activations,
+        )
+    };
+    assert_eq!(at("0.33"), at("0.24"));
+}
+
+#[test]
+fn vllm_refuses_fp8_where_the_card_cannot_run_it() {
+    let serving = |gpu: &str, changes: &[(&str, &str)]| {
+        let mut all = vec![
+            ("gpu", gpu),
+            ("max-num-seqs", "256"),
+            ("max-num-batched-tokens", "2048"),
+        ];
+        all.extend_from_slice(changes);
+        estimate(&scenario("llama-3.2-1b", &all))
+            .unwrap()
+            .serving
+            .unwrap()
+    };
+    // `Fp8Config.get_min_capability()` is 75: a V100 (7.0) is refused, a T4 (7.5) runs Marlin.
+    let v100 = serving("v100-32", &[("weights", "fp8")]);
+    assert!(!v100.starts);
+    assert!(v100.reason.unwrap().contains("Minimum capability: 75"));
+    assert!(serving("t4", &[("weights", "fp8")]).starts);
+    // The Triton backend refuses an fp8 KV cache below 8.9 from v0.24.0.
+    let triton = [("kv-dtype", "fp8"), ("attention-backend", "triton")];
+    let a100 = serving("a100-80", &triton);
+    assert!(a100.reason.unwrap().contains("requires SM89+"));
+    assert!(serving("a100-80", &[triton[0], triton[1], ("vllm-version", "0.23")]).starts);
+    assert!(serving("h100-80", &triton).starts);
+    assert!(serving("a100-80", &triton[..1]).starts);
 }

@@ -577,6 +577,12 @@ scenario_fields! {
     profile_cudagraphs: Option<bool> = None,
         "profile-cudagraphs", Optional { inner: Flag, none: "the release's default (true since 0.20)" }, Vllm,
         "Graphs in the budget", "true when vLLM takes its CUDA-graph estimate out of gpu-memory-utilization (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS; unset: true since 0.20, false before)";
+    /// `VLLM_USE_V2_MODEL_RUNNER`: Model Runner V2 (vllm/v1/worker/gpu/), whose profile run's
+    /// sampler processes no logits and whose CUDA graphs stay outside the budget before 0.29.
+    /// Unset: the release's default for the model.
+    model_runner_v2: Option<bool> = None,
+        "model-runner-v2", Optional { inner: Flag, none: "the release's default (dense models since 0.25, every model since 0.29)" }, Vllm,
+        "Model Runner V2", "true when vLLM runs Model Runner V2 (VLLM_USE_V2_MODEL_RUNNER; unset: the release's default, for models without experts or recurrent layers since 0.25 and every model since 0.29)";
     /// `--compilation-config.cudagraph_mode`.
     cudagraph_mode: CudagraphMode = CudagraphMode::FullAndPiecewise,
         "cudagraph-mode", pick::<CudagraphMode>(), Vllm,

@@ -13,7 +13,9 @@
 //! - The profile run (`_dummy_run(max_num_batched_tokens)` then `_dummy_sampler_run` over
 //!   `min(max_num_seqs, max_num_batched_tokens)` rows of logits) sets the activation peak, with
 //!   a mixture of experts' fused-MoE workspace kept beneath it; with chunked prefill (always on in
-//!   V1) it does not depend on `max_model_len`.
+//!   V1) it does not depend on `max_model_len`. Model Runner V2 (`model-runner-v2`, the default
+//!   for dense models since 0.25 and every model since 0.29) runs the same rows, but its sampler
+//!   keeps only the logits, and before 0.29 it estimates no graph memory (`vllm_rules`).
 //! - Blocks: one page is `block_size` tokens of one layer; layers of several kinds are grouped
 //!   (`group_size` = the fewest layers of a kind, or the most when under 1.5× the fewest) and
 //!   share a page size; `num_blocks = pool // page // group_size`, concurrency = `num_blocks /
@@ -42,7 +44,7 @@ use crate::estimate::overhead;
 use crate::estimate::stack::Stack;
 use crate::estimate::ComponentId;
 use crate::estimate::LogFigure;
-use crate::runtime::{Release, Runtime};
+use crate::runtime::{AttentionBackend, Release, Runtime};
 use crate::scenario::Group;
 use crate::scenario::{Resolved, Scenario};
 use crate::sharding::Sharding;
@@ -100,7 +102,7 @@ impl RuntimeRules for Vllm {
 
     fn push(&self, b: Build<'_>) -> Option<Serving> {
         let rules = Rules::new(b.s.vllm_version);
-        let serving = push(b.s, b.r, &b.d, rules, b.stack);
+        let serving = push(b.s, b.r, &b.d, rules, (b.stack, &mut *b.notes));
         note_unknown_rope_tables(b.s, b.r, b.notes);
         b.notes.extend(rules.note());
         b.notes.extend(unknown_fp8_path(b.r));
@@ -201,6 +203,26 @@ static VLLM_LAUNCH: Launch = Launch {
 /// of llm-d-planner's vLLM 0.19.0 sweep (vocabularies of 32k–262k), which grow 14–15 B per added
 /// logit; 8 of its 9 models land within 4%.
 pub const SAMPLER_BYTES_PER_LOGIT: f64 = 15.0;
+
+/// The dummy sampler's bytes per logit at its peak, and what they hold. V1's sampler runs
+/// every path ([`SAMPLER_BYTES_PER_LOGIT`]). Model Runner V2's dummy requests keep their
+/// initial sampling state (temperature 0, top-k the vocabulary, top-p 1), so
+/// `_requires_logits_processing` is false and the sampler keeps only the logits in the model's
+/// dtype (`LogitsProcessor` computes them in the head's dtype; the Gumbel kernel's scratch is
+/// 12 B per 1024 logits; vllm/v1/worker/gpu/sample/sampler.py of v0.25.0–v0.32.0). From
+/// v0.33.0 its second, warmup-parameter pass runs the fp32 pipeline, counted at V1's bytes.
+fn sampler_bytes_per_logit(rules: Rules, v2: bool, act_dtype: Dtype) -> (f64, &'static str) {
+    if !v2 {
+        (SAMPLER_BYTES_PER_LOGIT, "V1 sampler's bytes per logit")
+    } else if rules.applies(Rule::V2SamplerWarmup) {
+        (
+            SAMPLER_BYTES_PER_LOGIT,
+            "V2 sampler's warmup pass, at V1's bytes per logit",
+        )
+    } else {
+        (act_dtype.bytes(), "V2 sampler: the logits alone")
+    }
+}
 
 /// vLLM's `block_size` when unset, and the MLA backends' (FlashMLA's and CUTLASS MLA's multiple
 /// of 64; vllm/platforms/cuda.py `check_and_update_config`).
@@ -449,7 +471,12 @@ fn has_dense_mlp(r: &Resolved) -> bool {
 /// outputs: `T × (2H + 4F)` elements) and the sampler over `min(max_num_seqs, T)` rows of the full
 /// vocabulary (gathered on every tensor-parallel rank, on the last pipeline stage) beside the last
 /// hidden states, plus the fused-MoE workspace both run beside.
-fn activation_peak(r: &Resolved, sched: &Scheduler, moe_workspace: Formula) -> Formula {
+fn activation_peak(
+    r: &Resolved,
+    sched: &Scheduler,
+    (per_logit, per_logit_words): (f64, &'static str),
+    moe_workspace: Formula,
+) -> Formula {
     let fx = moe_workspace.fx();
     let a = &r.arch;
     let e = || fx.num(r.act_dtype.bytes()).unit("B");
@@ -460,7 +487,7 @@ fn activation_peak(r: &Resolved, sched: &Scheduler, moe_workspace: Formula) -> F
         f64::from(sched.seqs.min(sched.batched_tokens)),
     );
     let sampler =
-        rows * fx.sym("V", f64::from(a.vocab)) * fx.num(SAMPLER_BYTES_PER_LOGIT).unit("B")
+        rows * fx.sym("V", f64::from(a.vocab)) * fx.num(per_logit).unit("B").words(per_logit_words)
             + tokens() * hidden() * e();
     let dense_mlp = if has_dense_mlp(r) {
         fx.num(4.0) * fx.sym("F", f64::from(a.ffn))
@@ -564,7 +591,13 @@ fn push_ssm_setting(s: &Scenario, r: &Resolved, layout: &KvLayout, settings: &mu
     }
 }
 
-fn push(s: &Scenario, r: &Resolved, d: &Deployment, rules: Rules, stack: &mut Stack) -> Serving {
+fn push(
+    s: &Scenario,
+    r: &Resolved,
+    d: &Deployment,
+    rules: Rules,
+    (stack, notes): (&mut Stack, &mut Vec<String>),
+) -> Serving {
     let mut settings = Settings::new(stack.explain);
     settings.push(
         "vllm-version",
@@ -584,7 +617,9 @@ fn push(s: &Scenario, r: &Resolved, d: &Deployment, rules: Rules, stack: &mut St
     let sched = scheduler(s, r, rules, max_model_len, &layout, &mut settings);
     push_rope_tables(r, r.act_dtype, stack);
     let weights = stack.model_load();
-    let activations = push_activation_peak(s, r, d, &sched, stack);
+    let v2 = v2_runner(s, r, rules, &layout, (&mut settings, notes));
+    let per_logit = sampler_bytes_per_logit(rules, v2, r.act_dtype);
+    let activations = push_activation_peak(s, r, d, (&sched, per_logit), stack);
     let non_torch = push_non_torch(
         s,
         d,
@@ -601,20 +636,22 @@ fn push(s: &Scenario, r: &Resolved, d: &Deployment, rules: Rules, stack: &mut St
         &mut settings,
         fx,
     );
-    let budget = Budget::new(s, d, rules, &mut settings);
+    let budget = Budget::new(s, d, (rules, v2), &mut settings);
     let taken = [weights, activations, non_torch.as_f64()];
     let (available_bytes, pool_bytes) = push_pool_and_graphs(s, &budget, taken, graphs, stack);
     overhead::push_context(s, stack);
     let b = blocks(&layout, &sched, max_model_len);
     let num_blocks = (pool_bytes / b.page.max(1.0) / b.group_size).floor() as u64;
-    let reason = refusal(
-        &budget,
-        available_bytes,
-        pool_bytes,
-        &b,
-        max_model_len,
-        || longest_fitting(&layout, &sched, pool_bytes, max_model_len),
-    );
+    let reason = fp8_refusal(s, r, rules).or_else(|| {
+        refusal(
+            &budget,
+            available_bytes,
+            pool_bytes,
+            &b,
+            max_model_len,
+            || longest_fitting(&layout, &sched, pool_bytes, max_model_len),
+        )
+    });
     let max_concurrency = num_blocks as f64 / b.per_request as f64;
     Serving {
         runtime: Runtime::Vllm,
@@ -629,6 +666,49 @@ fn push(s: &Scenario, r: &Resolved, d: &Deployment, rules: Rules, stack: &mut St
         command: None,
         settings: settings.into_list(),
     }
+}
+
+/// Whether Model Runner V2 runs (`VLLM_USE_V2_MODEL_RUNNER`, else the release's default for
+/// a model with or without experts or recurrent layers).
+fn v2_runner(
+    s: &Scenario,
+    r: &Resolved,
+    rules: Rules,
+    layout: &KvLayout,
+    (settings, notes): (&mut Settings, &mut Vec<String>),
+) -> bool {
+    let experts_or_recurrent = r.arch.moe_layers() > 0.0 || layout.recurrent_layers > 0;
+    let v2 = settings.given_or(
+        "model-runner-v2",
+        s.model_runner_v2,
+        rules.default_v2_runner(experts_or_recurrent),
+    );
+    notes.extend(rules.v2_note(s.model_runner_v2.is_some(), v2));
+    v2
+}
+
+/// vLLM's refusal of fp8 on a card too old for it, in its own words:
+/// - fp8 weights below compute capability 7.5 (`Fp8Config.get_min_capability` is 75,
+///   vllm/model_executor/layers/quantization/fp8.py; `_get_quantization_config` raises,
+///   vllm/config/vllm.py of v0.19.0–v0.33.0);
+/// - an fp8 KV cache under the Triton attention backend below 8.9 (`TritonAttentionImpl`,
+///   vllm/v1/attention/backends/triton_attn.py since v0.24.0).
+fn fp8_refusal(s: &Scenario, r: &Resolved, rules: Rules) -> Option<String> {
+    let gpu = r.gpu.filter(|g| g.is_nvidia() && s.vram.is_none())?;
+    if r.weights == Dtype::Fp8 && gpu.pre_turing {
+        return Some(format!(
+            "The quantization method fp8 is not supported for the current GPU. Minimum capability: 75. Current capability: below 75 ({}).",
+            gpu.name
+        ));
+    }
+    let triton = s.attention_backend == AttentionBackend::Triton;
+    let below_ada = gpu.has_fp8_tensor_path() == Some(false);
+    (r.kv_dtype == Dtype::Fp8 && triton && below_ada && rules.applies(Rule::TritonFp8Kv)).then(|| {
+        format!(
+            "FP8 KV cache is not supported by the Triton attention backend on {} (compute capability below 8.9); native FP8 (fp8e4nv) requires SM89+.",
+            gpu.name
+        )
+    })
 }
 
 /// What vLLM asks of the GPU at start.
@@ -646,17 +726,27 @@ struct Budget {
 
 impl Budget {
     /// The budget as the release applies it, each unset setting at the release's default.
-    fn new(s: &Scenario, d: &Deployment, rules: Rules, settings: &mut Settings) -> Budget {
+    fn new(
+        s: &Scenario,
+        d: &Deployment,
+        (rules, v2): (Rules, bool),
+        settings: &mut Settings,
+    ) -> Budget {
         let util = settings.given_or(
             "gpu-memory-utilization",
             s.gpu_memory_utilization,
             rules.default_utilization(),
         );
-        let graphs_inside = settings.given_or(
-            "profile-cudagraphs",
-            s.profile_cudagraphs,
-            rules.default_graphs_in_budget(),
-        );
+        let graphs_inside = if rules.graphs_profiled(v2) {
+            settings.given_or(
+                "profile-cudagraphs",
+                s.profile_cudagraphs,
+                rules.default_graphs_in_budget(),
+            )
+        } else {
+            settings.push("profile-cudagraphs", false, false, "Model Runner V2 before 0.29 estimates no CUDA-graph memory (profile_cudagraph_memory returns 0): the graphs are captured after the pool, outside the budget");
+            false
+        };
         let total = d.cuda_total.as_f64();
         Budget {
             total,
@@ -673,7 +763,7 @@ fn push_activation_peak(
     s: &Scenario,
     r: &Resolved,
     d: &Deployment,
-    sched: &Scheduler,
+    (sched, per_logit): (&Scheduler, (f64, &'static str)),
     stack: &mut Stack,
 ) -> f64 {
     let workspace = moe_workspace(r, d, s.sharding == Sharding::Expert, sched);
@@ -683,7 +773,7 @@ fn push_activation_peak(
         .words("fused-MoE workspace (kept between forwards)")
         .size(s.units)
         .shown_if(workspace > 0.0);
-    let activations = activation_peak(r, sched, workspace);
+    let activations = activation_peak(r, sched, per_logit, workspace);
     let bytes = activations.value();
     stack.push(
         ComponentId::Activations,

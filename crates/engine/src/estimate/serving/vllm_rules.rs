@@ -15,9 +15,12 @@
 //!   and the non-torch increase. The two agree but for blocks the caching allocator keeps after
 //!   `empty_cache()`; v0.31.0 bounds those by profiling under `max_split_size_mb=20`
 //!   (`_scoped_allocator_max_split`, vllm/v1/worker/gpu_worker.py).
-//! - Model Runner V2 (vllm/v1/worker/gpu/model_runner.py) profiles the same rows; v0.25.0 runs it
-//!   by default for dense models without recurrent layers, v0.29.0 for every model
-//!   (`VllmConfig.use_v2_model_runner`). Its sampler's bytes per logit are V1's here.
+//! - Model Runner V2 before its default: 0.22 runs it for Qwen3, 0.23 also for Llama and Mistral
+//!   (dense and unquantized), 0.24 also for DeepSeek-V2, Qwen2-MoE and GraniteMoE
+//!   (`DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES`, vllm/config/vllm.py); the shape does not name its
+//!   architecture, so the V1 runner's rules apply there unless `model-runner-v2` says otherwise.
+//!   V2's persistent buffers (input ids and positions per batched token, block tables of
+//!   `max_num_seqs × ⌈max_model_len / block⌉` int32 allocated with the pool) are not counted.
 //! - `--max-model-len auto` (or -1, v0.14.0; absent from v0.13.0): the model's whole context,
 //!   lowered after the pool is sized to the longest request it holds (`_auto_fit_max_model_len`,
 //!   vllm/v1/core/kv_cache_utils.py of v0.14.0, kv_cache_planning.py of v0.33.0). It moves no
@@ -73,6 +76,31 @@ pub(super) enum Rule {
     /// The V1 engine runs by default (`VLLM_USE_V1` defaults to "1" in vllm/envs.py of v0.8.0,
     /// "0" in v0.7.3), with its scheduler defaults by GPU; before it, V0's.
     V1Engine,
+    /// Model Runner V2 (vllm/v1/worker/gpu/) runs by default for every generating model without
+    /// experts, recurrent layers or attention-free layers, and for the experts of the listed
+    /// architectures (`_is_default_v2_model_runner_model`, vllm/config/vllm.py of v0.25.0).
+    V2RunnerDense,
+    /// Model Runner V2 runs by default for every model (`use_v2_model_runner` no longer asks
+    /// the architecture, vllm/config/vllm.py of v0.29.0).
+    V2RunnerAll,
+    /// Model Runner V2's `profile_cudagraph_memory` captures the graphs into a throwaway pool
+    /// and returns their size (vllm/v1/worker/gpu/cudagraph_utils.py of v0.29.0); before, it
+    /// returned 0 (vllm/v1/worker/gpu/model_runner.py of v0.22.0–v0.28.0), so the graphs were
+    /// captured after the pool, outside the budget, whatever
+    /// `VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS` said.
+    V2GraphsProfiled,
+    /// Model Runner V2's dummy sampler runs a second pass with
+    /// `SamplingParams.for_sampler_warmup()` (temperature, top-k/top-p, min-p, penalties, logit
+    /// bias, logprobs), the fp32 logits pipeline (`_dummy_sampler_run`,
+    /// vllm/v1/worker/gpu/model_runner.py of v0.33.0); before, only the default pass, which
+    /// processes nothing.
+    V2SamplerWarmup,
+    /// The Triton attention backend refuses an fp8 KV cache below compute capability 8.9
+    /// (`TritonAttentionImpl.__init__`, vllm/v1/attention/backends/triton_attn.py of v0.24.0).
+    TritonFp8Kv,
+    /// Model Runner V2 runs by default for a few named architectures (Qwen3 in v0.22.0;
+    /// `DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES`, vllm/config/vllm.py).
+    V2RunnerNamed,
     /// V0's chunked prefill defaults to 2048 batched tokens (`SchedulerConfig`, vllm/config.py
     /// of v0.6.5 and v0.7.2); 512 in v0.6.4.
     V0ChunkedPrefill2048,
@@ -87,6 +115,11 @@ impl Rule {
             Rule::CaptureBatchedTokens => [0, 21, 0],
             Rule::LargestTier | Rule::BlackwellCapture | Rule::HybridPrefixCaching => [0, 28, 0],
             Rule::CaptureMaxSeqs => [0, 31, 0],
+            Rule::V2RunnerNamed => [0, 22, 0],
+            Rule::TritonFp8Kv => [0, 24, 0],
+            Rule::V2RunnerDense => [0, 25, 0],
+            Rule::V2RunnerAll | Rule::V2GraphsProfiled => [0, 29, 0],
+            Rule::V2SamplerWarmup => [0, 33, 0],
             Rule::Gb10SmallTier => [0, 33, 0],
             Rule::V1Engine => [0, 8, 0],
             Rule::V0ChunkedPrefill2048 => [0, 6, 5],
@@ -126,6 +159,42 @@ impl Rules {
         } else {
             (false, "vLLM's default before 0.20: the graphs are captured after the pool, outside the budget")
         }
+    }
+
+    /// Whether Model Runner V2 runs when `VLLM_USE_V2_MODEL_RUNNER` is unset, for a model with
+    /// or without experts or recurrent layers, and why.
+    pub fn default_v2_runner(self, experts_or_recurrent: bool) -> (bool, &'static str) {
+        if self.applies(Rule::V2RunnerAll) {
+            (
+                true,
+                "vLLM's default since 0.29: Model Runner V2 for every model",
+            )
+        } else if self.applies(Rule::V2RunnerDense) && !experts_or_recurrent {
+            (true, "vLLM's default since 0.25: Model Runner V2 for models without experts or recurrent layers")
+        } else if self.applies(Rule::V2RunnerDense) {
+            (false, "vLLM's default from 0.25 to 0.28 for models with experts or recurrent layers: the V1 runner (but for DeepSeek-V2, Qwen2-MoE and GraniteMoE, which the shape cannot tell)")
+        } else {
+            (false, "vLLM's default before 0.25: the V1 runner (0.22–0.24 run V2 for a few named architectures, which the shape cannot tell)")
+        }
+    }
+
+    /// What the estimate says of the runner it assumed where the release's default depends on
+    /// the architecture's name, which the shape does not carry (0.22–0.24), or where V2's
+    /// sampler is counted at V1's bytes (0.33).
+    pub fn v2_note(self, given: bool, v2: bool) -> Option<String> {
+        if !given && self.applies(Rule::V2RunnerNamed) && !self.applies(Rule::V2RunnerDense) {
+            Some(format!("vLLM {} runs Model Runner V2 by default for a few architectures (Qwen3 from 0.22; Llama and Mistral from 0.23; DeepSeek-V2, Qwen2-MoE and GraniteMoE from 0.24), which the shape does not name: the V1 runner's rules apply (model-runner-v2=true for V2's).", self.release))
+        } else if v2 && self.applies(Rule::V2SamplerWarmup) {
+            Some("Model Runner V2's profile run samples twice since 0.33, the second pass with every sampling parameter on (fp32 logits, top-k/top-p, penalties, logprobs): its peak is counted at the V1 sampler's fitted bytes per logit, not measured under V2.".to_string())
+        } else {
+            None
+        }
+    }
+
+    /// Whether the runner's CUDA-graph estimate can be taken out of the budget: V1's always,
+    /// Model Runner V2's from 0.29.
+    pub fn graphs_profiled(self, v2_runner: bool) -> bool {
+        !v2_runner || self.applies(Rule::V2GraphsProfiled)
     }
 
     /// The default largest capture size on this GPU.
@@ -178,6 +247,15 @@ mod tests {
         assert!(at("0.8").applies(Rule::V1Engine));
         assert!(!at("0.6.4").applies(Rule::V0ChunkedPrefill2048));
         assert!(at("0.25").note().is_none());
+        assert!(!at("0.24.0").default_v2_runner(false).0);
+        assert!(at("0.25.0").default_v2_runner(false).0);
+        assert!(!at("0.28.0").default_v2_runner(true).0);
+        assert!(at("0.29.0").default_v2_runner(true).0);
+        assert!(!at("0.28.0").graphs_profiled(true));
+        assert!(at("0.28.0").graphs_profiled(false));
+        assert!(at("0.29.0").graphs_profiled(true));
+        assert!(!at("0.32.0").applies(Rule::V2SamplerWarmup));
+        assert!(at("0.33.0").applies(Rule::V2SamplerWarmup));
         assert!(at("0.40").note().unwrap().contains("0.33"));
         assert!(at("0.6.4").note().unwrap().contains("V1"));
     }
