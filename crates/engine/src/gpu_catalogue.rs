@@ -823,11 +823,15 @@ pub const GPUS: &[Gpu] = &[
         .cuda(logged_gib(7919))
         .on_nvswitch()
         .hopper()
-        .sheet(datasheet(
-            [3350.0, 989.5, 1979.0, 1979.0, 0.0, 450.0],
-            "NVIDIA H100 datasheet, SXM column (3.35 TB/s; its sparse BF16 1979, FP8 3958, \
-             INT8 3958 halved); NVLink 900 GB/s total",
-        )),
+        .sheet(
+            datasheet(
+                [3350.0, 989.5, 1979.0, 1979.0, 0.0, 450.0],
+                "NVIDIA H100 datasheet, SXM column (3.35 TB/s; its sparse BF16 1979, FP8 3958, \
+             INT8 3958 halved); NVLink 900 GB/s total; H100 whitepaper: 132 SMs (as HPC \
+             Tech's copy of NVIDIA's table quotes it), 1980 MHz boost (hmc-tech)",
+            )
+            .clocks(132, 1980),
+        ),
     gpu("a100-80", "A100 80GB", 80.0, Some(81920)).sheet(
         datasheet(
             [2039.0, 312.0, 0.0, 624.0, 0.0, 300.0],
@@ -1108,8 +1112,9 @@ mod tests {
 
     /// A stated SM count comes with a boost clock, only on NVIDIA cards, and agrees with the
     /// sheet's dense 16-bit throughput: 512, 1,024 or 2,048 FLOPs per SM per cycle (GeForce
-    /// with FP32 accumulate, Ada and GA102 workstation cards, GA100). The H100 PCIe's datasheet
-    /// figure (756.5) implies 4,096 at 1,620 MHz, below the 1,755 MHz boost its clock is read at.
+    /// with FP32 accumulate, Ada and GA102 workstation cards, GA100). The H100s' datasheet
+    /// figures imply 4,096 at clocks below the boost they are read at: the PCIe's 756.5 at 1,620
+    /// MHz (boost 1,755), the SXM's 989.5 at 1,830 MHz (boost 1,980).
     #[test]
     fn sm_counts_and_clocks_agree_with_the_tensor_throughput() {
         for g in GPUS {
@@ -1120,7 +1125,7 @@ mod tests {
             }
             assert!(!g.is_amd() && !g.is_mac(), "{}", g.id);
             assert!((1000..3000).contains(&d.boost_mhz), "{}", g.id);
-            if d.half_flops_per_s == 0.0 || g.id == "h100-pcie" {
+            if d.half_flops_per_s == 0.0 || g.hopper {
                 continue;
             }
             let per_sm_cycle =

@@ -244,8 +244,9 @@ const NO_STEP_TIME: Band = Band::new(0.0, 0.0, 0.0);
 ///   time taken out, from 60% to the peak, and the time per layer from 124 µs down to the 61 µs
 ///   the fastest row leaves beside its reads at the peak;
 /// - prefill's share of the fp16-accumulate peak `tensor_path` (below) runs cuBLAS at, with
-///   the dequantized copies and the scores timed apart: 38% by least squares of the fit `pp`
-///   rows' relative error, spanning 21% to the peak;
+///   the dequantized copies (the quantized weights read and their f16 copy written) and the
+///   scores timed apart: 34% by least squares of the fit `pp` rows' relative error, spanning
+///   20% (the H100 PCIe) to the peak;
 /// - on a card whose sheet states its SMs and boost clock, `clocked` replaces the weights'
 ///   share and the time per layer, fitted together the same way (least squares of the relative
 ///   error of every fit decode row, the cache's share held): 88.4% of the bandwidth, capped at
@@ -266,7 +267,7 @@ pub const LLAMA_CPP_CUDA_2024: Efficiency = Efficiency {
     bandwidth: Band::new(0.60, 0.90, 1.0),
     attention: Band::new(0.14, 0.33, 0.79),
     experts: Band::new(0.60, 0.90, 1.0),
-    compute: Band::new(0.21, 0.38, 1.0),
+    compute: Band::new(0.20, 0.34, 1.0),
     step_s: NO_STEP_TIME,
     layer_s: Band::new(124e-6, 124e-6, 61e-6),
     clocked: Some(CLOCKED_2024),
@@ -324,11 +325,37 @@ pub const LLAMA_CPP_METAL_2024: Efficiency = Efficiency {
     clocked: None,
 };
 
-/// Quantized matmuls on int8 tensor cores (MMQ): the CUDA scoreboard's `pp512` rows for Llama 2
-/// 7B Q4_0 (the `LLAMA_CPP_MMQ` rows of speed-scenarios.csv) reach a median 24% of the card's
-/// dense int8 peak, from 7% (H100) to 37.5% (L40), with the time their runs without flash
-/// attention spend on the attention scores taken out.
+/// Quantized matmuls on int8 tensor cores (MMQ) on a card whose sheet states no SMs or clock:
+/// the CUDA scoreboard's `pp512` rows for Llama 2 7B Q4_0 (the `LLAMA_CPP_MMQ` rows of
+/// speed-scenarios.csv) reach a median 24% of the card's dense int8 peak, from 7% (H100) to
+/// 37.5% (L40), with the time their runs without flash attention spend on the attention scores
+/// taken out.
 pub const LLAMA_CPP_MMQ: Band = Band::new(0.07, 0.24, 0.375);
+
+/// Int8 ops MMQ does per SM per cycle at the boost clock, on a card whose sheet states both:
+/// what its share of the int8 peak follows. ggml-cuda's `mul_mat_q` (mmq.cuh) multiplies
+/// tiles it first unpacks from the quantized blocks into shared memory with ordinary integer
+/// instructions, through `mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32` on Ampere and
+/// newer (`m8n8k16` on Turing; ggml/src/ggml-cuda/mma.cuh, ggml-org/llama.cpp@032f69d4, which
+/// issues no Hopper `wgmma`), so its pace per SM is that kernel's, not the tensor cores' peak:
+/// the fit rows reach 384–653 ops per SM-cycle whether the card's int8 tensor peak is about
+/// 2,048 (GA102, Ada), 4,096 (GA100) or 7,600 (the H100 SXM) per SM-cycle, where their shares
+/// of that peak run from 7% to 37.5%. Set by least squares of the relative error of every
+/// `LLAMA_CPP_MMQ` row (all ten on cards with SMs and a clock); the band spans what those rows
+/// reach, rounded outward.
+pub const MMQ_SM_OPS_PER_CYCLE: Band = Band::new(380.0, 474.0, 660.0);
+
+/// MMQ's share of the card's int8 peak: [`MMQ_SM_OPS_PER_CYCLE`] over the peak per SM-cycle
+/// where the sheet states SMs and a boost clock, else [`LLAMA_CPP_MMQ`].
+fn mmq_share(sheet: &Datasheet) -> Band {
+    let sm_cycles_per_s = f64::from(sheet.sms) * f64::from(sheet.boost_mhz) * 1e6;
+    if sm_cycles_per_s <= 0.0 {
+        return LLAMA_CPP_MMQ;
+    }
+    let per = |ops: f64| ops * sm_cycles_per_s / sheet.int8_ops_per_s;
+    let b = MMQ_SM_OPS_PER_CYCLE;
+    Band::new(per(b.low), per(b.typical), per(b.high))
+}
 
 /// llama.cpp's facts: a server without a pool (its KV cache is per slot, on the GPU and in system
 /// RAM), that reads GGUF files, places layers and runs on Metal.
@@ -407,7 +434,7 @@ impl RuntimeRules for LlamaCpp {
         match r.gpu {
             _ if quantized && mmq && sheet.int8_ops_per_s > 0.0 => TensorPath {
                 peak: sheet.int8_ops_per_s,
-                share: LLAMA_CPP_MMQ,
+                share: mmq_share(sheet),
                 dequantizes: false,
             },
             Some(g) if cuda && !mmq && !g.is_mac() && !g.is_amd() => TensorPath {
