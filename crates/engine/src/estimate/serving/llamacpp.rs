@@ -80,7 +80,7 @@ use crate::estimate::speed::{Band, Clocked, Efficiency, TensorPath};
 use crate::estimate::stack::{Component, Stack};
 use crate::estimate::ComponentId;
 use crate::estimate::LogFigure;
-use crate::gpu_catalogue::Datasheet;
+use crate::gpu_catalogue::{Datasheet, Process};
 use crate::model::{Architecture, Block, Projection};
 use crate::runtime::{GpuBackend, KqMask, LogitRows, OffloadOutput, Runtime};
 use crate::scenario::{Codec, FieldError, Group, Proportions};
@@ -246,7 +246,9 @@ const NO_STEP_TIME: Band = Band::new(0.0, 0.0, 0.0);
 /// - prefill's share of the fp16-accumulate peak `tensor_path` (below) runs cuBLAS at, with
 ///   the dequantized copies (the quantized weights read and their f16 copy written) and the
 ///   scores timed apart: 34% by least squares of the fit `pp` rows' relative error, spanning
-///   20% (the H100 PCIe) to the peak;
+///   20% (the H100 PCIe) to the peak, before the FLOP/s per board watt replaced it on every fit
+///   card ([`CUBLAS_2024_SAMSUNG_8N`], [`CUBLAS_2024_TSMC_4N`]); it holds where the sheet
+///   states no board power, or a process without a fitted rate (GA100);
 /// - on a card whose sheet states its SMs and boost clock, `clocked` replaces the weights'
 ///   share and the time per layer, fitted together the same way (least squares of the relative
 ///   error of every fit decode row, the cache's share held): 88.4% of the bandwidth, capped at
@@ -357,6 +359,37 @@ fn mmq_share(sheet: &Datasheet) -> Band {
     Band::new(per(b.low), per(b.typical), per(b.high))
 }
 
+/// FLOP/s per board watt the 2024 builds' cuBLAS prefill reaches on a Samsung 8N chip (GA102,
+/// GA104), and [`CUBLAS_2024_TSMC_4N`] on TSMC 4N (Ada, Hopper): on these cards the fp16 GEMMs
+/// draw the board to its power limit, so what they reach follows the watts and the energy a
+/// tensor FLOP costs on the process more than the sheet's peak, which assumes the boost clock.
+/// On the fit cards of [`LLAMA_CPP_CUDA_2024`] the share of the fp16-accumulate peak runs from
+/// 20% (the H100 PCIe, 350 W for 756 TFLOPS) to 78% (the RTX 4080, 320 W for 195), while the
+/// FLOP/s per board watt hold within each process: 0.11–0.25 TFLOPS per watt on the RTX 3070,
+/// RTX 3090 and A40 (Samsung 8N), 0.35–0.53 on the RTX 4080, RTX 6000 Ada and H100 PCIe (TSMC
+/// 4N). Each value by least squares of the relative error of its process's fit `pp` rows (24
+/// and 30), the dequantized copy and the scores timed apart; the bands span those rows.
+/// GA100 (TSMC N7: the A100s) has no fit row, so it keeps the share.
+pub const CUBLAS_2024_SAMSUNG_8N: Band = Band::new(0.11e12, 0.202e12, 0.26e12);
+
+/// See [`CUBLAS_2024_SAMSUNG_8N`].
+pub const CUBLAS_2024_TSMC_4N: Band = Band::new(0.34e12, 0.439e12, 0.54e12);
+
+/// The 2024 builds' cuBLAS share of `peak`: the FLOP/s the board's watts buy on its process
+/// where the sheet states both and a constant was fitted for that process, else `share`.
+fn cublas_2024_share(sheet: &Datasheet, peak: f64, share: Band) -> Band {
+    let per_watt = match sheet.process {
+        Process::Samsung8N => CUBLAS_2024_SAMSUNG_8N,
+        Process::Tsmc4N => CUBLAS_2024_TSMC_4N,
+        Process::TsmcN7 | Process::Unstated => return share,
+    };
+    if sheet.board_watts == 0 || peak <= 0.0 {
+        return share;
+    }
+    let per = |flops_per_watt: f64| flops_per_watt * f64::from(sheet.board_watts) / peak;
+    Band::new(per(per_watt.low), per(per_watt.typical), per(per_watt.high))
+}
+
 /// llama.cpp's facts: a server without a pool (its KV cache is per slot, on the GPU and in system
 /// RAM), that reads GGUF files, places layers and runs on Metal.
 const FACTS: Facts = Facts {
@@ -439,7 +472,7 @@ impl RuntimeRules for LlamaCpp {
             },
             Some(g) if cuda && !mmq && !g.is_mac() && !g.is_amd() => TensorPath {
                 peak: g.fp16_accumulate_flops_per_s(),
-                share,
+                share: cublas_2024_share(sheet, g.fp16_accumulate_flops_per_s(), share),
                 dequantizes: quantized,
             },
             _ => TensorPath {
