@@ -419,14 +419,14 @@ fn step_2024(gpu: &str, quant: &str) -> (f64, f64) {
 
 /// [`step_2024`] against the hand-computed roofline on a card whose sheet states its SMs and
 /// boost clock: the weights and cache at the lesser of 88.4% of the bandwidth and the batch-1
-/// kernel's `bytes_per_cycle` per SM, plus 168,000 cycles per layer at the boost clock.
+/// kernel's `sm_bytes_per_s` per SM, plus 168,000 cycles per layer at the boost clock.
 fn clocked_2024_step(
     (gpu, quant): (&str, &str),
     (bandwidth, sms, boost_hz): (f64, f64, f64),
-    bytes_per_cycle: f64,
+    sm_bytes_per_s: f64,
 ) -> (f64, f64) {
     let (got, read) = step_2024(gpu, quant);
-    let rate = (0.884 * bandwidth).min(bytes_per_cycle * sms * boost_hz);
+    let rate = (0.884 * bandwidth).min(sm_bytes_per_s * sms);
     (got, read / rate + 168e3 / boost_hz * 32.0)
 }
 
@@ -435,24 +435,24 @@ const A100: (f64, f64, f64) = (2039e9, 108.0, 1410e6);
 
 #[test]
 fn an_hbm_card_meets_the_per_sm_ceiling_before_its_bandwidth() {
-    // Q4_K_M through mmvq: 108 × 1410 MHz × 6.23 B = 949 GB/s, below 88.4% of 2,039 GB/s.
-    let (got, want) = clocked_2024_step(("a100-80", "Q4_K_M"), A100, 6.23);
+    // Q4_K_M through mmvq: 108 SMs × 10.9 GB/s = 1,177 GB/s, below 88.4% of 2,039 GB/s.
+    let (got, want) = clocked_2024_step(("a100-80", "Q4_K_M"), A100, 10.9e9);
     close(got, want);
 }
 
 #[test]
 fn a_16_bit_file_meets_the_dmmv_kernels_ceiling() {
     // F16 through dmmv: 108 × 1410 MHz × 6.43 B = 979 GB/s.
-    let (got, want) = clocked_2024_step(("a100-80", "F16"), A100, 6.43);
+    let (got, want) = clocked_2024_step(("a100-80", "F16"), A100, 6.43 * 1410e6);
     close(got, want);
-    let (quantized, _) = clocked_2024_step(("a100-80", "Q4_K_M"), A100, 6.23);
+    let (quantized, _) = clocked_2024_step(("a100-80", "Q4_K_M"), A100, 10.9e9);
     assert!(got > quantized, "F16 reads four times the bytes");
 }
 
 #[test]
 fn a_geforce_card_reads_at_its_share_below_the_per_sm_ceiling() {
-    // RTX 4090: 128 SMs × 2520 MHz × 6.23 B = 2,010 GB/s, above 88.4% of 1,008 GB/s.
-    let (got, want) = clocked_2024_step(("rtx-4090", "Q4_K_M"), (BANDWIDTH, 128.0, 2520e6), 6.23);
+    // RTX 4090: 128 SMs × 10.9 GB/s = 1,395 GB/s, above 88.4% of 1,008 GB/s.
+    let (got, want) = clocked_2024_step(("rtx-4090", "Q4_K_M"), (BANDWIDTH, 128.0, 2520e6), 10.9e9);
     close(got, want);
 }
 

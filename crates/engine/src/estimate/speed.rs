@@ -52,15 +52,25 @@ pub struct Efficiency {
 }
 
 /// A decode step timed on the card's streaming multiprocessors (SMs) and clock: the weights are
-/// read at the lesser of a share of the bandwidth and what the SMs stream at most
-/// (`sm_bytes_per_cycle × SMs × boost clock`, a kernel's own ceiling, which a card with much
-/// bandwidth per SM meets first), and each layer adds a number of GPU cycles (its kernels'
-/// launch, synchronisation and tail, which a faster clock shortens), not a fixed time.
+/// read at the lesser of a share of the bandwidth and what the SMs stream at most (the
+/// kernel's own ceiling per SM, which a card with much bandwidth per SM meets first), and each
+/// layer adds a number of GPU cycles (its kernels' launch, synchronisation and tail, which a
+/// faster clock shortens), not a fixed time.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Clocked {
     pub bandwidth: Band,
-    pub sm_bytes_per_cycle: Band,
+    pub sm_ceiling: SmCeiling,
     pub layer_cycles: Band,
+}
+
+/// What one SM of a batch-1 matmul kernel streams at most.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SmCeiling {
+    /// Bytes per SM per cycle at the boost clock: a kernel bound by the instructions it issues.
+    PerCycle(Band),
+    /// Bytes per SM per second, whatever the clock: a kernel bound by the loads it keeps in
+    /// flight against the memory's latency (bytes in flight over latency, Little's law).
+    PerSecond(Band),
 }
 
 /// The tensor throughput a runtime's prefill matmuls run at, the share of it they reach, and
@@ -172,7 +182,11 @@ impl Shares {
         let (bandwidth, layer_s) = match clocked {
             Some((sheet, c)) => {
                 let hz = f64::from(sheet.boost_mhz) * 1e6;
-                let sm_bytes_per_s = band(&c.sm_bytes_per_cycle) * f64::from(sheet.sms) * hz;
+                let per_sm = match c.sm_ceiling {
+                    SmCeiling::PerCycle(b) => band(&b) * hz,
+                    SmCeiling::PerSecond(b) => band(&b),
+                };
+                let sm_bytes_per_s = per_sm * f64::from(sheet.sms);
                 (
                     band(&c.bandwidth).min(sm_bytes_per_s / sheet.memory_bytes_per_s),
                     band(&c.layer_cycles) / hz,

