@@ -305,12 +305,13 @@ pub const LLAMA_CPP_CUDA_2024_MMVQ: Efficiency = Efficiency {
 pub const DMMV_2024: Band = Band::new(6.3, 6.43, 6.5);
 
 /// Bytes per SM per second `mul_mat_vec_q` (mmvq) reads at most at the 2024 builds (a quantized
-/// file; see [`DMMV_2024`]): a ceiling in time rather than in cycles, as a kernel that waits on
-/// its loads in flight rather than on the instructions it issues meets (mmvq's warps each hold a
-/// few quantized blocks in flight, and the memory's latency is in nanoseconds, whatever the SM
-/// clock). The form was chosen after the held-out A100s' Q4_K_M rows, which read 7.4–9.5 bytes
-/// per SM-cycle at the 1,410 MHz A100's clock, past the 5.8–6.5 of the 1,755 MHz H100 PCIe's
-/// fit rows, yet 10–13 GB/s per SM against the H100's 9.6–11.9. Fitted by least squares of the
+/// file; see [`DMMV_2024`]): a ceiling in time rather than in cycles, as a kernel bound by the
+/// loads it keeps in flight rather than by the instructions it issues would meet (bytes in
+/// flight over the memory's latency, which is in nanoseconds whatever the SM clock; read from
+/// the rows, not from a profile). The form was chosen after the held-out A100s' Q4_K_M rows,
+/// which read 7.4–9.5 bytes per SM-cycle at the 1,410 MHz A100's clock, past the 5.8–6.5 of the
+/// 1,755 MHz H100 PCIe's fit rows, yet 10–13 GB/s per SM against the H100's 9.6–11.9. Fitted by
+/// least squares of the
 /// relative error, the share and cycles held, on the fit rows where it binds, the H100 PCIe's
 /// Q4_K_M rows (speed-1219 to 1222 and 1235 to 1238, 9.6–11.9 GB/s per SM; no other fit card's
 /// ceiling lies below its share of the bandwidth); the band spans those rows.
