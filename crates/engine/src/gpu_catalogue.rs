@@ -111,9 +111,28 @@ pub struct Datasheet {
     /// cycles read them); 0 where not stated or read (AMD, Apple, Intel).
     pub sms: u16,
     pub boost_mhz: u16,
+    /// The board's power limit in watts (TDP, or TGP on a GeForce card) and the chip's process
+    /// node, as the datasheet or architecture whitepaper states them; 0 and
+    /// [`Process::Unstated`] where not read. A GEMM that keeps the tensor cores busy on a card
+    /// held to its power limit runs at what that power buys on that process (the speed model's
+    /// 2024 cuBLAS prefill reads them).
+    pub board_watts: u16,
+    pub process: Process,
     /// The datasheet: its title or address; empty in a build without the `citations` feature
     /// (the page, which shows none).
     pub source: &'static str,
+}
+
+/// The foundry process a chip is made on, as NVIDIA's architecture whitepapers name it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Process {
+    Unstated,
+    /// Samsung 8N (GA102, GA104: the GeForce RTX 30 series, RTX A6000, A40).
+    Samsung8N,
+    /// TSMC N7 (GA100: A100, A30).
+    TsmcN7,
+    /// TSMC 4N (Ada's AD10x, Hopper's GH100).
+    Tsmc4N,
 }
 
 /// A citation where the build keeps them, else "" (see [`Datasheet::source`]).
@@ -138,6 +157,8 @@ pub const fn datasheet(figures: [f64; 6], source: &'static str) -> Datasheet {
         link_bytes_per_s: link_gb_s * 1e9,
         sms: 0,
         boost_mhz: 0,
+        board_watts: 0,
+        process: Process::Unstated,
         source: cite(source),
     }
 }
@@ -147,6 +168,13 @@ impl Datasheet {
     const fn clocks(mut self, sms: u16, boost_mhz: u16) -> Datasheet {
         self.sms = sms;
         self.boost_mhz = boost_mhz;
+        self
+    }
+
+    /// Records the board's power limit (W) and the chip's process.
+    const fn power(mut self, board_watts: u16, process: Process) -> Datasheet {
+        self.board_watts = board_watts;
+        self.process = process;
         self
     }
 }
@@ -482,18 +510,21 @@ pub const GPUS: &[Gpu] = &[
             "NVIDIA Ampere GA102 GPU Architecture whitepaper v2, Appendix A (RTX 3070: 448 \
          GB/s; FP16 tensor with FP32 accumulate 40.6, INT8 162.6, dense); PCIe 4.0 x16; 46 \
          SMs (5888 CUDA cores), 1725 MHz boost, as NVIDIA's launch specifications are quoted \
-         (winenfood, Fudzilla: 1.73 GHz)",
+         (winenfood, Fudzilla: 1.73 GHz); 220 W total graphics power, Samsung 8N process",
         )
-        .clocks(46, 1725),
+        .clocks(46, 1725)
+        .power(220, Process::Samsung8N),
     ),
     gpu("rtx-3080", "GeForce RTX 3080 10GB", 10.0, Some(10240)).sheet(
         datasheet(
             [760.0, 59.5, 0.0, 238.0, 0.0, 32.0],
             "NVIDIA Ampere GA102 GPU Architecture whitepaper v2, Table 2 (RTX 3080: 760 \
          GB/s; FP16 tensor with FP32 accumulate 59.5, INT8 238, dense); PCIe 4.0 x16; 68 \
-         SMs, 1710 MHz boost (as a reprinted launch review and Fudzilla quote NVIDIA's figures)",
+         SMs, 1710 MHz boost (as a reprinted launch review and Fudzilla quote NVIDIA's figures); \
+         320 W total graphics power, Samsung 8N process",
         )
-        .clocks(68, 1710),
+        .clocks(68, 1710)
+        .power(320, Process::Samsung8N),
     ),
     apple("m1-16", "Apple M1 16GB (unified)", 16.0),
     apple("m1-pro-16", "Apple M1 Pro 16GB (unified)", 16.0).sheet(mac(200.0, 0.0, M1_PRO_MAX)),
@@ -547,9 +578,10 @@ pub const GPUS: &[Gpu] = &[
             "NVIDIA Ada GPU Architecture whitepaper v2.1, Appendix A (RTX 4080: 716.8 GB/s; \
          FP16 tensor with FP32 accumulate 97.5, FP8 with FP32 accumulate 194.9, INT8 \
          389.9, dense); PCIe 4.0 x16; 76 SMs, 2505 MHz boost (as Wccftech and alldbin \
-         quote it)",
+         quote it); 320 W total graphics power, TSMC 4N process",
         )
-        .clocks(76, 2505),
+        .clocks(76, 2505)
+        .power(320, Process::Tsmc4N),
     ),
     gpu(
         "rtx-4080-super",
@@ -606,9 +638,11 @@ pub const GPUS: &[Gpu] = &[
             "NVIDIA Ada GPU Architecture whitepaper v2.1, Appendix A (RTX 4090: 1008 GB/s; \
          FP16 tensor with FP32 accumulate 165.2, FP8 with FP32 accumulate 330.3 as \
          corrected in v2.02, INT8 660.6, dense); PCIe 4.0 x16; 128 SMs, 2520 MHz boost (as \
-         Neowin's table of NVIDIA's figures quotes them)",
+         Neowin's table of NVIDIA's figures quotes them); \
+         450 W total graphics power, TSMC 4N process",
         )
-        .clocks(128, 2520),
+        .clocks(128, 2520)
+        .power(450, Process::Tsmc4N),
     ),
     // vLLM 0.5-era logs on an RTX 3090: total_gpu_memory 23.58 GiB (calibration/runtime-gpus.csv).
     gpu("rtx-3090", "GeForce RTX 3090 24GB", 24.0, Some(24576))
@@ -619,9 +653,11 @@ pub const GPUS: &[Gpu] = &[
                 "NVIDIA Ampere GA102 GPU Architecture whitepaper v2, Appendix A, and RTX \
              Blackwell whitepaper Table 3 (RTX 3090: 936 GB/s; FP16 tensor with FP32 \
              accumulate 71.2, INT8 284, dense); PCIe 4.0 x16; 82 SMs, 1695 MHz boost (as \
-             Tom's Hardware's specification table and Neowin quote them)",
+             Tom's Hardware's specification table and Neowin quote them); \
+             350 W total graphics power, Samsung 8N process",
             )
-            .clocks(82, 1695),
+            .clocks(82, 1695)
+            .power(350, Process::Samsung8N),
         ),
     gpu("rx-7900-xtx", "Radeon RX 7900 XTX 24GB", 24.0, None)
         .sheet(bandwidth_only(960.0, 32.0, RX_7900)),
@@ -719,9 +755,11 @@ pub const GPUS: &[Gpu] = &[
                 [1555.0, 312.0, 0.0, 624.0, 0.0, 300.0],
                 "NVIDIA A100 datasheet, 40GB SXM column (1555 GB/s; BF16 tensor 312 TFLOPS, \
              INT8 624 TOPS, dense); NVLink 600 GB/s total; 108 SMs, 1410 MHz boost (as llmperf.net \
-             and Ultrasonics Sonochemistry 99, 2023, table 3, quote them)",
+             and Ultrasonics Sonochemistry 99, 2023, table 3, quote them); \
+             400 W maximum power, TSMC N7 process",
             )
-            .clocks(108, 1410),
+            .clocks(108, 1410)
+            .power(400, Process::TsmcN7),
         ),
     // ECC on, as data-centre cards ship; with ECC off the L40 and A40 print 49140 MiB.
     gpu("l40", "L40 48GB", 48.0, Some(46068)).sheet(
@@ -729,9 +767,10 @@ pub const GPUS: &[Gpu] = &[
             [864.0, 181.05, 362.0, 362.0, 0.0, 32.0],
             "NVIDIA L40 datasheet (864 GB/s; BF16 tensor 181.05, FP8 362, INT8 362, dense); \
          PCIe 4.0 x16 (64 GB/s both ways); 142 SMs (18176 CUDA cores), 2490 MHz boost (as \
-         alldbin quotes them)",
+         alldbin quotes them); 300 W maximum power, TSMC 4N process",
         )
-        .clocks(142, 2490),
+        .clocks(142, 2490)
+        .power(300, Process::Tsmc4N),
     ),
     // vLLM log on an L40S: "Free memory on device (43.93/44.42 GiB)".
     gpu("l40s", "L40S 48GB", 48.0, Some(46068))
@@ -741,18 +780,22 @@ pub const GPUS: &[Gpu] = &[
                 [864.0, 362.05, 733.0, 733.0, 0.0, 32.0],
                 "NVIDIA L40S datasheet (864 GB/s; BF16 tensor 362.05, FP8 733, INT8 733, \
              dense); PCIe 4.0 x16 (64 GB/s both ways); 142 SMs (18176 CUDA cores), 2520 MHz \
-             boost (as TechPowerUp's database, reproduced by a reseller, quotes them)",
+             boost (as TechPowerUp's database, reproduced by a reseller, quotes them); \
+             350 W maximum power, TSMC 4N process",
             )
-            .clocks(142, 2520),
+            .clocks(142, 2520)
+            .power(350, Process::Tsmc4N),
         ),
     gpu("a40", "A40 48GB", 48.0, Some(46068)).sheet(
         datasheet(
             [696.0, 149.7, 0.0, 299.3, 0.0, 32.0],
             "NVIDIA A40 datasheet (696 GB/s; BF16 tensor 149.7, INT8 299.3, dense); PCIe \
          4.0 x16 (64 GB/s both ways; the optional 2-way NVLink bridge is not counted); 84 SMs, \
-         1740 MHz boost (as TechPowerUp's database, through sysrqmts, quotes them)",
+         1740 MHz boost (as TechPowerUp's database, through sysrqmts, quotes them); \
+         300 W maximum power, Samsung 8N process",
         )
-        .clocks(84, 1740),
+        .clocks(84, 1740)
+        .power(300, Process::Samsung8N),
     ),
     // ECC off, as the published workstation captures show; ECC on prints 46068 MiB.
     gpu(
@@ -767,9 +810,10 @@ pub const GPUS: &[Gpu] = &[
             "NVIDIA Ada GPU Architecture whitepaper v2.1, Appendix A (RTX 6000 Ada: 960 \
          GB/s; BF16 tensor with FP32 accumulate 364.2, FP8 728.5, INT8 728.5, dense); \
          PCIe 4.0 x16; 142 SMs, 2505 MHz boost (as Hardwareluxx and cputronic quote them; \
-         grafikkarten.com prints 2535)",
+         grafikkarten.com prints 2535); 300 W maximum power, TSMC 4N process",
         )
-        .clocks(142, 2505),
+        .clocks(142, 2505)
+        .power(300, Process::Tsmc4N),
     ),
     gpu("a6000", "RTX A6000 48GB", 48.0, None).sheet(
         datasheet(
@@ -777,9 +821,10 @@ pub const GPUS: &[Gpu] = &[
             "NVIDIA Ampere GA102 GPU Architecture whitepaper v2, Appendix C (RTX A6000: 768 \
          GB/s; BF16 tensor with FP32 accumulate 154.8, INT8 309.7, dense); PCIe 4.0 x16 \
          (NVLink bridge not counted); 84 SMs, 1800 MHz boost (as TechPowerUp's database, \
-         through sysrqmts, quotes them)",
+         through sysrqmts, quotes them); 300 W maximum power, Samsung 8N process",
         )
-        .clocks(84, 1800),
+        .clocks(84, 1800)
+        .power(300, Process::Samsung8N),
     ),
     apple("m1-max-64", "Apple M1 Max 64GB (unified)", 64.0).sheet(mac(400.0, 0.0, M1_PRO_MAX)),
     apple("m1-ultra-64", "Apple M1 Ultra 64GB (unified)", 64.0).sheet(mac(800.0, 0.0, M1_ULTRA)),
@@ -824,36 +869,48 @@ pub const GPUS: &[Gpu] = &[
                 [2000.0, 756.5, 1513.0, 1513.0, 0.0, 64.0],
                 "NVIDIA H100 datasheet, PCIe column (2 TB/s; its sparse BF16 1513, FP8 3026, \
              INT8 3026 halved); PCIe 5.0 x16 (128 GB/s both ways); H100 whitepaper: 114 SMs \
-             (as HPC Tech's copy of NVIDIA's table quotes it), 1755 MHz boost (hmc-tech)",
+             (as HPC Tech's copy of NVIDIA's table quotes it), 1755 MHz boost (hmc-tech); \
+             350 W maximum power, TSMC 4N process",
             )
-            .clocks(114, 1755),
+            .clocks(114, 1755)
+            .power(350, Process::Tsmc4N),
         ),
     // Every vLLM 0.19.0 log of llm-d-planner's H100 sweep: total_memory=79.19GiB.
     gpu("h100-80", "H100 80GB", 80.0, Some(81559))
         .cuda(logged_gib(7919))
         .on_nvswitch()
         .hopper()
-        .sheet(datasheet(
-            [3350.0, 989.5, 1979.0, 1979.0, 0.0, 450.0],
-            "NVIDIA H100 datasheet, SXM column (3.35 TB/s; its sparse BF16 1979, FP8 3958, \
-             INT8 3958 halved); NVLink 900 GB/s total",
-        )),
+        .sheet(
+            datasheet(
+                [3350.0, 989.5, 1979.0, 1979.0, 0.0, 450.0],
+                "NVIDIA H100 datasheet, SXM column (3.35 TB/s; its sparse BF16 1979, FP8 3958, \
+             INT8 3958 halved); NVLink 900 GB/s total; H100 whitepaper: 132 SMs (as HPC \
+             Tech's copy of NVIDIA's table quotes it), 1980 MHz boost (hmc-tech); \
+             700 W maximum power, TSMC 4N process",
+            )
+            .clocks(132, 1980)
+            .power(700, Process::Tsmc4N),
+        ),
     gpu("a100-80", "A100 80GB", 80.0, Some(81920)).sheet(
         datasheet(
             [2039.0, 312.0, 0.0, 624.0, 0.0, 300.0],
             "NVIDIA A100 datasheet, 80GB SXM column (2039 GB/s; BF16 tensor 312 TFLOPS, \
-         INT8 624 TOPS, dense); NVLink 600 GB/s total; 108 SMs, 1410 MHz boost (as the 40GB)",
+         INT8 624 TOPS, dense); NVLink 600 GB/s total; 108 SMs, 1410 MHz boost (as the 40GB); \
+         400 W maximum power, TSMC N7 process",
         )
-        .clocks(108, 1410),
+        .clocks(108, 1410)
+        .power(400, Process::TsmcN7),
     ),
     gpu("a100-pcie-80", "A100 80GB PCIe", 80.0, None).sheet(
         datasheet(
             [1935.0, 312.0, 0.0, 624.0, 0.0, 32.0],
             "NVIDIA A100 datasheet, 80GB PCIe column (1935 GB/s; BF16 tensor 312 TFLOPS, \
          INT8 624 TOPS, dense); PCIe 4.0 x16 (the NVLink bridge not counted); 108 SMs, 1410 \
-         MHz boost: the same GA100 and peak throughput as the SXM",
+         MHz boost: the same GA100 and peak throughput as the SXM; \
+         300 W maximum power, TSMC N7 process",
         )
-        .clocks(108, 1410),
+        .clocks(108, 1410)
+        .power(300, Process::TsmcN7),
     ),
     gpu("a800-80", "A800 80GB", 80.0, Some(81920)).sheet(datasheet(
         [2039.0, 312.0, 0.0, 624.0, 0.0, 200.0],
@@ -914,11 +971,16 @@ pub const GPUS: &[Gpu] = &[
     gpu("h200", "H200 141GB", 141.0, Some(143771))
         .on_nvswitch()
         .hopper()
-        .sheet(datasheet(
-            [4800.0, 989.5, 1979.0, 1979.0, 0.0, 450.0],
-            "NVIDIA H200 datasheet, SXM column (4.8 TB/s; its sparse BF16 1979, FP8 3958, \
-             INT8 3958 halved); NVLink 900 GB/s total",
-        )),
+        .sheet(
+            datasheet(
+                [4800.0, 989.5, 1979.0, 1979.0, 0.0, 450.0],
+                "NVIDIA H200 datasheet, SXM column (4.8 TB/s; its sparse BF16 1979, FP8 3958, \
+             INT8 3958 halved); NVLink 900 GB/s total; the H100 SXM's GH100 at its 132 SMs and \
+             1980 MHz boost (the datasheet states neither; kernel write-ups measured on the card \
+             quote 132 SMs and a maximum SM clock of 1980 MHz)",
+            )
+            .clocks(132, 1980),
+        ),
     apple("m2-ultra-192", "Apple M2 Ultra 192GB (unified)", 192.0).sheet(M2_ULTRA_76_SHEET),
     // "183,359 MiB in nvidia-smi and 178.35 GiB through CUDA" (docs/gpu-totals.md).
     gpu("b200", "B200 180GB", 180.0, Some(183359))
@@ -1129,8 +1191,9 @@ mod tests {
 
     /// A stated SM count comes with a boost clock, only on NVIDIA cards, and agrees with the
     /// sheet's dense 16-bit throughput: 512, 1,024 or 2,048 FLOPs per SM per cycle (GeForce
-    /// with FP32 accumulate, Ada and GA102 workstation cards, GA100). The H100 PCIe's datasheet
-    /// figure (756.5) implies 4,096 at 1,620 MHz, below the 1,755 MHz boost its clock is read at.
+    /// with FP32 accumulate, Ada and GA102 workstation cards, GA100). The H100s' datasheet
+    /// figures imply 4,096 at clocks below the boost they are read at: the PCIe's 756.5 at 1,620
+    /// MHz (boost 1,755), the SXM's 989.5 at 1,830 MHz (boost 1,980).
     #[test]
     fn sm_counts_and_clocks_agree_with_the_tensor_throughput() {
         for g in GPUS {
@@ -1141,7 +1204,7 @@ mod tests {
             }
             assert!(!g.is_amd() && !g.is_mac(), "{}", g.id);
             assert!((1000..3000).contains(&d.boost_mhz), "{}", g.id);
-            if d.half_flops_per_s == 0.0 || g.id == "h100-pcie" {
+            if d.half_flops_per_s == 0.0 || g.hopper {
                 continue;
             }
             let per_sm_cycle =

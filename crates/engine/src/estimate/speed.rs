@@ -9,7 +9,7 @@
 //! its own share of the bandwidth. Prefill does the prompt's FLOPs, which attention makes grow
 //! with the prompt's square, against compute; without flash attention it also writes and reads
 //! every attention score (f32, then f16), and a path that dequantizes the weights for its GEMMs
-//! writes and reads their f16 copy once per ubatch, bytes no FLOPs overlap. Layers llama.cpp keeps
+//! reads them and writes their f16 copy once per ubatch, bytes no FLOPs overlap. Layers llama.cpp keeps
 //! in system RAM are read at the host's bandwidth in decode and copied over the link in prefill.
 //! Peaks are the card's datasheet's; what a runtime reaches of them is its [`Efficiency`] and
 //! [`TensorPath`], named in its rules, and the band spans their low and high.
@@ -52,20 +52,30 @@ pub struct Efficiency {
 }
 
 /// A decode step timed on the card's streaming multiprocessors (SMs) and clock: the weights are
-/// read at the lesser of a share of the bandwidth and what the SMs stream at most
-/// (`sm_bytes_per_cycle × SMs × boost clock`, a kernel's own ceiling, which a card with much
-/// bandwidth per SM meets first), and each layer adds a number of GPU cycles (its kernels'
-/// launch, synchronisation and tail, which a faster clock shortens), not a fixed time.
+/// read at the lesser of a share of the bandwidth and what the SMs stream at most (the
+/// kernel's own ceiling per SM, which a card with much bandwidth per SM meets first), and each
+/// layer adds a number of GPU cycles (its kernels' launch, synchronisation and tail, which a
+/// faster clock shortens), not a fixed time.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Clocked {
     pub bandwidth: Band,
-    pub sm_bytes_per_cycle: Band,
+    pub sm_ceiling: SmCeiling,
     pub layer_cycles: Band,
 }
 
+/// What one SM of a batch-1 matmul kernel streams at most.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SmCeiling {
+    /// Bytes per SM per cycle at the boost clock: a kernel bound by the instructions it issues.
+    PerCycle(Band),
+    /// Bytes per SM per second, whatever the clock: a kernel bound by the loads it keeps in
+    /// flight against the memory's latency (bytes in flight over latency, Little's law).
+    PerSecond(Band),
+}
+
 /// The tensor throughput a runtime's prefill matmuls run at, the share of it they reach, and
-/// whether they dequantize the weights to 16 bits first (a copy written and read once per
-/// ubatch, which no matmul overlaps).
+/// whether they dequantize the weights to 16 bits first (a copy written once per ubatch, which
+/// no matmul overlaps).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TensorPath {
     pub peak: f64,
@@ -172,7 +182,11 @@ impl Shares {
         let (bandwidth, layer_s) = match clocked {
             Some((sheet, c)) => {
                 let hz = f64::from(sheet.boost_mhz) * 1e6;
-                let sm_bytes_per_s = band(&c.sm_bytes_per_cycle) * f64::from(sheet.sms) * hz;
+                let per_sm = match c.sm_ceiling {
+                    SmCeiling::PerCycle(b) => band(&b) * hz,
+                    SmCeiling::PerSecond(b) => band(&b),
+                };
+                let sm_bytes_per_s = per_sm * f64::from(sheet.sms);
                 (
                     band(&c.bandwidth).min(sm_bytes_per_s / sheet.memory_bytes_per_s),
                     band(&c.layer_cycles) / hz,
@@ -338,10 +352,16 @@ fn score_bytes(r: &Resolved, d: &Deployment, layout: &KvLayout, prompt: f64, uba
         * (f64::from(layout.full_layers) * full + f64::from(layout.sliding_layers) * sliding)
 }
 
+/// Bytes a parameter's f16 copy takes. A path that dequantizes writes it once per ubatch
+/// (`to_fp16_cuda` into a pool buffer, then cuBLAS, in `ggml_cuda_op_mul_mat_cublas`); the GEMM
+/// that reads it back reads its operand as it multiplies, so that read overlaps its FLOPs and is
+/// not counted again.
+const F16_BYTES: f64 = 2.0;
+
 /// Prefill of one request's `prompt` tokens: every weight read once, offloaded ones copied to
-/// the GPU; weights dequantized to 16 bits once per ubatch where the path does (read, written
-/// as f16 at 2 bytes a parameter, and read back by the GEMM), and the scores without flash
-/// attention.
+/// the GPU; weights dequantized to 16 bits once per ubatch where the path does (the quantized
+/// weights read and their f16 copy written, [`F16_BYTES`] a parameter), and the scores without
+/// flash attention.
 fn prefill_step(
     (r, d, layout): (&Resolved, &Deployment, &KvLayout),
     w: &Weights,
@@ -350,7 +370,7 @@ fn prefill_step(
 ) -> Step {
     let weights = w.gpu_dense + w.gpu_experts * experts_touched(r, prompt);
     let dequantized = if path.dequantizes {
-        (prompt / ubatch.max(1.0)).ceil() * (weights + 4.0 * linear_flops(r, d) / 2.0)
+        (prompt / ubatch.max(1.0)).ceil() * (weights + F16_BYTES * linear_flops(r, d) / 2.0)
     } else {
         0.0
     };

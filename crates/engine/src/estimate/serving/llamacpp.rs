@@ -76,11 +76,11 @@ use super::{
 use crate::dtype::{Dtype, FP32_BYTES};
 use crate::estimate::formula::{Formula, Fx};
 use crate::estimate::overhead;
-use crate::estimate::speed::{Band, Clocked, Efficiency, TensorPath};
+use crate::estimate::speed::{Band, Clocked, Efficiency, SmCeiling, TensorPath};
 use crate::estimate::stack::{Component, Stack};
 use crate::estimate::ComponentId;
 use crate::estimate::LogFigure;
-use crate::gpu_catalogue::Datasheet;
+use crate::gpu_catalogue::{Datasheet, Process};
 use crate::model::{Architecture, Block, Projection};
 use crate::runtime::{GpuBackend, KqMask, LogitRows, OffloadOutput, Runtime};
 use crate::scenario::{Codec, FieldError, Group, Proportions};
@@ -244,8 +244,11 @@ const NO_STEP_TIME: Band = Band::new(0.0, 0.0, 0.0);
 ///   time taken out, from 60% to the peak, and the time per layer from 124 µs down to the 61 µs
 ///   the fastest row leaves beside its reads at the peak;
 /// - prefill's share of the fp16-accumulate peak `tensor_path` (below) runs cuBLAS at, with
-///   the dequantized copies and the scores timed apart: 38% by least squares of the fit `pp`
-///   rows' relative error, spanning 21% to the peak;
+///   the dequantized copies (the quantized weights read and their f16 copy written) and the
+///   scores timed apart: 34% by least squares of the fit `pp` rows' relative error, spanning
+///   20% (the H100 PCIe) to the peak, before the FLOP/s per board watt replaced it on every fit
+///   card ([`CUBLAS_2024_SAMSUNG_8N`], [`CUBLAS_2024_TSMC_4N`]); it holds where the sheet
+///   states no board power, or a process without a fitted rate (GA100);
 /// - on a card whose sheet states its SMs and boost clock, `clocked` replaces the weights'
 ///   share and the time per layer, fitted together the same way (least squares of the relative
 ///   error of every fit decode row, the cache's share held): 88.4% of the bandwidth, capped at
@@ -266,7 +269,7 @@ pub const LLAMA_CPP_CUDA_2024: Efficiency = Efficiency {
     bandwidth: Band::new(0.60, 0.90, 1.0),
     attention: Band::new(0.14, 0.33, 0.79),
     experts: Band::new(0.60, 0.90, 1.0),
-    compute: Band::new(0.21, 0.38, 1.0),
+    compute: Band::new(0.20, 0.34, 1.0),
     step_s: NO_STEP_TIME,
     layer_s: Band::new(124e-6, 124e-6, 61e-6),
     clocked: Some(CLOCKED_2024),
@@ -274,7 +277,7 @@ pub const LLAMA_CPP_CUDA_2024: Efficiency = Efficiency {
 
 const CLOCKED_2024: Clocked = Clocked {
     bandwidth: Band::new(0.75, 0.884, 1.0),
-    sm_bytes_per_cycle: DMMV_2024,
+    sm_ceiling: SmCeiling::PerCycle(DMMV_2024),
     layer_cycles: Band::new(168e3, 168e3, 123e3),
 };
 
@@ -282,7 +285,7 @@ const CLOCKED_2024: Clocked = Clocked {
 /// at `mul_mat_vec_q`'s rate instead of `dequantize_mul_mat_vec`'s.
 pub const LLAMA_CPP_CUDA_2024_MMVQ: Efficiency = Efficiency {
     clocked: Some(Clocked {
-        sm_bytes_per_cycle: MMVQ_2024,
+        sm_ceiling: SmCeiling::PerSecond(MMVQ_2024),
         ..CLOCKED_2024
     }),
     ..LLAMA_CPP_CUDA_2024
@@ -301,12 +304,18 @@ pub const LLAMA_CPP_CUDA_2024_MMVQ: Efficiency = Efficiency {
 /// outward.
 pub const DMMV_2024: Band = Band::new(6.3, 6.43, 6.5);
 
-/// Bytes per SM per cycle `mul_mat_vec_q` (mmvq) reads at most at the 2024 builds (a quantized
-/// file; see [`DMMV_2024`]), fitted the same way on the rows where it binds, the H100 PCIe's
-/// Q4_K_M rows (speed-1219 to 1222 and 1235 to 1238, 5.77–6.54 at 168,000 cycles): the fit
-/// rows put it a little below dmmv's. The held-out A100s' Q4_K_M rows read 7.4–9.5 bytes per
-/// SM-cycle at these constants, past it, and read 8–25% slower than they ran.
-pub const MMVQ_2024: Band = Band::new(5.7, 6.23, 6.6);
+/// Bytes per SM per second `mul_mat_vec_q` (mmvq) reads at most at the 2024 builds (a quantized
+/// file; see [`DMMV_2024`]): a ceiling in time rather than in cycles, as a kernel bound by the
+/// loads it keeps in flight rather than by the instructions it issues would meet (bytes in
+/// flight over the memory's latency, which is in nanoseconds whatever the SM clock; read from
+/// the rows, not from a profile). The form was chosen after the held-out A100s' Q4_K_M rows,
+/// which read 7.4–9.5 bytes per SM-cycle at the 1,410 MHz A100's clock, past the 5.8–6.5 of the
+/// 1,755 MHz H100 PCIe's fit rows, yet 10–13 GB/s per SM against the H100's 9.6–11.9. Fitted by
+/// least squares of the
+/// relative error, the share and cycles held, on the fit rows where it binds, the H100 PCIe's
+/// Q4_K_M rows (speed-1219 to 1222 and 1235 to 1238, 9.6–11.9 GB/s per SM; no other fit card's
+/// ceiling lies below its share of the bandwidth); the band spans those rows.
+pub const MMVQ_2024: Band = Band::new(9.6e9, 10.9e9, 11.9e9);
 
 /// llama.cpp's Metal backend at the same builds, set the same way from the notebooks' Apple
 /// rows on every other Mac in speed-scenarios.csv's order (M1 Max, M3 Max; the M2 Ultra is held
@@ -324,11 +333,68 @@ pub const LLAMA_CPP_METAL_2024: Efficiency = Efficiency {
     clocked: None,
 };
 
-/// Quantized matmuls on int8 tensor cores (MMQ): the CUDA scoreboard's `pp512` rows for Llama 2
-/// 7B Q4_0 (the `LLAMA_CPP_MMQ` rows of speed-scenarios.csv) reach a median 24% of the card's
-/// dense int8 peak, from 7% (H100) to 37.5% (L40), with the time their runs without flash
-/// attention spend on the attention scores taken out.
+/// Quantized matmuls on int8 tensor cores (MMQ) on a card whose sheet states no SMs or clock:
+/// the CUDA scoreboard's `pp512` rows for Llama 2 7B Q4_0 (the `LLAMA_CPP_MMQ` rows of
+/// speed-scenarios.csv) reach a median 24% of the card's dense int8 peak, from 7% (H100) to
+/// 37.5% (L40), with the time their runs without flash attention spend on the attention scores
+/// taken out.
 pub const LLAMA_CPP_MMQ: Band = Band::new(0.07, 0.24, 0.375);
+
+/// Int8 ops MMQ does per SM per cycle at the boost clock, on a card whose sheet states both:
+/// what its share of the int8 peak follows. ggml-cuda's `mul_mat_q` (mmq.cuh) multiplies
+/// tiles it first unpacks from the quantized blocks into shared memory with ordinary integer
+/// instructions, through `mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32` on Ampere and
+/// newer (`m8n8k16` on Turing; ggml/src/ggml-cuda/mma.cuh, ggml-org/llama.cpp@032f69d4, which
+/// issues no Hopper `wgmma`), so its pace per SM is that kernel's, not the tensor cores' peak:
+/// the fit rows reach 384–653 ops per SM-cycle whether the card's int8 tensor peak is about
+/// 2,048 (GA102, Ada), 4,096 (GA100) or 7,600 (the H100 SXM) per SM-cycle, where their shares
+/// of that peak run from 7% to 37.5%. Set by least squares of the relative error of every
+/// `LLAMA_CPP_MMQ` row (all ten on cards with SMs and a clock); the band spans what those rows
+/// reach, rounded outward.
+pub const MMQ_SM_OPS_PER_CYCLE: Band = Band::new(380.0, 474.0, 660.0);
+
+/// MMQ's share of the card's int8 peak: [`MMQ_SM_OPS_PER_CYCLE`] over the peak per SM-cycle
+/// where the sheet states SMs and a boost clock, else [`LLAMA_CPP_MMQ`].
+fn mmq_share(sheet: &Datasheet) -> Band {
+    let sm_cycles_per_s = f64::from(sheet.sms) * f64::from(sheet.boost_mhz) * 1e6;
+    if sm_cycles_per_s <= 0.0 {
+        return LLAMA_CPP_MMQ;
+    }
+    let per = |ops: f64| ops * sm_cycles_per_s / sheet.int8_ops_per_s;
+    let b = MMQ_SM_OPS_PER_CYCLE;
+    Band::new(per(b.low), per(b.typical), per(b.high))
+}
+
+/// FLOP/s per board watt the 2024 builds' cuBLAS prefill reaches on a Samsung 8N chip (GA102,
+/// GA104), and [`CUBLAS_2024_TSMC_4N`] on TSMC 4N (Ada, Hopper): on these cards the fp16 GEMMs
+/// draw the board to its power limit, so what they reach follows the watts and the energy a
+/// tensor FLOP costs on the process more than the sheet's peak, which assumes the boost clock.
+/// On the fit cards of [`LLAMA_CPP_CUDA_2024`] the share of the fp16-accumulate peak runs from
+/// 20% (the H100 PCIe, 350 W for 756 TFLOPS) to 78% (the RTX 4080, 320 W for 195), while the
+/// FLOP/s per board watt hold within each process: 0.11–0.25 TFLOPS per watt on the RTX 3070,
+/// RTX 3090 and A40 (Samsung 8N), 0.35–0.53 on the RTX 4080, RTX 6000 Ada and H100 PCIe (TSMC
+/// 4N). Each value by least squares of the relative error of its process's fit `pp` rows (24
+/// and 30), the dequantized copy and the scores timed apart; the bands span those rows.
+/// GA100 (TSMC N7: the A100s) has no fit row, so it keeps the share.
+pub const CUBLAS_2024_SAMSUNG_8N: Band = Band::new(0.11e12, 0.202e12, 0.26e12);
+
+/// See [`CUBLAS_2024_SAMSUNG_8N`].
+pub const CUBLAS_2024_TSMC_4N: Band = Band::new(0.34e12, 0.439e12, 0.54e12);
+
+/// The 2024 builds' cuBLAS share of `peak`: the FLOP/s the board's watts buy on its process
+/// where the sheet states both and a constant was fitted for that process, else `share`.
+fn cublas_2024_share(sheet: &Datasheet, peak: f64, share: Band) -> Band {
+    let per_watt = match sheet.process {
+        Process::Samsung8N => CUBLAS_2024_SAMSUNG_8N,
+        Process::Tsmc4N => CUBLAS_2024_TSMC_4N,
+        Process::TsmcN7 | Process::Unstated => return share,
+    };
+    if sheet.board_watts == 0 || peak <= 0.0 {
+        return share;
+    }
+    let per = |flops_per_watt: f64| flops_per_watt * f64::from(sheet.board_watts) / peak;
+    Band::new(per(per_watt.low), per(per_watt.typical), per(per_watt.high))
+}
 
 /// llama.cpp's facts: a server without a pool (its KV cache is per slot, on the GPU and in system
 /// RAM), that reads GGUF files, places layers and runs on Metal.
@@ -407,12 +473,12 @@ impl RuntimeRules for LlamaCpp {
         match r.gpu {
             _ if quantized && mmq && sheet.int8_ops_per_s > 0.0 => TensorPath {
                 peak: sheet.int8_ops_per_s,
-                share: LLAMA_CPP_MMQ,
+                share: mmq_share(sheet),
                 dequantizes: false,
             },
             Some(g) if cuda && !mmq && !g.is_mac() && !g.is_amd() => TensorPath {
                 peak: g.fp16_accumulate_flops_per_s(),
-                share,
+                share: cublas_2024_share(sheet, g.fp16_accumulate_flops_per_s(), share),
                 dequantizes: quantized,
             },
             _ => TensorPath {
@@ -1747,13 +1813,16 @@ mod tests {
         let ceiling = |quant| {
             efficiency_of("a100-80", quant, "b2843")
                 .clocked
-                .map(|c| c.sm_bytes_per_cycle)
+                .map(|c| c.sm_ceiling)
         };
-        assert_eq!(ceiling("F16"), Some(DMMV_2024));
+        assert_eq!(ceiling("F16"), Some(SmCeiling::PerCycle(DMMV_2024)));
         for quant in ["Q4_K_M", "Q8_0", "Q4_0"] {
-            assert_eq!(ceiling(quant), Some(MMVQ_2024), "{quant}");
+            assert_eq!(
+                ceiling(quant),
+                Some(SmCeiling::PerSecond(MMVQ_2024)),
+                "{quant}"
+            );
         }
-        assert_ne!(DMMV_2024, MMVQ_2024);
         // Only the per-SM ceiling differs between the two kernels.
         let (f16, q4) = (LLAMA_CPP_CUDA_2024, LLAMA_CPP_CUDA_2024_MMVQ);
         assert_eq!(
