@@ -10,6 +10,7 @@ use crate::gpu_catalogue;
 use crate::query::scenario_from_query;
 use crate::runtime::{GpuBackend, Runtime};
 use crate::scenario::Scenario;
+use crate::units::parse_f64;
 use serde::Serialize;
 use std::collections::BTreeSet;
 
@@ -142,7 +143,7 @@ pub fn compare_speed(
             skipped.push((id, "no such row in speed-measured.csv".into()));
             continue;
         };
-        let tokens: Option<f64> = published.get("tokens_per_s").and_then(|t| t.parse().ok());
+        let tokens = published.get("tokens_per_s").and_then(|t| parse_f64(t));
         let (scenario, e, measured) = match estimate_row(get("query"), tokens) {
             Ok(row) => row,
             Err(why) => {
