@@ -31,7 +31,7 @@ pub struct Facts {
     pub settings_group: Option<Group>,
     /// It reads a GGUF file's tensors (`gguf-weights`) rather than sizing weights from the shape.
     pub reads_gguf_weights: bool,
-    /// It runs on a Mac's GPU through Metal (llama.cpp does; vLLM and SGLang need CUDA or ROCm).
+    /// It runs on a Mac's GPU through Metal (vLLM and SGLang need CUDA or ROCm).
     pub runs_on_metal: bool,
     /// It places layers itself (a GGUF file's quantization, `-ngl`), so the serving plan also
     /// answers the best quantization and the most GPU layers that fit.
