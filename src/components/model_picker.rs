@@ -6,7 +6,7 @@
 //!
 //! It is written as HTML once, with three event handlers on its wrapper, and its state lives in
 //! the DOM (which entries are hidden, which is `aria-selected`): a typed view with reactive
-//! attributes cost the page's wasm about three times as much.
+//! attributes cost the page's wasm several times as much.
 
 use crate::bridge::HubAsk;
 use crate::html::escape;

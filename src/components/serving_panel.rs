@@ -1,4 +1,4 @@
-//! The serving panel, for vLLM, SGLang and llama.cpp: the answer first (does the runtime start,
+//! The serving panel, for a serving runtime: the answer first (does the runtime start,
 //! and how many requests of max-model-len its KV pool holds, or llama.cpp's slots), then the
 //! cache, system RAM, the settings as the runtime applies them, and the plan: for a pool, the
 //! answers for a number of users and the concurrency-vs-context curve; for llama.cpp, the best

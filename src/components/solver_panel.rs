@@ -1,7 +1,7 @@
 //! The solver panel: largest batch and sequence, accumulation for a target effective batch, the
 //! smallest GPU, and the fix-it ladder whose steps are buttons that apply them. A serving
-//! runtime (vLLM, SGLang) fills a preallocated pool instead of growing per sequence, so its
-//! questions are the serving panel's, and this panel steps aside.
+//! runtime sizes its cache at start instead of growing it per sequence, so its questions are the
+//! serving panel's, and this panel steps aside.
 
 use crate::state::PageState;
 use leptos::prelude::*;

@@ -1,5 +1,5 @@
-//! `cargo xtask configs`: the README's table of real config.json files: published parameters and
-//! checkpoint size beside what vramfit reads from each config.
+//! `cargo xtask configs`: docs/models.md's table of real config.json files: published
+//! parameters and checkpoint size beside what vramfit reads from each config.
 
 use std::path::Path;
 use vramfit_engine::model::{parse_hf_config, parse_published, ActiveClaim};

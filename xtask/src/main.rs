@@ -1,4 +1,4 @@
-//! `cargo xtask`: the project's two set-up commands and its measurement commands.
+//! `cargo xtask`: the project's set-up commands and its measurement commands.
 //!
 //! - `serve`: install what is missing, build and serve the page at http://127.0.0.1:8080.
 //! - `test`: install what is missing, then fmt, clippy, workspace tests, the measurement kit's CPU
@@ -7,10 +7,11 @@
 //! - `test-kit`: only the measurement kit's CPU tests (installing its venv when missing).
 //! - `test-python`: build the Python package's wheel with maturin and run its pytest tests.
 //! - `accuracy`: the detailed method against the public measurements, per category.
+//! - `configs`: docs/models.md's table of the config.json fixtures against their published figures.
 //! - `bench-web`: wasm size and page timings in headless Chromium.
 //!
 //! Tools are installed idempotently into `$VRAMFIT_TOOLS` (default `~/.cache/vramfit/tools`) at the
-//! pinned versions shared/TOOLCHAIN.md records as working offline; the measurement kit's venv
+//! versions pinned here and in Cargo.lock; the measurement kit's venv
 //! (`measure-venv`) too, from PyPI at the versions of calibration/measure/requirements.txt, with
 //! maturin and pytest added at crates/python/requirements-test.txt's.
 
@@ -147,7 +148,7 @@ fn ensure_tools(browser: bool) -> Result<Tools> {
 
 /// The measurement kit's Python: a venv in the tools directory with the kit's requirements.txt,
 /// made again whenever that file changes (the copy inside the venv says what it holds). PyPI's
-/// Linux torch brings the CUDA libraries, which `import torch` loads even on a CPU: about 4.9 GB.
+/// Linux torch brings the CUDA libraries, which `import torch` loads even on a CPU: gigabytes.
 fn ensure_measure_venv() -> Result<PathBuf> {
     let wanted = std::fs::read_to_string(root().join(MEASURE_REQUIREMENTS))
         .map_err(|e| format!("cannot read {MEASURE_REQUIREMENTS}: {e}"))?;

@@ -63,7 +63,7 @@ pub struct FitGoals {
     pub tokens_per_s: Option<f64>,
 }
 
-/// `fit`'s answer: the serving plan for vLLM and SGLang, the solver's for training and
+/// `fit`'s answer: the serving plan for a serving runtime, the solver's for training and
 /// Transformers inference.
 #[derive(Debug, Clone)]
 pub enum Fit {

@@ -37,7 +37,7 @@ enum Command {
         accuracy: bool,
     },
     /// Solve for what fits: max batch and sequence, accumulation, smallest GPU, fix-it ladder; for
-    /// vLLM and SGLang, the concurrency, the longest context for --users, and the GPUs they need.
+    /// a serving runtime, the concurrency, the longest context for --users, and the GPUs it needs.
     Fit {
         #[command(flatten)]
         scenario: ScenarioArgs,
@@ -158,7 +158,7 @@ fn estimate_command(scenario: &ScenarioArgs, json: bool, accuracy: bool) -> Exit
     }
 }
 
-/// `vramfit fit`: the serving plan for vLLM and SGLang, the solver's answer for training and
+/// `vramfit fit`: the serving plan for a serving runtime, the solver's answer for training and
 /// Transformers inference.
 fn fit_command(scenario: &ScenarioArgs, goals: &FitGoals, json: bool) -> ExitCode {
     match scenario

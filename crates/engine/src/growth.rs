@@ -1,5 +1,5 @@
-//! Steady growth of a GPU's used memory across samples: what the OOM guide (shared/seeds, "If
-//! usage growing linearly, check for memory leaks"; "VRAM usage should stabilize by step 100. If
+//! Steady growth of a GPU's used memory across samples: what the OOM guide ("If usage growing
+//! linearly, check for memory leaks"; "VRAM usage should stabilize by step 100. If
 //! still growing, investigate memory leak") calls a leak, and how long the memory lasts at that
 //! rate. `vramfit watch` and `vramfit run` feed it their last readings; it does no IO.
 //!

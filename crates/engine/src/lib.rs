@@ -29,8 +29,9 @@ pub mod workload;
 pub use estimate::{estimate, estimate_memory, Budget, Component, Estimate, Verdict};
 pub use scenario::{FieldError, Scenario};
 pub use units::{Bytes, Units};
-/// The nvidia-smi / snapshot parsers, shared with the page and the CLI.
+/// The llama-bench output reader, shared with the page and the CLI.
 pub use vramfit_bench as bench;
+/// The nvidia-smi / snapshot parsers, shared with the page and the CLI.
 pub use vramfit_smi as smi;
 /// Byte counts, the unit constants and the size parser, shared with the smi parsers and the CLI.
 pub use vramfit_units as units;

@@ -4,6 +4,7 @@
 
 use crate::estimate::{breakdown, speed_of, Serving};
 use crate::gpu_catalogue::GPUS;
+use crate::runtime::Runtime;
 use crate::scenario::{FieldError, Scenario};
 use crate::sharding::Sharding;
 use crate::solver::{largest, MAX_SEQ_SEARCHED};
@@ -163,7 +164,10 @@ pub fn plan_serving(
     let here = breakdown(s)?.serving.ok_or_else(|| {
         vec![FieldError::new(
             "runtime",
-            "serving answers need a serving runtime: vllm, sglang or llama.cpp",
+            format!(
+                "serving answers need a serving runtime: {}",
+                Runtime::names_where(|f| f.serves)
+            ),
         )]
     })?;
     let users = users.unwrap_or(1).max(1);

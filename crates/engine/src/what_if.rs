@@ -3,7 +3,7 @@
 //! with its crossing: the largest value that fits, found by the solver's own search, so the curve
 //! and `vramfit fit` never disagree. The page draws these; every number on the curves is from here.
 //!
-//! A serving runtime (vLLM, SGLang, llama.cpp) is not swept: its pool fills its budget whatever
+//! A serving runtime is not swept: its pool fills its budget whatever
 //! the batch, so its question is concurrency against context (`serving_plan`'s curve).
 
 use crate::estimate::{breakdown, Budget, Verdict};

@@ -12,6 +12,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use vramfit_engine::accuracy::{compare, csv_fields as fields, summarize, Comparison, Summary};
 use vramfit_engine::estimate::QLORA_MEASURED_ABOVE_PCT;
+use vramfit_engine::runtime::Runtime;
 
 const MEASURED: &str = include_str!("../../../calibration/measured-public.csv");
 const SCENARIOS: &str = include_str!("../../../calibration/scenarios.csv");
@@ -287,7 +288,7 @@ fn the_qlora_note_states_the_measured_gap() {
 const RUNTIME_LOGS: &str = include_str!("../../../calibration/runtime-logs.csv");
 
 /// Ceilings on the median |error| of each runtime figure (calibration/runtime-logs.csv), today's
-/// figure plus headroom. The targets: vLLM's KV pool within 2%, llama.cpp's buffers 3%.
+/// figure plus headroom. The targets: vLLM's KV pool within 2%, llama.cpp's buffers 3%.
 const RUNTIME_MEDIAN_MAX_PCT: &[(&str, f64)] = &[
     ("vllm kv_pool", 1.5),                  // today 0.2
     ("vllm kv_tokens", 2.0),                // today 0.2
@@ -329,6 +330,14 @@ fn runtime_logs_stay_within_their_ceilings() {
     let (rows, _) = vramfit_engine::accuracy::compare_runtime_logs(RUNTIME_LOGS);
     let summaries = vramfit_engine::accuracy::summarize_runtime_logs(&rows);
     assert_medians(&summaries, RUNTIME_MEDIAN_MAX_PCT, "runtime log");
+    for runtime in Runtime::ALL.iter().map(|r| r.as_str()) {
+        let held = |category: &str| category.split(' ').next() == Some(runtime);
+        assert_eq!(
+            rows.iter().any(|r| r.runtime == runtime),
+            RUNTIME_MEDIAN_MAX_PCT.iter().any(|(c, _)| held(c)),
+            "{runtime}: a runtime with logs has a ceiling, and only one with logs"
+        );
+    }
     let vllm_logs: BTreeSet<&str> = rows
         .iter()
         .filter(|r| r.runtime == "vllm" && r.figure == "kv_pool")

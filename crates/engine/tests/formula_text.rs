@@ -9,17 +9,13 @@ mod common;
 use common::scenario;
 use vramfit_engine::estimate::{self, Estimate};
 use vramfit_engine::model::PRESETS;
+use vramfit_engine::runtime::Runtime;
 
-/// Each preset in every mode and runtime.
+/// Each preset in every mode, and in inference under every registered runtime ([`modes`]).
 const MODES: &[&[(&str, &str)]] = &[
     &[("mode", "full")],
     &[("mode", "lora")],
     &[("mode", "qlora")],
-    &[("mode", "inference"), ("runtime", "transformers")],
-    &[("mode", "inference"), ("runtime", "vllm")],
-    &[("mode", "inference"), ("runtime", "sglang")],
-    &[("mode", "inference"), ("runtime", "llama.cpp")],
-    &[("mode", "inference"), ("runtime", "mlx")],
     &[("mode", "full"), ("method", "lesson")],
     &[
         ("mode", "lora"),
@@ -241,6 +237,14 @@ const VARIANTS: &[&[(&str, &str)]] = &[
     ],
 ];
 
+/// [`MODES`], then inference under each runtime the registry holds.
+fn modes() -> Vec<Vec<(&'static str, &'static str)>> {
+    let runtimes = Runtime::ALL
+        .iter()
+        .map(|r| vec![("mode", "inference"), ("runtime", r.as_str())]);
+    MODES.iter().map(|m| m.to_vec()).chain(runtimes).collect()
+}
+
 const VARIANT_MODELS: &[&str] = &[
     "llama-3.1-8b",
     "qwen3-30b-a3b",
@@ -263,8 +267,10 @@ fn arithmetic(model: &str, pairs: &[(&str, &str)]) -> Option<Estimate> {
 fn every_formulas_numbers_give_its_bytes() {
     let mut checked = 0;
     let mut wrong = Vec::new();
-    let presets = PRESETS.iter().map(|p| (p.id, MODES));
-    let variants = VARIANT_MODELS.iter().map(|&m| (m, VARIANTS));
+    let modes = modes();
+    let variants: Vec<Vec<_>> = VARIANTS.iter().map(|v| v.to_vec()).collect();
+    let presets = PRESETS.iter().map(|p| (p.id, &modes));
+    let variants = VARIANT_MODELS.iter().map(|&m| (m, &variants));
     for (model, settings) in presets.chain(variants) {
         for pairs in settings {
             let Some(e) = arithmetic(model, pairs) else {
@@ -295,7 +301,7 @@ fn the_memory_estimate_is_the_estimate_less_its_formula_text_and_speed() {
     // The page's first module answers with it: the same bytes, labels, verdict and notes.
     let (mut compared, mut timed) = (0, 0);
     for (model, mode) in [("llama-3.1-8b", "qlora"), ("qwen3-30b-a3b", "inference")] {
-        for runtime in ["transformers", "vllm", "llama.cpp", "mlx"] {
+        for runtime in Runtime::ALL.iter().map(|r| r.as_str()) {
             let s = scenario(&[("model", model)], &[("mode", mode), ("runtime", runtime)]);
             let (Ok(mut shown), Ok(plain)) =
                 (estimate::estimate(&s), estimate::estimate_memory(&s))

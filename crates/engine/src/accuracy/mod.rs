@@ -22,7 +22,7 @@ use crate::measurement::WorkloadMeasurement;
 use crate::query::scenario_from_query;
 use crate::runtime::Release;
 use crate::scenario::Scenario;
-use crate::units::{GIB, MIB};
+use crate::units::{parse_f64, GIB, MIB};
 use serde::Serialize;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -139,7 +139,7 @@ pub fn compare(
         }
         let measured = row
             .get("value")
-            .and_then(|v| v.trim().parse::<f64>().ok())
+            .and_then(|v| parse_f64(v.trim()))
             .zip(row.get("unit").and_then(|u| unit_bytes(u)))
             .map(|(v, scale)| v * scale);
         let metric = row
@@ -302,7 +302,7 @@ fn runtime_figure(e: &Estimate, figure: &str) -> Option<f64> {
             .settings
             .iter()
             .find(|s| s.key == key)
-            .and_then(|s| s.value.parse().ok()),
+            .and_then(|s| parse_f64(&s.value)),
     }
 }
 
@@ -317,7 +317,7 @@ fn logged(components: &[Component], figure: LogFigure) -> Option<f64> {
 }
 
 fn logged_value(value: &str, unit: &str) -> Option<f64> {
-    let number: f64 = value.trim().replace(',', "").parse().ok()?;
+    let number = parse_f64(&value.trim().replace(',', ""))?;
     match unit.trim() {
         "tokens" | "x" | "layers" => Some(number),
         unit => unit_bytes(unit).map(|scale| number * scale),

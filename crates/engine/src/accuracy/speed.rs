@@ -8,8 +8,8 @@ use super::{median, records, summary, Summary};
 use crate::estimate::{estimate, Bound, Estimate, Speed};
 use crate::gpu_catalogue;
 use crate::query::scenario_from_query;
-use crate::runtime::{GpuBackend, Runtime};
 use crate::scenario::Scenario;
+use crate::units::parse_f64;
 use serde::Serialize;
 use std::collections::BTreeSet;
 
@@ -81,20 +81,10 @@ fn card_class(gpu_name: &str) -> &'static str {
     }
 }
 
-/// The ggml backend a llama.cpp row ran: Metal on a Mac (whatever `gpu-backend` says), Vulkan
-/// where the scenario names it, ROCm (`gpu-backend=cuda`, HIP) on an AMD card, else CUDA. Other
-/// runtimes have one backend per card and are named alone.
+/// The backend a row ran on, where its runtime has more than one for the card
+/// (`RuntimeRules::backend`); other runtimes are named alone.
 fn backend(s: &Scenario) -> &'static str {
-    let Some(gpu) = gpu_catalogue::find(&s.gpu) else {
-        return "";
-    };
-    match s.runtime {
-        Runtime::LlamaCpp if gpu.is_mac() => " Metal",
-        Runtime::LlamaCpp if s.gpu_backend == GpuBackend::Vulkan => " Vulkan",
-        Runtime::LlamaCpp if gpu.is_amd() => " ROCm",
-        Runtime::LlamaCpp => " CUDA",
-        _ => "",
-    }
+    gpu_catalogue::find(&s.gpu).map_or("", |gpu| s.runtime.rules().backend(s, gpu))
 }
 
 /// Whether the scenario's device can run past its memory: a unified one (a Mac past Metal's
@@ -142,7 +132,7 @@ pub fn compare_speed(
             skipped.push((id, "no such row in speed-measured.csv".into()));
             continue;
         };
-        let tokens: Option<f64> = published.get("tokens_per_s").and_then(|t| t.parse().ok());
+        let tokens = published.get("tokens_per_s").and_then(|t| parse_f64(t));
         let (scenario, e, measured) = match estimate_row(get("query"), tokens) {
             Ok(row) => row,
             Err(why) => {

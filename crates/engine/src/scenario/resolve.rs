@@ -5,6 +5,7 @@ use super::{FieldError, Scenario};
 use crate::dtype::{Dtype, QuantScope};
 use crate::gpu_catalogue::{self, Gpu, Unified};
 use crate::model::{self, Architecture, Block, Preset};
+use crate::runtime::Runtime;
 use crate::sharding::{Offload, Sharding};
 use crate::units::{format_size_exact, Bytes};
 use crate::workload::{Float8, KvCache, Method, Mode};
@@ -381,7 +382,10 @@ impl Scenario {
         if on_a_mac && !runtime.rules().facts().runs_on_metal {
             errors.push(FieldError::new(
                 "runtime",
-                format!("{runtime} runs on CUDA and ROCm GPUs, not on a Mac's Metal GPU; plan a Mac with llama.cpp"),
+                format!(
+                    "{runtime} runs on CUDA and ROCm GPUs, not on a Mac's Metal GPU; plan a Mac with {}",
+                    Runtime::names_where(|f| f.runs_on_metal)
+                ),
             ));
         }
         if self.method == Method::Lesson {

@@ -100,7 +100,7 @@ fit.__doc__ = (
 For training and Transformers inference, the solver's answer: ``max_batch`` and ``max_seq`` (the
 largest micro-batch and sequence that fit the usable memory, after the margin), with
 ``target_batch`` the ``micro_batch`` and ``grad_accum`` that reach it, ``smallest_gpu`` and the
-fix-it ``ladder``. For vLLM and SGLang, the serving plan: concurrency, the longest context for
+fix-it ``ladder``. For a serving runtime, the serving plan: concurrency, the longest context for
 ``users`` requests, the GPUs needed for ``tokens_per_s`` each, and the launch ``command``.
 
 ``gpu="auto"`` plans on this machine's card, read through NVML (its total and what other

@@ -80,7 +80,7 @@ use crate::estimate::speed::{Band, Clocked, Efficiency, SmCeiling, TensorPath};
 use crate::estimate::stack::{Component, Stack};
 use crate::estimate::ComponentId;
 use crate::estimate::LogFigure;
-use crate::gpu_catalogue::{Datasheet, Process};
+use crate::gpu_catalogue::{Datasheet, Gpu, Process};
 use crate::model::{Architecture, Block, Projection};
 use crate::runtime::{GpuBackend, KqMask, LogitRows, OffloadOutput, Runtime};
 use crate::scenario::{Codec, FieldError, Group, Proportions};
@@ -437,6 +437,20 @@ impl RuntimeRules for LlamaCpp {
                 "cache-type-v",
                 "llama.cpp quantizes the V cache only with flash attention (V cache quantization requires flash_attn); set flash-attn=true or cache-type-v=f16",
             ));
+        }
+    }
+
+    /// Metal on a Mac (whatever `gpu-backend` says), Vulkan where the scenario names it, ROCm
+    /// (`gpu-backend=cuda`, built through HIP) on an AMD card, else CUDA.
+    fn backend(&self, s: &Scenario, gpu: &Gpu) -> &'static str {
+        if gpu.is_mac() {
+            " Metal"
+        } else if s.gpu_backend == GpuBackend::Vulkan {
+            " Vulkan"
+        } else if gpu.is_amd() {
+            " ROCm"
+        } else {
+            " CUDA"
         }
     }
 

@@ -1,6 +1,7 @@
-//! Serving runtimes: how vLLM and SGLang size a preallocated KV pool from a share of the GPU, and
-//! what that pool holds in tokens and concurrent requests. Each runtime's rules are one module,
-//! cited from its source; the cache's shape per GPU is `layout`.
+//! Serving runtimes: how each sizes what it holds on the GPU (a preallocated KV pool from a share
+//! of the GPU, per-device buffers, arrays grown as the sequence does), and what that holds in
+//! tokens and concurrent requests. Each runtime's rules are one module, cited from its source and
+//! registered in `rules.rs`; the cache's shape per GPU is `layout`.
 
 mod launch;
 mod layout;

@@ -8,7 +8,7 @@ use super::{llamacpp, mlx, sglang, transformers, vllm, Deployment, Serving, Sett
 use crate::dtype::Dtype;
 use crate::estimate::speed::{Efficiency, TensorPath};
 use crate::estimate::stack::Stack;
-use crate::gpu_catalogue::Datasheet;
+use crate::gpu_catalogue::{Datasheet, Gpu};
 use crate::runtime::{Release, Runtime};
 use crate::scenario::{FieldError, Group, Resolved, Scenario};
 use crate::units::Bytes;
@@ -31,7 +31,7 @@ pub struct Facts {
     pub settings_group: Option<Group>,
     /// It reads a GGUF file's tensors (`gguf-weights`) rather than sizing weights from the shape.
     pub reads_gguf_weights: bool,
-    /// It runs on a Mac's GPU through Metal (llama.cpp does; vLLM and SGLang need CUDA or ROCm).
+    /// It runs on a Mac's GPU through Metal (vLLM and SGLang need CUDA or ROCm).
     pub runs_on_metal: bool,
     /// It places layers itself (a GGUF file's quantization, `-ngl`), so the serving plan also
     /// answers the best quantization and the most GPU layers that fit.
@@ -158,6 +158,12 @@ pub trait RuntimeRules: Sync {
         }
     }
 
+    /// The backend it ran a speed row on, where it has more than one for a card (" CUDA"), as
+    /// the accuracy table groups speed rows; empty where the card decides it.
+    fn backend(&self, _s: &Scenario, _gpu: &Gpu) -> &'static str {
+        ""
+    }
+
     /// The benchmark command that measures the speed estimate's figures for this scenario, with
     /// `prompt` tokens in and `output` out at `concurrency` requests: by default the serving
     /// benchmark over as many random prompts.
@@ -257,6 +263,21 @@ impl Runtime {
         }
     }
 
+    /// The wire names of the registered runtimes whose facts pass `has`, as a message offers
+    /// them: "llama.cpp or mlx".
+    pub fn names_where(has: impl Fn(&Facts) -> bool) -> String {
+        let names: Vec<&str> = Runtime::ALL
+            .iter()
+            .filter(|r| has(r.rules().facts()))
+            .map(|r| r.as_str())
+            .collect();
+        match names.split_last() {
+            Some((last, [])) => last.to_string(),
+            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+            None => String::new(),
+        }
+    }
+
     /// The runtime whose own settings a form group holds, if any.
     pub fn owning(group: Group) -> Option<Runtime> {
         Runtime::ALL
@@ -284,10 +305,32 @@ mod tests {
     use crate::scenario::FIELDS;
 
     /// Every registered runtime is found where a person meets it: its settings' group in the
-    /// form with fields of its own, a kind of run in the accuracy table, and a name.
+    /// form with fields of its own, a kind of run in the accuracy table, a name, and the
+    /// messages that offer the runtimes for serving and for a Mac.
     #[test]
     fn every_runtime_is_found_in_each_place_that_lists_runtimes() {
+        let scenario = |pairs: &[(&str, &str)]| Scenario::from_pairs(pairs.iter().copied()).0;
+        let runtime_error = |errors: Vec<FieldError>| {
+            errors
+                .into_iter()
+                .find(|e| e.field == "runtime")
+                .unwrap()
+                .message
+        };
+        let transformers = scenario(&[("mode", "inference")]);
+        let for_serving = runtime_error(
+            crate::serving_plan::plan_serving(&transformers, None, None).unwrap_err(),
+        );
+        let vllm_on_a_mac = [
+            ("mode", "inference"),
+            ("runtime", "vllm"),
+            ("gpu", "m2-max-64"),
+        ];
+        let for_a_mac = runtime_error(scenario(&vllm_on_a_mac).validate());
         for &runtime in Runtime::ALL {
+            let offered = |message: &str| message.contains(&format!(" {runtime}"));
+            assert_eq!(offered(&for_serving), runtime.rules().facts().serves);
+            assert_eq!(offered(&for_a_mac), runtime.rules().facts().runs_on_metal);
             let rules = runtime.rules();
             assert!(!rules.facts().name.is_empty());
             if let Some(group) = rules.facts().settings_group {
