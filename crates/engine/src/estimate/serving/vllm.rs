@@ -32,9 +32,9 @@
 
 use super::vllm_rules::{Rule, Rules};
 use super::{
-    gib2, note_unknown_rope_tables, push_non_torch, push_rope_tables, vllm_graphs, Build,
-    Deployment, Facts, Flag, Host, KvLayout, Launch, LoggedFigure, Parallel, Reads, RuntimeRules,
-    Serving, Settings, When, Write,
+    gib2, note_unknown_rope_tables, push_non_torch, push_rope_tables, vllm_encoder, vllm_graphs,
+    Build, Deployment, Facts, Flag, Host, KvLayout, Launch, LoggedFigure, Parallel, Reads,
+    RuntimeRules, Serving, Settings, When, Write,
 };
 use crate::dtype::Dtype;
 use crate::estimate::formula::Formula;
@@ -103,6 +103,7 @@ impl RuntimeRules for Vllm {
         let serving = push(b.s, b.r, &b.d, rules, b.stack);
         note_unknown_rope_tables(b.s, b.r, b.notes);
         b.notes.extend(rules.note());
+        b.notes.extend(vllm_encoder::note(b.r, rules));
         b.notes.extend(unknown_fp8_path(b.r));
         Some(serving)
     }
@@ -585,6 +586,13 @@ fn push(s: &Scenario, r: &Resolved, d: &Deployment, rules: Rules, stack: &mut St
     push_rope_tables(r, r.act_dtype, stack);
     let weights = stack.model_load();
     let activations = push_activation_peak(s, r, d, &sched, stack);
+    let encoder = vllm_encoder::Budget {
+        tp: d.tp,
+        batched_tokens: sched.batched_tokens,
+        seqs: sched.seqs,
+        max_model_len,
+    };
+    let activations = activations + vllm_encoder::push(s, r, rules, &encoder, activations, stack);
     let non_torch = push_non_torch(
         s,
         d,
