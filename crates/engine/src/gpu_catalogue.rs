@@ -180,9 +180,9 @@ impl Datasheet {
 }
 
 /// nvidia-smi's total less CUDA's on the cards where both are published (the catalogue's
-/// `cuda_total_bytes`, 211–729 MiB); the median stands in for a card without a CUDA figure, and
+/// `cuda_total_bytes`, 211–768 MiB); the median stands in for a card without a CUDA figure, and
 /// the estimate says so.
-pub const DRIVER_RESERVE_FALLBACK: Bytes = Bytes(460 * MIB);
+pub const DRIVER_RESERVE_FALLBACK: Bytes = Bytes(525 * MIB);
 
 impl Gpu {
     /// A Mac: Apple silicon, whose GPU runs Metal, not CUDA or ROCm.
@@ -891,27 +891,35 @@ pub const GPUS: &[Gpu] = &[
             .clocks(132, 1980)
             .power(700, Process::Tsmc4N),
         ),
-    gpu("a100-80", "A100 80GB", 80.0, Some(81920)).sheet(
-        datasheet(
-            [2039.0, 312.0, 0.0, 624.0, 0.0, 300.0],
-            "NVIDIA A100 datasheet, 80GB SXM column (2039 GB/s; BF16 tensor 312 TFLOPS, \
+    // An A100-SXM4-80GB's torch total and a vLLM 0.31.0 log on an A100 80GB: 79.25 GiB
+    // (calibration/runtime-gpus.csv).
+    gpu("a100-80", "A100 80GB", 80.0, Some(81920))
+        .cuda(logged_gib(7925))
+        .sheet(
+            datasheet(
+                [2039.0, 312.0, 0.0, 624.0, 0.0, 300.0],
+                "NVIDIA A100 datasheet, 80GB SXM column (2039 GB/s; BF16 tensor 312 TFLOPS, \
          INT8 624 TOPS, dense); NVLink 600 GB/s total; 108 SMs, 1410 MHz boost (as the 40GB); \
          400 W maximum power, TSMC N7 process",
-        )
-        .clocks(108, 1410)
-        .power(400, Process::TsmcN7),
-    ),
-    gpu("a100-pcie-80", "A100 80GB PCIe", 80.0, None).sheet(
-        datasheet(
-            [1935.0, 312.0, 0.0, 624.0, 0.0, 32.0],
-            "NVIDIA A100 datasheet, 80GB PCIe column (1935 GB/s; BF16 tensor 312 TFLOPS, \
+            )
+            .clocks(108, 1410)
+            .power(400, Process::TsmcN7),
+        ),
+    // A vLLM 0.12.0 log on an A100 80GB PCIe: "Free memory on device (46.41/79.25 GiB)"
+    // (calibration/runtime-gpus.csv).
+    gpu("a100-pcie-80", "A100 80GB PCIe", 80.0, None)
+        .cuda(logged_gib(7925))
+        .sheet(
+            datasheet(
+                [1935.0, 312.0, 0.0, 624.0, 0.0, 32.0],
+                "NVIDIA A100 datasheet, 80GB PCIe column (1935 GB/s; BF16 tensor 312 TFLOPS, \
          INT8 624 TOPS, dense); PCIe 4.0 x16 (the NVLink bridge not counted); 108 SMs, 1410 \
          MHz boost: the same GA100 and peak throughput as the SXM; \
          300 W maximum power, TSMC N7 process",
-        )
-        .clocks(108, 1410)
-        .power(300, Process::TsmcN7),
-    ),
+            )
+            .clocks(108, 1410)
+            .power(300, Process::TsmcN7),
+        ),
     gpu("a800-80", "A800 80GB", 80.0, Some(81920)).sheet(datasheet(
         [2039.0, 312.0, 0.0, 624.0, 0.0, 200.0],
         "NVIDIA A800 datasheet, 80GB SXM column (2039 GB/s; BF16 tensor 312 TFLOPS, \

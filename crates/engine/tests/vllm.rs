@@ -322,6 +322,24 @@ fn tensor_parallelism_splits_the_experts_intermediate_and_expert_parallelism_doe
 }
 
 #[test]
+fn tensor_parallelism_splits_the_dense_mlp_outputs_of_the_profile_forward() {
+    // Llama-3.1-70B's shape with a 32k vocabulary, so the forward, not the sampler, sets the
+    // peak: H 8192, F 28672. MergedColumnParallelLinear gives each rank 2F/tp gate/up columns, so
+    // the forward keeps T × (2H + 4F/tp) elements on each rank; the hidden states are replicated.
+    let forward = |tp: u64| TOKENS * (2 * 8192 + 4 * 28672 / tp) * BF16;
+    let on = |gpus: &str| {
+        activations(
+            "llama-3.1-70b",
+            &[("vocab", "32000"), ("gpus", gpus), ("sharding", "tensor")],
+        )
+    };
+    assert!(forward(4) > sampler(32_000, 8192, TOKENS));
+    for (gpus, tp) in [("1", 1), ("2", 2), ("4", 4)] {
+        assert_near_bytes(on(gpus), forward(tp));
+    }
+}
+
+#[test]
 fn beyond_one_chunk_the_output_has_storage_of_its_own() {
     // 32768 batched tokens: the workspaces hold one 16384-token chunk, the output every token.
     let tokens = 2 * u64::from(FUSED_MOE_CHUNK_TOKENS);

@@ -132,6 +132,8 @@ component_ids! {
     WeightCopies = "weight_copies", Transient, ForwardBackward, None;
     /// Activations kept for backward, or an inference step's working set.
     Activations = "activations", Transient, ForwardBackward, Some(ActivationPeak);
+    /// What vLLM's profile of a multimodal encoder adds to the text profile's peak (serving only).
+    EncoderProfile = "encoder_profile", Transient, WholeStep, Some(ActivationPeak);
     /// One layer's quantized experts dequantized whole.
     DequantizedExperts = "dequantized_experts", Persistent, ForwardBackward, None;
     /// Expert parallelism's all-to-all buffers.

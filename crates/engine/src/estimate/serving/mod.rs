@@ -13,6 +13,7 @@ mod rules;
 mod sglang;
 mod transformers;
 mod vllm;
+mod vllm_encoder;
 mod vllm_graphs;
 mod vllm_rules;
 

@@ -34,9 +34,9 @@
 
 use super::vllm_rules::{Rule, Rules};
 use super::{
-    gib2, note_unknown_rope_tables, push_non_torch, push_rope_tables, vllm_graphs, Build,
-    Deployment, Facts, Flag, Host, KvLayout, Launch, LoggedFigure, Parallel, Reads, RuntimeRules,
-    Serving, Settings, When, Write,
+    gib2, note_unknown_rope_tables, push_non_torch, push_rope_tables, vllm_encoder, vllm_graphs,
+    Build, Deployment, Facts, Flag, Host, KvLayout, Launch, LoggedFigure, Parallel, Reads,
+    RuntimeRules, Serving, Settings, When, Write,
 };
 use crate::dtype::Dtype;
 use crate::estimate::formula::Formula;
@@ -105,6 +105,7 @@ impl RuntimeRules for Vllm {
         let serving = push(b.s, b.r, &b.d, rules, (b.stack, &mut *b.notes));
         note_unknown_rope_tables(b.s, b.r, b.notes);
         b.notes.extend(rules.note());
+        b.notes.extend(vllm_encoder::note(b.r, rules));
         b.notes.extend(unknown_fp8_path(b.r));
         Some(serving)
     }
@@ -468,12 +469,15 @@ fn has_dense_mlp(r: &Resolved) -> bool {
 
 /// The profile run's torch peak: the larger of its two phases, the forward over the batched
 /// tokens (hidden states and, where the model has dense MLP layers, their gate/up and activation
-/// outputs: `T × (2H + 4F)` elements) and the sampler over `min(max_num_seqs, T)` rows of the full
+/// outputs: `T × (2H + 4F/tp)` elements, the MLP's columns split over the tensor-parallel ranks by
+/// `MergedColumnParallelLinear`, vllm/model_executor/layers/linear.py) and the sampler over
+/// `min(max_num_seqs, T)` rows of the full
 /// vocabulary (gathered on every tensor-parallel rank, on the last pipeline stage) beside the last
 /// hidden states, plus the fused-MoE workspace both run beside.
 fn activation_peak(
     r: &Resolved,
     sched: &Scheduler,
+    tp: u32,
     (per_logit, per_logit_words): (f64, &'static str),
     moe_workspace: Formula,
 ) -> Formula {
@@ -490,7 +494,7 @@ fn activation_peak(
         rows * fx.sym("V", f64::from(a.vocab)) * fx.num(per_logit).unit("B").words(per_logit_words)
             + tokens() * hidden() * e();
     let dense_mlp = if has_dense_mlp(r) {
-        fx.num(4.0) * fx.sym("F", f64::from(a.ffn))
+        fx.num(4.0) * fx.sym("F", f64::from(a.ffn)) / fx.sym("tp", f64::from(tp.max(1)))
     } else {
         fx.num(0.0).shown_if(false)
     };
@@ -620,6 +624,13 @@ fn push(
     let v2 = v2_runner(s, r, rules, &layout, (&mut settings, notes));
     let per_logit = sampler_bytes_per_logit(rules, v2, r.act_dtype);
     let activations = push_activation_peak(s, r, d, (&sched, per_logit), stack);
+    let encoder = vllm_encoder::Budget {
+        tp: d.tp,
+        batched_tokens: sched.batched_tokens,
+        seqs: sched.seqs,
+        max_model_len,
+    };
+    let activations = activations + vllm_encoder::push(s, r, rules, &encoder, activations, stack);
     let non_torch = push_non_torch(
         s,
         d,
@@ -773,7 +784,7 @@ fn push_activation_peak(
         .words("fused-MoE workspace (kept between forwards)")
         .size(s.units)
         .shown_if(workspace > 0.0);
-    let activations = activation_peak(r, sched, per_logit, workspace);
+    let activations = activation_peak(r, sched, d.tp, per_logit, workspace);
     let bytes = activations.value();
     stack.push(
         ComponentId::Activations,
