@@ -297,9 +297,9 @@ fn every_formulas_numbers_give_its_bytes() {
 }
 
 #[test]
-fn the_memory_estimate_is_the_estimate_less_its_formula_text_and_speed() {
+fn the_memory_estimate_is_the_estimate_less_its_formula_text_speed_and_command() {
     // The page's first module answers with it: the same bytes, labels, verdict and notes.
-    let (mut compared, mut timed) = (0, 0);
+    let (mut compared, mut timed, mut commanded) = (0, 0, 0);
     for (model, mode) in [("llama-3.1-8b", "qlora"), ("qwen3-30b-a3b", "inference")] {
         for runtime in Runtime::ALL.iter().map(|r| r.as_str()) {
             let s = scenario(&[("model", model)], &[("mode", mode), ("runtime", runtime)]);
@@ -310,7 +310,11 @@ fn the_memory_estimate_is_the_estimate_less_its_formula_text_and_speed() {
             };
             assert!(plain.components.iter().all(|c| c.formula.is_empty()));
             assert!(plain.speed.is_none());
+            assert!(plain.serving.as_ref().is_none_or(|v| v.command.is_none()));
             timed += usize::from(shown.speed.take().is_some());
+            if let Some(serving) = shown.serving.as_mut() {
+                commanded += usize::from(serving.command.take().is_some());
+            }
             shown.components.iter_mut().for_each(|c| c.formula.clear());
             assert_eq!(shown, plain, "{model} {mode} {runtime}");
             compared += 1;
@@ -318,6 +322,10 @@ fn the_memory_estimate_is_the_estimate_less_its_formula_text_and_speed() {
     }
     assert!(compared >= 5, "only {compared} compared");
     assert!(timed >= 3, "only {timed} had a speed to leave out");
+    assert!(
+        commanded >= 3,
+        "only {commanded} had a command to leave out"
+    );
 }
 
 #[test]

@@ -128,31 +128,39 @@ impl Estimate {
 /// Builds the estimate, or every invalid field.
 pub fn estimate(scenario: &Scenario) -> Result<Estimate, Vec<FieldError>> {
     let planned = devices::plan(scenario)?;
-    Ok(estimate_resolved(
-        scenario,
-        planned,
-        Text::Shown,
-        with_speed,
-    ))
+    Ok(estimate_resolved(scenario, planned, Text::Shown, FULL))
 }
 
-/// The estimate without its components' formula text (each `formula` is empty) and without its
-/// speed, at less cost: what a view that shows the memory answer, the stack and the notes needs.
-/// A build that calls only this links no speed model and writes no formula text.
+/// The estimate without its components' formula text (each `formula` is empty), its speed or a
+/// serving runtime's launch command, at less cost: what a view that shows the memory answer, the
+/// stack and the notes needs. A build that calls only this links no speed model, no command
+/// writer, and writes no formula text.
 pub fn estimate_memory(scenario: &Scenario) -> Result<Estimate, Vec<FieldError>> {
     let planned = devices::plan(scenario)?;
     Ok(estimate_resolved(
         scenario,
         planned,
         Text::Labels,
-        |_, _, _, _, _| None,
+        Additions {
+            speed: |_, _, _, _, _| None,
+            command: |_, _, _, _| {},
+        },
     ))
 }
 
-/// How an estimate gets its speed: timed from the stack (a note says why where it cannot be),
-/// or left out.
-type SpeedOf =
-    fn(&Scenario, &Resolved, &Stack, Option<&Serving>, &mut Vec<String>) -> Option<Speed>;
+/// What a full estimate adds to the memory answer, each a function so that a build that never
+/// asks for them links neither: the speed, timed from the stack (a note says why where it cannot
+/// be), and a serving runtime's launch command.
+#[derive(Clone, Copy)]
+struct Additions {
+    speed: fn(&Scenario, &Resolved, &Stack, Option<&Serving>, &mut Vec<String>) -> Option<Speed>,
+    command: fn(&Scenario, &Resolved, &mut Serving, &mut Vec<String>),
+}
+
+const FULL: Additions = Additions {
+    speed: with_speed,
+    command: serving::write_launch_command,
+};
 
 fn with_speed(
     s: &Scenario,
@@ -172,12 +180,7 @@ fn with_speed(
 #[doc(hidden)]
 pub fn arithmetic(scenario: &Scenario) -> Result<Estimate, Vec<FieldError>> {
     let planned = devices::plan(scenario)?;
-    Ok(estimate_resolved(
-        scenario,
-        planned,
-        Text::Arithmetic,
-        with_speed,
-    ))
+    Ok(estimate_resolved(scenario, planned, Text::Arithmetic, FULL))
 }
 
 /// The stack without labels or formula text, and the budget it is judged against: what the
@@ -410,17 +413,20 @@ fn estimate_resolved(
     s: &Scenario,
     planned: devices::Planned,
     text: Text,
-    speed_of: SpeedOf,
+    add: Additions,
 ) -> Estimate {
     let r = &planned.resolved;
     let mut notes: Vec<String> = planned.note.into_iter().collect();
-    let (stack, trainable, serving) = build_stack(s, r, text, &mut notes);
+    let (stack, trainable, mut serving) = build_stack(s, r, text, &mut notes);
+    if let Some(serving) = serving.as_mut() {
+        (add.command)(s, r, serving, &mut notes);
+    }
     note_how_the_model_is_read(s, r, &mut notes);
     note_unused_settings(s, r, &mut notes);
     note_unified_memory(s, r, serving.as_ref(), &mut notes);
     let total = stack.total();
     let budget = Budget::new(s, r);
-    let speed = speed_of(s, r, &stack, serving.as_ref(), &mut notes);
+    let speed = (add.speed)(s, r, &stack, serving.as_ref(), &mut notes);
     Estimate {
         schema: ESTIMATE_SCHEMA.to_string(),
         scenario: s.clone(),

@@ -67,8 +67,8 @@ pub struct Serving {
     pub settings: Vec<Setting>,
     /// The command that starts the runtime as planned, with only the flags that differ from its
     /// defaults; the model is the preset's Hugging Face repo where the weights are its format,
-    /// else a placeholder (`MODEL`, `MODEL.gguf`). `None` for a total-only estimate, and where a
-    /// setting has no flag (a note says which).
+    /// else a placeholder (`MODEL`, `MODEL.gguf`). `None` for a total-only or memory-only
+    /// estimate, and where a setting has no flag (a note says which).
     #[serde(default)]
     pub command: Option<String>,
 }
@@ -271,7 +271,7 @@ pub(in crate::estimate) fn push(
     }
     let d = Deployment::new(s, r);
     let note = d.note();
-    let mut serving = s.runtime.rules().push(Build {
+    let serving = s.runtime.rules().push(Build {
         s,
         r,
         d,
@@ -279,19 +279,27 @@ pub(in crate::estimate) fn push(
         notes: &mut *notes,
     })?;
     notes.extend(note);
-    if stack.explain {
-        let model = ModelSource::of_scenario(s, r);
-        match s
-            .runtime
-            .rules()
-            .launch_command(s, &serving.settings, &model)
-        {
-            Some(Ok(command)) => serving.command = Some(command),
-            Some(Err(why)) => notes.push(format!("No launch command is written: {why}.")),
-            None => {}
-        }
-    }
     Some(serving)
+}
+
+/// Writes the command that launches the runtime as the scenario sets it, or a note saying why
+/// none is written. Apart from [`push`], so that a build that shows no command links no writer.
+pub(super) fn write_launch_command(
+    s: &Scenario,
+    r: &Resolved,
+    serving: &mut Serving,
+    notes: &mut Vec<String>,
+) {
+    let model = ModelSource::of_scenario(s, r);
+    match s
+        .runtime
+        .rules()
+        .launch_command(s, &serving.settings, &model)
+    {
+        Some(Ok(command)) => serving.command = Some(command),
+        Some(Err(why)) => notes.push(format!("No launch command is written: {why}.")),
+        None => {}
+    }
 }
 
 /// The RoPE cos/sin tables vLLM and SGLang build while they load the model, whole on every GPU:
