@@ -39,7 +39,8 @@ pub struct PageState {
 
 impl PageState {
     /// A module's state, its estimate made by `compute`: the shell shows no formula and passes
-    /// `estimate_memory`, so its module links no speed model and writes no formula text.
+    /// `estimate_memory`, so its module links no speed model or command writer and writes no
+    /// formula text.
     pub fn new(module: Module, initial: Scenario, compute: fn(&Scenario) -> Computed) -> PageState {
         let scenario = RwSignal::new(initial);
         PageState {
