@@ -218,7 +218,7 @@ impl Rules {
 
     /// What the estimate says of a release that counts the blocks the profile run leaves pinned
     /// as consumed memory, and profiles without the split limit that keeps freed blocks whole
-    /// (0.27 to 0.30): the estimate cannot size them, so its pool is an upper bound.
+    /// (0.27 to 0.30): the estimate cannot size them and does not count them.
     pub fn pinned_blocks_note(self) -> Option<String> {
         (self.applies(Rule::ConsumedFromFreeMemory) && !self.applies(Rule::ProfileSplitLimit)).then(|| {
             format!("vLLM {} counts what its profile run leaves on the card as consumed memory, and profiles without the 20 MiB split limit 0.31 adds: a block the profile frees (the multimodal encoder's, a workspace's) can be pinned by a later small allocation and taken from the KV cache. The estimate does not count such blocks, so the pool may come out smaller than estimated.", self.release)
