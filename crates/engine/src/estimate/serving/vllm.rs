@@ -105,6 +105,7 @@ impl RuntimeRules for Vllm {
         let serving = push(b.s, b.r, &b.d, rules, (b.stack, &mut *b.notes));
         note_unknown_rope_tables(b.s, b.r, b.notes);
         b.notes.extend(rules.note());
+        b.notes.extend(rules.pinned_blocks_note());
         b.notes.extend(vllm_encoder::note(b.r, rules));
         b.notes.extend(unknown_fp8_path(b.r));
         Some(serving)

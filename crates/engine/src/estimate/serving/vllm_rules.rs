@@ -9,12 +9,8 @@
 //! defaults, and `--kv-cache-memory-bytes`, which skips the budget.
 //!
 //! Not modelled, named where the estimate meets them:
-//! - v0.27.0 counts what the profile leaves as `total_consumed` (free memory at start less free
-//!   memory after the profile, vllm/utils/mem_utils.py `memory_profiling`) plus the torch peak's
-//!   headroom above what stays allocated, where 0.26 added the weights, the torch peak increase
-//!   and the non-torch increase. The two agree but for blocks the caching allocator keeps after
-//!   `empty_cache()`; v0.31.0 bounds those by profiling under `max_split_size_mb=20`
-//!   (`_scoped_allocator_max_split`, vllm/v1/worker/gpu_worker.py).
+//! - What the profile run leaves on the card from 0.27 to 0.30 ([`Rule::ConsumedFromFreeMemory`]
+//!   before [`Rule::ProfileSplitLimit`]): the estimate says so ([`Rules::pinned_blocks_note`]).
 //! - Model Runner V2 before its default: 0.22 runs it for Qwen3, 0.23 also for Llama and Mistral
 //!   (dense and unquantized), 0.24 also for DeepSeek-V2, Qwen2-MoE and GraniteMoE
 //!   (`DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES`, vllm/config/vllm.py); the shape does not name its
@@ -104,6 +100,17 @@ pub(super) enum Rule {
     /// V0's chunked prefill defaults to 2048 batched tokens (`SchedulerConfig`, vllm/config.py
     /// of v0.6.5 and v0.7.2); 512 in v0.6.4.
     V0ChunkedPrefill2048,
+    /// The consumed memory is the free memory lost from the worker's start to the end of the
+    /// profile run, after `gc` and `empty_cache()` (`total_consumed`, `memory_profiling` in
+    /// vllm/utils/mem_utils.py of v0.27.0), so it holds every block the caching allocator cannot
+    /// release; 0.26 added the weights, the torch peak increase and the non-torch increase, which
+    /// leave such blocks out.
+    ConsumedFromFreeMemory,
+    /// The profile run is made under `max_split_size_mb=20` (`_scoped_allocator_max_split` around
+    /// `profile_run`, vllm/v1/worker/gpu_worker.py of v0.31.0, whose comment names the fault it
+    /// ends: a later small allocation carved out of a freed large block pins the whole segment,
+    /// which is then counted as consumed and taken from the KV cache).
+    ProfileSplitLimit,
 }
 
 impl Rule {
@@ -123,6 +130,8 @@ impl Rule {
             Rule::Gb10SmallTier => [0, 33, 0],
             Rule::V1Engine => [0, 8, 0],
             Rule::V0ChunkedPrefill2048 => [0, 6, 5],
+            Rule::ConsumedFromFreeMemory => [0, 27, 0],
+            Rule::ProfileSplitLimit => [0, 31, 0],
         }
     }
 }
@@ -207,6 +216,15 @@ impl Rules {
         }
     }
 
+    /// What the estimate says of a release that counts the blocks the profile run leaves pinned
+    /// as consumed memory, and profiles without the split limit that keeps freed blocks whole
+    /// (0.27 to 0.30): the estimate cannot size them and does not count them.
+    pub fn pinned_blocks_note(self) -> Option<String> {
+        (self.applies(Rule::ConsumedFromFreeMemory) && !self.applies(Rule::ProfileSplitLimit)).then(|| {
+            format!("vLLM {} counts what its profile run leaves on the card as consumed memory, and profiles without the 20 MiB split limit 0.31 adds: a block the profile frees (the multimodal encoder's, a workspace's) can be pinned by a later small allocation and taken from the KV cache. The estimate does not count such blocks, so the pool may come out smaller than estimated.", self.release)
+        })
+    }
+
     /// What the estimate says of the release it was asked for: nothing for a release whose
     /// rules were checked, else which rules stand in for it.
     pub fn note(self) -> Option<String> {
@@ -258,5 +276,18 @@ mod tests {
         assert!(at("0.33.0").applies(Rule::V2SamplerWarmup));
         assert!(at("0.40").note().unwrap().contains("0.33"));
         assert!(at("0.6.4").note().unwrap().contains("V1"));
+    }
+
+    #[test]
+    fn pinned_blocks_are_named_from_027_until_the_split_limit() {
+        let at = |v: &str| Rules::new(Release::parse(v).unwrap());
+        assert!(at("0.26.1").pinned_blocks_note().is_none());
+        assert!(at("0.27.0")
+            .pinned_blocks_note()
+            .unwrap()
+            .contains("vLLM 0.27 "));
+        assert!(at("0.30.9").pinned_blocks_note().is_some());
+        assert!(at("0.31.0").pinned_blocks_note().is_none());
+        assert!(Rules::new(Release::Latest).pinned_blocks_note().is_none());
     }
 }
