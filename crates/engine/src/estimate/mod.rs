@@ -153,9 +153,12 @@ pub fn estimate_memory(scenario: &Scenario) -> Result<Estimate, Vec<FieldError>>
 /// be), and a serving runtime's launch command.
 #[derive(Clone, Copy)]
 struct Additions {
-    speed: fn(&Scenario, &Resolved, &Stack, Option<&Serving>, &mut Vec<String>) -> Option<Speed>,
+    speed: SpeedOf,
     command: fn(&Scenario, &Resolved, &mut Serving, &mut Vec<String>),
 }
+
+type SpeedOf =
+    fn(&Scenario, &Resolved, &Stack, Option<&Serving>, &mut Vec<String>) -> Option<Speed>;
 
 const FULL: Additions = Additions {
     speed: with_speed,
