@@ -578,3 +578,58 @@ fn vllm_refuses_fp8_where_the_card_cannot_run_it() {
     assert!(serving("h100-80", &triton).starts);
     assert!(serving("a100-80", &triton[..1]).starts);
 }
+
+#[test]
+fn kv_cache_memory_is_the_pool_and_the_card_decides_whether_it_fits() {
+    // `--kv-cache-memory-bytes` (v0.10.2 on): `determine_available_memory` runs the profile run,
+    // then returns the given bytes (vllm/v1/worker/gpu_worker.py of v0.10.2 and v0.33.0).
+    let given = |changes: &[(&str, &str)]| {
+        let mut pairs = vec![("kv-cache-memory", "20GiB")];
+        pairs.extend_from_slice(changes);
+        breakdown(&scenario("llama-3.1-8b", &pairs)).unwrap()
+    };
+    let pool = given(&[]);
+    assert_eq!(pool.bytes_of(ComponentId::KvCache).0, 20 << 30);
+    // The utilization no longer sizes the pool, and the graphs are captured after it, outside.
+    let low = given(&[("gpu-memory-utilization", "0.5")]);
+    assert_eq!(low.bytes_of(ComponentId::KvCache).0, 20 << 30);
+    let profiled = breakdown(&scenario("llama-3.1-8b", &[])).unwrap();
+    for id in [
+        ComponentId::Weights,
+        ComponentId::Activations,
+        ComponentId::NonTorch,
+        ComponentId::CudaGraphs,
+    ] {
+        assert_eq!(pool.bytes_of(id.clone()), profiled.bytes_of(id));
+    }
+    assert!(pool.total < profiled.total);
+    let e = estimate(&scenario("llama-3.1-8b", &[("kv-cache-memory", "20GiB")])).unwrap();
+    let serving = e.serving.unwrap();
+    assert!(serving.starts);
+    let setting = |key: &str| serving.settings.iter().find(|s| s.key == key).cloned();
+    assert_eq!(setting("kv-cache-memory").unwrap().value, "20GiB");
+    assert!(setting("profile-cudagraphs")
+        .unwrap()
+        .default_from
+        .unwrap()
+        .contains("kv-cache-memory"));
+    assert!(serving
+        .command
+        .unwrap()
+        .contains("--kv-cache-memory-bytes 21474836480"));
+    assert!(e.notes.iter().any(|n| n.contains("card's memory")));
+    // 76 GiB beside the 8B model's 15 GiB exceeds the H100's 79.19 GiB: vLLM allocates it anyway,
+    // and fails, whatever the utilization says.
+    let s = scenario("llama-3.1-8b", &[("kv-cache-memory", "76GiB")]);
+    let e = estimate(&s).unwrap();
+    assert!(!e.verdict.fits());
+    let serving = e.serving.unwrap();
+    assert!(serving.reason.unwrap().starts_with("CUDA out of memory"));
+    // Before v0.10.2 vLLM's parser has no such flag.
+    let errors = estimate(&scenario(
+        "llama-3.1-8b",
+        &[("kv-cache-memory", "20GiB"), ("vllm-version", "0.10.1")],
+    ))
+    .unwrap_err();
+    assert!(errors.iter().any(|e| e.field == "kv-cache-memory"));
+}

@@ -564,6 +564,12 @@ scenario_fields! {
     gpu_memory_utilization: Option<f64> = None,
         "gpu-memory-utilization", Optional { inner: FRACTION, none: "the release's default (0.92; 0.9 before 0.20)" }, Vllm,
         "GPU memory utilization", "share of the GPU's CUDA total vLLM may take (--gpu-memory-utilization)";
+    /// `--kv-cache-memory-bytes` (since 0.10.2): the KV pool's bytes on each GPU, in place of
+    /// what the utilization budget leaves; the utilization then only checks the free memory at
+    /// start.
+    kv_cache_memory: Option<Bytes> = None,
+        "kv-cache-memory", Optional { inner: Capacity, none: "what gpu-memory-utilization leaves" }, Vllm,
+        "KV cache memory", "the KV pool's size per GPU, in place of the utilization budget (--kv-cache-memory-bytes, since 0.10.2)";
     block_size: Option<u32> = None,
         "block-size", Optional { inner: Count, none: "16, or the MLA backend's" }, Vllm,
         "Block size", "tokens per KV block (--block-size)";

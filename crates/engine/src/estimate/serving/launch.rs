@@ -19,6 +19,8 @@ use crate::sharding::Sharding;
 pub enum Write {
     /// The scenario's own text (`16384`, `0.95`).
     Text,
+    /// A size as a whole number of bytes (`21474836480` for `20GiB`).
+    Bytes,
     /// A switch with no argument, written when the field is true (`--enforce-eager`).
     Switch,
     /// `on` or `off` for true or false (llama.cpp's `-fa`).
@@ -167,6 +169,10 @@ fn flag_words(f: &Flag, s: &Scenario, settings: &[Setting]) -> Result<Vec<String
     let flag = f.flag.to_string();
     Ok(match f.write {
         Write::Text => vec![flag, value],
+        Write::Bytes => {
+            let bytes = crate::units::parse_size(&value).map_err(|e| e.0)?;
+            vec![flag, bytes.0.to_string()]
+        }
         Write::Switch if value == "true" => vec![flag],
         Write::Switch => Vec::new(),
         Write::OnOff => vec![flag, if value == "true" { "on" } else { "off" }.into()],
@@ -291,6 +297,7 @@ fn read_value(
 ) -> Result<String, String> {
     match f.write {
         Write::Text => value(),
+        Write::Bytes => Ok(format!("{}B", value()?)),
         Write::Switch => Ok("true".to_string()),
         Write::OnOff => match value()?.as_str() {
             "on" => Ok("true".to_string()),

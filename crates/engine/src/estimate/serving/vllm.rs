@@ -35,8 +35,8 @@
 use super::vllm_rules::{Rule, Rules};
 use super::{
     gib2, note_unknown_rope_tables, push_non_torch, push_rope_tables, vllm_encoder, vllm_graphs,
-    Build, Deployment, Facts, Flag, Host, KvLayout, Launch, LoggedFigure, Parallel, Reads,
-    RuntimeRules, Serving, Settings, When, Write,
+    vllm_kv_memory, Build, Deployment, Facts, Flag, Host, KvLayout, Launch, LoggedFigure, Parallel,
+    Reads, RuntimeRules, Serving, Settings, When, Write,
 };
 use crate::dtype::Dtype;
 use crate::estimate::formula::Formula;
@@ -46,7 +46,7 @@ use crate::estimate::ComponentId;
 use crate::estimate::LogFigure;
 use crate::runtime::{AttentionBackend, Release, Runtime};
 use crate::scenario::Group;
-use crate::scenario::{Resolved, Scenario};
+use crate::scenario::{FieldError, Resolved, Scenario};
 use crate::sharding::Sharding;
 use crate::units::{Bytes, GIB};
 
@@ -87,6 +87,10 @@ impl RuntimeRules for Vllm {
         Some(s.vllm_version)
     }
 
+    fn check(&self, s: &Scenario, errors: &mut Vec<FieldError>) {
+        vllm_kv_memory::check(s, errors);
+    }
+
     /// On CUDA below compute capability 8.9 the fp8 linear and MoE layers run through Marlin:
     /// `MarlinFP8ScaledMMLinearKernel` is the first block-fp8 kernel supported there
     /// (`_POSSIBLE_FP8_BLOCK_KERNELS`, vllm/model_executor/kernels/linear/__init__.py of v0.24.0;
@@ -107,6 +111,7 @@ impl RuntimeRules for Vllm {
         b.notes.extend(rules.note());
         b.notes.extend(vllm_encoder::note(b.r, rules));
         b.notes.extend(unknown_fp8_path(b.r));
+        b.notes.extend(vllm_kv_memory::note(b.s));
         Some(serving)
     }
 }
@@ -115,6 +120,7 @@ impl RuntimeRules for Vllm {
 /// (vllm/engine/arg_utils.py): `--max-model-len` (written always: unset, vLLM takes the model's
 /// whole `max_position_embeddings`, not the scenario's `seq`), `--gpu-memory-utilization`
 /// (written when set: unset, each release applies its own default, as the estimate does),
+/// `--kv-cache-memory-bytes` (`human_readable_int`: written as a whole number of bytes),
 /// `--kv-cache-dtype` (`CacheDType` in vllm/config/cache.py: `fp8`, `bfloat16`, `float16`),
 /// `--mamba-ssm-cache-dtype` (`MambaDType`), `--compilation-config.cudagraph_mode` (a dotted
 /// key of the JSON argument, `CUDAGraphMode`'s names), `--max-cudagraph-capture-size` (the
@@ -142,6 +148,12 @@ static VLLM_LAUNCH: Launch = Launch {
             "gpu-memory-utilization",
             "--gpu-memory-utilization",
             Write::Text,
+            When::Changed,
+        ),
+        Flag::new(
+            "kv-cache-memory",
+            "--kv-cache-memory-bytes",
+            Write::Bytes,
             When::Changed,
         ),
         Flag::new("max-num-seqs", "--max-num-seqs", Write::Text, When::Changed),
@@ -649,6 +661,7 @@ fn push(
     );
     let budget = Budget::new(s, d, (rules, v2), &mut settings);
     let taken = [weights, activations, non_torch.as_f64()];
+    let stack_bytes = taken.iter().sum::<f64>() + graphs.value();
     let (available_bytes, pool_bytes) = push_pool_and_graphs(s, &budget, taken, graphs, stack);
     overhead::push_context(s, stack);
     let b = blocks(&layout, &sched, max_model_len);
@@ -662,6 +675,9 @@ fn push(
             max_model_len,
             || longest_fitting(&layout, &sched, pool_bytes, max_model_len),
         )
+        .or_else(|| {
+            vllm_kv_memory::out_of_memory(s, stack_bytes + pool_bytes, budget.free_at_start)
+        })
     });
     let max_concurrency = num_blocks as f64 / b.per_request as f64;
     Serving {
@@ -748,7 +764,9 @@ impl Budget {
             s.gpu_memory_utilization,
             rules.default_utilization(),
         );
-        let graphs_inside = if rules.graphs_profiled(v2) {
+        let graphs_inside = if let Some(inside) = vllm_kv_memory::graphs_inside(s, settings) {
+            inside
+        } else if rules.graphs_profiled(v2) {
             settings.given_or(
                 "profile-cudagraphs",
                 s.profile_cudagraphs,
@@ -808,11 +826,16 @@ fn push_pool_and_graphs(
     let in_budget = budget.graphs_inside && graphs.value() > 0.0;
     let graphs_in_budget = if in_budget { graphs.value() } else { 0.0 };
     let taken = |value: f64, what: &'static str| fx.num(value).words(what).size(s.units);
-    let available = fx.num(budget.util) * taken(budget.total, "CUDA total")
-        - taken(weights, "weights")
-        - taken(activations, "activation peak")
-        - taken(non_torch, "non-torch")
-        - taken(graphs_in_budget, "CUDA graphs").shown_if(in_budget);
+    let available = match s.kv_cache_memory {
+        Some(given) => taken(given.as_f64(), "kv-cache-memory"),
+        None => {
+            fx.num(budget.util) * taken(budget.total, "CUDA total")
+                - taken(weights, "weights")
+                - taken(activations, "activation peak")
+                - taken(non_torch, "non-torch")
+                - taken(graphs_in_budget, "CUDA graphs").shown_if(in_budget)
+        }
+    };
     let available_bytes = available.value();
     let pool = available.max(fx.num(0.0));
     let pool_bytes = pool.value();

@@ -101,6 +101,11 @@ pub(super) enum Rule {
     /// Model Runner V2 runs by default for a few named architectures (Qwen3 in v0.22.0;
     /// `DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES`, vllm/config/vllm.py).
     V2RunnerNamed,
+    /// `--kv-cache-memory-bytes` (`CacheConfig.kv_cache_memory_bytes`, vllm/config/cache.py and
+    /// vllm/engine/arg_utils.py of v0.10.2; absent from v0.10.1.1): `determine_available_memory`
+    /// still runs the profile run but returns the given bytes, skipping the budget and the
+    /// CUDA-graph estimate (vllm/v1/worker/gpu_worker.py of v0.10.2 and v0.33.0).
+    KvCacheMemory,
     /// V0's chunked prefill defaults to 2048 batched tokens (`SchedulerConfig`, vllm/config.py
     /// of v0.6.5 and v0.7.2); 512 in v0.6.4.
     V0ChunkedPrefill2048,
@@ -123,6 +128,7 @@ impl Rule {
             Rule::Gb10SmallTier => [0, 33, 0],
             Rule::V1Engine => [0, 8, 0],
             Rule::V0ChunkedPrefill2048 => [0, 6, 5],
+            Rule::KvCacheMemory => [0, 10, 2],
         }
     }
 }
@@ -256,6 +262,8 @@ mod tests {
         assert!(at("0.29.0").graphs_profiled(true));
         assert!(!at("0.32.0").applies(Rule::V2SamplerWarmup));
         assert!(at("0.33.0").applies(Rule::V2SamplerWarmup));
+        assert!(!at("0.10.1").applies(Rule::KvCacheMemory));
+        assert!(at("0.10.2").applies(Rule::KvCacheMemory));
         assert!(at("0.40").note().unwrap().contains("0.33"));
         assert!(at("0.6.4").note().unwrap().contains("V1"));
     }
