@@ -4,7 +4,7 @@
 
 use crate::estimate::{breakdown, speed_of, Serving};
 use crate::gpu_catalogue::GPUS;
-use crate::runtime::Runtime;
+use crate::runtime::{ContextLength, Runtime};
 use crate::scenario::{FieldError, Scenario};
 use crate::sharding::Sharding;
 use crate::solver::{largest, MAX_SEQ_SEARCHED};
@@ -84,7 +84,10 @@ fn serves(s: &Scenario, users: u32) -> bool {
 /// sequences.
 fn max_context(s: &Scenario, users: u32) -> Option<u32> {
     largest(MAX_SEQ_SEARCHED, |tokens| {
-        serves(&with(s, |c| c.max_model_len = Some(tokens)), users)
+        serves(
+            &with(s, |c| c.max_model_len = Some(ContextLength::Tokens(tokens))),
+            users,
+        )
     })
 }
 
@@ -180,7 +183,9 @@ pub fn plan_serving(
     let curve = std::iter::successors(Some(CURVE_START), |t| t.checked_mul(2))
         .take_while(|&t| t <= MAX_SEQ_SEARCHED)
         .map_while(|tokens| {
-            let at = serving_at(&with(s, |c| c.max_model_len = Some(tokens)))?;
+            let at = serving_at(&with(s, |c| {
+                c.max_model_len = Some(ContextLength::Tokens(tokens))
+            }))?;
             at.starts.then_some((tokens, at.max_concurrency))
         })
         .collect();

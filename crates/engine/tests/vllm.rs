@@ -369,7 +369,7 @@ fn rope_tables_cover_every_position_the_model_reaches() {
     let scout = scenario("llama-4-scout", &[("gpus", "4"), ("sharding", "tensor")]);
     assert_eq!(rope_table(&scout), 10_485_760 * 128 * 2);
     let short = Scenario {
-        max_model_len: Some(2048),
+        max_model_len: Some(vramfit_engine::runtime::ContextLength::Tokens(2048)),
         ..scout.clone()
     };
     assert_eq!(rope_table(&short), rope_table(&scout));
@@ -632,4 +632,57 @@ fn kv_cache_memory_is_the_pool_and_the_card_decides_whether_it_fits() {
     ))
     .unwrap_err();
     assert!(errors.iter().any(|e| e.field == "kv-cache-memory"));
+}
+
+#[test]
+fn max_model_len_auto_fits_the_longest_request_the_pool_holds() {
+    // `--max-model-len auto` (v0.14.0 on): the pool is sized at the model's whole context, then
+    // `_auto_fit_max_model_len` lowers it to the longest request that fits, and since v0.29 the
+    // null block is held back first.
+    let serving = |changes: &[(&str, &str)]| {
+        let s = scenario("llama-3.1-8b", changes);
+        estimate(&s).unwrap().serving.unwrap()
+    };
+    let small = [("kv-cache-memory", "4GiB"), ("max-model-len", "auto")];
+    let auto = serving(&small);
+    // Llama 3.1 8B keeps 128 KiB a token (32 layers × 8 heads × 128 × 2 × 2 B): 4 GiB less one
+    // block of 16 tokens holds 32768 − 16 tokens, a whole number of blocks.
+    assert_eq!(auto.context_tokens, 32768 - 16);
+    assert!(auto.starts);
+    assert!((auto.max_concurrency - 1.0).abs() < 0.01);
+    let value = |s: &vramfit_engine::estimate::Serving, key: &str| {
+        s.settings
+            .iter()
+            .find(|x| x.key == key)
+            .unwrap()
+            .value
+            .clone()
+    };
+    assert_eq!(value(&auto, "max-model-len"), "auto");
+    assert!(auto.command.unwrap().contains("--max-model-len auto"));
+    // Before v0.29 the whole pool counts.
+    let old = serving(&[small[0], small[1], ("vllm-version", "0.28")]);
+    assert_eq!(old.context_tokens, 32768);
+    // `-1` is the same; a pool that holds the whole context keeps it.
+    let whole = serving(&[("max-model-len", "-1")]);
+    assert_eq!(whole.context_tokens, 131_072);
+    // No block fits: vLLM refuses.
+    let none = serving(&[("kv-cache-memory", "1MiB"), ("max-model-len", "auto")]);
+    assert!(none
+        .reason
+        .unwrap()
+        .starts_with("Cannot auto-fit max_model_len"));
+    // vLLM before 0.14 and SGLang read no `auto`.
+    let refused = |changes: &[(&str, &str)]| {
+        let s = scenario("llama-3.1-8b", changes);
+        estimate(&s).unwrap_err()[0].field.clone()
+    };
+    assert_eq!(
+        refused(&[("max-model-len", "auto"), ("vllm-version", "0.13")]),
+        "max-model-len"
+    );
+    assert_eq!(
+        refused(&[("max-model-len", "auto"), ("runtime", "sglang")]),
+        "max-model-len"
+    );
 }

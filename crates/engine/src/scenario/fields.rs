@@ -9,8 +9,8 @@ use crate::lora::LoraTargets;
 use crate::model::{CheckpointWeights, FileWeights};
 use crate::optimizer::{Optimizer, OptimizerStep};
 use crate::runtime::{
-    AttentionBackend, CacheType, CudagraphMode, GpuBackend, KqMask, LlamaBuild, LogitRows,
-    OffloadOutput, Release, Runtime,
+    AttentionBackend, CacheType, ContextLength, CudagraphMode, GpuBackend, KqMask, LlamaBuild,
+    LogitRows, OffloadOutput, Release, Runtime,
 };
 use crate::sharding::{Offload, Sharding};
 use crate::units::{Bytes, Units, MIB};
@@ -542,10 +542,10 @@ scenario_fields! {
         "runtime", pick::<Runtime>(), Method in Inference,
         "Runtime", "what serves the model";
     /// vLLM's `--max-model-len`, SGLang's `--context-length`: the longest request, prompt and
-    /// output together, that the pool must hold. Unset: `seq`.
-    max_model_len: Option<u32> = None,
-        "max-model-len", Optional { inner: Count, none: "seq" }, Serving,
-        "Max model length", "longest request in tokens, prompt + output (vLLM --max-model-len, SGLang --context-length)";
+    /// output together, that the pool must hold. Unset: `seq`; `auto`: vLLM's longest that fits.
+    max_model_len: Option<ContextLength> = None,
+        "max-model-len", ContextLengthCodec, Serving,
+        "Max model length", "longest request in tokens, prompt + output (vLLM --max-model-len, SGLang --context-length); auto: the longest vLLM's pool holds";
     /// vLLM's `--max-num-seqs`, SGLang's `--max-running-requests`.
     max_num_seqs: Option<u32> = None,
         "max-num-seqs", Optional { inner: Count, none: "the runtime's default for this GPU" }, Serving,
