@@ -175,8 +175,15 @@ pub fn plan_serving(
     })?;
     let users = users.unwrap_or(1).max(1);
     // The answers ask what holds every layer left to the runtime on the GPU, so llama.cpp's
-    // --fit, which would move layers to system RAM instead, stays off while they search.
-    let fixed = with(s, |c| c.fit = Some(false));
+    // --fit, which would move layers to system RAM instead, stays off while they search; and
+    // they ask for requests of this plan's context, so vLLM's `auto` is pinned at the length it
+    // fits here.
+    let fixed = with(s, |c| {
+        c.fit = Some(false);
+        if c.max_model_len == Some(ContextLength::Auto) {
+            c.max_model_len = Some(ContextLength::Tokens(here.context_tokens));
+        }
+    });
     let s = &fixed;
     let smallest_gpu = smallest_gpu(s, users);
     let fewest_gpus = fewest_gpus(s, users);

@@ -658,6 +658,7 @@ fn push(
     let taken = [weights, activations, non_torch.as_f64()];
     let stack_bytes = taken.iter().sum::<f64>() + graphs.value();
     let (available_bytes, pool_bytes) = push_pool_and_graphs(s, &budget, taken, graphs, stack);
+    vllm_kv_memory::push_setting(s, pool_bytes, &mut settings);
     overhead::push_context(s, stack);
     let check_pool = check_pool(rules, &blocks(&layout, &sched, max_model_len), pool_bytes);
     let fitted = auto.then(|| auto_fit(&layout, &sched, check_pool, max_model_len, notes));

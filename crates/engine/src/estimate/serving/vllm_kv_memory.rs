@@ -11,6 +11,7 @@
 use super::vllm_rules::{Rule, Rules};
 use super::{gib2, Settings};
 use crate::scenario::{FieldError, Scenario};
+use crate::units::format_size_exact;
 
 /// vLLM's argument parser has no `--kv-cache-memory-bytes` before v0.10.2.
 pub(super) fn check(s: &Scenario, errors: &mut Vec<FieldError>) {
@@ -29,8 +30,7 @@ pub(super) fn check(s: &Scenario, errors: &mut Vec<FieldError>) {
 /// Whether the CUDA-graph estimate is taken out of the budget, when the pool is given: never,
 /// since the profile is not measured. `None` when the pool is sized from the budget.
 pub(super) fn graphs_inside(s: &Scenario, settings: &mut Settings) -> Option<bool> {
-    s.kv_cache_memory.map(|bytes| {
-        settings.given("kv-cache-memory", crate::units::format_size_exact(bytes));
+    s.kv_cache_memory.map(|_| {
         settings.push(
             "profile-cudagraphs",
             false,
@@ -39,6 +39,28 @@ pub(super) fn graphs_inside(s: &Scenario, settings: &mut Settings) -> Option<boo
         );
         false
     })
+}
+
+/// The pool's bytes as a setting: as given, or what the budget left.
+pub(super) fn push_setting(s: &Scenario, pool: f64, settings: &mut Settings) {
+    match s.kv_cache_memory {
+        Some(bytes) => settings.given("kv-cache-memory", format_size_exact(bytes)),
+        None => settings.push(
+            "kv-cache-memory",
+            Gib(pool),
+            false,
+            "what the gpu-memory-utilization budget leaves",
+        ),
+    }
+}
+
+/// Bytes as GiB to two decimals, a size the field reads back; written only when the settings are.
+struct Gib(f64);
+
+impl std::fmt::Display for Gib {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}GiB", gib2(self.0))
+    }
 }
 
 /// What the estimate says of a given pool.
