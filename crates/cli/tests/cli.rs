@@ -806,7 +806,7 @@ fn flags_and_query_give_the_same_estimate() {
         &recurrent-layers=0&recurrent-heads=0&recurrent-head-dim=0&recurrent-state=0&recurrent-groups=0\
         &recurrent-conv=0&ssm-dtype=bf16&no-attention-layers=0&no-mlp-layers=0&mtp-layers=0&rope-positions=131072&rope-local-positions=0&rotary-dim=32&mtp=false&mla-cache=expanded\
         &head=lm&mode=qlora&runtime=transformers&max-model-len=4096&max-num-seqs=64\
-        &max-num-batched-tokens=2048&vllm-version=0.19&gpu-memory-utilization=0.85&block-size=32&enforce-eager=true\
+        &max-num-batched-tokens=2048&vllm-version=0.19&gpu-memory-utilization=0.85&kv-cache-memory=20GiB&block-size=32&enforce-eager=true\
         &profile-cudagraphs=false&model-runner-v2=true&cudagraph-mode=piecewise&max-cudagraph-capture-size=256&attention-backend=triton&speculative-tokens=2&prefix-caching=true\
         &sglang-version=0.5.9&mem-fraction-static=0.8&max-total-tokens=100000&llama-cpp-build=b7000&quant=Q5_K_M&gguf-weights=1000,2000,3000:1000*16&n-gpu-layers=20&offload-output=last&ctx-size=8192&parallel=2&kv-unified=true\
         &cache-type-k=q8_0&cache-type-v=q8_0&flash-attn=true&ubatch-size=256&logit-rows=ubatch&kq-mask=f32&gpu-backend=vulkan&tensor-split=3,1&n-cpu-moe=0&fit=false&mlx-lm-version=0.26.4&mlx-bits=4&mlx-group-size=32&prefill-step-size=512&max-kv-size=4096&kv-bits=8&kv-group-size=32&quantized-kv-start=0&host-bandwidth=60&weights=nf4&quantized=all-linear&grads=bf16&adapter-dtype=fp32\

@@ -203,6 +203,34 @@ impl std::fmt::Display for Release {
     }
 }
 
+/// vLLM's `--max-model-len` and SGLang's `--context-length` as set: a length, or vLLM's `auto`
+/// (`-1` the same; `human_readable_int_or_auto`, vllm/engine/arg_utils.py of v0.14.0), the
+/// longest request the pool holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ContextLength {
+    Tokens(u32),
+    Auto,
+}
+
+impl ContextLength {
+    /// The length, unless it is left to the runtime to fit.
+    pub fn tokens(self) -> Option<u32> {
+        match self {
+            ContextLength::Tokens(n) => Some(n),
+            ContextLength::Auto => None,
+        }
+    }
+}
+
+impl std::fmt::Display for ContextLength {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ContextLength::Tokens(n) => write!(f, "{n}"),
+            ContextLength::Auto => f.write_str("auto"),
+        }
+    }
+}
+
 /// A llama.cpp build as its binaries print it (`version: 6500 (…)`, release tag `b6500`): the
 /// commit count on master, so a later build has every earlier build's changes. `latest` is the
 /// newest build whose rules were checked (`estimate/serving/llamacpp_rules.rs`).

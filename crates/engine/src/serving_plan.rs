@@ -4,7 +4,7 @@
 
 use crate::estimate::{breakdown, speed_of, Serving};
 use crate::gpu_catalogue::GPUS;
-use crate::runtime::Runtime;
+use crate::runtime::{ContextLength, Runtime};
 use crate::scenario::{FieldError, Scenario};
 use crate::sharding::Sharding;
 use crate::solver::{largest, MAX_SEQ_SEARCHED};
@@ -84,7 +84,10 @@ fn serves(s: &Scenario, users: u32) -> bool {
 /// sequences.
 fn max_context(s: &Scenario, users: u32) -> Option<u32> {
     largest(MAX_SEQ_SEARCHED, |tokens| {
-        serves(&with(s, |c| c.max_model_len = Some(tokens)), users)
+        serves(
+            &with(s, |c| c.max_model_len = Some(ContextLength::Tokens(tokens))),
+            users,
+        )
     })
 }
 
@@ -172,15 +175,24 @@ pub fn plan_serving(
     })?;
     let users = users.unwrap_or(1).max(1);
     // The answers ask what holds every layer left to the runtime on the GPU, so llama.cpp's
-    // --fit, which would move layers to system RAM instead, stays off while they search.
-    let fixed = with(s, |c| c.fit = Some(false));
+    // --fit, which would move layers to system RAM instead, stays off while they search; and
+    // they ask for requests of this plan's context, so vLLM's `auto` is pinned at the length it
+    // fits here.
+    let fixed = with(s, |c| {
+        c.fit = Some(false);
+        if c.max_model_len == Some(ContextLength::Auto) {
+            c.max_model_len = Some(ContextLength::Tokens(here.context_tokens));
+        }
+    });
     let s = &fixed;
     let smallest_gpu = smallest_gpu(s, users);
     let fewest_gpus = fewest_gpus(s, users);
     let curve = std::iter::successors(Some(CURVE_START), |t| t.checked_mul(2))
         .take_while(|&t| t <= MAX_SEQ_SEARCHED)
         .map_while(|tokens| {
-            let at = serving_at(&with(s, |c| c.max_model_len = Some(tokens)))?;
+            let at = serving_at(&with(s, |c| {
+                c.max_model_len = Some(ContextLength::Tokens(tokens))
+            }))?;
             at.starts.then_some((tokens, at.max_concurrency))
         })
         .collect();

@@ -100,6 +100,7 @@ fn vllm_commands_round_trip() {
         "cudagraph-mode=piecewise max-cudagraph-capture-size=256 attention-backend=triton",
         "profile-cudagraphs=false seq=8192",
         "gpu=a100-80 max-num-seqs=1024",
+        "kv-cache-memory=20GiB max-model-len=auto",
     ] {
         round_trip(&format!("{VLLM} {extra}"));
     }
@@ -240,4 +241,14 @@ fn pasted_commands_read_back_or_name_what_is_not_planned() {
     assert!(err.contains("--port"), "{err}");
     assert!(parse_launch_command("ollama run llama3").is_err());
     assert!(parse_launch_command("vllm serve M --kv-cache-dtype fp8_e5m2").is_err());
+    // vLLM reads `500M` as 500 MiB (`human_readable_int`), and `-1` as `auto`.
+    let parsed =
+        parse_launch_command("vllm serve M --kv-cache-memory-bytes 500M --max-model-len -1")
+            .unwrap();
+    assert!(parsed
+        .pairs
+        .contains(&("kv-cache-memory".into(), format!("{}B", 500u64 << 20))));
+    assert!(parsed
+        .pairs
+        .contains(&("max-model-len".into(), "-1".into())));
 }

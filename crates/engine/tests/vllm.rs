@@ -369,7 +369,7 @@ fn rope_tables_cover_every_position_the_model_reaches() {
     let scout = scenario("llama-4-scout", &[("gpus", "4"), ("sharding", "tensor")]);
     assert_eq!(rope_table(&scout), 10_485_760 * 128 * 2);
     let short = Scenario {
-        max_model_len: Some(2048),
+        max_model_len: Some(vramfit_engine::runtime::ContextLength::Tokens(2048)),
         ..scout.clone()
     };
     assert_eq!(rope_table(&short), rope_table(&scout));
@@ -577,4 +577,112 @@ fn vllm_refuses_fp8_where_the_card_cannot_run_it() {
     assert!(serving("a100-80", &[triton[0], triton[1], ("vllm-version", "0.23")]).starts);
     assert!(serving("h100-80", &triton).starts);
     assert!(serving("a100-80", &triton[..1]).starts);
+}
+
+#[test]
+fn kv_cache_memory_is_the_pool_and_the_card_decides_whether_it_fits() {
+    // `--kv-cache-memory-bytes` (v0.10.2 on): `determine_available_memory` runs the profile run,
+    // then returns the given bytes (vllm/v1/worker/gpu_worker.py of v0.10.2 and v0.33.0).
+    let given = |changes: &[(&str, &str)]| {
+        let mut pairs = vec![("kv-cache-memory", "20GiB")];
+        pairs.extend_from_slice(changes);
+        breakdown(&scenario("llama-3.1-8b", &pairs)).unwrap()
+    };
+    let pool = given(&[]);
+    assert_eq!(pool.bytes_of(ComponentId::KvCache).0, 20 << 30);
+    // The utilization no longer sizes the pool, and the graphs are captured after it, outside.
+    let low = given(&[("gpu-memory-utilization", "0.5")]);
+    assert_eq!(low.bytes_of(ComponentId::KvCache).0, 20 << 30);
+    let profiled = breakdown(&scenario("llama-3.1-8b", &[])).unwrap();
+    for id in [
+        ComponentId::Weights,
+        ComponentId::Activations,
+        ComponentId::NonTorch,
+        ComponentId::CudaGraphs,
+    ] {
+        assert_eq!(pool.bytes_of(id.clone()), profiled.bytes_of(id));
+    }
+    assert!(pool.total < profiled.total);
+    let e = estimate(&scenario("llama-3.1-8b", &[("kv-cache-memory", "20GiB")])).unwrap();
+    let serving = e.serving.unwrap();
+    assert!(serving.starts);
+    let setting = |key: &str| serving.settings.iter().find(|s| s.key == key).cloned();
+    assert_eq!(setting("kv-cache-memory").unwrap().value, "20GiB");
+    assert!(setting("profile-cudagraphs")
+        .unwrap()
+        .default_from
+        .unwrap()
+        .contains("kv-cache-memory"));
+    assert!(serving
+        .command
+        .unwrap()
+        .contains("--kv-cache-memory-bytes 21474836480"));
+    assert!(e.notes.iter().any(|n| n.contains("card's memory")));
+    // 76 GiB beside the 8B model's 15 GiB exceeds the H100's 79.19 GiB: vLLM allocates it anyway,
+    // and fails, whatever the utilization says.
+    let s = scenario("llama-3.1-8b", &[("kv-cache-memory", "76GiB")]);
+    let e = estimate(&s).unwrap();
+    assert!(!e.verdict.fits());
+    let serving = e.serving.unwrap();
+    assert!(serving.reason.unwrap().starts_with("CUDA out of memory"));
+    // Before v0.10.2 vLLM's parser has no such flag.
+    let errors = estimate(&scenario(
+        "llama-3.1-8b",
+        &[("kv-cache-memory", "20GiB"), ("vllm-version", "0.10.1")],
+    ))
+    .unwrap_err();
+    assert!(errors.iter().any(|e| e.field == "kv-cache-memory"));
+}
+
+#[test]
+fn max_model_len_auto_fits_the_longest_request_the_pool_holds() {
+    // `--max-model-len auto` (v0.14.0 on): the pool is sized at the model's whole context, then
+    // `_auto_fit_max_model_len` lowers it to the longest request that fits, and since v0.29 the
+    // null block is held back first.
+    let serving = |changes: &[(&str, &str)]| {
+        let s = scenario("llama-3.1-8b", changes);
+        estimate(&s).unwrap().serving.unwrap()
+    };
+    let small = [("kv-cache-memory", "4GiB"), ("max-model-len", "auto")];
+    let auto = serving(&small);
+    // Llama 3.1 8B keeps 128 KiB a token (32 layers × 8 heads × 128 × 2 × 2 B): 4 GiB less one
+    // block of 16 tokens holds 32768 − 16 tokens, a whole number of blocks.
+    assert_eq!(auto.context_tokens, 32768 - 16);
+    assert!(auto.starts);
+    assert!((auto.max_concurrency - 1.0).abs() < 0.01);
+    let value = |s: &vramfit_engine::estimate::Serving, key: &str| {
+        s.settings
+            .iter()
+            .find(|x| x.key == key)
+            .unwrap()
+            .value
+            .clone()
+    };
+    assert_eq!(value(&auto, "max-model-len"), "auto");
+    assert!(auto.command.unwrap().contains("--max-model-len auto"));
+    // Before v0.29 the whole pool counts.
+    let old = serving(&[small[0], small[1], ("vllm-version", "0.28")]);
+    assert_eq!(old.context_tokens, 32768);
+    // `-1` is the same; a pool that holds the whole context keeps it.
+    let whole = serving(&[("max-model-len", "-1")]);
+    assert_eq!(whole.context_tokens, 131_072);
+    // No block fits: vLLM refuses.
+    let none = serving(&[("kv-cache-memory", "1MiB"), ("max-model-len", "auto")]);
+    assert!(none
+        .reason
+        .unwrap()
+        .starts_with("Cannot auto-fit max_model_len"));
+    // vLLM before 0.14 and SGLang read no `auto`.
+    let refused = |changes: &[(&str, &str)]| {
+        let s = scenario("llama-3.1-8b", changes);
+        estimate(&s).unwrap_err()[0].field.clone()
+    };
+    assert_eq!(
+        refused(&[("max-model-len", "auto"), ("vllm-version", "0.13")]),
+        "max-model-len"
+    );
+    assert_eq!(
+        refused(&[("max-model-len", "auto"), ("runtime", "sglang")]),
+        "max-model-len"
+    );
 }

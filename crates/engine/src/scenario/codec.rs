@@ -5,6 +5,7 @@
 use crate::gpu_catalogue::{self, GPUS};
 use crate::lora::LoraTargets;
 use crate::model::{self, CATALOGUE_PRESETS, PRESETS};
+use crate::runtime::ContextLength;
 use crate::smi::shown_in_message;
 use crate::units::{format_size_exact, parse_f64, parse_size, Bytes};
 use crate::wire::{Choice, Wire};
@@ -204,6 +205,50 @@ impl Codec for Flag {
 
     fn write_json(&self, value: &bool) -> Json {
         Json::Bool(*value)
+    }
+}
+
+/// `max-model-len`: unset (`seq`), a whole number of tokens, or `auto` (also `-1`): vLLM fits the
+/// longest request its pool holds. [`Optional`] reads `auto` as unset, so this field has its own.
+pub struct ContextLengthCodec;
+
+impl Codec for ContextLengthCodec {
+    type Value = Option<ContextLength>;
+
+    fn parse(&self, text: &str) -> Result<Self::Value, String> {
+        match text.trim() {
+            "" => Ok(None),
+            "-1" => Ok(Some(ContextLength::Auto)),
+            t if t.eq_ignore_ascii_case("auto") => Ok(Some(ContextLength::Auto)),
+            t => Count.parse(t).map(|n| Some(ContextLength::Tokens(n))),
+        }
+    }
+
+    fn format(&self, value: &Self::Value) -> String {
+        value.map(|v| v.to_string()).unwrap_or_default()
+    }
+
+    fn syntax(&self) -> Option<&'static str> {
+        Some("16384, or auto (vLLM ≥ 0.14: the longest that fits)")
+    }
+
+    fn placeholder(&self, _default: &Self::Value) -> String {
+        "seq".to_string()
+    }
+
+    fn write_json(&self, value: &Self::Value) -> Json {
+        match value {
+            None => Json::Null,
+            Some(ContextLength::Tokens(n)) => Json::from(*n),
+            Some(ContextLength::Auto) => Json::String("auto".to_string()),
+        }
+    }
+
+    fn json_text<'j>(&self, json: &'j Json) -> Result<Cow<'j, str>, String> {
+        match json {
+            Json::Null => Ok(Cow::Borrowed("")),
+            other => scalar_text(other),
+        }
     }
 }
 

@@ -9,8 +9,8 @@ use crate::lora::LoraTargets;
 use crate::model::{CheckpointWeights, FileWeights};
 use crate::optimizer::{Optimizer, OptimizerStep};
 use crate::runtime::{
-    AttentionBackend, CacheType, CudagraphMode, GpuBackend, KqMask, LlamaBuild, LogitRows,
-    OffloadOutput, Release, Runtime,
+    AttentionBackend, CacheType, ContextLength, CudagraphMode, GpuBackend, KqMask, LlamaBuild,
+    LogitRows, OffloadOutput, Release, Runtime,
 };
 use crate::sharding::{Offload, Sharding};
 use crate::units::{Bytes, Units, MIB};
@@ -542,10 +542,10 @@ scenario_fields! {
         "runtime", pick::<Runtime>(), Method in Inference,
         "Runtime", "what serves the model";
     /// vLLM's `--max-model-len`, SGLang's `--context-length`: the longest request, prompt and
-    /// output together, that the pool must hold. Unset: `seq`.
-    max_model_len: Option<u32> = None,
-        "max-model-len", Optional { inner: Count, none: "seq" }, Serving,
-        "Max model length", "longest request in tokens, prompt + output (vLLM --max-model-len, SGLang --context-length)";
+    /// output together, that the pool must hold. Unset: `seq`; `auto`: vLLM's longest that fits.
+    max_model_len: Option<ContextLength> = None,
+        "max-model-len", ContextLengthCodec, Serving,
+        "Max model length", "longest request in tokens, prompt + output (vLLM --max-model-len, SGLang --context-length); auto: the longest vLLM's pool holds";
     /// vLLM's `--max-num-seqs`, SGLang's `--max-running-requests`.
     max_num_seqs: Option<u32> = None,
         "max-num-seqs", Optional { inner: Count, none: "the runtime's default for this GPU" }, Serving,
@@ -564,6 +564,12 @@ scenario_fields! {
     gpu_memory_utilization: Option<f64> = None,
         "gpu-memory-utilization", Optional { inner: FRACTION, none: "the release's default (0.92; 0.9 before 0.20)" }, Vllm,
         "GPU memory utilization", "share of the GPU's CUDA total vLLM may take (--gpu-memory-utilization)";
+    /// `--kv-cache-memory-bytes` (since 0.10.2): the KV pool's bytes on each GPU, in place of
+    /// what the utilization budget leaves; the utilization then only checks the free memory at
+    /// start.
+    kv_cache_memory: Option<Bytes> = None,
+        "kv-cache-memory", Optional { inner: Capacity, none: "what gpu-memory-utilization leaves" }, Vllm,
+        "KV cache memory", "the KV pool's size per GPU, in place of the utilization budget (--kv-cache-memory-bytes, since 0.10.2)";
     block_size: Option<u32> = None,
         "block-size", Optional { inner: Count, none: "16, or the MLA backend's" }, Vllm,
         "Block size", "tokens per KV block (--block-size)";

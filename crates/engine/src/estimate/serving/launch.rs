@@ -19,6 +19,8 @@ use crate::sharding::Sharding;
 pub enum Write {
     /// The scenario's own text (`16384`, `0.95`).
     Text,
+    /// A size as a whole number of bytes (`21474836480` for `20GiB`).
+    Bytes,
     /// A switch with no argument, written when the field is true (`--enforce-eager`).
     Switch,
     /// `on` or `off` for true or false (llama.cpp's `-fa`).
@@ -167,6 +169,10 @@ fn flag_words(f: &Flag, s: &Scenario, settings: &[Setting]) -> Result<Vec<String
     let flag = f.flag.to_string();
     Ok(match f.write {
         Write::Text => vec![flag, value],
+        Write::Bytes => {
+            let bytes = crate::units::parse_size(&value).map_err(|e| e.0)?;
+            vec![flag, bytes.0.to_string()]
+        }
         Write::Switch if value == "true" => vec![flag],
         Write::Switch => Vec::new(),
         Write::OnOff => vec![flag, if value == "true" { "on" } else { "off" }.into()],
@@ -291,6 +297,7 @@ fn read_value(
 ) -> Result<String, String> {
     match f.write {
         Write::Text => value(),
+        Write::Bytes => human_readable_bytes(&value()?).map(|bytes| format!("{bytes}B")),
         Write::Switch => Ok("true".to_string()),
         Write::OnOff => match value()?.as_str() {
             "on" => Ok("true".to_string()),
@@ -304,6 +311,32 @@ fn read_value(
                 .find(|(_, theirs)| *theirs == word)
                 .map(|(ours, _)| ours.to_string())
                 .ok_or_else(|| format!("{} {word} is not a value vramfit plans", f.flag))
+        }
+    }
+}
+
+/// A count as vLLM's `human_readable_int` reads it (vllm/utils/argparse_utils.py of v0.33.0): a
+/// whole number, or a number with a suffix, `k`/`m`/`g`/`t` for powers of 1000 (decimals
+/// allowed) and `K`/`M`/`G`/`T` for powers of 1024 (whole numbers only).
+fn human_readable_bytes(word: &str) -> Result<u64, String> {
+    let bad = || format!("{word} is not a whole number of bytes");
+    let word = word.trim();
+    let (number, suffix) = match word.char_indices().last() {
+        Some((at, c)) if c.is_ascii_alphabetic() => (&word[..at], Some(c)),
+        _ => (word, None),
+    };
+    let power = |c: char| "kmgt".find(c.to_ascii_lowercase()).map(|i| i as i32 + 1);
+    match suffix {
+        None => number.parse().map_err(|_| bad()),
+        Some(c) if c.is_ascii_lowercase() => {
+            let value: f64 = number.parse().map_err(|_| bad())?;
+            let scale = 1000f64.powi(power(c).ok_or_else(bad)?);
+            Ok((value * scale).floor() as u64)
+        }
+        Some(c) => {
+            let value: u64 = number.parse().map_err(|_| bad())?;
+            let shift = 10 * power(c).ok_or_else(bad)?;
+            value.checked_mul(1u64 << shift).ok_or_else(bad)
         }
     }
 }
@@ -422,5 +455,22 @@ fn double_quoted(chars: &mut std::str::Chars<'_>, w: &mut String) -> Result<(), 
             Some(c) => w.push(c),
             None => return Err("a double quote is not closed".to_string()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// vLLM's own examples: `1k` is 1,000, `1K` 1,024, `25.6k` 25,600; and `500M` is 500 MiB.
+    #[test]
+    fn byte_counts_read_as_vllm_reads_them() {
+        assert_eq!(human_readable_bytes("1k"), Ok(1000));
+        assert_eq!(human_readable_bytes("1K"), Ok(1024));
+        assert_eq!(human_readable_bytes("25.6k"), Ok(25_600));
+        assert_eq!(human_readable_bytes("500M"), Ok(500 << 20));
+        assert_eq!(human_readable_bytes("8589934592"), Ok(8 << 30));
+        assert!(human_readable_bytes("1.5G").is_err());
+        assert!(human_readable_bytes("20GiB").is_err());
     }
 }

@@ -15,6 +15,7 @@ mod transformers;
 mod vllm;
 mod vllm_encoder;
 mod vllm_graphs;
+mod vllm_kv_memory;
 mod vllm_rules;
 
 use super::component::ComponentId;

@@ -37,9 +37,9 @@ use crate::dtype::Dtype;
 use crate::estimate::overhead;
 use crate::estimate::stack::Stack;
 use crate::estimate::ComponentId;
-use crate::runtime::{Release, Runtime};
+use crate::runtime::{ContextLength, Release, Runtime};
 use crate::scenario::Group;
-use crate::scenario::{Resolved, Scenario};
+use crate::scenario::{FieldError, Resolved, Scenario};
 use crate::units::{Bytes, MIB};
 
 pub(super) struct Sglang;
@@ -61,6 +61,16 @@ const FACTS: Facts = Facts {
 impl RuntimeRules for Sglang {
     fn facts(&self) -> &'static Facts {
         &FACTS
+    }
+
+    /// `--context-length` is a number of tokens: `auto` is vLLM's `--max-model-len auto`.
+    fn check(&self, s: &Scenario, errors: &mut Vec<FieldError>) {
+        if s.max_model_len == Some(ContextLength::Auto) {
+            errors.push(FieldError::new(
+                "max-model-len",
+                "SGLang's --context-length takes a number of tokens; auto is vLLM's (--max-model-len auto)",
+            ));
+        }
     }
 
     /// Every rank budgets the group's smallest free memory: `get_available_gpu_memory(...,
@@ -300,7 +310,10 @@ fn push(
     stack: &mut Stack,
     notes: &mut Vec<String>,
 ) -> Serving {
-    let context_len = s.max_model_len.unwrap_or(s.seq);
+    let context_len = s
+        .max_model_len
+        .and_then(ContextLength::tokens)
+        .unwrap_or(s.seq);
     let dflt = defaults(s, r, d);
     let fraction = s.mem_fraction_static.unwrap_or(dflt.fraction);
     let layout = KvLayout::new(r, d);
@@ -407,7 +420,10 @@ fn settings(
     kv_tokens: u64,
     explain: bool,
 ) -> Vec<Setting> {
-    let context_len = s.max_model_len.unwrap_or(s.seq);
+    let context_len = s
+        .max_model_len
+        .and_then(ContextLength::tokens)
+        .unwrap_or(s.seq);
     let running = s.max_num_seqs.unwrap_or(
         ((kv_tokens as f64 / f64::from(context_len.max(1)) * 512.0) as u32).clamp(2048, 4096),
     );

@@ -35,8 +35,8 @@
 use super::vllm_rules::{Rule, Rules};
 use super::{
     gib2, note_unknown_rope_tables, push_non_torch, push_rope_tables, vllm_encoder, vllm_graphs,
-    Build, Deployment, Facts, Flag, Host, KvLayout, Launch, LoggedFigure, Parallel, Reads,
-    RuntimeRules, Serving, Settings, When, Write,
+    vllm_kv_memory, Build, Deployment, Facts, Flag, Host, KvLayout, Launch, LoggedFigure, Parallel,
+    Reads, RuntimeRules, Serving, Settings, When, Write,
 };
 use crate::dtype::Dtype;
 use crate::estimate::formula::Formula;
@@ -44,9 +44,9 @@ use crate::estimate::overhead;
 use crate::estimate::stack::Stack;
 use crate::estimate::ComponentId;
 use crate::estimate::LogFigure;
-use crate::runtime::{AttentionBackend, Release, Runtime};
+use crate::runtime::{AttentionBackend, ContextLength, Release, Runtime};
 use crate::scenario::Group;
-use crate::scenario::{Resolved, Scenario};
+use crate::scenario::{FieldError, Resolved, Scenario};
 use crate::sharding::Sharding;
 use crate::units::{Bytes, GIB};
 
@@ -87,6 +87,11 @@ impl RuntimeRules for Vllm {
         Some(s.vllm_version)
     }
 
+    fn check(&self, s: &Scenario, errors: &mut Vec<FieldError>) {
+        vllm_kv_memory::check(s, errors);
+        check_auto_length(s, errors);
+    }
+
     /// On CUDA below compute capability 8.9 the fp8 linear and MoE layers run through Marlin:
     /// `MarlinFP8ScaledMMLinearKernel` is the first block-fp8 kernel supported there
     /// (`_POSSIBLE_FP8_BLOCK_KERNELS`, vllm/model_executor/kernels/linear/__init__.py of v0.24.0;
@@ -108,6 +113,7 @@ impl RuntimeRules for Vllm {
         b.notes.extend(rules.pinned_blocks_note());
         b.notes.extend(vllm_encoder::note(b.r, rules));
         b.notes.extend(unknown_fp8_path(b.r));
+        b.notes.extend(vllm_kv_memory::note(b.s));
         Some(serving)
     }
 }
@@ -116,6 +122,7 @@ impl RuntimeRules for Vllm {
 /// (vllm/engine/arg_utils.py): `--max-model-len` (written always: unset, vLLM takes the model's
 /// whole `max_position_embeddings`, not the scenario's `seq`), `--gpu-memory-utilization`
 /// (written when set: unset, each release applies its own default, as the estimate does),
+/// `--kv-cache-memory-bytes` (`human_readable_int`: written as a whole number of bytes),
 /// `--kv-cache-dtype` (`CacheDType` in vllm/config/cache.py: `fp8`, `bfloat16`, `float16`),
 /// `--mamba-ssm-cache-dtype` (`MambaDType`), `--compilation-config.cudagraph_mode` (a dotted
 /// key of the JSON argument, `CUDAGraphMode`'s names), `--max-cudagraph-capture-size` (the
@@ -143,6 +150,12 @@ static VLLM_LAUNCH: Launch = Launch {
             "gpu-memory-utilization",
             "--gpu-memory-utilization",
             Write::Text,
+            When::Changed,
+        ),
+        Flag::new(
+            "kv-cache-memory",
+            "--kv-cache-memory-bytes",
+            Write::Bytes,
             When::Changed,
         ),
         Flag::new("max-num-seqs", "--max-num-seqs", Write::Text, When::Changed),
@@ -610,13 +623,7 @@ fn push(
         rules.release != Release::Latest,
         "the newest release whose rules were checked, 0.33",
     );
-    let max_model_len = s.max_model_len.unwrap_or(s.seq);
-    settings.push(
-        "max-model-len",
-        max_model_len,
-        s.max_model_len.is_some(),
-        "seq",
-    );
+    let (max_model_len, auto) = requested_length(s, r, &mut settings);
     let layout = vllm_layout(s, r, d);
     push_ssm_setting(s, r, &layout, &mut settings);
     let sched = scheduler(s, r, rules, max_model_len, &layout, &mut settings);
@@ -650,20 +657,29 @@ fn push(
     );
     let budget = Budget::new(s, d, (rules, v2), &mut settings);
     let taken = [weights, activations, non_torch.as_f64()];
+    let stack_bytes = taken.iter().sum::<f64>() + graphs.value();
     let (available_bytes, pool_bytes) = push_pool_and_graphs(s, &budget, taken, graphs, stack);
+    vllm_kv_memory::push_setting(s, pool_bytes, &mut settings);
     overhead::push_context(s, stack);
+    let check_pool = check_pool(rules, &blocks(&layout, &sched, max_model_len), pool_bytes);
+    let fitted = auto.then(|| auto_fit(&layout, &sched, check_pool, max_model_len, notes));
+    let max_model_len = fitted.unwrap_or(max_model_len).max(1);
     let b = blocks(&layout, &sched, max_model_len);
     let num_blocks = (pool_bytes / b.page.max(1.0) / b.group_size).floor() as u64;
-    let reason = fp8_refusal(s, r, rules).or_else(|| {
-        refusal(
-            &budget,
-            available_bytes,
-            pool_bytes,
-            &b,
-            max_model_len,
-            || longest_fitting(&layout, &sched, pool_bytes, max_model_len),
-        )
-    });
+    let reason = fp8_refusal(s, r, rules)
+        .or_else(|| {
+            refusal(
+                &budget,
+                (available_bytes, check_pool),
+                &b,
+                max_model_len,
+                fitted == Some(0),
+                || longest_fitting(&layout, &sched, check_pool, max_model_len),
+            )
+        })
+        .or_else(|| {
+            vllm_kv_memory::out_of_memory(s, stack_bytes + pool_bytes, budget.free_at_start)
+        });
     let max_concurrency = num_blocks as f64 / b.per_request as f64;
     Serving {
         runtime: Runtime::Vllm,
@@ -749,7 +765,9 @@ impl Budget {
             s.gpu_memory_utilization,
             rules.default_utilization(),
         );
-        let graphs_inside = if rules.graphs_profiled(v2) {
+        let graphs_inside = if let Some(inside) = vllm_kv_memory::graphs_inside(s, settings) {
+            inside
+        } else if rules.graphs_profiled(v2) {
             settings.given_or(
                 "profile-cudagraphs",
                 s.profile_cudagraphs,
@@ -809,11 +827,16 @@ fn push_pool_and_graphs(
     let in_budget = budget.graphs_inside && graphs.value() > 0.0;
     let graphs_in_budget = if in_budget { graphs.value() } else { 0.0 };
     let taken = |value: f64, what: &'static str| fx.num(value).words(what).size(s.units);
-    let available = fx.num(budget.util) * taken(budget.total, "CUDA total")
-        - taken(weights, "weights")
-        - taken(activations, "activation peak")
-        - taken(non_torch, "non-torch")
-        - taken(graphs_in_budget, "CUDA graphs").shown_if(in_budget);
+    let available = match s.kv_cache_memory {
+        Some(given) => taken(given.as_f64(), "kv-cache-memory"),
+        None => {
+            fx.num(budget.util) * taken(budget.total, "CUDA total")
+                - taken(weights, "weights")
+                - taken(activations, "activation peak")
+                - taken(non_torch, "non-torch")
+                - taken(graphs_in_budget, "CUDA graphs").shown_if(in_budget)
+        }
+    };
     let available_bytes = available.value();
     let pool = available.max(fx.num(0.0));
     let pool_bytes = pool.value();
@@ -834,13 +857,14 @@ fn push_pool_and_graphs(
 }
 
 /// vLLM's refusal to start, in its own words: too little free memory for the budget, no room
-/// for the pool, or a pool too small for one request of `max_model_len`.
+/// for the pool, `auto` finding no length that fits, or a pool too small for one request of
+/// `max_model_len`.
 fn refusal(
     budget: &Budget,
-    available: f64,
-    pool: f64,
+    (available, pool): (f64, f64),
     b: &Blocks,
     max_model_len: u32,
+    auto_fits_nothing: bool,
     longest_fitting: impl FnOnce() -> u32,
 ) -> Option<String> {
     if budget.free_at_start < budget.requested {
@@ -853,6 +877,8 @@ fn refusal(
         ))
     } else if available <= 0.0 {
         Some("No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.".to_string())
+    } else if auto_fits_nothing {
+        Some(AUTO_FIT_NOTHING.to_string())
     } else if b.needed > pool {
         Some(format!(
             "To serve at least one request with the model's max seq len ({max_model_len}), ({} GiB KV cache is needed, which is larger than the available KV cache memory ({} GiB). Based on the available memory, the estimated maximum model length is {}. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
@@ -863,4 +889,71 @@ fn refusal(
     } else {
         None
     }
+}
+
+/// `max-model-len` as vLLM sizes the profile run and the graphs, and whether vLLM fits it to the
+/// pool afterwards: the given length, `seq` when unset, or for `auto` the model's whole context
+/// (`_get_and_verify_max_len` treats -1 as unset, vllm/config/model.py of v0.14.0), which the
+/// shape carries as its RoPE table's positions (`seq` for a shape without one).
+fn requested_length(s: &Scenario, r: &Resolved, settings: &mut Settings) -> (u32, bool) {
+    match s.max_model_len {
+        Some(ContextLength::Auto) => {
+            settings.given("max-model-len", ContextLength::Auto);
+            match r.arch.rope.positions {
+                0 => (s.seq, true),
+                whole => (whole, true),
+            }
+        }
+        given => {
+            let tokens = given.and_then(ContextLength::tokens).unwrap_or(s.seq);
+            settings.push("max-model-len", tokens, given.is_some(), "seq");
+            (tokens, false)
+        }
+    }
+}
+
+/// vLLM's parser reads `auto` (and -1) for `--max-model-len` from v0.14.0.
+fn check_auto_length(s: &Scenario, errors: &mut Vec<FieldError>) {
+    let rules = Rules::new(s.vllm_version);
+    if s.max_model_len == Some(ContextLength::Auto) && !rules.applies(Rule::AutoMaxModelLen) {
+        errors.push(FieldError::new(
+            "max-model-len",
+            format!(
+                "vLLM {} has no --max-model-len auto (added in 0.14); give a length",
+                s.vllm_version
+            ),
+        ));
+    }
+}
+
+/// The pool the one-request check and auto-fit plan against: since v0.29 less the null block, one
+/// block of every group's pages (`_pool_bytes_per_block`, [`Rule::NullBlockReserved`]).
+fn check_pool(rules: Rules, b: &Blocks, pool: f64) -> f64 {
+    if rules.applies(Rule::NullBlockReserved) {
+        (pool - b.page * b.group_size).max(0.0)
+    } else {
+        pool
+    }
+}
+
+/// vLLM's refusal when `auto` finds no length that fits (`_auto_fit_max_model_len`).
+const AUTO_FIT_NOTHING: &str = "Cannot auto-fit max_model_len: not enough GPU memory available to serve even a single token. Try increasing `gpu_memory_utilization`.";
+
+/// `--max-model-len auto`: the longest request the pool holds, searched from 1 token to the
+/// model's whole context as `_estimate_max_model_len_from_groups` does (vllm/v1/core/
+/// kv_cache_utils.py of v0.14.0; kv_cache_planning.py of v0.33.0), and what vLLM logs of it.
+fn auto_fit(
+    layout: &KvLayout,
+    sched: &Scheduler,
+    pool: f64,
+    whole: u32,
+    notes: &mut Vec<String>,
+) -> u32 {
+    let fitted = longest_fitting(layout, sched, pool, whole);
+    if fitted >= whole {
+        notes.push(format!("max-model-len auto: the model's whole context, {whole} tokens (its RoPE table's positions, or seq without one; vLLM derives it from config.json, which differs for Gemma 3, YaRN and LongRoPE scalings), fits the pool: vLLM logs \"Auto-fit max_model_len: full model context length {whole} fits\"."));
+    } else if fitted > 0 {
+        notes.push(format!("max-model-len auto: vLLM lowers the context to the longest request the pool holds, {fitted} tokens (\"Auto-fit max_model_len: reduced from {whole} to {fitted}\"); the concurrency and tokens are counted at it."));
+    }
+    fitted
 }

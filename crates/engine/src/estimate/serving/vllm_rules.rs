@@ -17,10 +17,10 @@
 //!   architecture, so the V1 runner's rules apply there unless `model-runner-v2` says otherwise.
 //!   V2's persistent buffers (input ids and positions per batched token, block tables of
 //!   `max_num_seqs × ⌈max_model_len / block⌉` int32 allocated with the pool) are not counted.
-//! - `--max-model-len auto` (or -1, v0.14.0; absent from v0.13.0): the model's whole context,
-//!   lowered after the pool is sized to the longest request it holds (`_auto_fit_max_model_len`,
-//!   vllm/v1/core/kv_cache_utils.py of v0.14.0, kv_cache_planning.py of v0.33.0). It moves no
-//!   memory: the pool, the profile run and the graphs are sized as with a given length.
+//! - `--max-model-len auto`'s upper bound, the model's derived length (`_get_and_verify_max_len`,
+//!   vllm/config/model.py), is taken as the RoPE table's positions: vLLM's differs for Gemma 3
+//!   (not scaled again), YaRN since it stopped multiplying the factor, LongRoPE (the original
+//!   length) and a tokenizer's `model_max_length`. It matters only when the whole context fits.
 
 use crate::gpu_catalogue::Gpu;
 use crate::runtime::Release;
@@ -97,6 +97,19 @@ pub(super) enum Rule {
     /// Model Runner V2 runs by default for a few named architectures (Qwen3 in v0.22.0;
     /// `DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES`, vllm/config/vllm.py).
     V2RunnerNamed,
+    /// `--kv-cache-memory-bytes` (`CacheConfig.kv_cache_memory_bytes`, vllm/config/cache.py and
+    /// vllm/engine/arg_utils.py of v0.10.2; absent from v0.10.1.1): `determine_available_memory`
+    /// still runs the profile run but returns the given bytes, skipping the budget and the
+    /// CUDA-graph estimate (vllm/v1/worker/gpu_worker.py of v0.10.2 and v0.33.0).
+    KvCacheMemory,
+    /// `--max-model-len auto` (or -1; `human_readable_int_or_auto`, vllm/engine/arg_utils.py of
+    /// v0.14.0, absent from v0.13.0): profiled at the model's whole context, then lowered to the
+    /// longest request the pool holds (`_auto_fit_max_model_len`, vllm/v1/core/kv_cache_utils.py).
+    AutoMaxModelLen,
+    /// The one-request check and auto-fit plan against the pool less one block, the null block
+    /// `BlockPool` holds back ("Reserve the null block", `get_kv_cache_configs`,
+    /// vllm/v1/core/kv_cache_utils.py of v0.29.0; absent from v0.28.0).
+    NullBlockReserved,
     /// V0's chunked prefill defaults to 2048 batched tokens (`SchedulerConfig`, vllm/config.py
     /// of v0.6.5 and v0.7.2); 512 in v0.6.4.
     V0ChunkedPrefill2048,
@@ -132,6 +145,9 @@ impl Rule {
             Rule::V0ChunkedPrefill2048 => [0, 6, 5],
             Rule::ConsumedFromFreeMemory => [0, 27, 0],
             Rule::ProfileSplitLimit => [0, 31, 0],
+            Rule::KvCacheMemory => [0, 10, 2],
+            Rule::AutoMaxModelLen => [0, 14, 0],
+            Rule::NullBlockReserved => [0, 29, 0],
         }
     }
 }
@@ -274,6 +290,12 @@ mod tests {
         assert!(at("0.29.0").graphs_profiled(true));
         assert!(!at("0.32.0").applies(Rule::V2SamplerWarmup));
         assert!(at("0.33.0").applies(Rule::V2SamplerWarmup));
+        assert!(!at("0.13.0").applies(Rule::AutoMaxModelLen));
+        assert!(at("0.14.0").applies(Rule::AutoMaxModelLen));
+        assert!(!at("0.28.0").applies(Rule::NullBlockReserved));
+        assert!(at("0.29.0").applies(Rule::NullBlockReserved));
+        assert!(!at("0.10.1").applies(Rule::KvCacheMemory));
+        assert!(at("0.10.2").applies(Rule::KvCacheMemory));
         assert!(at("0.40").note().unwrap().contains("0.33"));
         assert!(at("0.6.4").note().unwrap().contains("V1"));
     }
