@@ -631,14 +631,7 @@ fn push(
     let weights = stack.model_load();
     let v2 = v2_runner(s, r, rules, &layout, (&mut settings, notes));
     let per_logit = sampler_bytes_per_logit(rules, v2, r.act_dtype);
-    let activations = push_activation_peak(s, r, d, (&sched, per_logit), stack);
-    let encoder = vllm_encoder::Budget {
-        tp: d.tp,
-        batched_tokens: sched.batched_tokens,
-        seqs: sched.seqs,
-        max_model_len,
-    };
-    let activations = activations + vllm_encoder::push(s, r, rules, &encoder, activations, stack);
+    let activations = push_profile_peak(s, r, d, rules, (&sched, per_logit, max_model_len), stack);
     let non_torch = push_non_torch(
         s,
         d,
@@ -694,6 +687,26 @@ fn push(
         command: None,
         settings: settings.into_list(),
     }
+}
+
+/// The profile run's peak: the text model's ([`push_activation_peak`]) with what the multimodal
+/// encoder's profile before it leaves beside it ([`vllm_encoder::push`]).
+fn push_profile_peak(
+    s: &Scenario,
+    r: &Resolved,
+    d: &Deployment,
+    rules: Rules,
+    (sched, per_logit, max_model_len): (&Scheduler, (f64, &'static str), u32),
+    stack: &mut Stack,
+) -> f64 {
+    let activations = push_activation_peak(s, r, d, (sched, per_logit), stack);
+    let encoder = vllm_encoder::Budget {
+        tp: d.tp,
+        batched_tokens: sched.batched_tokens,
+        seqs: sched.seqs,
+        max_model_len,
+    };
+    activations + vllm_encoder::push(s, r, rules, &encoder, activations, stack)
 }
 
 /// Whether Model Runner V2 runs (`VLLM_USE_V2_MODEL_RUNNER`, else the release's default for
