@@ -84,7 +84,7 @@ fn card_class(gpu_name: &str) -> &'static str {
 /// The backend a row ran on, where its runtime has more than one for the card
 /// (`RuntimeRules::backend`); other runtimes are named alone.
 fn backend(s: &Scenario) -> &'static str {
-    gpu_catalogue::find(&s.gpu).map_or("", |gpu| s.runtime.rules().backend(s, gpu))
+    gpu_catalogue::find(&s.gpu).map_or("", |gpu| s.runtime.speed().backend(s, gpu))
 }
 
 /// Whether the scenario's device can run past its memory: a unified one (a Mac past Metal's

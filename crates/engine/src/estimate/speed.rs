@@ -429,14 +429,14 @@ pub(super) fn speed(
     serving: Option<&Serving>,
 ) -> Result<Speed, Option<String>> {
     let sheet = datasheet(s, r)?;
-    let eff = s.runtime.rules().efficiency(s, r);
+    let eff = s.runtime.speed().efficiency(s, r);
     let d = Deployment::new(s, r);
     let layout = KvLayout::new(r, &d);
     let w = Weights::new(r, components, serving);
     let host = s
         .host_bandwidth
         .map_or(HOST_BANDWIDTH_DEFAULT_BYTES_PER_S, |gb| gb * 1e9);
-    let path = s.runtime.rules().tensor_path(s, r, sheet);
+    let path = s.runtime.speed().tensor_path(s, r, sheet);
     let peaks = (path.peak, host);
     let (prompt, output, context) = lengths(s);
     let b = f64::from(s.concurrency.unwrap_or(s.batch).max(1));
@@ -483,7 +483,7 @@ pub(super) fn speed(
         high: run(|b| b.high).3,
         concurrency: b as u32,
         basis: basis(&decode, bound, (sheet, path.peak, host), b, &typical),
-        measure: s.runtime.rules().bench_command(
+        measure: s.runtime.speed().bench_command(
             prompt as u32,
             output.map_or(DECODE_BENCH_TOKENS, |o| o as u32),
             b as u32,

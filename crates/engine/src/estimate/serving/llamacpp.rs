@@ -71,7 +71,7 @@ use super::llamacpp_fit;
 use super::llamacpp_rules::{self, Rule, Rules};
 use super::{
     Build, Deployment, Facts, Flag, Host, Launch, LoggedFigure, PoolWords, Reads, RuntimeRules,
-    Serving, Setting, Settings, When, Write,
+    RuntimeSpeed, Serving, Setting, Settings, When, Write,
 };
 use crate::dtype::{Dtype, FP32_BYTES};
 use crate::estimate::formula::{Formula, Fx};
@@ -440,6 +440,40 @@ impl RuntimeRules for LlamaCpp {
         }
     }
 
+    fn push(&self, b: Build<'_>) -> Option<Serving> {
+        if b.r.arch.recurrent.layers > 0 && b.s.ssm_dtype.is_some_and(|t| t != Dtype::Fp32) {
+            b.notes.push("llama.cpp keeps the recurrent state (its R and S buffers) in f32 whatever ssm-dtype says, so it is counted in f32.".to_string());
+        }
+        if let Some(note) = Rules::new(b.s.llama_cpp_build).note(b.s, b.r.arch.layers) {
+            b.notes.push(note);
+        }
+        // What the detailed method pushed, kept so that --fit can try other placements on it.
+        let before = llamacpp_rules::fit(b.s).then(|| b.stack.trial());
+        let mut serving = push(b.s, b.r, &b.d, b.stack);
+        let Some(before) = before else {
+            return Some(serving);
+        };
+        let pushed = b.stack.total();
+        if let Some(fitted) = llamacpp_fit::choose(b.s, b.r, &b.d, &before, pushed, b.notes) {
+            b.stack.components = before.components;
+            let s = &fitted.scenario;
+            serving = push(s, b.r, &b.d, b.stack);
+            b.notes.push(fitted.note);
+            let chosen = [
+                ("n-gpu-layers", b.s.n_gpu_layers != s.n_gpu_layers),
+                ("n-cpu-moe", b.s.n_cpu_moe != s.n_cpu_moe),
+            ];
+            for setting in &mut serving.settings {
+                if chosen.contains(&(setting.key.as_str(), true)) {
+                    setting.default_from = Some("chosen by --fit".to_string());
+                }
+            }
+        }
+        Some(serving)
+    }
+}
+
+impl RuntimeSpeed for LlamaCpp {
     /// Metal on a Mac (whatever `gpu-backend` says), Vulkan where the scenario names it, ROCm
     /// (`gpu-backend=cuda`, built through HIP) on an AMD card, else CUDA.
     fn backend(&self, s: &Scenario, gpu: &Gpu) -> &'static str {
@@ -516,38 +550,6 @@ impl RuntimeRules for LlamaCpp {
         Some(format!(
             "llama-bench -m MODEL.gguf -p {prompt} -n {output} -ngl {ngl}"
         ))
-    }
-
-    fn push(&self, b: Build<'_>) -> Option<Serving> {
-        if b.r.arch.recurrent.layers > 0 && b.s.ssm_dtype.is_some_and(|t| t != Dtype::Fp32) {
-            b.notes.push("llama.cpp keeps the recurrent state (its R and S buffers) in f32 whatever ssm-dtype says, so it is counted in f32.".to_string());
-        }
-        if let Some(note) = Rules::new(b.s.llama_cpp_build).note(b.s, b.r.arch.layers) {
-            b.notes.push(note);
-        }
-        // What the detailed method pushed, kept so that --fit can try other placements on it.
-        let before = llamacpp_rules::fit(b.s).then(|| b.stack.trial());
-        let mut serving = push(b.s, b.r, &b.d, b.stack);
-        let Some(before) = before else {
-            return Some(serving);
-        };
-        let pushed = b.stack.total();
-        if let Some(fitted) = llamacpp_fit::choose(b.s, b.r, &b.d, &before, pushed, b.notes) {
-            b.stack.components = before.components;
-            let s = &fitted.scenario;
-            serving = push(s, b.r, &b.d, b.stack);
-            b.notes.push(fitted.note);
-            let chosen = [
-                ("n-gpu-layers", b.s.n_gpu_layers != s.n_gpu_layers),
-                ("n-cpu-moe", b.s.n_cpu_moe != s.n_cpu_moe),
-            ];
-            for setting in &mut serving.settings {
-                if chosen.contains(&(setting.key.as_str(), true)) {
-                    setting.default_from = Some("chosen by --fit".to_string());
-                }
-            }
-        }
-        Some(serving)
     }
 }
 

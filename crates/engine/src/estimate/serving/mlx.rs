@@ -53,7 +53,8 @@
 //! CUDA backend, and more than one device.
 
 use super::{
-    llamacpp, Build, Facts, Host, LoggedFigure, PoolWords, Reads, RuntimeRules, Serving, Settings,
+    llamacpp, Build, Facts, Host, LoggedFigure, PoolWords, Reads, RuntimeRules, RuntimeSpeed,
+    Serving, Settings,
 };
 use crate::estimate::formula::{Formula, Fx};
 use crate::estimate::speed::Efficiency;
@@ -151,6 +152,15 @@ impl RuntimeRules for Mlx {
         Some(s.mlx_lm_version)
     }
 
+    fn push(&self, b: Build<'_>) -> Option<Serving> {
+        notes(b.s, b.r, b.notes);
+        let serving = push(b.s, b.r, b.stack);
+        b.notes.extend(near_the_working_set(b.r, b.stack));
+        Some(serving)
+    }
+}
+
+impl RuntimeSpeed for Mlx {
     /// No MLX benchmark rows set constants of their own: llama.cpp's Metal shares stand in on a
     /// Mac (the same GPU through Metal kernels), its CUDA ones elsewhere, and a note says so.
     fn efficiency(&self, _s: &Scenario, r: &Resolved) -> Efficiency {
@@ -159,13 +169,6 @@ impl RuntimeRules for Mlx {
         } else {
             llamacpp::LLAMA_CPP_CUDA
         }
-    }
-
-    fn push(&self, b: Build<'_>) -> Option<Serving> {
-        notes(b.s, b.r, b.notes);
-        let serving = push(b.s, b.r, b.stack);
-        b.notes.extend(near_the_working_set(b.r, b.stack));
-        Some(serving)
     }
 }
 

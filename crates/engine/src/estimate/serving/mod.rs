@@ -35,7 +35,7 @@ pub use launch::{
 use launch::{Flag, Parallel, When, Write};
 pub(crate) use layout::KvLayout;
 pub(crate) use llamacpp::device_blocks;
-pub use rules::{Build, Facts, LoggedFigure, PoolWords, Reads, RuntimeRules};
+pub use rules::{Build, Facts, LoggedFigure, PoolWords, Reads, RuntimeRules, RuntimeSpeed};
 pub use vllm::{FUSED_MOE_CHUNK_TOKENS, SAMPLER_BYTES_PER_LOGIT};
 pub use vllm_graphs::{
     GRAPH_BYTES_PER_DENSE_LAYER, GRAPH_BYTES_PER_MOE_LAYER, GRAPH_BYTES_PER_SHARED_EXPERT,
@@ -81,11 +81,23 @@ impl Serving {
         if self.settings.is_empty() {
             return None;
         }
-        self.runtime
-            .rules()
-            .launch_command(s, &self.settings, model)?
-            .ok()
+        launch_command(self.runtime, s, &self.settings, model)?.ok()
     }
+}
+
+/// The command that starts `runtime` as the scenario plans, from the scenario and the settings
+/// it applied, writing only the flags whose value differs from the runtime's defaults (its
+/// `Facts::launch` table); `None` without a command, an error naming a setting it has no flag
+/// for. Not a [`RuntimeRules`] method, whose table every build links: a build that writes no
+/// command links no writer.
+fn launch_command(
+    runtime: Runtime,
+    s: &Scenario,
+    settings: &[Setting],
+    model: &ModelSource,
+) -> Option<Result<String, String>> {
+    let table = runtime.rules().facts().launch?;
+    Some(launch::write(table, s, settings, model))
 }
 
 /// What a serving runtime holds in system RAM: llama.cpp's CPU buffers and layers; nothing
@@ -292,11 +304,7 @@ pub(super) fn write_launch_command(
     notes: &mut Vec<String>,
 ) {
     let model = ModelSource::of_scenario(s, r);
-    match s
-        .runtime
-        .rules()
-        .launch_command(s, &serving.settings, &model)
-    {
+    match launch_command(s.runtime, s, &serving.settings, &model) {
         Some(Ok(command)) => serving.command = Some(command),
         Some(Err(why)) => notes.push(format!("No launch command is written: {why}.")),
         None => {}

@@ -3,8 +3,8 @@
 //! page's serving panel and the CLI ask a runtime through it rather than naming runtimes, so a
 //! new runtime is its module, its field-table entries and its registration line.
 
-use super::launch::{self, Launch, ModelSource};
-use super::{llamacpp, mlx, sglang, transformers, vllm, Deployment, Serving, Setting};
+use super::launch::Launch;
+use super::{llamacpp, mlx, sglang, transformers, vllm, Deployment, Serving};
 use crate::dtype::Dtype;
 use crate::estimate::speed::{Efficiency, TensorPath};
 use crate::estimate::stack::Stack;
@@ -136,6 +136,15 @@ pub trait RuntimeRules: Sync {
         false
     }
 
+    /// Pushes its components onto the stack and returns what it does with its pool; `None` for
+    /// transformers, whose cache the detailed method sizes per sequence.
+    fn push(&self, build: Build<'_>) -> Option<Serving>;
+}
+
+/// A runtime's speed: what it reaches of a card's peaks and the command that measures it. Its
+/// own trait, registered beside [`RuntimeRules`] ([`Runtime::speed`]), so that a build that
+/// answers memory only (the page's shell) links none of it through the rules' table.
+pub trait RuntimeSpeed: RuntimeRules {
     /// What it reaches of the card's peak bandwidth in decode and peak tensor throughput in
     /// prefill (the speed model's only tuned constants), on the scenario's GPU.
     fn efficiency(&self, _s: &Scenario, _r: &Resolved) -> Efficiency {
@@ -143,7 +152,7 @@ pub trait RuntimeRules: Sync {
     }
 
     /// The tensor throughput its matmuls run at on this card, and the share of it they reach:
-    /// the weights' format's peak at [`RuntimeRules::efficiency`]'s compute share.
+    /// the weights' format's peak at [`RuntimeSpeed::efficiency`]'s compute share.
     fn tensor_path(&self, s: &Scenario, r: &Resolved, sheet: &Datasheet) -> TensorPath {
         let peak = match r.weights {
             Dtype::Fp8 if sheet.fp8_flops_per_s > 0.0 => sheet.fp8_flops_per_s,
@@ -178,24 +187,6 @@ pub trait RuntimeRules: Sync {
             .serving_bench
             .map(|tool| random_prompts_bench(tool, prompt, output, concurrency))
     }
-
-    /// The command that starts it as the scenario plans, from the scenario and the settings it
-    /// applied, writing only the flags whose value differs from its own defaults; `None` without
-    /// a command, an error naming a setting it has no flag for.
-    fn launch_command(
-        &self,
-        s: &Scenario,
-        settings: &[Setting],
-        model: &ModelSource,
-    ) -> Option<Result<String, String>> {
-        self.facts()
-            .launch
-            .map(|l| launch::write(l, s, settings, model))
-    }
-
-    /// Pushes its components onto the stack and returns what it does with its pool; `None` for
-    /// transformers, whose cache the detailed method sizes per sequence.
-    fn push(&self, build: Build<'_>) -> Option<Serving>;
 }
 
 /// How a runtime's pool is spoken of.
@@ -254,6 +245,17 @@ pub struct Build<'a> {
 impl Runtime {
     /// Its rules: the one place each runtime is registered with its module.
     pub fn rules(self) -> &'static dyn RuntimeRules {
+        match self {
+            Runtime::Transformers => &transformers::Transformers,
+            Runtime::Vllm => &vllm::Vllm,
+            Runtime::Sglang => &sglang::Sglang,
+            Runtime::LlamaCpp => &llamacpp::LlamaCpp,
+            Runtime::Mlx => &mlx::Mlx,
+        }
+    }
+
+    /// Its speed, registered with the same module as its rules.
+    pub fn speed(self) -> &'static dyn RuntimeSpeed {
         match self {
             Runtime::Transformers => &transformers::Transformers,
             Runtime::Vllm => &vllm::Vllm,

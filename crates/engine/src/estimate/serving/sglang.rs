@@ -31,7 +31,8 @@
 
 use super::{
     gib2, note_unknown_rope_tables, push_non_torch, push_rope_tables, Build, Deployment, Facts,
-    Flag, Host, KvLayout, Launch, Parallel, RuntimeRules, Serving, Setting, Settings, When, Write,
+    Flag, Host, KvLayout, Launch, Parallel, RuntimeRules, RuntimeSpeed, Serving, Setting, Settings,
+    When, Write,
 };
 use crate::dtype::Dtype;
 use crate::estimate::overhead;
@@ -98,6 +99,9 @@ impl RuntimeRules for Sglang {
         Some(serving)
     }
 }
+
+/// Its speed is the default's: llama.cpp's CUDA shares, until runs of its own set them.
+impl RuntimeSpeed for Sglang {}
 
 /// `python -m sglang.launch_server --model-path MODEL` and its flags, as `ServerArgs.add_cli_args`
 /// names them (python/sglang/srt/server_args.py): `--context-length` (written always: unset,

@@ -1,7 +1,7 @@
 //! Hugging Face transformers' `generate()`: no pool of its own. The detailed method sizes its
 //! cache per sequence (`estimate/inference.rs`), and it is the one runtime that also trains.
 
-use super::{Build, Facts, RuntimeRules, Serving};
+use super::{Build, Facts, RuntimeRules, RuntimeSpeed, Serving};
 
 pub(super) struct Transformers;
 
@@ -17,3 +17,6 @@ impl RuntimeRules for Transformers {
         None
     }
 }
+
+/// Its speed is the default's: llama.cpp's CUDA shares, until runs of its own set them.
+impl RuntimeSpeed for Transformers {}

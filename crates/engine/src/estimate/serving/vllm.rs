@@ -36,7 +36,7 @@ use super::vllm_rules::{Rule, Rules};
 use super::{
     gib2, note_unknown_rope_tables, push_non_torch, push_rope_tables, vllm_encoder, vllm_graphs,
     vllm_kv_memory, Build, Deployment, Facts, Flag, Host, KvLayout, Launch, LoggedFigure, Parallel,
-    Reads, RuntimeRules, Serving, Settings, When, Write,
+    Reads, RuntimeRules, RuntimeSpeed, Serving, Settings, When, Write,
 };
 use crate::dtype::Dtype;
 use crate::estimate::formula::Formula;
@@ -117,6 +117,9 @@ impl RuntimeRules for Vllm {
         Some(serving)
     }
 }
+
+/// Its speed is the default's: llama.cpp's CUDA shares, until runs of its own set them.
+impl RuntimeSpeed for Vllm {}
 
 /// `vllm serve MODEL` and its flags, as `EngineArgs.add_cli_args` names them
 /// (vllm/engine/arg_utils.py): `--max-model-len` (written always: unset, vLLM takes the model's
