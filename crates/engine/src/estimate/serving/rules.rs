@@ -242,29 +242,37 @@ pub struct Build<'a> {
     pub(super) notes: &'a mut Vec<String>,
 }
 
+/// The registry: each runtime with the module that implements its rules and its speed, one line
+/// each, from which [`Runtime::rules`] and [`Runtime::speed`] are written.
+macro_rules! registry {
+    ($($runtime:ident => $module:ident::$rules:ident,)*) => {
+        impl Runtime {
+            /// Its memory rules.
+            pub fn rules(self) -> &'static dyn RuntimeRules {
+                match self {
+                    $(Runtime::$runtime => &$module::$rules,)*
+                }
+            }
+
+            /// Its speed, from the same module as its rules.
+            pub fn speed(self) -> &'static dyn RuntimeSpeed {
+                match self {
+                    $(Runtime::$runtime => &$module::$rules,)*
+                }
+            }
+        }
+    };
+}
+
+registry! {
+    Transformers => transformers::Transformers,
+    Vllm => vllm::Vllm,
+    Sglang => sglang::Sglang,
+    LlamaCpp => llamacpp::LlamaCpp,
+    Mlx => mlx::Mlx,
+}
+
 impl Runtime {
-    /// Its rules: the one place each runtime is registered with its module.
-    pub fn rules(self) -> &'static dyn RuntimeRules {
-        match self {
-            Runtime::Transformers => &transformers::Transformers,
-            Runtime::Vllm => &vllm::Vllm,
-            Runtime::Sglang => &sglang::Sglang,
-            Runtime::LlamaCpp => &llamacpp::LlamaCpp,
-            Runtime::Mlx => &mlx::Mlx,
-        }
-    }
-
-    /// Its speed, registered with the same module as its rules.
-    pub fn speed(self) -> &'static dyn RuntimeSpeed {
-        match self {
-            Runtime::Transformers => &transformers::Transformers,
-            Runtime::Vllm => &vllm::Vllm,
-            Runtime::Sglang => &sglang::Sglang,
-            Runtime::LlamaCpp => &llamacpp::LlamaCpp,
-            Runtime::Mlx => &mlx::Mlx,
-        }
-    }
-
     /// The wire names of the registered runtimes whose facts pass `has`, as a message offers
     /// them: "llama.cpp or mlx".
     pub fn names_where(has: impl Fn(&Facts) -> bool) -> String {
