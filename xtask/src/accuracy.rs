@@ -142,22 +142,26 @@ fn figure_value(figure: &str, value: f64) -> String {
 fn speed_report(measured: &str, scenarios: &str) {
     let (rows, skipped) = compare_speed(measured, scenarios);
     println!(
-        "\n{:<10} {:<56} {:>10} {:>10} {:>8} {:>8}  fit",
-        "speed", "kind", "measured", "predicted", "error", "in band"
+        "\n{:<10} {:<56} {:>10} {:>10} {:>8} {:>8} {:>15}  fit",
+        "speed", "kind", "measured", "predicted", "error", "in band", "band"
     );
     for r in &rows {
-        let band = match r.in_band {
+        let inside = match r.in_band {
             Some(true) => "yes",
             Some(false) => "no",
             None => "",
         };
+        let band = r
+            .band
+            .map_or(String::new(), |(low, high)| format!("{low:.1}–{high:.1}"));
         println!(
-            "{:<10} {:<56} {:>10.1} {:>10.1} {:>+7.1}% {:>8}  {}",
+            "{:<10} {:<56} {:>10.1} {:>10.1} {:>+7.1}% {:>8} {:>15}  {}",
             r.id,
             r.kind,
             r.measured,
             r.predicted,
             r.error_pct,
+            inside,
             band,
             r.fit.as_deref().unwrap_or("held out")
         );

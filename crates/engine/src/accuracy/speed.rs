@@ -52,7 +52,9 @@ pub struct SpeedComparison {
     pub measured: f64,
     pub predicted: f64,
     pub error_pct: f64,
-    /// Whether the measurement lies within the estimate's band (decode and output figures).
+    /// The estimate's band, low and high tokens/s (decode and output figures).
+    pub band: Option<(f64, f64)>,
+    /// Whether the measurement lies within the band.
     pub in_band: Option<bool>,
 }
 
@@ -163,6 +165,10 @@ pub fn compare_speed(
         let moe = scenario.resolve().is_ok_and(|r| r.arch.moe.is_moe());
         let model = if moe { "MoE" } else { "dense" };
         let fit = Some(get("fit").to_string()).filter(|f| !f.is_empty());
+        let band = speed.filter(|_| banded).map(|s| {
+            let scale = predicted / s.output_tokens_per_s;
+            (s.low * scale, s.high * scale)
+        });
         compared.push(SpeedComparison {
             kind: format!(
                 "{}{} {figure}{bound}, {model}, {}",
@@ -176,11 +182,8 @@ pub fn compare_speed(
             source: published.get("source").cloned().unwrap_or_default(),
             figure: get("figure").to_string(),
             error_pct: (predicted - measured) / measured * 100.0,
-            in_band: banded.then(|| {
-                let s = speed.expect("a figure comes from a speed");
-                let scale = predicted / s.output_tokens_per_s;
-                (s.low * scale..=s.high * scale).contains(&measured)
-            }),
+            in_band: band.map(|(low, high)| (low..=high).contains(&measured)),
+            band,
             measured,
             predicted,
             id,

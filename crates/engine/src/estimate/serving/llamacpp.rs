@@ -99,8 +99,9 @@ pub(super) struct LlamaCpp;
 /// (calibration/speed-measured.csv; the `fit` rows of speed-scenarios.csv): 97% of the bandwidth
 /// and 2.1 ms a step. The fixed time is why a bandwidth share alone read the H100 at 51% and the
 /// RTX 4080 at 75%: on a fast card the same 3.8 GB take less time and the launches more of it.
-/// The band spans the shares the rows reach with the fixed time taken out, from 60% (the A100,
-/// speed-248) to the datasheet's peak, and the fixed time from 2.1 ms down to the 1.3 ms the RTX
+/// The band spans the shares the rows reach with the fixed time taken out, from 59% (the A100,
+/// speed-248, reads 59.4%: rounded outward, as 60% left that fit row below the band) to the
+/// datasheet's peak, and the fixed time from 2.1 ms down to the 1.3 ms the RTX
 /// 5090's row (speed-160) leaves beside its reads at the peak. Prefill through cuBLAS in fp16: 90% of the RTX 4090's fp16 peak for an F16 file
 /// (PR #4766, `pp 512` 11,048 t/s), 65% for quantized files when they were dequantized for
 /// cuBLAS (the same PR), 33% on a V100, whose quantized matmuls have no int8 tensor cores (the
@@ -116,8 +117,8 @@ pub(super) struct LlamaCpp;
 /// whose dense rows also read 12–23% fast, which pulls the share down. The band's low end is
 /// the share the slowest fit row (speed-820, build b6761) leaves.
 pub const LLAMA_CPP_CUDA: Efficiency = Efficiency {
-    bandwidth: Band::new(0.60, 0.97, 1.0),
-    attention: Band::new(0.60, 0.97, 1.0),
+    bandwidth: Band::new(0.59, 0.97, 1.0),
+    attention: Band::new(0.59, 0.97, 1.0),
     experts: Band::new(0.30, 0.54, 1.0),
     compute: Band::new(0.33, 0.65, 0.90),
     step_s: Band::new(2.1e-3, 2.1e-3, 1.3e-3),
@@ -146,7 +147,8 @@ pub const LLAMA_CPP_CUDA_PRE_AMPERE: Efficiency = Efficiency {
 /// bandwidth Apple states and 6.0 ms a step. The fixed time is what made a bandwidth share alone
 /// fall from 83% for F16 on one die to 36% for Q4_0 on the 48-core M1 Ultra (speed-038): the
 /// fewer bytes a step reads and the faster the chip, the more of the step the fixed time is. The
-/// band spans the rows' shares with the fixed time taken out, from 65% (speed-038) to the peak,
+/// band spans the rows' shares with the fixed time taken out, from 64% (speed-038 reads 64.5%,
+/// rounded outward: 65% left that fit row below the band) to the peak,
 /// and the fixed time from 6.0 ms down to the 5.0 ms the M4 Max's Q4_0 row (speed-158) leaves
 /// beside its reads at the peak.
 /// Prefill keeps CUDA's shares: the only Apple rows with a stated throughput (the 76-core M2
@@ -154,8 +156,8 @@ pub const LLAMA_CPP_CUDA_PRE_AMPERE: Efficiency = Efficiency {
 /// `kernel_mul_mv_id` (ggml/src/ggml-metal/ggml-metal.metal) at 79% (60% to the peak), set as
 /// CUDA's on every other Apple MoE decode row (gpt-oss-20b on the M3 Ultra, M4 Max, M1 Pro).
 pub const LLAMA_CPP_METAL: Efficiency = Efficiency {
-    bandwidth: Band::new(0.65, 0.93, 1.0),
-    attention: Band::new(0.65, 0.93, 1.0),
+    bandwidth: Band::new(0.64, 0.93, 1.0),
+    attention: Band::new(0.64, 0.93, 1.0),
     experts: Band::new(0.60, 0.79, 1.0),
     compute: LLAMA_CPP_CUDA.compute,
     step_s: Band::new(6.0e-3, 6.0e-3, 5.0e-3),
