@@ -196,9 +196,14 @@ impl Gpu {
         self.name.contains("Radeon") || self.name.starts_with("Instinct")
     }
 
+    /// An Intel GPU (Arc), which vLLM runs on its XPU platform.
+    pub fn is_intel(&self) -> bool {
+        self.name.starts_with("Intel")
+    }
+
     /// An NVIDIA GPU: neither AMD's, Apple's nor Intel's.
     pub fn is_nvidia(&self) -> bool {
-        !self.is_amd() && !self.is_mac() && !self.name.starts_with("Intel")
+        !self.is_amd() && !self.is_mac() && !self.is_intel()
     }
 
     /// Whether its tensor cores multiply fp8 (Ada, Hopper, Blackwell, CDNA 3), as its datasheet's

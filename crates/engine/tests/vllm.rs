@@ -213,6 +213,23 @@ fn since_v0_28_a_hybrid_model_caches_prefixes_unless_told_not_to() {
 }
 
 #[test]
+fn on_an_intel_gpu_a_hybrid_is_told_its_block_may_be_rounded_to_64_tokens() {
+    let notes = |changes: &[(&str, &str)]| {
+        let e = estimate(&scenario("qwen3.5-9b", changes)).unwrap();
+        e.notes.iter().any(|n| n.contains("multiple of 64 tokens"))
+    };
+    assert!(notes(&[("gpu", "arc-b580")]));
+    assert!(notes(&[("gpu", "arc-b580"), ("vllm-version", "0.20.0")]));
+    assert!(!notes(&[("gpu", "arc-b580"), ("vllm-version", "0.19.1")]));
+    assert!(!notes(&[]));
+    let dense = estimate(&scenario("llama-3.1-8b", &[("gpu", "arc-b580")])).unwrap();
+    assert!(!dense
+        .notes
+        .iter()
+        .any(|n| n.contains("multiple of 64 tokens")));
+}
+
+#[test]
 fn before_v0_8_the_v0_engine_batches_the_whole_context_up_to_32k() {
     let defaults = |release: &str, context: &str| {
         let s = common::scenario(

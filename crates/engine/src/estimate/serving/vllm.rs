@@ -630,6 +630,7 @@ fn push(
     let layout = vllm_layout(s, r, d);
     push_ssm_setting(s, r, &layout, &mut settings);
     let sched = scheduler(s, r, rules, max_model_len, &layout, &mut settings);
+    notes.extend(rules.intel_block_note(r.gpu, layout.recurrent_layers, sched.block));
     push_rope_tables(r, r.act_dtype, stack);
     let weights = stack.model_load();
     let v2 = v2_runner(s, r, rules, &layout, (&mut settings, notes));

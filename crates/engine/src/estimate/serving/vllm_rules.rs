@@ -124,13 +124,18 @@ pub(super) enum Rule {
     /// ends: a later small allocation carved out of a freed large block pins the whole segment,
     /// which is then counted as consumed and taken from the KV cache).
     ProfileSplitLimit,
+    /// On Intel GPUs the XPU platform raises a gated-DeltaNet hybrid's attention block to a
+    /// multiple of 64 tokens, "since kernel only supports block size dividable by 64", and pads
+    /// the recurrent page with it (`XPUPlatform.update_block_size_for_backend`,
+    /// vllm/platforms/xpu.py of v0.20.0; absent from v0.19.1).
+    XpuGdnBlock64,
 }
 
 impl Rule {
     /// The first release that applies it.
     const fn since(self) -> [u32; 3] {
         match self {
-            Rule::GraphsInBudget | Rule::Utilization092 => [0, 20, 0],
+            Rule::GraphsInBudget | Rule::Utilization092 | Rule::XpuGdnBlock64 => [0, 20, 0],
             Rule::TokensFromConcurrency => [0, 20, 1],
             Rule::CaptureBatchedTokens => [0, 21, 0],
             Rule::LargestTier | Rule::BlackwellCapture | Rule::HybridPrefixCaching => [0, 28, 0],
@@ -241,6 +246,21 @@ impl Rules {
         })
     }
 
+    /// What the estimate says of a hybrid model on an Intel GPU, whose attention block vLLM's XPU
+    /// platform rounds up to 64 tokens when the recurrent layers are gated DeltaNet (Qwen3.5,
+    /// Qwen3-Next) but not Mamba's, which the shape does not tell apart: the block stays CUDA's.
+    pub fn intel_block_note(
+        self,
+        gpu: Option<&Gpu>,
+        recurrent_layers: u32,
+        block: u32,
+    ) -> Option<String> {
+        let intel = gpu.is_some_and(Gpu::is_intel);
+        (intel && recurrent_layers > 0 && self.applies(Rule::XpuGdnBlock64) && !block.is_multiple_of(64)).then(|| {
+            format!("On an Intel GPU, vLLM {} raises a gated-DeltaNet hybrid's (Qwen3.5, Qwen3-Next) attention block to a multiple of 64 tokens, {} here, and pads the recurrent state's page with it; the shape does not say whether its recurrent layers are gated DeltaNet or Mamba, so the block stays {block} tokens and the pool may hold fewer tokens than estimated.", self.release, block.div_ceil(64) * 64)
+        })
+    }
+
     /// What the estimate says of the release it was asked for: nothing for a release whose
     /// rules were checked, else which rules stand in for it.
     pub fn note(self) -> Option<String> {
@@ -294,6 +314,8 @@ mod tests {
         assert!(at("0.14.0").applies(Rule::AutoMaxModelLen));
         assert!(!at("0.28.0").applies(Rule::NullBlockReserved));
         assert!(at("0.29.0").applies(Rule::NullBlockReserved));
+        assert!(!at("0.19.1").applies(Rule::XpuGdnBlock64));
+        assert!(at("0.20.0").applies(Rule::XpuGdnBlock64));
         assert!(!at("0.10.1").applies(Rule::KvCacheMemory));
         assert!(at("0.10.2").applies(Rule::KvCacheMemory));
         assert!(at("0.40").note().unwrap().contains("0.33"));
