@@ -9,17 +9,18 @@ use vramfit_engine::{estimate, Estimate, Scenario};
 /// The RTX 4090's datasheet (Ada whitepaper): 1,008 GB/s, 165.2 dense fp16 TFLOPS.
 const BANDWIDTH: f64 = 1008e9;
 const HALF_FLOPS: f64 = 165.2e12;
-/// llama.cpp's typical shares of those peaks, and the fixed time of its decode step, which every
-/// runtime takes today.
+/// llama.cpp's typical shares of those peaks, and the fixed time of its decode step per layer,
+/// which every runtime takes today.
 const BANDWIDTH_SHARE: f64 = 0.97;
 /// The share llama.cpp's `mul_mat_id` reads a mixture of experts' routed experts at.
 const EXPERTS_SHARE: f64 = 0.54;
 const COMPUTE_SHARE: f64 = 0.65;
-const STEP_S: f64 = 2.1e-3;
+const LAYER_S: f64 = 65.6e-6;
 
-/// A decode step's tokens per second: its reads at the bandwidth share, then the fixed time.
-fn decode_rate(read: f64) -> f64 {
-    1.0 / (read / (BANDWIDTH * BANDWIDTH_SHARE) + STEP_S)
+/// A decode step's tokens per second: its reads at the bandwidth share, then the fixed time of
+/// its layers.
+fn decode_rate(read: f64, layers: f64) -> f64 {
+    1.0 / (read / (BANDWIDTH * BANDWIDTH_SHARE) + LAYER_S * layers)
 }
 
 fn run(pairs: &[(&str, &str)]) -> Estimate {
@@ -52,7 +53,7 @@ fn a_dense_decode_step_reads_the_weights_and_the_cache() {
     assert_eq!(e.bytes_of(ComponentId::Weights).0, 16_060_522_496);
     let read = 16_060_522_496.0 + 131_072.0 * 1.5;
     let sp = speed(&e);
-    close(sp.decode_tokens_per_s, decode_rate(read));
+    close(sp.decode_tokens_per_s, decode_rate(read, 32.0));
     assert_eq!(sp.bound, Bound::Memory);
     assert!(
         sp.basis.contains("16.06 GB") && sp.basis.contains("1,008 GB/s"),
@@ -100,7 +101,7 @@ fn a_mixture_of_experts_reads_the_experts_a_batch_reaches() {
     let cache = 4.0 * 1.5 * 48.0 * 2.0 * 4.0 * 128.0 * 2.0;
     let experts = weights * routed * touched;
     let read = weights * (1.0 - routed) + cache + experts * BANDWIDTH_SHARE / EXPERTS_SHARE;
-    close(speed(&one).decode_tokens_per_s, decode_rate(read));
+    close(speed(&one).decode_tokens_per_s, decode_rate(read, 48.0));
     assert!(touched < 0.25, "far fewer than all experts: {touched}");
     let basis = &speed(&one).basis;
     let named = format!("the routed experts' {:.2} GB of it at 54%", experts / 1e9);
@@ -213,7 +214,7 @@ fn a_mac_without_a_stated_throughput_gets_decode_and_no_prefill() {
     // Without a prefill to time, the output rate is decoding alone.
     close(sp.output_tokens_per_s, sp.decode_tokens_per_s);
     assert!(
-        sp.basis.contains("546 GB/s × 93%, plus 6.0 ms"),
+        sp.basis.contains("546 GB/s × 93%, plus 32 layers × 188 µs"),
         "{}",
         sp.basis
     );
@@ -464,8 +465,8 @@ fn a_sheet_without_sms_or_a_clock_keeps_the_unclocked_share_and_time_per_layer()
 }
 
 /// Below Ampere ggml-cuda captures no CUDA graph, so each step pays its launches from the host:
-/// a V100 takes LLAMA_CPP_CUDA_PRE_AMPERE's 3.4 ms a step where an Ampere or newer card takes
-/// CUDA's 2.1 ms; on Vulkan the card's architecture does not enter.
+/// a V100 takes LLAMA_CPP_CUDA_PRE_AMPERE's 106 µs a layer (3.4 ms over 32) where an Ampere or
+/// newer card takes CUDA's 65.6 µs (2.1 ms); on Vulkan the card's architecture does not enter.
 #[test]
 fn a_card_older_than_ampere_launches_its_kernels_without_cuda_graphs() {
     let basis = |gpu: &str, backend: &str| {
@@ -482,7 +483,7 @@ fn a_card_older_than_ampere_launches_its_kernels_without_cuda_graphs() {
         ]);
         speed(&e).basis.clone()
     };
-    assert!(basis("v100-32", "cuda").ends_with("plus 3.4 ms of kernel launches"));
-    assert!(basis("a100-80", "cuda").ends_with("plus 2.1 ms of kernel launches"));
+    assert!(basis("v100-32", "cuda").ends_with("plus 32 layers × 106 µs of kernel launches"));
+    assert!(basis("a100-80", "cuda").ends_with("plus 32 layers × 66 µs of kernel launches"));
     assert!(basis("quadro-rtx-6000", "vulkan").ends_with("plus 1.5 ms of kernel launches"));
 }

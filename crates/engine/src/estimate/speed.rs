@@ -155,14 +155,52 @@ struct Step {
     flops: f64,
 }
 
-/// The shares of the peaks one run of the model takes, and the fixed seconds of a step.
+/// The shares of the peaks one run of the model takes, and the fixed time of a step.
 #[derive(Clone, Copy)]
 struct Shares {
     bandwidth: f64,
     attention: f64,
     experts: f64,
     compute: f64,
-    fixed_s: f64,
+    fixed: Fixed,
+}
+
+/// A decode step's fixed time: seconds per step, and seconds per layer over `layers` layers.
+#[derive(Clone, Copy)]
+struct Fixed {
+    step_s: f64,
+    layer_s: f64,
+    layers: f64,
+}
+
+impl Fixed {
+    const NONE: Fixed = Fixed {
+        step_s: 0.0,
+        layer_s: 0.0,
+        layers: 0.0,
+    };
+
+    /// The terms it sums, each as a count and the seconds of one: the layers, then the step.
+    fn terms(&self) -> [(f64, f64); 2] {
+        [(self.layers, self.layer_s), (1.0, self.step_s)]
+    }
+
+    fn seconds(&self) -> f64 {
+        self.terms().iter().map(|(n, s)| n * s).sum()
+    }
+
+    /// The same terms in words: "32 layers × 66 µs", "1.5 ms" (empty where there are none).
+    fn words(&self) -> String {
+        let [(layers, layer_s), (_, step_s)] = self.terms();
+        let mut parts = Vec::new();
+        if layers * layer_s > 0.0 {
+            parts.push(format!("{layers} layers × {:.0} µs", layer_s * 1e6));
+        }
+        if step_s > 0.0 {
+            parts.push(format!("{:.1} ms", step_s * 1e3));
+        }
+        parts.join(" + ")
+    }
 }
 
 impl Shares {
@@ -203,7 +241,11 @@ impl Shares {
             },
             experts: band(&eff.experts),
             compute: band(&path.share),
-            fixed_s: band(&eff.step_s) + layer_s * layers,
+            fixed: Fixed {
+                step_s: band(&eff.step_s),
+                layer_s,
+                layers,
+            },
         }
     }
 }
@@ -238,7 +280,10 @@ impl Step {
         } else {
             Bound::Memory
         };
-        (memory.max(math) + serial + offloaded + sh.fixed_s, bound)
+        (
+            memory.max(math) + serial + offloaded + sh.fixed.seconds(),
+            bound,
+        )
     }
 }
 
@@ -459,7 +504,7 @@ pub(super) fn speed(
             sheet,
             peaks,
             Shares {
-                fixed_s: 0.0,
+                fixed: Fixed::NONE,
                 ..unclocked
             },
         );
@@ -501,11 +546,10 @@ fn basis(
     shares: &Shares,
 ) -> String {
     let (sheet, peak, host) = peaks;
-    let step_s = shares.fixed_s;
     let gb = |bytes: f64| format!("{:.2} GB", bytes / 1e9);
     // A backend fitted with no fixed time (ROCm on a Radeon) names none.
-    let launches = if step_s > 0.0 {
-        format!(", plus {:.1} ms of kernel launches", step_s * 1e3)
+    let launches = if shares.fixed.seconds() > 0.0 {
+        format!(", plus {} of kernel launches", shares.fixed.words())
     } else {
         String::new()
     };

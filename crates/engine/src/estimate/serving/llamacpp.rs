@@ -99,10 +99,18 @@ pub(super) struct LlamaCpp;
 /// (calibration/speed-measured.csv; the `fit` rows of speed-scenarios.csv): 97% of the bandwidth
 /// and 2.1 ms a step. The fixed time is why a bandwidth share alone read the H100 at 51% and the
 /// RTX 4080 at 75%: on a fast card the same 3.8 GB take less time and the launches more of it.
+/// It is taken per layer, 65.6 µs (2.1 ms over those rows' 32 layers): Llama's decode graph has
+/// 22 nodes a layer (19 with flash attention) and about 4 a step (`build_attn`,
+/// `build_attn_mha`, src/llama-graph.cpp, ggml-org/llama.cpp@00395eb2; src/models/llama.cpp
+/// @069be0ae), each its own kernel but the few ggml-cuda fuses (`ggml_cuda_can_fuse`), and a
+/// CUDA graph saves the host's launches but still runs each kernel, so the time follows layers.
+/// The dense rows, all 32 layers, cannot split it; the MoE rows below (24, 36 and 48 layers),
+/// refitted with the experts' share, put 95–100% of it per layer (their squared relative error
+/// 0.473 all per step, 0.4375 all per layer).
 /// The band spans the shares the rows reach with the fixed time taken out, from 59% (the A100,
 /// speed-248, reads 59.4%: rounded outward, as 60% left that fit row below the band) to the
-/// datasheet's peak, and the fixed time from 2.1 ms down to the 1.3 ms the RTX
-/// 5090's row (speed-160) leaves beside its reads at the peak. Prefill through cuBLAS in fp16: 90% of the RTX 4090's fp16 peak for an F16 file
+/// datasheet's peak, and the fixed time from 65.6 µs a layer down to the 40.6 µs (1.3 ms over 32)
+/// the RTX 5090's row (speed-160) leaves beside its reads at the peak. Prefill through cuBLAS in fp16: 90% of the RTX 4090's fp16 peak for an F16 file
 /// (PR #4766, `pp 512` 11,048 t/s), 65% for quantized files when they were dequantized for
 /// cuBLAS (the same PR), 33% on a V100, whose quantized matmuls have no int8 tensor cores (the
 /// scoreboard). The other runtimes take these until calibration/ holds their own measurements.
@@ -111,8 +119,8 @@ pub(super) struct LlamaCpp;
 /// `MMVQ_MAX_BATCH_SIZE` tokens to `ggml_cuda_mul_mat_vec_q` with the `ids` tensor, one grid
 /// slice per chosen expert, each a small matrix (gpt-oss: 2880 × 2880) that fills the card less
 /// than a dense layer's, beside the router's top-k, softmax and weighting kernels. Set by least
-/// squares of the relative error, with the constants above fixed, on every other MoE decode row
-/// of speed-scenarios.csv in its order (14 rows: gpt-oss-20b and -120b, Qwen3-30B-A3B, on the
+/// squares of the relative error, with the constants above fixed (refitted with the time per
+/// layer: 54% still), on every other MoE decode row of speed-scenarios.csv in its order (14 rows: gpt-oss-20b and -120b, Qwen3-30B-A3B, on the
 /// RTX 5090, RTX 4080 Super, RTX 5070 Ti, RTX PRO 6000 and DGX Spark); nine are the DGX Spark's,
 /// whose dense rows also read 12–23% fast, which pulls the share down. The band's low end is
 /// the share the slowest fit row (speed-820, build b6761) leaves.
@@ -121,8 +129,8 @@ pub const LLAMA_CPP_CUDA: Efficiency = Efficiency {
     attention: Band::new(0.59, 0.97, 1.0),
     experts: Band::new(0.30, 0.54, 1.0),
     compute: Band::new(0.33, 0.65, 0.90),
-    step_s: Band::new(2.1e-3, 2.1e-3, 1.3e-3),
-    layer_s: NO_LAYER_TIME,
+    step_s: NO_STEP_TIME,
+    layer_s: Band::new(65.6e-6, 65.6e-6, 40.6e-6),
     clocked: None,
 };
 
@@ -132,12 +140,13 @@ pub const LLAMA_CPP_CUDA: Efficiency = Efficiency {
 /// builds), so every kernel of a step is launched from the host. The kernels are CUDA's, so
 /// only the fixed time changes: 3.4 ms a step, [`LLAMA_CPP_CUDA`]'s 2.1 ms plus the 1.3 ms the
 /// one fit row on such a card (the V100's `tg128`, speed-194) leaves beside CUDA's reads and
-/// step time. That row was among those CUDA's constants were fitted on; they were not refitted
-/// without it. The band's fast end is CUDA's, as with graphs. PR #25749 (opened 2026-07-16,
+/// step time, taken per layer as CUDA's is (106 µs, over its 32 layers): each kernel launched
+/// from the host. That row was among those CUDA's constants were fitted on; they were not
+/// refitted without it. The band's fast end is CUDA's, as with graphs. PR #25749 (opened 2026-07-16,
 /// its first build not pinned here) captures graphs on Volta and Turing too; builds after it
 /// read those cards slower than they run.
 pub const LLAMA_CPP_CUDA_PRE_AMPERE: Efficiency = Efficiency {
-    step_s: Band::new(3.4e-3, 3.4e-3, 1.3e-3),
+    layer_s: Band::new(106e-6, 106e-6, 40.6e-6),
     ..LLAMA_CPP_CUDA
 };
 
@@ -150,18 +159,23 @@ pub const LLAMA_CPP_CUDA_PRE_AMPERE: Efficiency = Efficiency {
 /// band spans the rows' shares with the fixed time taken out, from 64% (speed-038 reads 64.5%,
 /// rounded outward: 65% left that fit row below the band) to the peak,
 /// and the fixed time from 6.0 ms down to the 5.0 ms the M4 Max's Q4_0 row (speed-158) leaves
-/// beside its reads at the peak.
+/// beside its reads at the peak. Taken per layer as [`LLAMA_CPP_CUDA`]'s is: 187.5 µs (down to
+/// 156 µs), 6.0 ms over the 32 layers; ggml-metal encodes the same graph's nodes, one dispatch
+/// each. The three MoE fit rows (gpt-oss-20b, 24 layers) refitted with the experts' share put
+/// all of it per layer or more (squared relative error 0.0389 per step, 0.0197 per layer;
+/// the 2024 builds' 8B and 70B rows found the same, [`LLAMA_CPP_METAL_2024`]).
 /// Prefill keeps CUDA's shares: the only Apple rows with a stated throughput (the 76-core M2
 /// Ultra's pp512, speed-085/087/089) lie within 8% of them. Routed experts are read through
-/// `kernel_mul_mv_id` (ggml/src/ggml-metal/ggml-metal.metal) at 79% (60% to the peak), set as
-/// CUDA's on every other Apple MoE decode row (gpt-oss-20b on the M3 Ultra, M4 Max, M1 Pro).
+/// `kernel_mul_mv_id` (ggml/src/ggml-metal/ggml-metal.metal) at 61% (53% to the peak), set as
+/// CUDA's on every other Apple MoE decode row (gpt-oss-20b on the M3 Ultra, M4 Max, M1 Pro),
+/// with the time per layer (79% with 6.0 ms a step).
 pub const LLAMA_CPP_METAL: Efficiency = Efficiency {
     bandwidth: Band::new(0.64, 0.93, 1.0),
     attention: Band::new(0.64, 0.93, 1.0),
-    experts: Band::new(0.60, 0.79, 1.0),
+    experts: Band::new(0.53, 0.61, 1.0),
     compute: LLAMA_CPP_CUDA.compute,
-    step_s: Band::new(6.0e-3, 6.0e-3, 5.0e-3),
-    layer_s: NO_LAYER_TIME,
+    step_s: NO_STEP_TIME,
+    layer_s: Band::new(187.5e-6, 187.5e-6, 156e-6),
     clocked: None,
 };
 
@@ -221,8 +235,8 @@ pub const LLAMA_CPP_VULKAN: Efficiency = Efficiency {
     clocked: None,
 };
 
-/// No fixed time per layer: the dense rows a constant was set from all ran 32-layer models, which
-/// cannot tell a time per layer from one per step; the step's holds it. Likewise their `tg128`
+/// No fixed time per layer: the rows a constant was set from all ran 32-layer models, which
+/// cannot tell a time per layer from one per step (ROCm, Vulkan); the step's holds it. Likewise their `tg128`
 /// runs read too short a cache to tell its share from the weights', so `attention` repeats
 /// `bandwidth` in those constants, and `experts` does where no MoE row was fitted (ROCm, Vulkan,
 /// the 2024 builds).
