@@ -374,7 +374,7 @@ const SPEED_FIT_MEDIAN_MAX_PCT: &[(&str, f64)] = &[
         14.5,
     ), // today 13.4 (11 rows)
     ("llama.cpp CUDA prefill, dense, consumer tokens/s", 7.5), // today 6.8 (25 rows)
-    ("llama.cpp CUDA prefill, dense, data-centre tokens/s", 10.5), // today 9.7 (43 rows)
+    ("llama.cpp CUDA prefill, dense, data-centre tokens/s", 11.0), // today 10.3 (43 rows)
     (
         "llama.cpp Metal decode, memory-bound, dense, apple tokens/s",
         6.5,
@@ -419,7 +419,7 @@ const SPEED_HELD_OUT: &[(&str, Option<bool>, f64, usize, f64)] = &[
     ("prefill_tokens_per_s", None, 14.2, 100, 0.0), // today 13.6% over 100 rows
     ("output_tokens_per_s", None, 11.4, 72, 0.51), // today 10.7% over 72 rows, 37 in the band
     ("decode_tokens_per_s", Some(false), 7.3, 178, 0.88), // today 6.8% over 178 rows, 157 in the band
-    ("prefill_tokens_per_s", Some(false), 13.9, 96, 0.0), // today 13.3% over 96 rows
+    ("prefill_tokens_per_s", Some(false), 13.2, 96, 0.0), // today 12.6% over 96 rows
     ("output_tokens_per_s", Some(false), 11.3, 64, 0.51), // today 10.6% over 64 rows, 33 in the band
     ("decode_tokens_per_s", Some(true), 8.2, 17, 0.94),   // today 7.5% over 17 rows, 17 in the band
     ("output_tokens_per_s", Some(true), 18.0, 8, 0.50),   // today 17.0% over 8 rows, 4 in the band

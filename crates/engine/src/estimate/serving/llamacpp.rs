@@ -367,7 +367,7 @@ pub const LLAMA_CPP_MMQ: Band = Band::new(0.07, 0.24, 0.375);
 /// of that peak run from 7% to 37.5%. Set by least squares of the relative error of every
 /// `LLAMA_CPP_MMQ` row (all ten on cards with SMs and a clock); the band spans what those rows
 /// reach, rounded outward.
-pub const MMQ_SM_OPS_PER_CYCLE: Band = Band::new(380.0, 474.0, 660.0);
+pub const MMQ_SM_OPS_PER_CYCLE: Band = Band::new(380.0, 477.0, 660.0);
 
 /// MMQ's share of the card's int8 peak: [`MMQ_SM_OPS_PER_CYCLE`] over the peak per SM-cycle
 /// where the sheet states SMs and a boost clock, else [`LLAMA_CPP_MMQ`].
