@@ -577,6 +577,13 @@ pub const GPUS: &[Gpu] = &[
         .sheet(V100_SXM2),
     gpu("rtx-5070-ti", "GeForce RTX 5070 Ti 16GB", 16.0, Some(16303))
         .sheet(bandwidth_only(896.0, 64.0, RTX_50)),
+    gpu(
+        "rtx-5060-ti-16",
+        "GeForce RTX 5060 Ti 16GB",
+        16.0,
+        Some(16311),
+    )
+    .sheet(bandwidth_only(448.0, 32.0, GEFORCE_MORE)),
     gpu("rtx-4080", "GeForce RTX 4080 16GB", 16.0, Some(16376)).sheet(
         datasheet(
             [716.8, 97.5, 194.9, 389.9, 0.0, 32.0],
@@ -608,11 +615,6 @@ pub const GPUS: &[Gpu] = &[
     gpu("rx-9070", "Radeon RX 9070 16GB", 16.0, None).sheet(bandwidth_only(640.0, 64.0, RX_9070)),
     gpu("rx-9070-xt", "Radeon RX 9070 XT 16GB", 16.0, None)
         .sheet(bandwidth_only(640.0, 64.0, RX_9070)),
-    gpu("rtx-5060-ti-16", "GeForce RTX 5060 Ti 16GB", 16.0, None).sheet(bandwidth_only(
-        448.0,
-        32.0,
-        GEFORCE_MORE,
-    )),
     apple("m2-24", "Apple M2 24GB (unified)", 24.0).sheet(mac(100.0, 0.0, M2)),
     apple("m3-24", "Apple M3 24GB (unified)", 24.0).sheet(mac(100.0, 0.0, M3)),
     apple("m4-24", "Apple M4 24GB (unified)", 24.0).sheet(mac(120.0, 0.0, M4)),
@@ -637,6 +639,13 @@ pub const GPUS: &[Gpu] = &[
         "NVIDIA L4 datasheet (300 GB/s; its sparse BF16 242, FP8 485, INT8 485 halved); \
          PCIe 4.0 x16 (64 GB/s both ways)",
     )),
+    gpu(
+        "rtx-pro-4000",
+        "RTX PRO 4000 Blackwell 24GB",
+        24.0,
+        Some(24467),
+    )
+    .sheet(bandwidth_only(672.0, 64.0, RTX_PRO_4000)),
     gpu("rtx-4090", "GeForce RTX 4090 24GB", 24.0, Some(24564)).sheet(
         datasheet(
             [1008.0, 165.2, 330.3, 660.6, 0.0, 32.0],
@@ -692,11 +701,6 @@ pub const GPUS: &[Gpu] = &[
     gpu("tesla-m40-24", "Tesla M40 24GB", 24.0, None)
         .pre_turing()
         .sheet(bandwidth_only(288.0, 16.0, TESLA_OLD)),
-    gpu("rtx-pro-4000", "RTX PRO 4000 Blackwell 24GB", 24.0, None).sheet(bandwidth_only(
-        672.0,
-        64.0,
-        RTX_PRO_4000,
-    )),
     apple("m3-pro-36", "Apple M3 Pro 36GB (unified)", 36.0).sheet(mac(150.0, 0.0, M3_PRO)),
     apple("m3-max-36", "Apple M3 Max 36GB (unified)", 36.0).sheet(mac(300.0, 0.0, M3_MAX_30)),
     apple("m4-max-36", "Apple M4 Max 36GB (unified)", 36.0).sheet(mac(410.0, 0.0, M4_MAX_32)),
