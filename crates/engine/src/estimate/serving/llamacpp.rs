@@ -114,25 +114,58 @@ pub(super) struct LlamaCpp;
 /// (PR #4766, `pp 512` 11,048 t/s), 65% for quantized files when they were dequantized for
 /// cuBLAS (the same PR), 33% on a V100, whose quantized matmuls have no int8 tensor cores (the
 /// scoreboard). The other runtimes take these until calibration/ holds their own measurements.
-/// A mixture of experts' routed experts are read at 54% of the bandwidth (30% to the peak):
+/// A mixture of experts' routed experts are read at 53% of the bandwidth (30% to the peak):
 /// `ggml_cuda_mul_mat_id` (ggml/src/ggml-cuda/ggml-cuda.cu) sends a batch of up to
 /// `MMVQ_MAX_BATCH_SIZE` tokens to `ggml_cuda_mul_mat_vec_q` with the `ids` tensor, one grid
 /// slice per chosen expert, each a small matrix (gpt-oss: 2880 × 2880) that fills the card less
 /// than a dense layer's, beside the router's top-k, softmax and weighting kernels. Set by least
 /// squares of the relative error, with the constants above fixed (refitted with the time per
-/// layer: 54% still), on every other MoE decode row of speed-scenarios.csv in its order (14 rows: gpt-oss-20b and -120b, Qwen3-30B-A3B, on the
-/// RTX 5090, RTX 4080 Super, RTX 5070 Ti, RTX PRO 6000 and DGX Spark); nine are the DGX Spark's,
+/// layer: 54% still; 53% with flash attention's shorter layer, below), on every other MoE decode row of speed-scenarios.csv in its order (14 rows: gpt-oss-20b and -120b, Qwen3-30B-A3B, on the
+/// RTX 5090, RTX 4080 Super, RTX 5070 Ti, RTX PRO 6000 and DGX Spark); ten are the DGX Spark's,
 /// whose dense rows also read 12–23% fast, which pulls the share down. The band's low end is
 /// the share the slowest fit row (speed-820, build b6761) leaves.
 pub const LLAMA_CPP_CUDA: Efficiency = Efficiency {
     bandwidth: Band::new(0.59, 0.97, 1.0),
     attention: Band::new(0.59, 0.97, 1.0),
-    experts: Band::new(0.30, 0.54, 1.0),
+    experts: Band::new(0.30, 0.53, 1.0),
     compute: Band::new(0.33, 0.65, 0.90),
     step_s: NO_STEP_TIME,
     layer_s: Band::new(65.6e-6, 65.6e-6, 40.6e-6),
     clocked: None,
 };
+
+/// The nodes of one layer of Llama's decode graph (src/models/llama.cpp @069be0ae; `build_attn`,
+/// `build_attn_mha` and `build_ffn` in src/llama-graph.cpp @00395eb2): `rms_norm` and its `mul`,
+/// the Q, K and V matmuls, two `rope`s, two `set_rows` into the cache, K·Q, `soft_max_ext`,
+/// V·KQ and a `cont`, the output matmul, a residual `add`, the FFN's `rms_norm`, `mul`, up and
+/// gate matmuls, `swiglu`, down matmul and another `add`.
+const LAYER_NODES: f64 = 22.0;
+
+/// The same layer under flash attention: one `flash_attn_ext` in place of K·Q, `soft_max_ext`,
+/// V·KQ and `cont`.
+const LAYER_NODES_FLASH_ATTN: f64 = 19.0;
+
+/// A backend's decode under flash attention: each layer launches 19 kernels where it launched
+/// 22, so its fixed time per layer (in seconds, or in cycles where clocked) is 19/22 of the
+/// time the constants were set at without it. The ratio is the source's, not fitted; a mixture
+/// of experts' layer has more nodes (its router), so it overstates their saving a little. The
+/// ten fit rows run with `-fa 1` (the DGX Spark's, b6761 and b6918) barely tell it apart: with
+/// the experts' share refitted by its rule (53%) the squared relative error of CUDA's 14 MoE
+/// fit rows goes from 0.4390 to 0.4381 (docs/speed.md, "A fixed time per layer").
+fn with_flash_attention(eff: Efficiency) -> Efficiency {
+    let scale = |b: Band| {
+        let f = LAYER_NODES_FLASH_ATTN / LAYER_NODES;
+        Band::new(b.low * f, b.typical * f, b.high * f)
+    };
+    Efficiency {
+        layer_s: scale(eff.layer_s),
+        clocked: eff.clocked.map(|c| Clocked {
+            layer_cycles: scale(c.layer_cycles),
+            ..c
+        }),
+        ..eff
+    }
+}
 
 /// llama.cpp's CUDA backend on a card older than Ampere (`Gpu::pre_ampere`), where ggml-cuda
 /// captures no CUDA graph: `ggml_backend_cuda_graph_compute` sets `disable_due_to_gpu_arch`
@@ -510,7 +543,7 @@ impl RuntimeSpeed for LlamaCpp {
     /// builds before [`Rule::MmqTensorCores`] have their own.
     fn efficiency(&self, s: &Scenario, r: &Resolved) -> Efficiency {
         let current = Rules::new(s.llama_cpp_build).applies(Rule::MmqTensorCores);
-        match r.gpu {
+        let eff = match r.gpu {
             Some(g) if g.is_mac() && current => LLAMA_CPP_METAL,
             Some(g) if g.is_mac() => LLAMA_CPP_METAL_2024,
             _ if s.gpu_backend == GpuBackend::Vulkan => LLAMA_CPP_VULKAN,
@@ -520,6 +553,11 @@ impl RuntimeSpeed for LlamaCpp {
             _ if current => LLAMA_CPP_CUDA,
             _ if s.quant.default_type().is_quantized() => LLAMA_CPP_CUDA_2024_MMVQ,
             _ => LLAMA_CPP_CUDA_2024,
+        };
+        if s.flash_attn {
+            with_flash_attention(eff)
+        } else {
+            eff
         }
     }
 
@@ -1827,11 +1865,12 @@ mod tests {
         }
     }
 
-    /// The efficiency llama.cpp's rules give a scenario of Llama 3.1 8B on `gpu`.
+    /// The efficiency llama.cpp's rules give a scenario of Llama 3.1 8B on `gpu`, without flash
+    /// attention.
     fn efficiency_of(gpu: &str, quant: &str, build: &str) -> Efficiency {
         let (s, errors) = crate::query::scenario_from_query(&format!(
             "model=llama-3.1-8b&mode=inference&runtime=llama.cpp&gpu={gpu}&quant={quant}\
-             &llama-cpp-build={build}"
+             &flash-attn=false&llama-cpp-build={build}"
         ));
         assert!(errors.is_empty(), "{errors:?}");
         let r = s.resolve().expect("the scenario resolves");
@@ -1867,5 +1906,29 @@ mod tests {
         // Builds since int8 MMQ keep one unclocked constant whatever the file.
         assert_eq!(efficiency_of("a100-80", "F16", "latest"), LLAMA_CPP_CUDA);
         assert_eq!(efficiency_of("a100-80", "Q4_K_M", "latest"), LLAMA_CPP_CUDA);
+    }
+
+    #[test]
+    fn flash_attention_launches_19_of_a_layers_22_kernels() {
+        let (s, errors) = crate::query::scenario_from_query(
+            "model=llama-3.1-8b&mode=inference&runtime=llama.cpp&gpu=a100-80&flash-attn=true",
+        );
+        assert!(errors.is_empty(), "{errors:?}");
+        let r = s.resolve().expect("the scenario resolves");
+        let eff = LlamaCpp.efficiency(&s, &r);
+        let off = efficiency_of("a100-80", "Q4_K_M", "latest");
+        assert!((eff.layer_s.typical / off.layer_s.typical - 19.0 / 22.0).abs() < 1e-12);
+        assert!((eff.layer_s.high / off.layer_s.high - 19.0 / 22.0).abs() < 1e-12);
+        assert_eq!(
+            Efficiency {
+                layer_s: off.layer_s,
+                ..eff
+            },
+            off
+        );
+        // A 2024 build's time per layer is in cycles, and shortens the same way.
+        let cycles = |e: Efficiency| e.clocked.map(|c| c.layer_cycles.typical).unwrap_or(0.0);
+        let clocked = with_flash_attention(LLAMA_CPP_CUDA_2024);
+        assert!((cycles(clocked) / cycles(LLAMA_CPP_CUDA_2024) - 19.0 / 22.0).abs() < 1e-12);
     }
 }
