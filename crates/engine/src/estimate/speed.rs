@@ -5,7 +5,7 @@
 //! `mul_mat_id` kernels at their own share of the bandwidth) and each request's cache at its
 //! current length, and does `2 × active parameters` FLOPs per token plus attention's; it takes
 //! whichever of the reads (at the card's bandwidth) and the FLOPs (at its tensor throughput) is
-//! slower, plus a fixed time per step or per layer. Without flash attention the cache is read at
+//! slower, plus a fixed time per layer. Without flash attention the cache is read at
 //! its own share of the bandwidth. Prefill does the prompt's FLOPs, which attention makes grow
 //! with the prompt's square, against compute; without flash attention it also writes and reads
 //! every attention score (f32, then f16), and a path that dequantizes the weights for its GEMMs
@@ -22,8 +22,8 @@ use crate::scenario::{Resolved, Scenario};
 use crate::units::group_thousands;
 use serde::{Deserialize, Serialize};
 
-/// What a runtime reaches of the card's peaks: low, typical and high shares, and the time a
-/// decode step takes whatever it reads.
+/// What a runtime reaches of the card's peaks: low, typical and high shares, and the time each
+/// layer of a decode step takes whatever it reads.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Efficiency {
     /// Of the memory bandwidth, in a decode step.
@@ -37,14 +37,10 @@ pub struct Efficiency {
     pub experts: Band,
     /// Of the tensor throughput, in prefill.
     pub compute: Band,
-    /// Seconds a decode step adds to its reads and FLOPs: launching and synchronising its
-    /// kernels, which no bandwidth shortens. It dominates a step that reads little (a small
+    /// Seconds each layer adds to a decode step's reads and FLOPs: launching and synchronising
+    /// its kernels, which no bandwidth shortens. It dominates a step that reads little (a small
     /// model, a mixture of experts' few active experts, a fast card). Its `low` is the slow
     /// end, the longest time, and `high` the shortest.
-    pub step_s: Band,
-    /// Seconds each layer adds to a decode step the same way, where the rows a runtime's
-    /// constants were set from tell a per-layer time from a per-step one (their models differ
-    /// in depth); 0 where they cannot.
     pub layer_s: Band,
     /// Where set, and the card's sheet states its SMs and boost clock, these replace
     /// `bandwidth` and `layer_s`.
@@ -165,41 +161,26 @@ struct Shares {
     fixed: Fixed,
 }
 
-/// A decode step's fixed time: seconds per step, and seconds per layer over `layers` layers.
+/// A decode step's fixed time: seconds per layer over `layers` layers.
 #[derive(Clone, Copy)]
 struct Fixed {
-    step_s: f64,
     layer_s: f64,
     layers: f64,
 }
 
 impl Fixed {
     const NONE: Fixed = Fixed {
-        step_s: 0.0,
         layer_s: 0.0,
         layers: 0.0,
     };
 
-    /// The terms it sums, each as a count and the seconds of one: the layers, then the step.
-    fn terms(&self) -> [(f64, f64); 2] {
-        [(self.layers, self.layer_s), (1.0, self.step_s)]
-    }
-
     fn seconds(&self) -> f64 {
-        self.terms().iter().map(|(n, s)| n * s).sum()
+        self.layers * self.layer_s
     }
 
-    /// The same terms in words: "32 layers × 66 µs", "1.5 ms" (empty where there are none).
+    /// The same product in words: "32 layers × 66 µs".
     fn words(&self) -> String {
-        let [(layers, layer_s), (_, step_s)] = self.terms();
-        let mut parts = Vec::new();
-        if layers * layer_s > 0.0 {
-            parts.push(format!("{layers} layers × {:.0} µs", layer_s * 1e6));
-        }
-        if step_s > 0.0 {
-            parts.push(format!("{:.1} ms", step_s * 1e3));
-        }
-        parts.join(" + ")
+        format!("{} layers × {:.0} µs", self.layers, self.layer_s * 1e6)
     }
 }
 
@@ -241,11 +222,7 @@ impl Shares {
             },
             experts: band(&eff.experts),
             compute: band(&path.share),
-            fixed: Fixed {
-                step_s: band(&eff.step_s),
-                layer_s,
-                layers,
-            },
+            fixed: Fixed { layer_s, layers },
         }
     }
 }

@@ -129,7 +129,6 @@ pub const LLAMA_CPP_CUDA: Efficiency = Efficiency {
     attention: Band::new(0.59, 0.97, 1.0),
     experts: Band::new(0.30, 0.53, 1.0),
     compute: Band::new(0.33, 0.65, 0.90),
-    step_s: NO_STEP_TIME,
     layer_s: Band::new(65.6e-6, 65.6e-6, 40.6e-6),
     clocked: None,
 };
@@ -207,7 +206,6 @@ pub const LLAMA_CPP_METAL: Efficiency = Efficiency {
     attention: Band::new(0.64, 0.93, 1.0),
     experts: Band::new(0.53, 0.61, 1.0),
     compute: LLAMA_CPP_CUDA.compute,
-    step_s: NO_STEP_TIME,
     layer_s: Band::new(187.5e-6, 187.5e-6, 156e-6),
     clocked: None,
 };
@@ -221,7 +219,8 @@ pub const LLAMA_CPP_METAL: Efficiency = Efficiency {
 /// rows for Llama 2 7B Q4_0 (discussion #15021) on every other Radeon in speed-measured.csv's
 /// order (RX 7900 XTX, RX 9070, Radeon AI PRO R9700; the `fit` rows of speed-scenarios.csv):
 /// 62% of the bandwidth and no fixed time, as two of the three read at one bandwidth (640 GB/s)
-/// and cannot tell a fixed time from a lower share. The band spans the fit rows' shares,
+/// and cannot tell a fixed time from a lower share; where one is fitted (the Instinct cards',
+/// below) it is per layer, as CUDA's is, since the HIP build is ggml-cuda's own code. The band spans the fit rows' shares,
 /// rounded outward: from 55% (the R9700) to the peak. Prefill keeps CUDA's shares; AMD states
 /// no dense matrix throughput for these cards, so none is predicted.
 pub const LLAMA_CPP_ROCM: Efficiency = Efficiency {
@@ -229,8 +228,7 @@ pub const LLAMA_CPP_ROCM: Efficiency = Efficiency {
     attention: Band::new(0.55, 0.62, 1.0),
     experts: Band::new(0.55, 0.62, 1.0),
     compute: LLAMA_CPP_CUDA.compute,
-    step_s: Band::new(0.0, 0.0, 0.0),
-    layer_s: NO_LAYER_TIME,
+    layer_s: Band::new(0.0, 0.0, 0.0),
     clocked: None,
 };
 
@@ -238,14 +236,22 @@ pub const LLAMA_CPP_ROCM: Efficiency = Efficiency {
 /// `mul_mat_vec_q` runs the GCN table of the same mmvq.cu (two 64-lane warps a block at batch
 /// 1). Fitted as [`LLAMA_CPP_ROCM`] on every other Instinct card of the ROCm scoreboard in
 /// speed-measured.csv's order (MI210, MI50): 67% of the bandwidth and 4.6 ms a step. Both rows
-/// reach 67% with that time taken out, so the band runs from the fit to the peak.
+/// reach 67% with that time taken out, so the band runs from the fit to the peak. Taken per
+/// layer as [`LLAMA_CPP_CUDA`]'s is, 144 µs (4.6 ms over the rows' 32 layers): the HIP build
+/// compiles ggml-cuda's sources (`GGML_SOURCES_ROCM` globs `../ggml-cuda/*.cu`,
+/// ggml/src/ggml-hip/CMakeLists.txt, ggml-org/llama.cpp@a04f285f), so it launches a kernel per
+/// node of the same graph, without HIP graphs unless built with `GGML_HIP_GRAPHS`. Its rows
+/// cannot tell per layer from per step; CUDA's and Metal's MoE rows can, and found per layer.
 pub const LLAMA_CPP_ROCM_WAVE64: Efficiency = Efficiency {
     bandwidth: Band::new(0.67, 0.67, 1.0),
     attention: Band::new(0.67, 0.67, 1.0),
     experts: Band::new(0.67, 0.67, 1.0),
     compute: LLAMA_CPP_CUDA.compute,
-    step_s: Band::new(4.6e-3, 4.6e-3, 4.6e-3),
-    layer_s: NO_LAYER_TIME,
+    layer_s: Band::new(
+        4.6e-3 / SCOREBOARD_LAYERS,
+        4.6e-3 / SCOREBOARD_LAYERS,
+        4.6e-3 / SCOREBOARD_LAYERS,
+    ),
     clocked: None,
 };
 
@@ -256,27 +262,31 @@ pub const LLAMA_CPP_ROCM_WAVE64: Efficiency = Efficiency {
 /// 4070 Ti, RTX 4070, RTX 5090, Radeon AI PRO R9700, RTX 3090, RX 9070): 91% of the bandwidth
 /// and 1.5 ms a step. The band spans the fit rows' shares with the fixed time taken out,
 /// rounded outward: from 80% (the RTX 4070) to the peak, and the fixed time from 1.5 ms down
-/// to the 0.93 ms the R9700's row leaves beside its reads at the peak. Prefill keeps CUDA's
-/// shares.
+/// to the 0.93 ms the R9700's row leaves beside its reads at the peak. Taken per layer as
+/// [`LLAMA_CPP_CUDA`]'s is, 47 µs (down to 29 µs; over the rows' 32 layers): ggml-vulkan runs the
+/// same graph and records one dispatch per node (`ggml_backend_vk_graph_compute` calls
+/// `ggml_vk_build_graph` for each of `cgraph->n_nodes`, submitting every 100 nodes or so,
+/// ggml/src/ggml-vulkan/ggml-vulkan.cpp, ggml-org/llama.cpp@80ec54e9). Its rows, all 32 layers,
+/// cannot tell per layer from per step; CUDA's and Metal's MoE rows can, and found per layer.
+/// Prefill keeps CUDA's shares.
 pub const LLAMA_CPP_VULKAN: Efficiency = Efficiency {
     bandwidth: Band::new(0.80, 0.91, 1.0),
     attention: Band::new(0.80, 0.91, 1.0),
     experts: Band::new(0.80, 0.91, 1.0),
     compute: LLAMA_CPP_CUDA.compute,
-    step_s: Band::new(1.5e-3, 1.5e-3, 0.93e-3),
-    layer_s: NO_LAYER_TIME,
+    layer_s: Band::new(
+        1.5e-3 / SCOREBOARD_LAYERS,
+        1.5e-3 / SCOREBOARD_LAYERS,
+        0.93e-3 / SCOREBOARD_LAYERS,
+    ),
     clocked: None,
 };
 
-/// No fixed time per layer: the rows a constant was set from all ran 32-layer models, which
-/// cannot tell a time per layer from one per step (ROCm, Vulkan); the step's holds it. Likewise their `tg128`
-/// runs read too short a cache to tell its share from the weights', so `attention` repeats
-/// `bandwidth` in those constants, and `experts` does where no MoE row was fitted (ROCm, Vulkan,
-/// the 2024 builds).
-const NO_LAYER_TIME: Band = Band::new(0.0, 0.0, 0.0);
-
-/// No fixed time per step, where one per layer holds it.
-const NO_STEP_TIME: Band = Band::new(0.0, 0.0, 0.0);
+/// The layers of the scoreboards' model, Llama 2 7B, over which a fixed time fitted per step on
+/// its rows alone (ROCm, Vulkan) is taken per layer. Those `tg128` runs also read too short a
+/// cache to tell its share from the weights', so `attention` repeats `bandwidth` in those
+/// constants, and `experts` does where no MoE row was fitted (ROCm, Vulkan, the 2024 builds).
+const SCOREBOARD_LAYERS: f64 = 32.0;
 
 /// llama.cpp's CUDA backend at the builds before [`Rule::MmqTensorCores`] (b2843 and older,
 /// May 2024), whose decode kernels, attention without flash attention and prefill path differ
@@ -319,7 +329,6 @@ pub const LLAMA_CPP_CUDA_2024: Efficiency = Efficiency {
     attention: Band::new(0.14, 0.33, 0.79),
     experts: Band::new(0.60, 0.90, 1.0),
     compute: Band::new(0.20, 0.34, 1.0),
-    step_s: NO_STEP_TIME,
     layer_s: Band::new(124e-6, 124e-6, 61e-6),
     clocked: Some(CLOCKED_2024),
 };
@@ -377,7 +386,6 @@ pub const LLAMA_CPP_METAL_2024: Efficiency = Efficiency {
     attention: Band::new(0.065, 0.11, 0.17),
     experts: Band::new(0.45, 0.66, 1.0),
     compute: LLAMA_CPP_METAL.compute,
-    step_s: NO_STEP_TIME,
     layer_s: Band::new(168e-6, 168e-6, 130e-6),
     clocked: None,
 };
