@@ -19,7 +19,7 @@ pub const FIT_CONSTANTS: &[&str] = &[
     "LLAMA_CPP_CUDA.bandwidth",
     "LLAMA_CPP_CUDA.compute",
     "LLAMA_CPP_CUDA.experts",
-    "LLAMA_CPP_CUDA_PRE_AMPERE.step_s",
+    "LLAMA_CPP_CUDA_PRE_AMPERE.layer_s",
     "LLAMA_CPP_CUDA_2024.bandwidth",
     "LLAMA_CPP_CUDA_2024.compute",
     "LLAMA_CPP_MMQ",
