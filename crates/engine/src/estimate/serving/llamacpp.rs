@@ -94,7 +94,8 @@ pub(super) struct LlamaCpp;
 
 /// llama.cpp's CUDA backend. Decode: a step reads the file at a share of the card's bandwidth
 /// and takes a fixed time besides, launching and synchronising its kernels. Both were set
-/// together, by least squares of the relative error, from the CUDA scoreboard's `tg128` rows for
+/// together, by least squares of the step time's relative error (linear in the share's inverse
+/// and the time; not the rate's, which runs to the peak), from the CUDA scoreboard's `tg128` rows for
 /// Llama 2 7B Q4_0 (discussion #15013) and PR #4766's F16 and Q8_0 rows on an RTX 4090
 /// (calibration/speed-measured.csv; the `fit` rows of speed-scenarios.csv): 97% of the bandwidth
 /// and 2.1 ms a step. The fixed time is why a bandwidth share alone read the H100 at 51% and the
