@@ -94,21 +94,26 @@ pub(super) struct LlamaCpp;
 
 /// llama.cpp's CUDA backend. Decode: a step reads the file at a share of the card's bandwidth and
 /// takes a fixed time besides, launching and synchronising its kernels. Both were set together, by
-/// least squares of the relative error, from the CUDA scoreboard's `tg128` rows for Llama 2 7B Q4_0
+/// least squares of the step time's relative error (linear in the share's inverse and the time; not
+/// the rate's, which runs to the peak), from the CUDA scoreboard's `tg128` rows for Llama 2 7B Q4_0
 /// (discussion #15013) and PR #4766's F16 and Q8_0 rows on an RTX 4090
 /// (calibration/speed-measured.csv; the `fit` rows of speed-scenarios.csv): 97% of the bandwidth
-/// and 2.1 ms a step. The fixed time is why a bandwidth share alone read the H100 at 51% and the
+/// and 2.1 ms a step. The rows that run these constants today are the scoreboard's ten on Ampere
+/// and newer (the V100's takes [`LLAMA_CPP_CUDA_PRE_AMPERE`], PR #4766's the 2024 builds'): the
+/// same rule on them runs past the peak (110.6% and 2.38 ms), so the share is held at the
+/// datasheet's peak, the band's high end, and the time refitted beside it: 100% and 2.096 ms (65.5
+/// µs over 32 layers). The fixed time is why a bandwidth share alone read the H100 at 51% and the
 /// RTX 4080 at 75%: on a fast card the same 3.8 GB take less time and the launches more of it. It
-/// is taken per layer, 65.6 µs (2.1 ms over those rows' 32 layers): Llama's decode graph has 22
-/// nodes a layer (19 with flash attention) and about 4 a step (`build_attn`, `build_attn_mha`,
+/// is taken per layer, 65.5 µs (over those rows' 32 layers): Llama's decode graph has 22 nodes a
+/// layer (19 with flash attention) and about 4 a step (`build_attn`, `build_attn_mha`,
 /// src/llama-graph.cpp, ggml-org/llama.cpp@00395eb2; src/models/llama.cpp @069be0ae), each its own
 /// kernel but the few ggml-cuda fuses (`ggml_cuda_can_fuse`), and a CUDA graph saves the host's
 /// launches but still runs each kernel, so the time follows layers. The dense rows, all 32 layers,
 /// cannot split it; the MoE rows below (24, 36 and 48 layers), refitted with the experts' share,
 /// put 95–100% of it per layer (their squared relative error 0.473 all per step, 0.4375 all per
 /// layer). The band spans the shares the rows reach with the fixed time taken out, from 59% (the
-/// A100, speed-248, reads 59.4%: rounded outward, as 60% left that fit row below the band) to the
-/// datasheet's peak, and the fixed time from 65.6 µs a layer down to the 40.6 µs (1.3 ms over 32)
+/// A100, speed-248, reads 59.2%: rounded outward, as 60% left that fit row below the band) to the
+/// datasheet's peak, and the fixed time from 65.5 µs a layer down to the 40.6 µs (1.3 ms over 32)
 /// the RTX 5090's row (speed-160) leaves beside its reads at the peak. Prefill through cuBLAS in
 /// fp16: 90% of the RTX 4090's fp16 peak for an F16 file (PR #4766, `pp 512` 11,048 t/s), 65% for
 /// quantized files when they were dequantized for cuBLAS (the same PR), 33% on a V100, whose
@@ -120,17 +125,17 @@ pub(super) struct LlamaCpp;
 /// matrix (gpt-oss: 2880 × 2880) that fills the card less than a dense layer's, beside the router's
 /// top-k, softmax and weighting kernels. Set by least squares of the relative error, with the
 /// constants above fixed (refitted with the time per layer: 54% still; 53% with flash attention's
-/// shorter layer, below), on every other MoE decode row of speed-scenarios.csv in its order (14
-/// rows: gpt-oss-20b and -120b, Qwen3-30B-A3B, on the RTX 5090, RTX 4080 Super, RTX 5070 Ti, RTX
-/// PRO 6000 and DGX Spark); ten are the DGX Spark's, whose dense rows also read 12–23% fast, which
-/// pulls the share down. The band's low end is the share the slowest fit row (speed-820, build
-/// b6761) leaves.
+/// shorter layer, below, and at the peak's share), on every other MoE decode row of
+/// speed-scenarios.csv in its order (14 rows: gpt-oss-20b and -120b, Qwen3-30B-A3B, on the RTX
+/// 5090, RTX 4080 Super, RTX 5070 Ti, RTX PRO 6000 and DGX Spark); ten are the DGX Spark's, whose
+/// dense rows also read 12–23% fast, which pulls the share down. The band's low end is the share
+/// the slowest fit row (speed-820, build b6761) leaves.
 pub const LLAMA_CPP_CUDA: Efficiency = Efficiency {
-    bandwidth: Band::new(0.59, 0.97, 1.0),
-    attention: Band::new(0.59, 0.97, 1.0),
+    bandwidth: Band::new(0.59, 1.0, 1.0),
+    attention: Band::new(0.59, 1.0, 1.0),
     experts: Band::new(0.30, 0.53, 1.0),
     compute: Band::new(0.33, 0.65, 0.90),
-    layer_s: Band::new(65.6e-6, 65.6e-6, 40.6e-6),
+    layer_s: Band::new(65.5e-6, 65.5e-6, 40.6e-6),
     clocked: None,
 };
 
@@ -171,14 +176,15 @@ fn with_flash_attention(eff: Efficiency) -> Efficiency {
 /// captures no CUDA graph: `ggml_backend_cuda_graph_compute` sets `disable_due_to_gpu_arch` below
 /// `GGML_CUDA_CC_AMPERE` (ggml/src/ggml-cuda/ggml-cuda.cu, as at the scoreboards' 2025 builds), so
 /// every kernel of a step is launched from the host. The kernels are CUDA's, so only the fixed time
-/// changes: 3.4 ms a step, [`LLAMA_CPP_CUDA`]'s 2.1 ms plus the 1.3 ms the one fit row on such a
-/// card (the V100's `tg128`, speed-194) leaves beside CUDA's reads and step time, taken per layer
-/// as CUDA's is (106 µs, over its 32 layers): each kernel launched from the host. That row was
-/// among those CUDA's constants were fitted on; they were not refitted without it. The band's fast
-/// end is CUDA's, as with graphs. PR #25749 (opened 2026-07-16, its first build not pinned here)
-/// captures graphs on Volta and Turing too; builds after it read those cards slower than they run.
+/// changes: 3.53 ms a step, [`LLAMA_CPP_CUDA`]'s 2.096 ms plus the 1.43 ms the one fit row on such
+/// a card (the V100's `tg128`, speed-194) leaves beside CUDA's reads and step time, taken per layer
+/// as CUDA's is (110 µs, over its 32 layers): each kernel launched from the host. That row was
+/// among those CUDA's constants were first fitted on; they were refitted without it. The band's
+/// fast end is CUDA's, as with graphs. PR #25749 (opened 2026-07-16, its first build not pinned
+/// here) captures graphs on Volta and Turing too; builds after it read those cards slower than they
+/// run.
 pub const LLAMA_CPP_CUDA_PRE_AMPERE: Efficiency = Efficiency {
-    layer_s: Band::new(106e-6, 106e-6, 40.6e-6),
+    layer_s: Band::new(110e-6, 110e-6, 40.6e-6),
     ..LLAMA_CPP_CUDA
 };
 
