@@ -15,6 +15,7 @@
 //! [`TensorPath`], named in its rules, and the band spans their low and high.
 
 use super::component::ComponentId;
+use super::links::{Parallel, Traffic};
 use super::serving::{Deployment, KvLayout, Serving};
 use super::stack::Component;
 use crate::gpu_catalogue::Datasheet;
@@ -264,6 +265,23 @@ impl Step {
     }
 }
 
+impl Step {
+    /// The step of a pipeline whose every stage does this one's work in turn: their reads and
+    /// FLOPs added (the planned GPU's weights once a stage, less what that over-counts); what
+    /// the host holds is read once.
+    fn through(self, p: &Parallel) -> Step {
+        let n = f64::from(p.stages.max(1));
+        Step {
+            gpu_bytes: self.gpu_bytes * n - p.overcount_bytes,
+            expert_bytes: self.expert_bytes * n,
+            cache_bytes: self.cache_bytes * n,
+            serial_bytes: self.serial_bytes * n,
+            flops: self.flops * n,
+            ..self
+        }
+    }
+}
+
 /// The model's weights as a step reads them.
 struct Weights {
     /// On the GPU, without the routed experts.
@@ -452,7 +470,12 @@ pub(super) fn speed(
 ) -> Result<Speed, Option<String>> {
     let sheet = datasheet(s, r)?;
     let eff = s.runtime.speed().efficiency(s, r);
-    let d = Deployment::new(s, r);
+    let par = s.runtime.speed().parallel(s, r);
+    let d = Deployment {
+        tp: par.tp,
+        pp: par.stages,
+        ..Deployment::new(s, r)
+    };
     let layout = KvLayout::new(r, &d);
     let w = Weights::new(r, components, serving);
     let host = s
@@ -462,6 +485,8 @@ pub(super) fn speed(
     let peaks = (path.peak, host);
     let (prompt, output, context) = lengths(s);
     let b = f64::from(s.concurrency.unwrap_or(s.batch).max(1));
+    // The requests split into the batches in flight; each passes every stage.
+    let micro = (b / f64::from(par.in_flight.max(1))).ceil();
     let layers = f64::from(r.arch.layers);
     // Without a published throughput there is no prefill to time, and output is decoding alone.
     let prefill_known = path.peak > 0.0;
@@ -470,8 +495,15 @@ pub(super) fn speed(
         &w,
         (prompt, f64::from(s.ubatch_size)),
         (&path, s.flash_attn),
+    )
+    .through(&par);
+    let decode = decode_step(r, &d, &w, &layout, micro, context).through(&par);
+    let link = sheet.link_bytes_per_s;
+    let (prefill_link, decode_traffic) = (
+        Traffic::new(&par, r, prompt).seconds(link),
+        Traffic::new(&par, r, micro),
     );
-    let decode = decode_step(r, &d, &w, &layout, b, context);
+    let decode_link = decode_traffic.seconds(link);
     let run = |band: fn(&Band) -> f64| {
         let shares = Shares::at(band, (&eff, &path, Some(sheet)), s.flash_attn, layers);
         // Prefill's compute shares were set from whole prompts, their fixed time included, and
@@ -485,7 +517,9 @@ pub(super) fn speed(
                 ..unclocked
             },
         );
+        let prefill = prefill + prefill_link;
         let (step, bound) = decode.seconds(sheet, peaks, shares);
+        let step = step + decode_link;
         // Every request's prefill, then its output one step at a time with the others; without
         // a prompt, decoding alone.
         let output_rate = match output.filter(|_| prefill_known) {
@@ -504,7 +538,8 @@ pub(super) fn speed(
         low: run(|b| b.low).3,
         high: run(|b| b.high).3,
         concurrency: b as u32,
-        basis: basis(&decode, bound, (sheet, path.peak, host), b, &typical),
+        basis: basis(&decode, bound, (sheet, path.peak, host), micro, &typical)
+            + &decode_traffic.words(link),
         measure: s.runtime.speed().bench_command(
             prompt as u32,
             output.map_or(DECODE_BENCH_TOKENS, |o| o as u32),
