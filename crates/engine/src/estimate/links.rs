@@ -38,17 +38,6 @@ pub struct Parallel {
     pub overcount_bytes: f64,
 }
 
-impl Parallel {
-    /// One GPU.
-    pub const NONE: Parallel = Parallel {
-        tp: 1,
-        stages: 1,
-        in_flight: 1,
-        activation_bytes: 2.0,
-        overcount_bytes: 0.0,
-    };
-}
-
 /// All-reduces a tensor-parallel layer makes: after the attention's output projection and after
 /// the MLP's down projection (or the experts).
 pub const ALL_REDUCES_PER_LAYER: f64 = 2.0;

@@ -460,6 +460,16 @@ fn datasheet(s: &Scenario, r: &Resolved) -> Result<&'static Datasheet, Option<St
     })
 }
 
+/// The deployment a step is timed on: the runtime's own ranks and stages (llama.cpp splits by
+/// layer whatever `sharding` says).
+fn deployment(s: &Scenario, r: &Resolved, par: &Parallel) -> Deployment {
+    Deployment {
+        tp: par.tp,
+        pp: par.stages,
+        ..Deployment::new(s, r)
+    }
+}
+
 /// The scenario's speed, or the note saying why there is none (none to say for training, which
 /// has no speed model yet, or without a catalogue GPU).
 pub(super) fn speed(
@@ -471,11 +481,7 @@ pub(super) fn speed(
     let sheet = datasheet(s, r)?;
     let eff = s.runtime.speed().efficiency(s, r);
     let par = s.runtime.speed().parallel(s, r);
-    let d = Deployment {
-        tp: par.tp,
-        pp: par.stages,
-        ..Deployment::new(s, r)
-    };
+    let d = deployment(s, r, &par);
     let layout = KvLayout::new(r, &d);
     let w = Weights::new(r, components, serving);
     let host = s
@@ -498,12 +504,10 @@ pub(super) fn speed(
     )
     .through(&par);
     let decode = decode_step(r, &d, &w, &layout, micro, context).through(&par);
-    let link = sheet.link_bytes_per_s;
-    let (prefill_link, decode_traffic) = (
-        Traffic::new(&par, r, prompt).seconds(link),
-        Traffic::new(&par, r, micro),
+    let (traffic, link) = (
+        |tokens| Traffic::new(&par, r, tokens),
+        sheet.link_bytes_per_s,
     );
-    let decode_link = decode_traffic.seconds(link);
     let run = |band: fn(&Band) -> f64| {
         let shares = Shares::at(band, (&eff, &path, Some(sheet)), s.flash_attn, layers);
         // Prefill's compute shares were set from whole prompts, their fixed time included, and
@@ -517,9 +521,9 @@ pub(super) fn speed(
                 ..unclocked
             },
         );
-        let prefill = prefill + prefill_link;
+        let prefill = prefill + traffic(prompt).seconds(link);
         let (step, bound) = decode.seconds(sheet, peaks, shares);
-        let step = step + decode_link;
+        let step = step + traffic(micro).seconds(link);
         // Every request's prefill, then its output one step at a time with the others; without
         // a prompt, decoding alone.
         let output_rate = match output.filter(|_| prefill_known) {
@@ -539,7 +543,7 @@ pub(super) fn speed(
         high: run(|b| b.high).3,
         concurrency: b as u32,
         basis: basis(&decode, bound, (sheet, path.peak, host), micro, &typical)
-            + &decode_traffic.words(link),
+            + &traffic(micro).words(link),
         measure: s.runtime.speed().bench_command(
             prompt as u32,
             output.map_or(DECODE_BENCH_TOKENS, |o| o as u32),
