@@ -1,7 +1,8 @@
 //! The speed model against rooflines computed by hand: a dense model's decode reads its weights
 //! and cache at the card's bandwidth, a mixture of experts reads the experts a batch reaches in
 //! expectation (at their own share of it), prefill is compute against the tensor peak, and a large batch turns decode
-//! compute-bound.
+//! compute-bound; tensor-parallel ranks all-reduce twice a layer, and a pipeline's request passes
+//! every stage in turn.
 
 use vramfit_engine::estimate::{Bound, ComponentId, Speed};
 use vramfit_engine::{estimate, Estimate, Scenario};
