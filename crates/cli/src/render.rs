@@ -218,6 +218,13 @@ pub fn launch_line(command: Option<&str>) -> String {
     command.map_or_else(String::new, |c| format!("\nlaunch              {c}\n"))
 }
 
+/// The kind GPU counts are counted of: the smallest of unlike devices.
+fn alike_gpu(s: &Scenario) -> String {
+    let mut alike = s.clone();
+    alike.make_alike();
+    alike.gpu
+}
+
 pub fn serving_plan(p: &ServingPlan, s: &Scenario) -> String {
     let or_none = |v: Option<String>, none: &str| v.unwrap_or_else(|| none.to_string());
     let mut out = format!(
@@ -228,12 +235,7 @@ pub fn serving_plan(p: &ServingPlan, s: &Scenario) -> String {
         p.users,
         or_none(p.smallest_gpu.clone(), "none in the catalogue"),
         or_none(
-            p.fewest_gpus.map(|n| {
-                // Counted of one kind: the smallest of unlike devices.
-                let mut alike = s.clone();
-                alike.make_alike();
-                format!("{n} × {}", alike.gpu)
-            }),
+            p.fewest_gpus.map(|n| format!("{n} × {}", alike_gpu(s))),
             "more than 64"
         ),
     );
@@ -245,8 +247,13 @@ pub fn serving_plan(p: &ServingPlan, s: &Scenario) -> String {
     }
     if let Some(target) = p.speed_target {
         out += &format!(
-            "at {target} tokens/s each: smallest GPU {}, most requests {}\n\n",
+            "at {target} tokens/s each: smallest GPU {}, fewest GPUs {}, most requests {}\n\n",
             or_none(p.smallest_gpu_for_speed.clone(), "none in the catalogue"),
+            or_none(
+                p.fewest_gpus_for_speed
+                    .map(|n| format!("{n} × {}", alike_gpu(s))),
+                "more than 64"
+            ),
             or_none(p.most_users_at_speed.map(|n| n.to_string()), "none"),
         );
     }

@@ -42,6 +42,10 @@ pub struct ServingPlan {
     pub speed_target: Option<f64>,
     pub smallest_gpu_for_speed: Option<String>,
     pub most_users_at_speed: Option<u32>,
+    /// With a speed target: the fewest GPUs of the scenario's kind (split as `fewest_gpus`) that
+    /// serve `users` requests at that speed.
+    #[serde(default)]
+    pub fewest_gpus_for_speed: Option<u32>,
 }
 
 /// llama.cpp file types from the most to the least faithful, as people choose among them.
@@ -107,25 +111,36 @@ fn smallest_gpu(s: &Scenario, users: u32) -> Option<String> {
         .map(|g| g.id.to_string())
 }
 
-/// The fewest GPUs of the scenario's kind (the smallest of unlike `devices`) that serve `users` requests, split by tensor
-/// parallelism unless the scenario names another split.
+/// The scenario on `n` GPUs of its kind (the smallest of unlike `devices`), split by tensor
+/// parallelism unless it names another split.
+fn on_gpus(s: &Scenario, n: u32) -> Scenario {
+    with(s, |c| {
+        c.make_alike();
+        c.gpus = n;
+        if n > 1
+            && !matches!(
+                c.sharding,
+                Sharding::Tensor | Sharding::Pipeline | Sharding::Expert
+            )
+        {
+            c.sharding = Sharding::Tensor;
+        }
+    })
+}
+
+/// The fewest GPUs of the scenario's kind that serve `users` requests.
 fn fewest_gpus(s: &Scenario, users: u32) -> Option<u32> {
+    GPU_COUNTS
+        .into_iter()
+        .find(|&n| serves(&on_gpus(s, n), users))
+}
+
+/// The fewest GPUs of the scenario's kind that serve `users` requests with each decoding at
+/// `target` tokens/s: more ranks read less each, but all-reduce more often.
+fn fewest_gpus_for_speed(s: &Scenario, users: u32, target: f64) -> Option<u32> {
     GPU_COUNTS.into_iter().find(|&n| {
-        serves(
-            &with(s, |c| {
-                c.make_alike();
-                c.gpus = n;
-                if n > 1
-                    && !matches!(
-                        c.sharding,
-                        Sharding::Tensor | Sharding::Pipeline | Sharding::Expert
-                    )
-                {
-                    c.sharding = Sharding::Tensor;
-                }
-            }),
-            users,
-        )
+        let on = on_gpus(s, n);
+        serves(&on, users) && fast_enough(&on, users, target)
     })
 }
 
@@ -216,6 +231,8 @@ pub fn plan_serving(
         Some(target) => speed_answers(s, users, target),
         None => (None, None),
     };
+    let fewest_gpus_for_speed =
+        speed_target.and_then(|target| fewest_gpus_for_speed(s, users, target));
     Ok(ServingPlan {
         schema: "vramfit.serving-plan/1".to_string(),
         max_concurrency: here.max_concurrency,
@@ -230,5 +247,6 @@ pub fn plan_serving(
         speed_target,
         smallest_gpu_for_speed,
         most_users_at_speed,
+        fewest_gpus_for_speed,
     })
 }

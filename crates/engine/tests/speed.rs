@@ -1,7 +1,8 @@
 //! The speed model against rooflines computed by hand: a dense model's decode reads its weights
 //! and cache at the card's bandwidth, a mixture of experts reads the experts a batch reaches in
 //! expectation (at their own share of it), prefill is compute against the tensor peak, and a large batch turns decode
-//! compute-bound.
+//! compute-bound; tensor-parallel ranks all-reduce twice a layer, and a pipeline's request passes
+//! every stage in turn.
 
 use vramfit_engine::estimate::{Bound, ComponentId, Speed};
 use vramfit_engine::{estimate, Estimate, Scenario};
@@ -502,4 +503,125 @@ fn a_card_older_than_ampere_launches_its_kernels_without_cuda_graphs() {
     assert!(
         basis("quadro-rtx-6000", "vulkan").ends_with("plus 32 layers × 40 µs of kernel launches")
     );
+}
+
+/// vLLM serving Llama-3.1-8B in bf16 on H100 SXMs (3.35 TB/s, NVLink 450 GB/s a direction).
+fn vllm_8b_on_h100s(gpus: &str, sharding: &str, concurrency: &str) -> Estimate {
+    run(&[
+        ("model", "llama-3.1-8b"),
+        ("mode", "inference"),
+        ("runtime", "vllm"),
+        ("gpu", "h100-80"),
+        ("gpus", gpus),
+        ("sharding", sharding),
+        ("max-model-len", "4096"),
+        ("concurrency", concurrency),
+        ("prompt", "1"),
+        ("seq", "2"),
+    ])
+}
+
+#[test]
+fn tensor_parallel_decode_pays_two_all_reduces_a_layer() {
+    // Two ranks each read half the layers' weights and half the KV heads' cache; each of the
+    // 32 layers then all-reduces twice 4096 bf16 values (8,192 B) of the one token: a ring's
+    // 2 × (2 − 1)/2 of them over 450 GB/s, plus 9.5 µs, 64 times.
+    let one = vllm_8b_on_h100s("1", "none", "1");
+    let two = vllm_8b_on_h100s("2", "tensor", "1");
+    let (w1, w2) = (
+        one.bytes_of(ComponentId::Weights).as_f64(),
+        two.bytes_of(ComponentId::Weights).as_f64(),
+    );
+    let all_reduces = 64.0 * (9.5e-6 + 8192.0 / 450e9);
+    // The fixed time is the same on both; the cache a rank skips, 98,304 B at 3.35 TB/s times
+    // a share of at least 30%, is under 0.1 µs.
+    let by_hand = (w2 - w1) / 3350e9 + all_reduces;
+    let step = |e: &Estimate| 1.0 / speed(e).decode_tokens_per_s;
+    let got = step(&two) - step(&one);
+    assert!((got - by_hand).abs() < 1e-7, "got {got}, by hand {by_hand}");
+    assert!(speed(&two).basis.contains(
+        "plus 2 all-reduces × 32 layers of 8.2 kB over 2 GPUs at 450 GB/s, 9.5 µs each: 0.61 ms"
+    ));
+}
+
+#[test]
+fn a_pipeline_adds_its_stages_for_one_request_and_fills_them_with_as_many() {
+    // vLLM's two stages hold half the blocks and one table each, as one GPU holds both tables:
+    // one request passes both in turn, so it decodes at one GPU's rate less one send of 4096
+    // bf16 values; a second request rides the other batch in flight, doubling the output.
+    let one = vllm_8b_on_h100s("1", "none", "1");
+    let pp1 = vllm_8b_on_h100s("2", "pipeline", "1");
+    let pp2 = vllm_8b_on_h100s("2", "pipeline", "2");
+    let decoding = |concurrency: &str| {
+        speed(&run(&[
+            ("model", "llama-3.1-8b"),
+            ("mode", "inference"),
+            ("runtime", "vllm"),
+            ("gpu", "h100-80"),
+            ("gpus", "2"),
+            ("sharding", "pipeline"),
+            ("max-model-len", "4096"),
+            ("concurrency", concurrency),
+            ("seq", "2"),
+        ]))
+        .output_tokens_per_s
+    };
+    let step = 1.0 / speed(&one).decode_tokens_per_s;
+    close(
+        1.0 / speed(&pp1).decode_tokens_per_s,
+        step + 9.5e-6 + 8192.0 / 450e9,
+    );
+    close(
+        speed(&pp2).decode_tokens_per_s,
+        speed(&pp1).decode_tokens_per_s,
+    );
+    close(decoding("2"), 2.0 * decoding("1"));
+    // llama.cpp's layer split runs one batch at a time: a two-GPU run decodes as one GPU's
+    // reads and launches, plus one f32 copy of the hidden state (4096 × 4 B over PCIe 4.0).
+    let llama = |gpus: &str| {
+        1.0 / speed(&run(&[
+            ("model", "llama-3.1-8b"),
+            ("mode", "inference"),
+            ("runtime", "llama.cpp"),
+            ("quant", "Q4_K_M"),
+            ("gpu", "rtx-4090"),
+            ("gpus", gpus),
+            ("sharding", "pipeline"),
+            ("prompt", "1"),
+            ("seq", "128"),
+        ]))
+        .decode_tokens_per_s
+    };
+    close(llama("2"), llama("1") + 9.5e-6 + 16384.0 / 32e9);
+}
+
+#[test]
+fn fit_finds_the_fewest_gpus_for_a_speed() {
+    use vramfit_engine::estimate::speed_of;
+    use vramfit_engine::serving_plan::plan_serving;
+    let (s, _) = Scenario::from_pairs([
+        ("model", "llama-3.3-70b"),
+        ("mode", "inference"),
+        ("runtime", "vllm"),
+        ("gpu", "h100-80"),
+        ("max-model-len", "4096"),
+    ]);
+    let target = 50.0;
+    let plan = plan_serving(&s, Some(1), Some(target)).unwrap();
+    let fewest = plan.fewest_gpus.expect("some count holds the 70B model");
+    let n = plan
+        .fewest_gpus_for_speed
+        .expect("some count decodes one request at 50 tokens/s");
+    let decode = |gpus: u32| {
+        let mut at = s.clone();
+        at.gpus = gpus;
+        at.sharding = vramfit_engine::sharding::Sharding::Tensor;
+        at.concurrency = Some(1);
+        speed_of(&at).unwrap().unwrap().decode_tokens_per_s
+    };
+    // By hand at tp 2: 70.6 GB a rank at 3.35 TB/s (21 ms), 80 layers × 65.5 µs (5.2 ms) and 160
+    // all-reduces of 16 kB (1.5 ms): about 36 tokens/s, short of 50; at tp 4 about 57.
+    assert!(n > fewest, "the speed asks for more GPUs than the memory");
+    assert!(decode(n) >= target && decode(n / 2) < target);
+    assert_eq!(n, 4);
 }

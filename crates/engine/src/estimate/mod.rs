@@ -13,6 +13,7 @@ mod devices;
 mod formula;
 mod inference;
 mod lesson;
+pub(crate) mod links;
 mod logits;
 mod overhead;
 mod parallel;

@@ -131,25 +131,26 @@ pub(super) fn weights_per_gpu(
     let fx = weights.fx();
     let a = &r.arch;
     let layers = f64::from(a.layers);
-    // Embedding tables are never quantized: they stay in the compute dtype.
-    let table_dtype = if r.weights.is_quantized() {
-        r.act_dtype
-    } else {
-        r.weights
-    };
-    // Scaled like the linear share, so a bare parameter count keeps its shape's proportions.
-    let arch_params = r.shape_params.max(1.0);
-    let table_params = f64::from(a.vocab) * f64::from(a.hidden) * r.params / arch_params;
-    let table = || {
-        fx.num(table_params * table_dtype.bytes())
-            .words("table")
-            .size(s.units)
-    };
+    let table = || fx.num(table_bytes(r)).words("table").size(s.units);
     let tables = fx.num(if a.tied { 1.0 } else { 2.0 }) * table();
     let blocks = weights - tables;
     let fullest_layers = (fx.sym("L", layers) / fx.sym("N", split.weights)).ceil();
     (blocks * fullest_layers / fx.sym("L", layers) + table())
         .remark("the fullest stage: ⌈L/N⌉ layers and one embedding table")
+}
+
+/// One embedding table (or LM head) in bytes. Embedding tables are never quantized: they stay in
+/// the compute dtype. Scaled like the linear share, so a bare parameter count keeps its shape's
+/// proportions.
+pub(super) fn table_bytes(r: &Resolved) -> f64 {
+    let table_dtype = if r.weights.is_quantized() {
+        r.act_dtype
+    } else {
+        r.weights
+    };
+    let a = &r.arch;
+    f64::from(a.vocab) * f64::from(a.hidden) * r.params / r.shape_params.max(1.0)
+        * table_dtype.bytes()
 }
 
 /// What a fully sharded run holds unsharded beside its shards, in bytes per GPU.

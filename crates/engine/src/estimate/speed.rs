@@ -15,6 +15,7 @@
 //! [`TensorPath`], named in its rules, and the band spans their low and high.
 
 use super::component::ComponentId;
+use super::links::{Parallel, Traffic};
 use super::serving::{Deployment, KvLayout, Serving};
 use super::stack::Component;
 use crate::gpu_catalogue::Datasheet;
@@ -264,6 +265,23 @@ impl Step {
     }
 }
 
+impl Step {
+    /// The step of a pipeline whose every stage does this one's work in turn: their reads and
+    /// FLOPs added (the planned GPU's weights once a stage, less what that over-counts); what
+    /// the host holds is read once.
+    fn through(self, p: &Parallel) -> Step {
+        let n = f64::from(p.stages.max(1));
+        Step {
+            gpu_bytes: self.gpu_bytes * n - p.overcount_bytes,
+            expert_bytes: self.expert_bytes * n,
+            cache_bytes: self.cache_bytes * n,
+            serial_bytes: self.serial_bytes * n,
+            flops: self.flops * n,
+            ..self
+        }
+    }
+}
+
 /// The model's weights as a step reads them.
 struct Weights {
     /// On the GPU, without the routed experts.
@@ -442,6 +460,16 @@ fn datasheet(s: &Scenario, r: &Resolved) -> Result<&'static Datasheet, Option<St
     })
 }
 
+/// The deployment a step is timed on: the runtime's own ranks and stages (llama.cpp splits by
+/// layer whatever `sharding` says).
+fn deployment(s: &Scenario, r: &Resolved, par: &Parallel) -> Deployment {
+    Deployment {
+        tp: par.tp,
+        pp: par.stages,
+        ..Deployment::new(s, r)
+    }
+}
+
 /// The scenario's speed, or the note saying why there is none (none to say for training, which
 /// has no speed model yet, or without a catalogue GPU).
 pub(super) fn speed(
@@ -452,7 +480,8 @@ pub(super) fn speed(
 ) -> Result<Speed, Option<String>> {
     let sheet = datasheet(s, r)?;
     let eff = s.runtime.speed().efficiency(s, r);
-    let d = Deployment::new(s, r);
+    let par = s.runtime.speed().parallel(s, r);
+    let d = deployment(s, r, &par);
     let layout = KvLayout::new(r, &d);
     let w = Weights::new(r, components, serving);
     let host = s
@@ -462,6 +491,8 @@ pub(super) fn speed(
     let peaks = (path.peak, host);
     let (prompt, output, context) = lengths(s);
     let b = f64::from(s.concurrency.unwrap_or(s.batch).max(1));
+    // The requests split into the batches in flight; each passes every stage.
+    let micro = (b / f64::from(par.in_flight.max(1))).ceil();
     let layers = f64::from(r.arch.layers);
     // Without a published throughput there is no prefill to time, and output is decoding alone.
     let prefill_known = path.peak > 0.0;
@@ -470,8 +501,13 @@ pub(super) fn speed(
         &w,
         (prompt, f64::from(s.ubatch_size)),
         (&path, s.flash_attn),
+    )
+    .through(&par);
+    let decode = decode_step(r, &d, &w, &layout, micro, context).through(&par);
+    let (traffic, link) = (
+        |tokens| Traffic::new(&par, r, tokens),
+        sheet.link_bytes_per_s,
     );
-    let decode = decode_step(r, &d, &w, &layout, b, context);
     let run = |band: fn(&Band) -> f64| {
         let shares = Shares::at(band, (&eff, &path, Some(sheet)), s.flash_attn, layers);
         // Prefill's compute shares were set from whole prompts, their fixed time included, and
@@ -485,7 +521,9 @@ pub(super) fn speed(
                 ..unclocked
             },
         );
+        let prefill = prefill + traffic(prompt).seconds(link);
         let (step, bound) = decode.seconds(sheet, peaks, shares);
+        let step = step + traffic(micro).seconds(link);
         // Every request's prefill, then its output one step at a time with the others; without
         // a prompt, decoding alone.
         let output_rate = match output.filter(|_| prefill_known) {
@@ -504,7 +542,8 @@ pub(super) fn speed(
         low: run(|b| b.low).3,
         high: run(|b| b.high).3,
         concurrency: b as u32,
-        basis: basis(&decode, bound, (sheet, path.peak, host), b, &typical),
+        basis: basis(&decode, bound, (sheet, path.peak, host), micro, &typical)
+            + &traffic(micro).words(link),
         measure: s.runtime.speed().bench_command(
             prompt as u32,
             output.map_or(DECODE_BENCH_TOKENS, |o| o as u32),

@@ -75,6 +75,7 @@ use super::{
 };
 use crate::dtype::{Dtype, FP32_BYTES};
 use crate::estimate::formula::{Formula, Fx};
+use crate::estimate::links::Parallel;
 use crate::estimate::overhead;
 use crate::estimate::speed::{Band, Clocked, Efficiency, SmCeiling, TensorPath};
 use crate::estimate::stack::{Component, Stack};
@@ -572,6 +573,26 @@ impl RuntimeSpeed for LlamaCpp {
             with_flash_attention(eff)
         } else {
             eff
+        }
+    }
+
+    /// Several GPUs split the layers (`--split-mode layer`, the default, whatever `sharding`
+    /// says; `--split-mode row` is no setting here): one batch passes each GPU's blocks in turn,
+    /// each boundary copying the hidden state, which ggml computes in f32. The planned GPU is the
+    /// fullest, with the output layer the others lack.
+    fn parallel(&self, s: &Scenario, r: &Resolved) -> Parallel {
+        let layers = Layers::new(s, r, r.arch.layers);
+        let output = if layers.gpus > 1 && layers.output_here {
+            ModelBuffers::new(s, &r.arch, &layers).output_gpu
+        } else {
+            0.0
+        };
+        Parallel {
+            tp: 1,
+            stages: layers.gpus,
+            in_flight: 1,
+            activation_bytes: FP32_BYTES,
+            overcount_bytes: f64::from(layers.gpus - 1) * output,
         }
     }
 

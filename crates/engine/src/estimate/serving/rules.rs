@@ -6,6 +6,7 @@
 use super::launch::Launch;
 use super::{llamacpp, mlx, sglang, transformers, vllm, Deployment, Serving};
 use crate::dtype::Dtype;
+use crate::estimate::links::Parallel;
 use crate::estimate::speed::{Efficiency, TensorPath};
 use crate::estimate::stack::Stack;
 use crate::gpu_catalogue::{Datasheet, Gpu};
@@ -167,6 +168,14 @@ pub trait RuntimeSpeed: RuntimeRules {
         }
     }
 
+    /// How a step spreads over the scenario's GPUs: tensor-parallel ranks and pipeline stages as
+    /// `--tensor-parallel-size` and `--pipeline-parallel-size` set them, as many batches in
+    /// flight as stages (vLLM's virtual engines), activations in the model's dtype; a pipeline's
+    /// fullest stage holds one embedding table, where the first and last stages hold one each.
+    fn parallel(&self, s: &Scenario, r: &Resolved) -> Parallel {
+        served_in_stages(s, r)
+    }
+
     /// The backend it ran a speed row on, where it has more than one for a card (" CUDA"), as
     /// the accuracy table groups speed rows; empty where the card decides it.
     fn backend(&self, _s: &Scenario, _gpu: &Gpu) -> &'static str {
@@ -186,6 +195,20 @@ pub trait RuntimeSpeed: RuntimeRules {
         self.facts()
             .serving_bench
             .map(|tool| random_prompts_bench(tool, prompt, output, concurrency))
+    }
+}
+
+/// [`RuntimeSpeed::parallel`]'s default: the deployment's ranks and stages, as many batches in
+/// flight as stages.
+pub(super) fn served_in_stages(s: &Scenario, r: &Resolved) -> Parallel {
+    let d = Deployment::new(s, r);
+    let table = crate::estimate::parallel::table_bytes(r);
+    Parallel {
+        tp: d.tp,
+        stages: d.pp,
+        in_flight: d.pp,
+        activation_bytes: r.act_dtype.bytes(),
+        overcount_bytes: f64::from(d.pp.saturating_sub(2)) * table,
     }
 }
 
