@@ -291,7 +291,7 @@ const RUNTIME_LOGS: &str = include_str!("../../../calibration/runtime-logs.csv")
 /// figure plus headroom. The targets: vLLM's KV pool within 2%, llama.cpp's buffers 3%.
 const RUNTIME_MEDIAN_MAX_PCT: &[(&str, f64)] = &[
     ("vllm kv_pool", 1.5),                  // today 0.4
-    ("vllm kv_tokens", 2.0),                // today 0.3
+    ("vllm kv_tokens", 2.0),                // today 0.4
     ("vllm max_concurrency", 3.0),          // today 0.4
     ("vllm weights", 1.0),                  // today 0.2
     ("vllm activation_peak", 3.5),          // today 1.1
