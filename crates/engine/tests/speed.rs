@@ -200,7 +200,7 @@ fn the_serving_plan_answers_for_a_speed_target() {
 #[test]
 fn a_mac_without_a_stated_throughput_gets_decode_and_no_prefill() {
     // The M4 Max's 546 GB/s (Apple states no TFLOPS), at llama.cpp Metal's typical 93%; flash
-    // attention on (llama.cpp's `auto`), so 19/22 of Metal's 187.5 µs a layer.
+    // attention on (llama.cpp's `auto`), so 19/22 of Metal's 189 µs a layer.
     let e = run(&[
         ("model", "llama-2-7b"),
         ("mode", "inference"),
@@ -218,7 +218,7 @@ fn a_mac_without_a_stated_throughput_gets_decode_and_no_prefill() {
     // Without a prefill to time, the output rate is decoding alone.
     close(sp.output_tokens_per_s, sp.decode_tokens_per_s);
     assert!(
-        sp.basis.contains("546 GB/s × 93%, plus 32 layers × 162 µs"),
+        sp.basis.contains("546 GB/s × 93%, plus 32 layers × 163 µs"),
         "{}",
         sp.basis
     );

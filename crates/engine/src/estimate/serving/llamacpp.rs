@@ -190,15 +190,17 @@ pub const LLAMA_CPP_CUDA_PRE_AMPERE: Efficiency = Efficiency {
 
 /// llama.cpp's Metal backend, the one it runs on Apple GPUs. Decode: the `tg128` rows of
 /// discussion #4167 (Llama 2 7B in F16, Q8_0 and Q4_0 on the M1 Pro to M4 Max,
-/// calibration/speed-measured.csv speed-010 to speed-158), fitted as CUDA's are: 93% of the
-/// bandwidth Apple states and 6.0 ms a step. The fixed time is what made a bandwidth share alone
+/// calibration/speed-measured.csv speed-010 to speed-158), fitted as CUDA's are, by least squares
+/// of the step time's relative error: 92.9% of the bandwidth Apple states and 6.04 ms a step
+/// (188.7 µs over 32 layers), held at 93% (the share rounded to a point) 6.05 ms, 189 µs a layer;
+/// before that check 93% and 6.0 ms. The fixed time is what made a bandwidth share alone
 /// fall from 83% for F16 on one die to 36% for Q4_0 on the 48-core M1 Ultra (speed-038): the
 /// fewer bytes a step reads and the faster the chip, the more of the step the fixed time is. The
 /// band spans the rows' shares with the fixed time taken out, from 64% (speed-038 reads 64.5%,
 /// rounded outward: 65% left that fit row below the band) to the peak,
-/// and the fixed time from 6.0 ms down to the 5.0 ms the M4 Max's Q4_0 row (speed-158) leaves
-/// beside its reads at the peak. Taken per layer as [`LLAMA_CPP_CUDA`]'s is: 187.5 µs (down to
-/// 156 µs), 6.0 ms over the 32 layers; ggml-metal encodes the same graph's nodes, one dispatch
+/// and the fixed time from 189 µs a layer down to the 156 µs (5.0 ms over 32) that the M3 Max's
+/// Q4_0 row (speed-110) leaves beside its reads at the peak. Taken per layer as
+/// [`LLAMA_CPP_CUDA`]'s is; ggml-metal encodes the same graph's nodes, one dispatch
 /// each. The three MoE fit rows (gpt-oss-20b, 24 layers) refitted with the experts' share put
 /// all of it per layer or more (squared relative error 0.0389 per step, 0.0197 per layer;
 /// the 2024 builds' 8B and 70B rows found the same, [`LLAMA_CPP_METAL_2024`]).
@@ -212,7 +214,7 @@ pub const LLAMA_CPP_METAL: Efficiency = Efficiency {
     attention: Band::new(0.64, 0.93, 1.0),
     experts: Band::new(0.53, 0.61, 1.0),
     compute: LLAMA_CPP_CUDA.compute,
-    layer_s: Band::new(187.5e-6, 187.5e-6, 156e-6),
+    layer_s: Band::new(189e-6, 189e-6, 156e-6),
     clocked: None,
 };
 
