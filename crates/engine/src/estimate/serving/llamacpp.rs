@@ -119,21 +119,22 @@ pub(super) struct LlamaCpp;
 /// quantized files when they were dequantized for cuBLAS (the same PR), 33% on a V100, whose
 /// quantized matmuls have no int8 tensor cores (the scoreboard). The other runtimes take these
 /// until calibration/ holds their own measurements. A mixture of experts' routed experts are read
-/// at 53% of the bandwidth (30% to the peak): `ggml_cuda_mul_mat_id`
+/// at 61% of the bandwidth (30% to the peak): `ggml_cuda_mul_mat_id`
 /// (ggml/src/ggml-cuda/ggml-cuda.cu) sends a batch of up to `MMVQ_MAX_BATCH_SIZE` tokens to
 /// `ggml_cuda_mul_mat_vec_q` with the `ids` tensor, one grid slice per chosen expert, each a small
 /// matrix (gpt-oss: 2880 × 2880) that fills the card less than a dense layer's, beside the router's
-/// top-k, softmax and weighting kernels. Set by least squares of the relative error, with the
-/// constants above fixed (refitted with the time per layer: 54% still; 53% with flash attention's
-/// shorter layer, below, and at the peak's share), on every other MoE decode row of
-/// speed-scenarios.csv in its order (14 rows: gpt-oss-20b and -120b, Qwen3-30B-A3B, on the RTX
-/// 5090, RTX 4080 Super, RTX 5070 Ti, RTX PRO 6000 and DGX Spark); ten are the DGX Spark's, whose
-/// dense rows also read 12–23% fast, which pulls the share down. The band's low end is the share
+/// top-k, softmax and weighting kernels. Set by least squares of the step time's relative error
+/// (as the bandwidth share and the time per layer are), with the constants above fixed, on every
+/// other MoE decode row of speed-scenarios.csv in its order (14 rows: gpt-oss-20b and -120b,
+/// Qwen3-30B-A3B, on the RTX 5090, RTX 4080 Super, RTX 5070 Ti, RTX PRO 6000 and DGX Spark): 61.5%.
+/// It had been 53%, the least squares of the rate's relative error, a reading that weighs the rows
+/// read fast (the DGX Spark's b6761 runs) more than those read slow. Ten of the rows are the DGX
+/// Spark's, whose dense rows also read 12–23% fast. The band's low end is the share
 /// the slowest fit row (speed-820, build b6761) leaves.
 pub const LLAMA_CPP_CUDA: Efficiency = Efficiency {
     bandwidth: Band::new(0.59, 1.0, 1.0),
     attention: Band::new(0.59, 1.0, 1.0),
-    experts: Band::new(0.30, 0.53, 1.0),
+    experts: Band::new(0.30, 0.61, 1.0),
     compute: Band::new(0.33, 0.65, 0.90),
     layer_s: Band::new(65.5e-6, 65.5e-6, 40.6e-6),
     clocked: None,
@@ -206,13 +207,14 @@ pub const LLAMA_CPP_CUDA_PRE_AMPERE: Efficiency = Efficiency {
 /// the 2024 builds' 8B and 70B rows found the same, [`LLAMA_CPP_METAL_2024`]).
 /// Prefill keeps CUDA's shares: the only Apple rows with a stated throughput (the 76-core M2
 /// Ultra's pp512, speed-085/087/089) lie within 8% of them. Routed experts are read through
-/// `kernel_mul_mv_id` (ggml/src/ggml-metal/ggml-metal.metal) at 61% (53% to the peak), set as
-/// CUDA's on every other Apple MoE decode row (gpt-oss-20b on the M3 Ultra, M4 Max, M1 Pro),
-/// with the time per layer (79% with 6.0 ms a step).
+/// `kernel_mul_mv_id` (ggml/src/ggml-metal/ggml-metal.metal) at 65% (53% to the peak), set as
+/// CUDA's, by least squares of the step time's relative error, on every other Apple MoE decode
+/// row (gpt-oss-20b on the M3 Ultra, M4 Max, M1 Pro), with 189 µs a layer: 64.6% (61% by the
+/// rate's relative error; 79% with 6.0 ms a step).
 pub const LLAMA_CPP_METAL: Efficiency = Efficiency {
     bandwidth: Band::new(0.64, 0.93, 1.0),
     attention: Band::new(0.64, 0.93, 1.0),
-    experts: Band::new(0.53, 0.61, 1.0),
+    experts: Band::new(0.53, 0.65, 1.0),
     compute: LLAMA_CPP_CUDA.compute,
     layer_s: Band::new(189e-6, 189e-6, 156e-6),
     clocked: None,
