@@ -283,6 +283,29 @@ fn vllm_and_sglang_are_refused_on_a_mac_and_never_planned_onto_one() {
     assert!(estimate(&mac).is_ok());
 }
 
+#[test]
+fn a_layer_on_the_cpu_takes_the_cpus_time_per_node_not_the_gpus() {
+    // `-ngl 25` offloads the output layer and the last 24 of Llama 3.1 8B's 32 blocks, so 8 run
+    // on the CPU: 22 nodes each at ggml-cpu's 2.07 µs a node (its threads' barrier), 46 µs,
+    // while the GPU's 65.5 µs a layer is charged for the 24 it runs.
+    let e = llama_cpp_8b_on_4090(&[
+        ("n-gpu-layers", "25"),
+        ("flash-attn", "false"),
+        ("prompt", "1"),
+        ("seq", "2"),
+    ]);
+    let host = &e.serving.as_ref().expect("llama.cpp plans its buffers").host;
+    assert_eq!(host.layers, 8);
+    let basis = &speed(&e).basis;
+    assert!(
+        basis.contains(
+            "plus 24 layers × 66 µs of kernel launches and 8 CPU layers × 46 µs of the CPU \
+             threads' barriers"
+        ),
+        "{basis}"
+    );
+}
+
 /// Llama 3.1 8B served by llama.cpp wholly on the RTX 4090, with `settings` on top.
 fn llama_cpp_8b_on_4090(settings: &[(&str, &str)]) -> Estimate {
     let mut pairs = vec![

@@ -137,6 +137,7 @@ pub const LLAMA_CPP_CUDA: Efficiency = Efficiency {
     experts: Band::new(0.30, 0.61, 1.0),
     compute: Band::new(0.33, 0.65, 0.90),
     layer_s: Band::new(65.5e-6, 65.5e-6, 40.6e-6),
+    cpu_layer_s: CPU_LAYER_S,
     clocked: None,
 };
 
@@ -151,9 +152,28 @@ const LAYER_NODES: f64 = 22.0;
 /// V·KQ and `cont`.
 const LAYER_NODES_FLASH_ATTN: f64 = 19.0;
 
+/// The CPU backend's time per node of a decode step, beside the bytes it reads: ggml-cpu's
+/// `ggml_graph_compute_thread` (ggml/src/ggml-cpu/ggml-cpu.c, ggml-org/llama.cpp@1b5f9501) runs
+/// each node on all its threads and has them meet at `ggml_barrier` before the next. test-barrier's
+/// graph of small nodes, where the barriers dominate, took 2.07 µs a node on 8 threads (PR #9461,
+/// 2024-09) and 1.96–3.16 µs on 4 and 8 threads of an EPYC (PR #9598): the band's slow and fast
+/// ends. Not fitted: no fit row keeps a layer on the CPU.
+const CPU_NODE_S: Band = Band::new(3.16e-6, 2.07e-6, 1.96e-6);
+
+/// A layer llama.cpp keeps on the CPU (`-ngl` below all): its nodes at the CPU's time per node. The
+/// GPU runs none of them, so the layer adds no GPU time of its own; what crossing between the
+/// two costs (at each end of the CPU's run of layers, `ggml_backend_sched_compute_splits` in
+/// ggml/src/ggml-backend.cpp, ggml-org/llama.cpp@5bc7a740, waits for the backend that wrote a
+/// split's input and copies it: one activation vector) has no cited figure and is not charged.
+const CPU_LAYER_S: Band = Band::new(
+    LAYER_NODES * CPU_NODE_S.low,
+    LAYER_NODES * CPU_NODE_S.typical,
+    LAYER_NODES * CPU_NODE_S.high,
+);
+
 /// A backend's decode under flash attention: each layer launches 19 kernels where it launched
-/// 22, so its fixed time per layer (in seconds, or in cycles where clocked) is 19/22 of the
-/// time the constants were set at without it. The ratio is the source's, not fitted; a mixture
+/// 22, so its fixed time per layer (in seconds, or in cycles where clocked; on the CPU, per node)
+/// is 19/22 of the time the constants were set at without it. The ratio is the source's, not fitted; a mixture
 /// of experts' layer has more nodes (its router), so it overstates their saving a little. The
 /// ten fit rows run with `-fa 1` (the DGX Spark's, b6761 and b6918) barely tell it apart: with
 /// the experts' share refitted by its rule (53%) the squared relative error of CUDA's 14 MoE
@@ -165,6 +185,7 @@ fn with_flash_attention(eff: Efficiency) -> Efficiency {
     };
     Efficiency {
         layer_s: scale(eff.layer_s),
+        cpu_layer_s: scale(eff.cpu_layer_s),
         clocked: eff.clocked.map(|c| Clocked {
             layer_cycles: scale(c.layer_cycles),
             ..c
@@ -217,6 +238,7 @@ pub const LLAMA_CPP_METAL: Efficiency = Efficiency {
     experts: Band::new(0.53, 0.65, 1.0),
     compute: LLAMA_CPP_CUDA.compute,
     layer_s: Band::new(189e-6, 189e-6, 156e-6),
+    cpu_layer_s: CPU_LAYER_S,
     clocked: None,
 };
 
@@ -239,6 +261,7 @@ pub const LLAMA_CPP_ROCM: Efficiency = Efficiency {
     experts: Band::new(0.55, 0.62, 1.0),
     compute: LLAMA_CPP_CUDA.compute,
     layer_s: Band::new(0.0, 0.0, 0.0),
+    cpu_layer_s: CPU_LAYER_S,
     clocked: None,
 };
 
@@ -262,6 +285,7 @@ pub const LLAMA_CPP_ROCM_WAVE64: Efficiency = Efficiency {
         4.6e-3 / SCOREBOARD_LAYERS,
         4.6e-3 / SCOREBOARD_LAYERS,
     ),
+    cpu_layer_s: CPU_LAYER_S,
     clocked: None,
 };
 
@@ -289,6 +313,7 @@ pub const LLAMA_CPP_VULKAN: Efficiency = Efficiency {
         1.5e-3 / SCOREBOARD_LAYERS,
         0.93e-3 / SCOREBOARD_LAYERS,
     ),
+    cpu_layer_s: CPU_LAYER_S,
     clocked: None,
 };
 
@@ -340,6 +365,7 @@ pub const LLAMA_CPP_CUDA_2024: Efficiency = Efficiency {
     experts: Band::new(0.60, 0.90, 1.0),
     compute: Band::new(0.20, 0.34, 1.0),
     layer_s: Band::new(124e-6, 124e-6, 61e-6),
+    cpu_layer_s: CPU_LAYER_S,
     clocked: Some(CLOCKED_2024),
 };
 
@@ -397,6 +423,7 @@ pub const LLAMA_CPP_METAL_2024: Efficiency = Efficiency {
     experts: Band::new(0.45, 0.66, 1.0),
     compute: LLAMA_CPP_METAL.compute,
     layer_s: Band::new(168e-6, 168e-6, 130e-6),
+    cpu_layer_s: CPU_LAYER_S,
     clocked: None,
 };
 
@@ -1676,6 +1703,7 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
             bytes: Some(host_components.iter().map(|c| c.bytes).sum()),
             components: host_components,
             layer_bytes: Bytes::from_f64(model.host - model.token_embd),
+            layers: layers.first_gpu_block,
         },
         command: None,
         settings: settings(s, &layers, &cells, ex),
@@ -1937,9 +1965,12 @@ mod tests {
         let off = efficiency_of("a100-80", "Q4_K_M", "latest");
         assert!((eff.layer_s.typical / off.layer_s.typical - 19.0 / 22.0).abs() < 1e-12);
         assert!((eff.layer_s.high / off.layer_s.high - 19.0 / 22.0).abs() < 1e-12);
+        let cpu = eff.cpu_layer_s.typical / off.cpu_layer_s.typical;
+        assert!((cpu - 19.0 / 22.0).abs() < 1e-12);
         assert_eq!(
             Efficiency {
                 layer_s: off.layer_s,
+                cpu_layer_s: off.cpu_layer_s,
                 ..eff
             },
             off
