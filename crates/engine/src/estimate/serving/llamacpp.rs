@@ -249,16 +249,18 @@ pub const LLAMA_CPP_METAL: Efficiency = Efficiency {
 /// where NVIDIA's generic table runs four), so its share is its own. Fitted as CUDA's, by least
 /// squares of the relative error, on the ROCm scoreboard's `tg128` rows for Llama 2 7B Q4_0
 /// (discussion #15021) on every other Radeon in speed-measured.csv's order (RX 7900 XTX, RX 9070,
-/// Radeon AI PRO R9700; the `fit` rows of speed-scenarios.csv): 62% of the bandwidth and no fixed
-/// time, as two of the three read at one bandwidth (640 GB/s) and cannot tell a fixed time from a
-/// lower share; where one is fitted (the Instinct cards', below) it is per layer, as CUDA's is,
+/// Radeon AI PRO R9700; the `fit` rows of speed-scenarios.csv): no fixed time, as two of the three
+/// read at one bandwidth (640 GB/s) and cannot tell a fixed time from a lower share (least
+/// squares of the step time's relative error puts it at −33 µs a layer, which no launch takes, so
+/// it is held at none), and 64% of the bandwidth by the same rule beside it (63.7%; 62% by the
+/// rate's relative error, the reading it was first set by); where one is fitted (the Instinct cards', below) it is per layer, as CUDA's is,
 /// since the HIP build is ggml-cuda's own code. The band spans the fit rows' shares, rounded
 /// outward: from 55% (the R9700) to the peak. Prefill keeps CUDA's shares; AMD states no dense
 /// matrix throughput for these cards, so none is predicted.
 pub const LLAMA_CPP_ROCM: Efficiency = Efficiency {
-    bandwidth: Band::new(0.55, 0.62, 1.0),
-    attention: Band::new(0.55, 0.62, 1.0),
-    experts: Band::new(0.55, 0.62, 1.0),
+    bandwidth: Band::new(0.55, 0.64, 1.0),
+    attention: Band::new(0.55, 0.64, 1.0),
+    experts: Band::new(0.55, 0.64, 1.0),
     compute: LLAMA_CPP_CUDA.compute,
     layer_s: Band::new(0.0, 0.0, 0.0),
     cpu_layer_s: CPU_LAYER_S,
@@ -293,24 +295,26 @@ pub const LLAMA_CPP_ROCM_WAVE64: Efficiency = Efficiency {
 /// (ggml/src/ggml-vulkan's `mul_mat_vec` pipelines) and command-buffer submission in place of
 /// CUDA's kernels and launches. Fitted as CUDA's on the Vulkan scoreboard's `tg128` rows for
 /// Llama 2 7B Q4_0 (discussion #10879) on every other card in speed-measured.csv's order (RTX
-/// 4070 Ti, RTX 4070, RTX 5090, Radeon AI PRO R9700, RTX 3090, RX 9070): 91% of the bandwidth
-/// and 1.5 ms a step. The band spans the fit rows' shares with the fixed time taken out,
-/// rounded outward: from 80% (the RTX 4070) to the peak, and the fixed time from 1.5 ms down
-/// to the 0.93 ms the R9700's row leaves beside its reads at the peak. Taken per layer as
-/// [`LLAMA_CPP_CUDA`]'s is, 47 µs (down to 29 µs; over the rows' 32 layers): ggml-vulkan runs the
+/// 4070 Ti, RTX 4070, RTX 5090, Radeon AI PRO R9700, RTX 3090, RX 9070), by least squares of the
+/// step time's relative error: 95.3% of the bandwidth and 1.58 ms a step; at 95% (rounded to a
+/// point) 1.57 ms. It had been 91% and 1.5 ms, the least squares of the rate's relative error
+/// (90.5% and 1.46 ms). The band spans the fit rows' shares with the fixed time taken out,
+/// rounded outward: from 81% (the RTX 4070's 81.3%) to the peak, and the fixed time from 1.57 ms
+/// down to the 0.93 ms the R9700's row leaves beside its reads at the peak. Taken per layer as
+/// [`LLAMA_CPP_CUDA`]'s is, 49 µs (down to 29 µs; over the rows' 32 layers): ggml-vulkan runs the
 /// same graph and records one dispatch per node (`ggml_backend_vk_graph_compute` calls
 /// `ggml_vk_build_graph` for each of `cgraph->n_nodes`, submitting every 100 nodes or so,
 /// ggml/src/ggml-vulkan/ggml-vulkan.cpp, ggml-org/llama.cpp@80ec54e9). Its rows, all 32 layers,
 /// cannot tell per layer from per step; CUDA's and Metal's MoE rows can, and found per layer.
 /// Prefill keeps CUDA's shares.
 pub const LLAMA_CPP_VULKAN: Efficiency = Efficiency {
-    bandwidth: Band::new(0.80, 0.91, 1.0),
-    attention: Band::new(0.80, 0.91, 1.0),
-    experts: Band::new(0.80, 0.91, 1.0),
+    bandwidth: Band::new(0.81, 0.95, 1.0),
+    attention: Band::new(0.81, 0.95, 1.0),
+    experts: Band::new(0.81, 0.95, 1.0),
     compute: LLAMA_CPP_CUDA.compute,
     layer_s: Band::new(
-        1.5e-3 / SCOREBOARD_LAYERS,
-        1.5e-3 / SCOREBOARD_LAYERS,
+        1.57e-3 / SCOREBOARD_LAYERS,
+        1.57e-3 / SCOREBOARD_LAYERS,
         0.93e-3 / SCOREBOARD_LAYERS,
     ),
     cpu_layer_s: CPU_LAYER_S,
