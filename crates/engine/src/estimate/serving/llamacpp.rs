@@ -417,16 +417,19 @@ pub const MMVQ_2024: Band = Band::new(9.6e9, 10.9e9, 11.9e9);
 
 /// llama.cpp's Metal backend at the same builds, set the same way from the notebooks' Apple
 /// rows on every other Mac in speed-scenarios.csv's order (M1 Max, M3 Max; the M2 Ultra is held
-/// out): the cache at 11% (6.5% to 17%), the weights at 66% (45% to the peak) and 168 µs per
-/// layer (down to 130 µs). The M1 Max's rows read slowly (its 70B Q4_K_M at 4.3 tokens/s, a
-/// sixth of its bandwidth), which pulls the weights' share down. Prefill keeps
+/// out): the cache at 11% (6.5% to 17%), then the weights' share and the time per layer by
+/// least squares of the step time's relative error, as [`LLAMA_CPP_METAL`]'s: 83.6% and 207 µs,
+/// at 84% (rounded to a point) 211 µs (47% to the peak, the M1 Max's 70B Q4_K_M row, speed-989,
+/// reading 47.4% at the cache's low end; down to 130 µs). They had been 66% and 168 µs, the
+/// least squares of the rate's relative error, which the M1 Max's slow rows (its 70B Q4_K_M at
+/// 4.3 tokens/s, a sixth of its bandwidth) pull further down than the step time's does. Prefill keeps
 /// [`LLAMA_CPP_METAL`]'s shares: neither fit Mac has a stated throughput.
 pub const LLAMA_CPP_METAL_2024: Efficiency = Efficiency {
-    bandwidth: Band::new(0.45, 0.66, 1.0),
+    bandwidth: Band::new(0.47, 0.84, 1.0),
     attention: Band::new(0.065, 0.11, 0.17),
-    experts: Band::new(0.45, 0.66, 1.0),
+    experts: Band::new(0.47, 0.84, 1.0),
     compute: LLAMA_CPP_METAL.compute,
-    layer_s: Band::new(168e-6, 168e-6, 130e-6),
+    layer_s: Band::new(211e-6, 211e-6, 130e-6),
     cpu_layer_s: CPU_LAYER_S,
     clocked: None,
 };
