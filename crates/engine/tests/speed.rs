@@ -294,7 +294,11 @@ fn a_layer_on_the_cpu_takes_the_cpus_time_per_node_not_the_gpus() {
         ("prompt", "1"),
         ("seq", "2"),
     ]);
-    let host = &e.serving.as_ref().expect("llama.cpp plans its buffers").host;
+    let host = &e
+        .serving
+        .as_ref()
+        .expect("llama.cpp plans its buffers")
+        .host;
     assert_eq!(host.layers, 8);
     let basis = &speed(&e).basis;
     assert!(

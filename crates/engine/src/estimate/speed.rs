@@ -195,7 +195,10 @@ impl Fixed {
         });
         let cpu = (self.cpu_layers > 0.0).then(|| {
             let us = self.cpu_layer_s * 1e6;
-            format!("{} CPU layers × {us:.0} µs of the CPU threads' barriers", self.cpu_layers)
+            format!(
+                "{} CPU layers × {us:.0} µs of the CPU threads' barriers",
+                self.cpu_layers
+            )
         });
         gpu.into_iter().chain(cpu).collect::<Vec<_>>().join(" and ")
     }
