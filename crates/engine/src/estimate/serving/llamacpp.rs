@@ -348,19 +348,21 @@ const SCOREBOARD_LAYERS: f64 = 32.0;
 ///   card ([`CUBLAS_2024_SAMSUNG_8N`], [`CUBLAS_2024_TSMC_4N`]); it holds where the sheet
 ///   states no board power, or a process without a fitted rate (GA100);
 /// - on a card whose sheet states its SMs and boost clock, `clocked` replaces the weights'
-///   share and the time per layer, fitted together the same way (least squares of the relative
-///   error of every fit decode row, the cache's share held): 88.4% of the bandwidth, capped at
-///   the batch-1 matmul kernel's own rate per SM per cycle ([`DMMV_2024`] for a 16-bit file,
-///   [`MMVQ_2024`] for a quantized one), and 168,000 cycles per layer at the boost clock. Card
+///   share and the time per layer, fitted together by least squares of the step time's
+///   relative error over every fit decode row, the cache's share held: 89.3% of the bandwidth,
+///   capped at the batch-1 matmul kernel's own rate per SM per cycle ([`DMMV_2024`] for a
+///   16-bit file, [`MMVQ_2024`] for a quantized one), and 167,000 cycles per layer at the boost
+///   clock (88.4%, 6.43 bytes per SM-cycle and 168,000 cycles by the rate's relative error, the
+///   reading they were first set by). Card
 ///   by card over all the notebooks' rows (what suggested the form; the values come from the fit
 ///   rows) the fixed time per layer is a number of cycles (125,000 to 183,000), not of
 ///   microseconds (124 µs on the A100, 62 µs on the RTX 6000 Ada), and the HBM cards read at a
 ///   few bytes per SM-cycle whatever their bandwidth: the kernel's blocks, not DRAM, set their
 ///   pace, so an A100 (108 SMs at 1410 MHz) reads F16 at under half its 2 TB/s while a GeForce
-///   card's ceiling lies above its bandwidth. The band spans what the fit rows reach at 168,000
+///   card's ceiling lies above its bandwidth. The band spans what the fit rows reach at 167,000
 ///   cycles, rounded outward: the share from 75% (the RTX 3090's Q4_K_M at 8,192 tokens,
 ///   speed-906) to the peak over the rows the share binds (every fit card but the H100 PCIe),
-///   and the cycles from 168,000 down to the 123,000 the fastest row (the RTX 3070's, speed-882)
+///   and the cycles from 167,000 down to the 123,000 the fastest row (the RTX 3070's, speed-882)
 ///   leaves beside its reads at the peak.
 ///   Without SMs or a clock the unclocked share and time per layer above hold.
 pub const LLAMA_CPP_CUDA_2024: Efficiency = Efficiency {
@@ -374,9 +376,9 @@ pub const LLAMA_CPP_CUDA_2024: Efficiency = Efficiency {
 };
 
 const CLOCKED_2024: Clocked = Clocked {
-    bandwidth: Band::new(0.75, 0.884, 1.0),
+    bandwidth: Band::new(0.75, 0.893, 1.0),
     sm_ceiling: SmCeiling::PerCycle(DMMV_2024),
-    layer_cycles: Band::new(168e3, 168e3, 123e3),
+    layer_cycles: Band::new(167e3, 167e3, 123e3),
 };
 
 /// [`LLAMA_CPP_CUDA_2024`] for a quantized file: the same share and cycles, the weights capped
@@ -397,10 +399,10 @@ pub const LLAMA_CPP_CUDA_2024_MMVQ: Efficiency = Efficiency {
 /// (`MIN_CC_DP4A`, every card whose sheet states SMs); "if mmvq is available it's a better
 /// choice than dmmv" clears dmmv wherever mmvq applies, so F16 reads through dmmv and the
 /// k-quants through `mul_mat_vec_q` (mmvq). Fitted with the share and the cycles on the rows
-/// where it binds, the H100 PCIe's F16 rows (speed-1227 to 1230, 6.33–6.48 at 168,000 cycles;
+/// where it binds, the H100 PCIe's F16 rows (speed-1227 to 1230, 6.32–6.47 at 167,000 cycles;
 /// no other fit card's ceiling lies below its share of the bandwidth); the band rounds them
 /// outward.
-pub const DMMV_2024: Band = Band::new(6.3, 6.43, 6.5);
+pub const DMMV_2024: Band = Band::new(6.3, 6.42, 6.5);
 
 /// Bytes per SM per second `mul_mat_vec_q` (mmvq) reads at most at the 2024 builds (a quantized
 /// file; see [`DMMV_2024`]): a ceiling in time rather than in cycles, as a kernel bound by the
@@ -409,8 +411,8 @@ pub const DMMV_2024: Band = Band::new(6.3, 6.43, 6.5);
 /// the rows, not from a profile). The form was chosen after the held-out A100s' Q4_K_M rows,
 /// which read 7.4–9.5 bytes per SM-cycle at the 1,410 MHz A100's clock, past the 5.8–6.5 of the
 /// 1,755 MHz H100 PCIe's fit rows, yet 10–13 GB/s per SM against the H100's 9.6–11.9. Fitted by
-/// least squares of the
-/// relative error, the share and cycles held, on the fit rows where it binds, the H100 PCIe's
+/// least squares of the step time's relative error (10.94; the rate's gave 10.9 too), the share
+/// and cycles held, on the fit rows where it binds, the H100 PCIe's
 /// Q4_K_M rows (speed-1219 to 1222 and 1235 to 1238, 9.6–11.9 GB/s per SM; no other fit card's
 /// ceiling lies below its share of the bandwidth); the band spans those rows.
 pub const MMVQ_2024: Band = Band::new(9.6e9, 10.9e9, 11.9e9);
