@@ -41,8 +41,11 @@ pub struct Efficiency {
     /// Seconds each layer adds to a decode step's reads and FLOPs: launching and synchronising
     /// its kernels, which no bandwidth shortens. It dominates a step that reads little (a small
     /// model, a mixture of experts' few active experts, a fast card). Its `low` is the slow
-    /// end, the longest time, and `high` the shortest.
+    /// end, the longest time, and `high` the shortest. Charged only for the layers the GPU runs.
     pub layer_s: Band,
+    /// Seconds each layer kept on the CPU (llama.cpp's `-ngl` below all) adds beside its reads at
+    /// the host's bandwidth: the CPU backend's own time per node. `low` is the slow end.
+    pub cpu_layer_s: Band,
     /// Where set, and the card's sheet states its SMs and boost clock, these replace
     /// `bandwidth` and `layer_s`.
     pub clocked: Option<Clocked>,
@@ -162,39 +165,57 @@ struct Shares {
     fixed: Fixed,
 }
 
-/// A decode step's fixed time: seconds per layer over `layers` layers.
+/// A decode step's fixed time: seconds per layer over the GPU's `layers` layers, and the CPU's
+/// time per layer over the `cpu_layers` it runs.
 #[derive(Clone, Copy)]
 struct Fixed {
     layer_s: f64,
     layers: f64,
+    cpu_layer_s: f64,
+    cpu_layers: f64,
 }
 
 impl Fixed {
     const NONE: Fixed = Fixed {
         layer_s: 0.0,
         layers: 0.0,
+        cpu_layer_s: 0.0,
+        cpu_layers: 0.0,
     };
 
     fn seconds(&self) -> f64 {
-        self.layers * self.layer_s
+        self.layers * self.layer_s + self.cpu_layers * self.cpu_layer_s
     }
 
-    /// The same product in words: "32 layers × 66 µs".
+    /// The same sum in words: "32 layers × 66 µs of kernel launches", and with layers on the
+    /// CPU "… and 12 CPU layers × 46 µs of the CPU threads' barriers"; a part of no time is left out.
     fn words(&self) -> String {
-        format!("{} layers × {:.0} µs", self.layers, self.layer_s * 1e6)
+        let gpu = (self.layers > 0.0 && self.layer_s > 0.0).then(|| {
+            let us = self.layer_s * 1e6;
+            format!("{} layers × {us:.0} µs of kernel launches", self.layers)
+        });
+        let cpu = (self.cpu_layers > 0.0).then(|| {
+            let us = self.cpu_layer_s * 1e6;
+            format!(
+                "{} CPU layers × {us:.0} µs of the CPU threads' barriers",
+                self.cpu_layers
+            )
+        });
+        gpu.into_iter().chain(cpu).collect::<Vec<_>>().join(" and ")
     }
 }
 
 impl Shares {
     /// The shares at one end of the bands (`band` picks it), and a decode step's fixed time over
-    /// `layers`; the cache takes the weights' share under flash attention. `clock` is the sheet
+    /// `layers` on the GPU and `cpu_layers` on the CPU; the cache takes the weights' share under
+    /// flash attention. `clock` is the sheet
     /// a decode step is timed on by its SMs and clock (`Efficiency::clocked`); without one, or
     /// on a sheet that states neither, the unclocked share and time per layer hold.
     fn at(
         band: fn(&Band) -> f64,
         (eff, path, clock): (&Efficiency, &TensorPath, Option<&Datasheet>),
         flash_attn: bool,
-        layers: f64,
+        (layers, cpu_layers): (f64, f64),
     ) -> Shares {
         let clocked = clock
             .filter(|sheet| sheet.sms > 0 && sheet.boost_mhz > 0)
@@ -223,7 +244,12 @@ impl Shares {
             },
             experts: band(&eff.experts),
             compute: band(&path.share),
-            fixed: Fixed { layer_s, layers },
+            fixed: Fixed {
+                layer_s,
+                layers,
+                cpu_layer_s: band(&eff.cpu_layer_s),
+                cpu_layers,
+            },
         }
     }
 }
@@ -493,7 +519,9 @@ pub(super) fn speed(
     let b = f64::from(s.concurrency.unwrap_or(s.batch).max(1));
     // The requests split into the batches in flight; each passes every stage.
     let micro = (b / f64::from(par.in_flight.max(1))).ceil();
-    let layers = f64::from(r.arch.layers);
+    // The layers llama.cpp keeps on the CPU add the CPU's time per layer, not the GPU's.
+    let cpu_layers = f64::from(serving.map_or(0, |s| s.host.layers).min(r.arch.layers));
+    let layers = (f64::from(r.arch.layers) - cpu_layers, cpu_layers);
     // Without a published throughput there is no prefill to time, and output is decoding alone.
     let prefill_known = path.peak > 0.0;
     let prefill_work = prefill_step(
@@ -565,7 +593,7 @@ fn basis(
     let gb = |bytes: f64| format!("{:.2} GB", bytes / 1e9);
     // A backend fitted with no fixed time (ROCm on a Radeon) names none.
     let launches = if shares.fixed.seconds() > 0.0 {
-        format!(", plus {} of kernel launches", shares.fixed.words())
+        format!(", plus {}", shares.fixed.words())
     } else {
         String::new()
     };

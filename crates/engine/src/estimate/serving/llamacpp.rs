@@ -120,23 +120,25 @@ pub(super) struct LlamaCpp;
 /// quantized files when they were dequantized for cuBLAS (the same PR), 33% on a V100, whose
 /// quantized matmuls have no int8 tensor cores (the scoreboard). The other runtimes take these
 /// until calibration/ holds their own measurements. A mixture of experts' routed experts are read
-/// at 53% of the bandwidth (30% to the peak): `ggml_cuda_mul_mat_id`
+/// at 61% of the bandwidth (30% to the peak): `ggml_cuda_mul_mat_id`
 /// (ggml/src/ggml-cuda/ggml-cuda.cu) sends a batch of up to `MMVQ_MAX_BATCH_SIZE` tokens to
 /// `ggml_cuda_mul_mat_vec_q` with the `ids` tensor, one grid slice per chosen expert, each a small
 /// matrix (gpt-oss: 2880 × 2880) that fills the card less than a dense layer's, beside the router's
-/// top-k, softmax and weighting kernels. Set by least squares of the relative error, with the
-/// constants above fixed (refitted with the time per layer: 54% still; 53% with flash attention's
-/// shorter layer, below, and at the peak's share), on every other MoE decode row of
-/// speed-scenarios.csv in its order (14 rows: gpt-oss-20b and -120b, Qwen3-30B-A3B, on the RTX
-/// 5090, RTX 4080 Super, RTX 5070 Ti, RTX PRO 6000 and DGX Spark); ten are the DGX Spark's, whose
-/// dense rows also read 12–23% fast, which pulls the share down. The band's low end is the share
+/// top-k, softmax and weighting kernels. Set by least squares of the step time's relative error
+/// (as the bandwidth share and the time per layer are), with the constants above fixed, on every
+/// other MoE decode row of speed-scenarios.csv in its order (14 rows: gpt-oss-20b and -120b,
+/// Qwen3-30B-A3B, on the RTX 5090, RTX 4080 Super, RTX 5070 Ti, RTX PRO 6000 and DGX Spark): 61.5%.
+/// It had been 53%, the least squares of the rate's relative error, a reading that weighs the rows
+/// read fast (the DGX Spark's b6761 runs) more than those read slow. Ten of the rows are the DGX
+/// Spark's, whose dense rows also read 12–23% fast. The band's low end is the share
 /// the slowest fit row (speed-820, build b6761) leaves.
 pub const LLAMA_CPP_CUDA: Efficiency = Efficiency {
     bandwidth: Band::new(0.59, 1.0, 1.0),
     attention: Band::new(0.59, 1.0, 1.0),
-    experts: Band::new(0.30, 0.53, 1.0),
+    experts: Band::new(0.30, 0.61, 1.0),
     compute: Band::new(0.33, 0.65, 0.90),
     layer_s: Band::new(65.5e-6, 65.5e-6, 40.6e-6),
+    cpu_layer_s: CPU_LAYER_S,
     clocked: None,
 };
 
@@ -151,9 +153,28 @@ const LAYER_NODES: f64 = 22.0;
 /// V·KQ and `cont`.
 const LAYER_NODES_FLASH_ATTN: f64 = 19.0;
 
+/// The CPU backend's time per node of a decode step, beside the bytes it reads: ggml-cpu's
+/// `ggml_graph_compute_thread` (ggml/src/ggml-cpu/ggml-cpu.c, ggml-org/llama.cpp@1b5f9501) runs
+/// each node on all its threads and has them meet at `ggml_barrier` before the next. test-barrier's
+/// graph of small nodes, where the barriers dominate, took 2.07 µs a node on 8 threads (PR #9461,
+/// 2024-09) and 1.96–3.16 µs on 4 and 8 threads of an EPYC (PR #9598): the band's slow and fast
+/// ends. Not fitted: no fit row keeps a layer on the CPU.
+const CPU_NODE_S: Band = Band::new(3.16e-6, 2.07e-6, 1.96e-6);
+
+/// A layer llama.cpp keeps on the CPU (`-ngl` below all): its nodes at the CPU's time per node. The
+/// GPU runs none of them, so the layer adds no GPU time of its own; what crossing between the
+/// two costs (at each end of the CPU's run of layers, `ggml_backend_sched_compute_splits` in
+/// ggml/src/ggml-backend.cpp, ggml-org/llama.cpp@5bc7a740, waits for the backend that wrote a
+/// split's input and copies it: one activation vector) has no cited figure and is not charged.
+const CPU_LAYER_S: Band = Band::new(
+    LAYER_NODES * CPU_NODE_S.low,
+    LAYER_NODES * CPU_NODE_S.typical,
+    LAYER_NODES * CPU_NODE_S.high,
+);
+
 /// A backend's decode under flash attention: each layer launches 19 kernels where it launched
-/// 22, so its fixed time per layer (in seconds, or in cycles where clocked) is 19/22 of the
-/// time the constants were set at without it. The ratio is the source's, not fitted; a mixture
+/// 22, so its fixed time per layer (in seconds, or in cycles where clocked; on the CPU, per node)
+/// is 19/22 of the time the constants were set at without it. The ratio is the source's, not fitted; a mixture
 /// of experts' layer has more nodes (its router), so it overstates their saving a little. The
 /// ten fit rows run with `-fa 1` (the DGX Spark's, b6761 and b6918) barely tell it apart: with
 /// the experts' share refitted by its rule (53%) the squared relative error of CUDA's 14 MoE
@@ -165,6 +186,7 @@ fn with_flash_attention(eff: Efficiency) -> Efficiency {
     };
     Efficiency {
         layer_s: scale(eff.layer_s),
+        cpu_layer_s: scale(eff.cpu_layer_s),
         clocked: eff.clocked.map(|c| Clocked {
             layer_cycles: scale(c.layer_cycles),
             ..c
@@ -191,29 +213,33 @@ pub const LLAMA_CPP_CUDA_PRE_AMPERE: Efficiency = Efficiency {
 
 /// llama.cpp's Metal backend, the one it runs on Apple GPUs. Decode: the `tg128` rows of
 /// discussion #4167 (Llama 2 7B in F16, Q8_0 and Q4_0 on the M1 Pro to M4 Max,
-/// calibration/speed-measured.csv speed-010 to speed-158), fitted as CUDA's are: 93% of the
-/// bandwidth Apple states and 6.0 ms a step. The fixed time is what made a bandwidth share alone
+/// calibration/speed-measured.csv speed-010 to speed-158), fitted as CUDA's are, by least squares
+/// of the step time's relative error: 92.9% of the bandwidth Apple states and 6.04 ms a step
+/// (188.7 µs over 32 layers), held at 93% (the share rounded to a point) 6.05 ms, 189 µs a layer;
+/// before that check 93% and 6.0 ms. The fixed time is what made a bandwidth share alone
 /// fall from 83% for F16 on one die to 36% for Q4_0 on the 48-core M1 Ultra (speed-038): the
 /// fewer bytes a step reads and the faster the chip, the more of the step the fixed time is. The
 /// band spans the rows' shares with the fixed time taken out, from 64% (speed-038 reads 64.5%,
 /// rounded outward: 65% left that fit row below the band) to the peak,
-/// and the fixed time from 6.0 ms down to the 5.0 ms the M4 Max's Q4_0 row (speed-158) leaves
-/// beside its reads at the peak. Taken per layer as [`LLAMA_CPP_CUDA`]'s is: 187.5 µs (down to
-/// 156 µs), 6.0 ms over the 32 layers; ggml-metal encodes the same graph's nodes, one dispatch
+/// and the fixed time from 189 µs a layer down to the 156 µs (5.0 ms over 32) that the M3 Max's
+/// Q4_0 row (speed-110) leaves beside its reads at the peak. Taken per layer as
+/// [`LLAMA_CPP_CUDA`]'s is; ggml-metal encodes the same graph's nodes, one dispatch
 /// each. The three MoE fit rows (gpt-oss-20b, 24 layers) refitted with the experts' share put
 /// all of it per layer or more (squared relative error 0.0389 per step, 0.0197 per layer;
 /// the 2024 builds' 8B and 70B rows found the same, [`LLAMA_CPP_METAL_2024`]).
 /// Prefill keeps CUDA's shares: the only Apple rows with a stated throughput (the 76-core M2
 /// Ultra's pp512, speed-085/087/089) lie within 8% of them. Routed experts are read through
-/// `kernel_mul_mv_id` (ggml/src/ggml-metal/ggml-metal.metal) at 61% (53% to the peak), set as
-/// CUDA's on every other Apple MoE decode row (gpt-oss-20b on the M3 Ultra, M4 Max, M1 Pro),
-/// with the time per layer (79% with 6.0 ms a step).
+/// `kernel_mul_mv_id` (ggml/src/ggml-metal/ggml-metal.metal) at 65% (53% to the peak), set as
+/// CUDA's, by least squares of the step time's relative error, on every other Apple MoE decode
+/// row (gpt-oss-20b on the M3 Ultra, M4 Max, M1 Pro), with 189 µs a layer: 64.6% (61% by the
+/// rate's relative error; 79% with 6.0 ms a step).
 pub const LLAMA_CPP_METAL: Efficiency = Efficiency {
     bandwidth: Band::new(0.64, 0.93, 1.0),
     attention: Band::new(0.64, 0.93, 1.0),
-    experts: Band::new(0.53, 0.61, 1.0),
+    experts: Band::new(0.53, 0.65, 1.0),
     compute: LLAMA_CPP_CUDA.compute,
-    layer_s: Band::new(187.5e-6, 187.5e-6, 156e-6),
+    layer_s: Band::new(189e-6, 189e-6, 156e-6),
+    cpu_layer_s: CPU_LAYER_S,
     clocked: None,
 };
 
@@ -224,18 +250,21 @@ pub const LLAMA_CPP_METAL: Efficiency = Efficiency {
 /// where NVIDIA's generic table runs four), so its share is its own. Fitted as CUDA's, by least
 /// squares of the relative error, on the ROCm scoreboard's `tg128` rows for Llama 2 7B Q4_0
 /// (discussion #15021) on every other Radeon in speed-measured.csv's order (RX 7900 XTX, RX 9070,
-/// Radeon AI PRO R9700; the `fit` rows of speed-scenarios.csv): 62% of the bandwidth and no fixed
-/// time, as two of the three read at one bandwidth (640 GB/s) and cannot tell a fixed time from a
-/// lower share; where one is fitted (the Instinct cards', below) it is per layer, as CUDA's is,
+/// Radeon AI PRO R9700; the `fit` rows of speed-scenarios.csv): no fixed time, as two of the three
+/// read at one bandwidth (640 GB/s) and cannot tell a fixed time from a lower share (least
+/// squares of the step time's relative error puts it at −33 µs a layer, which no launch takes, so
+/// it is held at none), and 64% of the bandwidth by the same rule beside it (63.7%; 62% by the
+/// rate's relative error, the reading it was first set by); where one is fitted (the Instinct cards', below) it is per layer, as CUDA's is,
 /// since the HIP build is ggml-cuda's own code. The band spans the fit rows' shares, rounded
 /// outward: from 55% (the R9700) to the peak. Prefill keeps CUDA's shares; AMD states no dense
 /// matrix throughput for these cards, so none is predicted.
 pub const LLAMA_CPP_ROCM: Efficiency = Efficiency {
-    bandwidth: Band::new(0.55, 0.62, 1.0),
-    attention: Band::new(0.55, 0.62, 1.0),
-    experts: Band::new(0.55, 0.62, 1.0),
+    bandwidth: Band::new(0.55, 0.64, 1.0),
+    attention: Band::new(0.55, 0.64, 1.0),
+    experts: Band::new(0.55, 0.64, 1.0),
     compute: LLAMA_CPP_CUDA.compute,
     layer_s: Band::new(0.0, 0.0, 0.0),
+    cpu_layer_s: CPU_LAYER_S,
     clocked: None,
 };
 
@@ -259,6 +288,7 @@ pub const LLAMA_CPP_ROCM_WAVE64: Efficiency = Efficiency {
         4.6e-3 / SCOREBOARD_LAYERS,
         4.6e-3 / SCOREBOARD_LAYERS,
     ),
+    cpu_layer_s: CPU_LAYER_S,
     clocked: None,
 };
 
@@ -266,26 +296,29 @@ pub const LLAMA_CPP_ROCM_WAVE64: Efficiency = Efficiency {
 /// (ggml/src/ggml-vulkan's `mul_mat_vec` pipelines) and command-buffer submission in place of
 /// CUDA's kernels and launches. Fitted as CUDA's on the Vulkan scoreboard's `tg128` rows for
 /// Llama 2 7B Q4_0 (discussion #10879) on every other card in speed-measured.csv's order (RTX
-/// 4070 Ti, RTX 4070, RTX 5090, Radeon AI PRO R9700, RTX 3090, RX 9070): 91% of the bandwidth
-/// and 1.5 ms a step. The band spans the fit rows' shares with the fixed time taken out,
-/// rounded outward: from 80% (the RTX 4070) to the peak, and the fixed time from 1.5 ms down
-/// to the 0.93 ms the R9700's row leaves beside its reads at the peak. Taken per layer as
-/// [`LLAMA_CPP_CUDA`]'s is, 47 µs (down to 29 µs; over the rows' 32 layers): ggml-vulkan runs the
+/// 4070 Ti, RTX 4070, RTX 5090, Radeon AI PRO R9700, RTX 3090, RX 9070), by least squares of the
+/// step time's relative error: 95.3% of the bandwidth and 1.58 ms a step; at 95% (rounded to a
+/// point) 1.57 ms. It had been 91% and 1.5 ms, the least squares of the rate's relative error
+/// (90.5% and 1.46 ms). The band spans the fit rows' shares with the fixed time taken out,
+/// rounded outward: from 81% (the RTX 4070's 81.3%) to the peak, and the fixed time from 1.57 ms
+/// down to the 0.93 ms the R9700's row leaves beside its reads at the peak. Taken per layer as
+/// [`LLAMA_CPP_CUDA`]'s is, 49 µs (down to 29 µs; over the rows' 32 layers): ggml-vulkan runs the
 /// same graph and records one dispatch per node (`ggml_backend_vk_graph_compute` calls
 /// `ggml_vk_build_graph` for each of `cgraph->n_nodes`, submitting every 100 nodes or so,
 /// ggml/src/ggml-vulkan/ggml-vulkan.cpp, ggml-org/llama.cpp@80ec54e9). Its rows, all 32 layers,
 /// cannot tell per layer from per step; CUDA's and Metal's MoE rows can, and found per layer.
 /// Prefill keeps CUDA's shares.
 pub const LLAMA_CPP_VULKAN: Efficiency = Efficiency {
-    bandwidth: Band::new(0.80, 0.91, 1.0),
-    attention: Band::new(0.80, 0.91, 1.0),
-    experts: Band::new(0.80, 0.91, 1.0),
+    bandwidth: Band::new(0.81, 0.95, 1.0),
+    attention: Band::new(0.81, 0.95, 1.0),
+    experts: Band::new(0.81, 0.95, 1.0),
     compute: LLAMA_CPP_CUDA.compute,
     layer_s: Band::new(
-        1.5e-3 / SCOREBOARD_LAYERS,
-        1.5e-3 / SCOREBOARD_LAYERS,
+        1.57e-3 / SCOREBOARD_LAYERS,
+        1.57e-3 / SCOREBOARD_LAYERS,
         0.93e-3 / SCOREBOARD_LAYERS,
     ),
+    cpu_layer_s: CPU_LAYER_S,
     clocked: None,
 };
 
@@ -316,19 +349,21 @@ const SCOREBOARD_LAYERS: f64 = 32.0;
 ///   card ([`CUBLAS_2024_SAMSUNG_8N`], [`CUBLAS_2024_TSMC_4N`]); it holds where the sheet
 ///   states no board power, or a process without a fitted rate (GA100);
 /// - on a card whose sheet states its SMs and boost clock, `clocked` replaces the weights'
-///   share and the time per layer, fitted together the same way (least squares of the relative
-///   error of every fit decode row, the cache's share held): 88.4% of the bandwidth, capped at
-///   the batch-1 matmul kernel's own rate per SM per cycle ([`DMMV_2024`] for a 16-bit file,
-///   [`MMVQ_2024`] for a quantized one), and 168,000 cycles per layer at the boost clock. Card
+///   share and the time per layer, fitted together by least squares of the step time's
+///   relative error over every fit decode row, the cache's share held: 89.3% of the bandwidth,
+///   capped at the batch-1 matmul kernel's own rate per SM per cycle ([`DMMV_2024`] for a
+///   16-bit file, [`MMVQ_2024`] for a quantized one), and 167,000 cycles per layer at the boost
+///   clock (88.4%, 6.43 bytes per SM-cycle and 168,000 cycles by the rate's relative error, the
+///   reading they were first set by). Card
 ///   by card over all the notebooks' rows (what suggested the form; the values come from the fit
 ///   rows) the fixed time per layer is a number of cycles (125,000 to 183,000), not of
 ///   microseconds (124 µs on the A100, 62 µs on the RTX 6000 Ada), and the HBM cards read at a
 ///   few bytes per SM-cycle whatever their bandwidth: the kernel's blocks, not DRAM, set their
 ///   pace, so an A100 (108 SMs at 1410 MHz) reads F16 at under half its 2 TB/s while a GeForce
-///   card's ceiling lies above its bandwidth. The band spans what the fit rows reach at 168,000
+///   card's ceiling lies above its bandwidth. The band spans what the fit rows reach at 167,000
 ///   cycles, rounded outward: the share from 75% (the RTX 3090's Q4_K_M at 8,192 tokens,
 ///   speed-906) to the peak over the rows the share binds (every fit card but the H100 PCIe),
-///   and the cycles from 168,000 down to the 123,000 the fastest row (the RTX 3070's, speed-882)
+///   and the cycles from 167,000 down to the 123,000 the fastest row (the RTX 3070's, speed-882)
 ///   leaves beside its reads at the peak.
 ///   Without SMs or a clock the unclocked share and time per layer above hold.
 pub const LLAMA_CPP_CUDA_2024: Efficiency = Efficiency {
@@ -337,13 +372,14 @@ pub const LLAMA_CPP_CUDA_2024: Efficiency = Efficiency {
     experts: Band::new(0.60, 0.90, 1.0),
     compute: Band::new(0.20, 0.34, 1.0),
     layer_s: Band::new(124e-6, 124e-6, 61e-6),
+    cpu_layer_s: CPU_LAYER_S,
     clocked: Some(CLOCKED_2024),
 };
 
 const CLOCKED_2024: Clocked = Clocked {
-    bandwidth: Band::new(0.75, 0.884, 1.0),
+    bandwidth: Band::new(0.75, 0.893, 1.0),
     sm_ceiling: SmCeiling::PerCycle(DMMV_2024),
-    layer_cycles: Band::new(168e3, 168e3, 123e3),
+    layer_cycles: Band::new(167e3, 167e3, 123e3),
 };
 
 /// [`LLAMA_CPP_CUDA_2024`] for a quantized file: the same share and cycles, the weights capped
@@ -364,10 +400,10 @@ pub const LLAMA_CPP_CUDA_2024_MMVQ: Efficiency = Efficiency {
 /// (`MIN_CC_DP4A`, every card whose sheet states SMs); "if mmvq is available it's a better
 /// choice than dmmv" clears dmmv wherever mmvq applies, so F16 reads through dmmv and the
 /// k-quants through `mul_mat_vec_q` (mmvq). Fitted with the share and the cycles on the rows
-/// where it binds, the H100 PCIe's F16 rows (speed-1227 to 1230, 6.33–6.48 at 168,000 cycles;
+/// where it binds, the H100 PCIe's F16 rows (speed-1227 to 1230, 6.32–6.47 at 167,000 cycles;
 /// no other fit card's ceiling lies below its share of the bandwidth); the band rounds them
 /// outward.
-pub const DMMV_2024: Band = Band::new(6.3, 6.43, 6.5);
+pub const DMMV_2024: Band = Band::new(6.3, 6.42, 6.5);
 
 /// Bytes per SM per second `mul_mat_vec_q` (mmvq) reads at most at the 2024 builds (a quantized
 /// file; see [`DMMV_2024`]): a ceiling in time rather than in cycles, as a kernel bound by the
@@ -376,24 +412,28 @@ pub const DMMV_2024: Band = Band::new(6.3, 6.43, 6.5);
 /// the rows, not from a profile). The form was chosen after the held-out A100s' Q4_K_M rows,
 /// which read 7.4–9.5 bytes per SM-cycle at the 1,410 MHz A100's clock, past the 5.8–6.5 of the
 /// 1,755 MHz H100 PCIe's fit rows, yet 10–13 GB/s per SM against the H100's 9.6–11.9. Fitted by
-/// least squares of the
-/// relative error, the share and cycles held, on the fit rows where it binds, the H100 PCIe's
+/// least squares of the step time's relative error (10.94; the rate's gave 10.9 too), the share
+/// and cycles held, on the fit rows where it binds, the H100 PCIe's
 /// Q4_K_M rows (speed-1219 to 1222 and 1235 to 1238, 9.6–11.9 GB/s per SM; no other fit card's
 /// ceiling lies below its share of the bandwidth); the band spans those rows.
 pub const MMVQ_2024: Band = Band::new(9.6e9, 10.9e9, 11.9e9);
 
 /// llama.cpp's Metal backend at the same builds, set the same way from the notebooks' Apple
 /// rows on every other Mac in speed-scenarios.csv's order (M1 Max, M3 Max; the M2 Ultra is held
-/// out): the cache at 11% (6.5% to 17%), the weights at 66% (45% to the peak) and 168 µs per
-/// layer (down to 130 µs). The M1 Max's rows read slowly (its 70B Q4_K_M at 4.3 tokens/s, a
-/// sixth of its bandwidth), which pulls the weights' share down. Prefill keeps
+/// out): the cache at 11% (6.5% to 17%), then the weights' share and the time per layer by
+/// least squares of the step time's relative error, as [`LLAMA_CPP_METAL`]'s: 83.6% and 207 µs,
+/// at 84% (rounded to a point) 211 µs (47% to the peak, the M1 Max's 70B Q4_K_M row, speed-989,
+/// reading 47.4% at the cache's low end; down to 130 µs). They had been 66% and 168 µs, the
+/// least squares of the rate's relative error, which the M1 Max's slow rows (its 70B Q4_K_M at
+/// 4.3 tokens/s, a sixth of its bandwidth) pull further down than the step time's does. Prefill keeps
 /// [`LLAMA_CPP_METAL`]'s shares: neither fit Mac has a stated throughput.
 pub const LLAMA_CPP_METAL_2024: Efficiency = Efficiency {
-    bandwidth: Band::new(0.45, 0.66, 1.0),
+    bandwidth: Band::new(0.47, 0.84, 1.0),
     attention: Band::new(0.065, 0.11, 0.17),
-    experts: Band::new(0.45, 0.66, 1.0),
+    experts: Band::new(0.47, 0.84, 1.0),
     compute: LLAMA_CPP_METAL.compute,
-    layer_s: Band::new(168e-6, 168e-6, 130e-6),
+    layer_s: Band::new(211e-6, 211e-6, 130e-6),
+    cpu_layer_s: CPU_LAYER_S,
     clocked: None,
 };
 
@@ -1693,6 +1733,7 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
             bytes: Some(host_components.iter().map(|c| c.bytes).sum()),
             components: host_components,
             layer_bytes: Bytes::from_f64(model.host - model.token_embd),
+            layers: layers.first_gpu_block,
         },
         command: None,
         settings: settings(s, &layers, &cells, ex),
@@ -1954,9 +1995,12 @@ mod tests {
         let off = efficiency_of("a100-80", "Q4_K_M", "latest");
         assert!((eff.layer_s.typical / off.layer_s.typical - 19.0 / 22.0).abs() < 1e-12);
         assert!((eff.layer_s.high / off.layer_s.high - 19.0 / 22.0).abs() < 1e-12);
+        let cpu = eff.cpu_layer_s.typical / off.cpu_layer_s.typical;
+        assert!((cpu - 19.0 / 22.0).abs() < 1e-12);
         assert_eq!(
             Efficiency {
                 layer_s: off.layer_s,
+                cpu_layer_s: off.cpu_layer_s,
                 ..eff
             },
             off

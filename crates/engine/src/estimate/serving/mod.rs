@@ -116,6 +116,10 @@ pub struct Host {
     /// reads at the host's bandwidth.
     #[serde(rename = "host_layer_bytes")]
     pub layer_bytes: Bytes,
+    /// The layers whose every node runs on the CPU (llama.cpp's layers below `-ngl`): the speed
+    /// model charges them the CPU's time per layer rather than the GPU's.
+    #[serde(rename = "host_layers", default)]
+    pub layers: u32,
 }
 
 impl Host {
@@ -123,6 +127,7 @@ impl Host {
         bytes: None,
         components: Vec::new(),
         layer_bytes: Bytes::ZERO,
+        layers: 0,
     };
 }
 
