@@ -509,7 +509,10 @@ fn training_utilisations_are_their_fit_rows_medians() {
         ("TRAIN_QLORA", TRAIN_QLORA),
     ] {
         let fitted = fitted_utilisation(&rows, name);
-        assert!((fitted - value).abs() < 5e-4, "{name}: rule gives {fitted}, constant {value}");
+        assert!(
+            (fitted - value).abs() < 5e-4,
+            "{name}: rule gives {fitted}, constant {value}"
+        );
     }
     let ratios: Vec<f64> = rows
         .iter()
@@ -524,7 +527,13 @@ fn training_utilisations_are_their_fit_rows_medians() {
         .collect();
     let low = ratios.iter().copied().fold(f64::INFINITY, f64::min);
     let high = ratios.iter().copied().fold(0.0, f64::max);
-    assert!(low >= UTILISATION_SPREAD.0 && low - UTILISATION_SPREAD.0 < 1e-3, "{low}");
-    assert!(high <= UTILISATION_SPREAD.1 && UTILISATION_SPREAD.1 - high < 1e-3, "{high}");
+    assert!(
+        low >= UTILISATION_SPREAD.0 && low - UTILISATION_SPREAD.0 < 1e-3,
+        "{low}"
+    );
+    assert!(
+        high <= UTILISATION_SPREAD.1 && UTILISATION_SPREAD.1 - high < 1e-3,
+        "{high}"
+    );
     assert!(rows.iter().filter(|r| r.fit.is_some()).all(|r| r.in_band));
 }
