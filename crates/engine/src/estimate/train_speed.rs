@@ -14,8 +14,9 @@
 //! QLoRA dequantizes every 4-bit weight to 16 bits in the forward and again in the backward
 //! (bitsandbytes 0.49.2, bitsandbytes/autograd/_functions.py: `MatMul4Bit.forward` line 315,
 //! `F.dequantize_4bit(B, quant_state).to(A.dtype)` into `linear`, and `backward` line 346 for
-//! `grad_A`), and once more where checkpointing recomputes the forward: the 4-bit codes and
-//! their absmax read and a 16-bit copy written, at the card's bandwidth, after the FLOPs.
+//! `grad_A`; torchao's `LinearNF4`, torchao/dtypes/nf4tensor.py @0598012, `weight.to(dtype)` in
+//! both), and once more where checkpointing recomputes the forward: the 4-bit codes and their
+//! absmax read and a 16-bit copy written, at the card's bandwidth, after the FLOPs.
 //!
 //! Data parallelism runs `batch × seq` tokens on each GPU and exchanges gradients over the
 //! card's link by ring (`2(n−1)/n` of the gradients each way, once an optimizer step, overlapping
@@ -26,7 +27,7 @@
 use super::activations::checkpointed_layers;
 use super::speed::Band;
 use super::training::trainable_elements;
-use super::NF4_BLOCK;
+use super::{NF4_BLOCK, NF4_DOUBLE_QUANT_BLOCK};
 use crate::dtype::{Dtype, QuantScope};
 use crate::gpu_catalogue::Datasheet;
 use crate::model::Block;
@@ -255,10 +256,12 @@ fn dequant_bytes(s: &Scenario, r: &Resolved) -> f64 {
         QuantScope::Experts => r.arch.params_in(&[Block::RoutedExpert]),
     } * r.params
         / r.shape_params.max(1.0);
-    let absmax = if r.weights == Dtype::Nf4 {
-        Dtype::Fp32.bytes() / NF4_BLOCK
-    } else {
-        0.0
+    // One fp32 absmax per block, or under double quantization one byte per block and one fp32
+    // constant per NF4_DOUBLE_QUANT_BLOCK of those.
+    let absmax = match (r.weights, s.double_quant) {
+        (Dtype::Nf4, false) => Dtype::Fp32.bytes() / NF4_BLOCK,
+        (Dtype::Nf4, true) => (1.0 + Dtype::Fp32.bytes() / NF4_DOUBLE_QUANT_BLOCK) / NF4_BLOCK,
+        _ => 0.0,
     };
     let layers = f64::from(r.arch.layers.max(1));
     let covered = checkpointed_layers(layers, s.checkpoint_every) / layers;
