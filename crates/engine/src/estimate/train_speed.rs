@@ -88,10 +88,10 @@ struct Step {
     model_flops: f64,
     recompute_flops: f64,
     backward_flops: f64,
-    peak: f64,
+    peak_flops_per_s: f64,
     /// Bytes the 4-bit weights' dequantization reads and writes per micro-batch.
     dequant_bytes: f64,
-    bandwidth: f64,
+    bandwidth_bytes_per_s: f64,
     exchange: Exchange,
 }
 
@@ -101,29 +101,30 @@ struct Exchange {
     /// Bytes each GPU sends per optimizer step, and per micro-batch.
     step_bytes: f64,
     micro_bytes: f64,
-    link: f64,
+    link_bytes_per_s: f64,
 }
 
 impl Step {
     fn compute_s(&self, utilisation: f64) -> f64 {
-        self.tokens * (self.model_flops + self.recompute_flops) / (self.peak * utilisation)
+        self.tokens * (self.model_flops + self.recompute_flops)
+            / (self.peak_flops_per_s * utilisation)
     }
 
     fn dequant_s(&self) -> f64 {
-        self.dequant_bytes / self.bandwidth
+        self.dequant_bytes / self.bandwidth_bytes_per_s
     }
 
     /// What of the exchange outlasts the compute it overlaps: a micro-batch's sharded traffic
     /// its forward and backward, the step's gradients the last backward.
     fn exposed_s(&self, utilisation: f64) -> f64 {
         let x = &self.exchange;
-        if x.gpus <= 1.0 || x.link <= 0.0 {
+        if x.gpus <= 1.0 || x.link_bytes_per_s <= 0.0 {
             return 0.0;
         }
         let micro = self.compute_s(utilisation);
         let backward = micro * self.backward_flops / (self.model_flops + self.recompute_flops);
-        self.micro_batches * (x.micro_bytes / x.link - micro).max(0.0)
-            + (x.step_bytes / x.link - backward).max(0.0)
+        self.micro_batches * (x.micro_bytes / x.link_bytes_per_s - micro).max(0.0)
+            + (x.step_bytes / x.link_bytes_per_s - backward).max(0.0)
     }
 
     fn seconds(&self, utilisation: f64) -> f64 {
@@ -142,7 +143,7 @@ impl Step {
             format!(
                 ", plus {:.2} GB of 4-bit weights dequantized at {} GB/s",
                 self.dequant_bytes / 1e9,
-                group_thousands((self.bandwidth / 1e9).round() as u64)
+                group_thousands((self.bandwidth_bytes_per_s / 1e9).round() as u64)
             )
         } else {
             String::new()
@@ -152,7 +153,7 @@ impl Step {
             format!(
                 ", plus {:.0} ms of the exchange over {} GB/s that no compute hides",
                 exposed * 1e3,
-                (self.exchange.link / 1e9).round()
+                (self.exchange.link_bytes_per_s / 1e9).round()
             )
         } else {
             String::new()
@@ -167,7 +168,7 @@ impl Step {
              {:.0}%{dequant}{exchange}",
             group_thousands(self.tokens as u64),
             self.model_flops / 1e9,
-            self.peak / 1e12,
+            self.peak_flops_per_s / 1e12,
             utilisation * 100.0,
         )
     }
@@ -290,7 +291,7 @@ fn exchange(s: &Scenario, r: &Resolved, sheet: &Datasheet) -> Exchange {
         gpus,
         step_bytes,
         micro_bytes,
-        link: sheet.link_bytes_per_s,
+        link_bytes_per_s: sheet.link_bytes_per_s,
     }
 }
 
@@ -345,9 +346,9 @@ fn step(s: &Scenario, r: &Resolved) -> Result<Step, Option<String>> {
         model_flops,
         recompute_flops,
         backward_flops,
-        peak: sheet.half_flops_per_s,
+        peak_flops_per_s: sheet.half_flops_per_s,
         dequant_bytes: dequant_bytes(s, r),
-        bandwidth: sheet.memory_bytes_per_s,
+        bandwidth_bytes_per_s: sheet.memory_bytes_per_s,
         exchange: exchange(s, r, sheet),
     })
 }
