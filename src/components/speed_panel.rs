@@ -1,6 +1,7 @@
 //! The speed panel: how fast the scenario runs on its GPU (`Estimate::speed`: prefill, decode,
-//! output tokens/s, time to first token, the band and the step's basis), with the benchmark that
-//! measures it; or, where there is no speed, why. For a runtime with a shared pool, output
+//! output tokens/s, time to first token, the band and the step's basis, with the benchmark that
+//! measures it; for training, the optimizer step's time and tokens/s); or, where there is no
+//! speed, why. For a runtime with a shared pool, output
 //! tokens/s at 1, 2, 4, … concurrent requests up to the pool's concurrency, each point the
 //! engine's `speed_of` at that concurrency, as a table with a bar per row: exact figures a screen
 //! reader reads. Last, the llama-bench paste.
@@ -9,7 +10,7 @@ use crate::components::bench_paste::BenchPaste;
 use crate::components::command::Command;
 use crate::state::PageState;
 use leptos::prelude::*;
-use vramfit_engine::estimate::{speed_of, Speed};
+use vramfit_engine::estimate::{speed_of, Speed, Timing, TrainSpeed};
 use vramfit_engine::units::group_thousands;
 use vramfit_engine::{Estimate, Scenario};
 
@@ -89,14 +90,36 @@ fn figures(s: &Speed) -> impl IntoView {
     }
 }
 
+/// A training step: its time, tokens/s over every GPU and on one, the band and the basis.
+fn training_figures(s: &TrainSpeed) -> impl IntoView {
+    view! {
+        <p class="speed-answer" data-testid="speed-train-tokens" data-value=s.train_tokens_per_s.to_string()>
+            <strong>{rate(s.train_tokens_per_s)}" tokens/s"</strong>" of training"
+        </p>
+        <dl class="figures">
+            {figure("speed-train-step", "Optimizer step", Some(s.train_step_s), duration)}
+            {figure("speed-train-per-gpu", "Each GPU", Some(s.train_tokens_per_s_per_gpu), tokens)}
+            <dt>"Band"</dt>
+            <dd data-testid="speed-band" data-low=s.train_tokens_per_s_low.to_string() data-high=s.train_tokens_per_s_high.to_string()>
+                {rate(s.train_tokens_per_s_low)}"–"{rate(s.train_tokens_per_s_high)}" tokens/s, at the low and high utilisation"
+            </dd>
+            <dt>"Why"</dt>
+            <dd data-testid="speed-basis">{s.basis.clone()}</dd>
+        </dl>
+    }
+}
+
 /// Why the estimate has no speed: its own note where it gives one (a card without datasheet
 /// figures), else what the speed model needs.
 fn no_speed(e: &Estimate) -> String {
     match e.notes.iter().find(|n| n.starts_with("No speed estimate")) {
         Some(note) => note.clone(),
-        None if e.scenario.mode.is_training() => {
-            "No speed estimate: the speed model times inference; a training step's time is not modelled yet.".to_string()
-        }
+        None if e.scenario.mode.is_training() => e
+            .notes
+            .iter()
+            .find(|n| n.starts_with("No training speed estimate"))
+            .cloned()
+            .unwrap_or_else(|| "No speed estimate: it needs a catalogue GPU's datasheet (tensor throughput); choose a GPU rather than a memory size.".to_string()),
         None => "No speed estimate: it needs a catalogue GPU's datasheet (memory bandwidth, tensor throughput); choose a GPU rather than a memory size.".to_string(),
     }
 }
@@ -206,7 +229,8 @@ pub fn SpeedPanel() -> impl IntoView {
     let answer = move || {
         speed.with(|s| {
             s.as_ref().map(|s| match s {
-                Ok(s) => figures(s).into_any(),
+                Ok(Timing::Inference(s)) => figures(s).into_any(),
+                Ok(Timing::Training(s)) => training_figures(s).into_any(),
                 Err(why) => {
                     view! { <p class="note" data-testid="speed-none">{why.clone()}</p> }.into_any()
                 }
@@ -217,6 +241,7 @@ pub fn SpeedPanel() -> impl IntoView {
         speed.with(|s| {
             s.as_ref()
                 .and_then(|s| s.as_ref().ok())
+                .and_then(Timing::inference)
                 .map(|s| s.concurrency)
         })
     });

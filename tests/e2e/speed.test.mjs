@@ -116,7 +116,7 @@ test('a shared pool\'s output vs concurrency is the CLI\'s at each concurrency, 
   assert.deepEqual(problems, []);
 });
 
-test('without a speed the panel says why: the CLI\'s note for a card without a datasheet, and training', async () => {
+test('without a speed the panel says why: the CLI\'s note for a card without a datasheet, and training it does not time', async () => {
   const noSheet = 'model=llama-3.1-8b&mode=inference&gpu=a10g&quant=Q4_K_M&runtime=llama.cpp';
   const expected = cliEstimate(noSheet);
   assert.equal(expected.speed, null);
@@ -124,8 +124,24 @@ test('without a speed the panel says why: the CLI\'s note for a card without a d
   assert.ok(note, 'the CLI says why');
   const page = await openPage(context, `${base}?${noSheet}`, problems);
   assert.equal(await (await page.waitForSelector('[data-testid=speed-none]')).textContent(), note);
-  await page.goto(`${base}?model=llama-3.1-8b&mode=qlora&gpu=t4`);
-  assert.match(await (await page.waitForSelector('[data-testid=speed-none]')).textContent(), /^No speed estimate: .*training/);
+  const fp32 = 'model=llama-3.1-8b&mode=full&gpu=t4&act-dtype=fp32';
+  const fp32Note = cliEstimate(fp32).notes.find((n) => n.startsWith('No training speed estimate'));
+  assert.ok(fp32Note, 'the CLI says why');
+  await page.goto(`${base}?${fp32}`);
+  assert.equal(await (await page.waitForSelector('[data-testid=speed-none]')).textContent(), fp32Note);
+  await page.close();
+  assert.deepEqual(problems, []);
+});
+
+test('a training scenario shows the step time, tokens/s and basis estimate --json gives', async () => {
+  const query = 'model=llama-3.1-8b&mode=qlora&gpu=t4';
+  const { speed } = cliEstimate(query);
+  const page = await openPage(context, `${base}?${query}`, problems);
+  const step = await page.waitForSelector('[data-testid=speed-train-step]');
+  assert.equal(Number(await step.getAttribute('data-value')), speed.train_step_s);
+  const tokens = await page.$('[data-testid=speed-train-tokens]');
+  assert.equal(Number(await tokens.getAttribute('data-value')), speed.train_tokens_per_s);
+  assert.equal(await (await page.$('[data-testid=speed-basis]')).textContent(), speed.basis);
   await page.close();
   assert.deepEqual(problems, []);
 });

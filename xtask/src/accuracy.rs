@@ -6,9 +6,10 @@
 
 use std::path::Path;
 use vramfit_engine::accuracy::{
-    compare, compare_measured, compare_runtime_logs, compare_speed, speed_totals, summarize,
-    summarize_runtime_logs, summarize_runtime_logs_by_release, summarize_speed, Comparison, Metric,
-    SpeedComparison, Summary,
+    compare, compare_measured, compare_runtime_logs, compare_speed, compare_training_speed,
+    speed_totals, summarize, summarize_runtime_logs, summarize_runtime_logs_by_release,
+    summarize_speed, training_total, Comparison, Metric, SpeedComparison, Summary,
+    TrainingComparison,
 };
 
 /// Where the measurement kit writes, one document per scenario, and where the kit is.
@@ -28,6 +29,7 @@ pub fn report(root: &Path) -> Result<(), String> {
     }
     runtime_report(&read("runtime-logs.csv")?);
     speed_report(&read("speed-measured.csv")?, &read("speed-scenarios.csv")?);
+    training_speed_report(&read("training-speed.csv")?);
     measured_report(root)
 }
 
@@ -183,6 +185,44 @@ fn speed_report(measured: &str, scenarios: &str) {
         &summarize_speed(&fit),
     );
     print_speed_totals("fit", &fit);
+    for (id, why) in skipped {
+        println!("not compared: {id}: {why}");
+    }
+}
+
+/// Published training rates (calibration/training-speed.csv) against the training speed model,
+/// as the optimizer step's time: each row with the utilisation it implies, then the held-out and
+/// fit rows' median |error| and share inside the band.
+fn training_speed_report(csv: &str) {
+    let (rows, skipped) = compare_training_speed(csv);
+    println!(
+        "\n{:<10} {:<6} {:<9} {:>10} {:>10} {:>8} {:>8} {:>8}  fit",
+        "training", "method", "gpu", "measured", "predicted", "error", "in band", "implied"
+    );
+    for r in &rows {
+        println!(
+            "{:<10} {:<6} {:<9} {:>9.3}s {:>9.3}s {:>+7.1}% {:>8} {:>8}  {}",
+            r.id,
+            r.method,
+            r.gpu,
+            r.measured_step_s,
+            r.predicted_step_s,
+            r.error_pct,
+            if r.in_band { "yes" } else { "no" },
+            r.implied_utilisation
+                .map_or("-".to_string(), |u| format!("{:.2}%", u * 100.0)),
+            r.fit.as_deref().unwrap_or("held out")
+        );
+    }
+    let (fit, held_out): (Vec<&TrainingComparison>, Vec<&TrainingComparison>) =
+        rows.iter().partition(|r| r.fit.is_some());
+    for (set, rows) in [("held out", held_out), ("fit", fit)] {
+        let t = training_total(&rows);
+        println!(
+            "training step time, {set}: {} rows, median |error| {:.1}%, {} inside the band",
+            t.rows, t.median_abs_pct, t.in_band
+        );
+    }
     for (id, why) in skipped {
         println!("not compared: {id}: {why}");
     }

@@ -3,8 +3,8 @@
 use crate::columns::{grid, Column};
 use serde_json::{json, Map, Value};
 use vramfit_engine::accuracy::KindAccuracy;
-use vramfit_engine::estimate::Speed;
 use vramfit_engine::estimate::{DevicePlan, Serving};
+use vramfit_engine::estimate::{Speed, Timing, TrainSpeed};
 use vramfit_engine::gpu_catalogue::{Gpu, Unified, GPUS};
 use vramfit_engine::model::{params_label, PRESETS};
 use vramfit_engine::serving_plan::ServingPlan;
@@ -47,8 +47,10 @@ pub fn estimate(e: &Estimate) -> String {
     if let Some(serving) = &e.serving {
         out += &serving_lines(serving, units);
     }
-    if let Some(speed) = &e.speed {
-        out += &speed_lines(speed);
+    match &e.speed {
+        Some(Timing::Inference(speed)) => out += &speed_lines(speed),
+        Some(Timing::Training(speed)) => out += &training_speed_lines(speed),
+        None => {}
     }
     for note in &e.notes {
         out += &format!("note: {note}\n");
@@ -151,6 +153,21 @@ pub fn accuracy(a: &KindAccuracy) -> String {
         out += &format!("source: {source}\n");
     }
     out
+}
+
+/// The training speed section: the optimizer step, tokens/s over every GPU and on one, the band
+/// and the basis.
+fn training_speed_lines(s: &TrainSpeed) -> String {
+    format!(
+        "\nspeed          a training step at {:.0}% of the tensor throughput\nstep           {:.3} s\ntokens         {:.0} tokens/s ({:.0} per GPU; band {:.0}–{:.0})\nbasis          {}\n",
+        s.utilisation * 100.0,
+        s.train_step_s,
+        s.train_tokens_per_s,
+        s.train_tokens_per_s_per_gpu,
+        s.train_tokens_per_s_low,
+        s.train_tokens_per_s_high,
+        s.basis
+    )
 }
 
 /// The speed section: each figure, the band, the basis and the command that measures it.

@@ -76,7 +76,7 @@ fn check(base: &Scenario, row: &Row) -> BenchCheck {
         return out;
     }
     match estimate(&scenario_of(base, row)) {
-        Ok(e) => match &e.speed {
+        Ok(e) => match e.speed.as_ref().and_then(|t| t.inference()) {
             Some(speed) => match predicted(speed, row.n_prompt, row.n_gen) {
                 Some(p) => {
                     out.predicted_tokens_per_s = Some(p);

@@ -491,3 +491,50 @@ fn every_fit_row_lies_inside_its_band() {
         "fit rows outside their band: {outside:?}"
     );
 }
+
+const TRAINING_SPEED: &str = include_str!("../../../calibration/training-speed.csv");
+
+/// Each training utilisation constant is its rule's value: the median implied utilisation of
+/// the rows that name it, to the constant's three decimals; the band's ends are the pooled fit
+/// rows' lowest and highest ratio to their constant, rounded outward, so every fit row lies inside.
+#[test]
+fn training_utilisations_are_their_fit_rows_medians() {
+    use vramfit_engine::accuracy::{compare_training_speed, fitted_utilisation};
+    use vramfit_engine::estimate::{TRAIN_FULL, TRAIN_LORA, TRAIN_QLORA, UTILISATION_SPREAD};
+    let (rows, skipped) = compare_training_speed(TRAINING_SPEED);
+    assert!(skipped.is_empty(), "{skipped:?}");
+    assert_eq!(rows.len(), 25);
+    for (name, value) in [
+        ("TRAIN_FULL", TRAIN_FULL),
+        ("TRAIN_LORA", TRAIN_LORA),
+        ("TRAIN_QLORA", TRAIN_QLORA),
+    ] {
+        let fitted = fitted_utilisation(&rows, name);
+        assert!(
+            (fitted - value).abs() < 5e-4,
+            "{name}: rule gives {fitted}, constant {value}"
+        );
+    }
+    let ratios: Vec<f64> = rows
+        .iter()
+        .filter_map(|r| {
+            let constant = match r.fit.as_deref()? {
+                "TRAIN_FULL" => TRAIN_FULL,
+                "TRAIN_LORA" => TRAIN_LORA,
+                _ => TRAIN_QLORA,
+            };
+            Some(r.implied_utilisation? / constant)
+        })
+        .collect();
+    let low = ratios.iter().copied().fold(f64::INFINITY, f64::min);
+    let high = ratios.iter().copied().fold(0.0, f64::max);
+    assert!(
+        low >= UTILISATION_SPREAD.0 && low - UTILISATION_SPREAD.0 < 1e-3,
+        "{low}"
+    );
+    assert!(
+        high <= UTILISATION_SPREAD.1 && UTILISATION_SPREAD.1 - high < 1e-3,
+        "{high}"
+    );
+    assert!(rows.iter().filter(|r| r.fit.is_some()).all(|r| r.in_band));
+}

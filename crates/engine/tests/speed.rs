@@ -36,6 +36,7 @@ fn run(pairs: &[(&str, &str)]) -> Estimate {
 fn speed(e: &Estimate) -> &Speed {
     e.speed
         .as_ref()
+        .and_then(|t| t.inference())
         .expect("a catalogue GPU with a datasheet gives a speed")
 }
 
@@ -156,12 +157,19 @@ fn no_datasheet_is_said_not_guessed() {
             e.notes
         );
     }
-    let training = run(&[
+    let mac = run(&[
         ("model", "llama-3.1-8b"),
         ("mode", "qlora"),
-        ("gpu", "rtx-4090"),
+        ("gpu", "m2-max-64"),
     ]);
-    assert!(training.speed.is_none());
+    assert!(mac.speed.is_none());
+    assert!(
+        mac.notes
+            .iter()
+            .any(|n| n.contains("no 16-bit tensor throughput")),
+        "{:?}",
+        mac.notes
+    );
 }
 
 #[test]

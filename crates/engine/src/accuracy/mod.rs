@@ -11,10 +11,14 @@
 
 mod kind;
 mod speed;
+mod train_speed;
 
 pub use kind::{RunKind, WeightClass};
 pub use speed::{
     compare_speed, speed_totals, summarize_speed, SpeedComparison, SpeedTotal, FIT_CONSTANTS,
+};
+pub use train_speed::{
+    compare_training_speed, fitted_utilisation, training_total, TrainingComparison, TrainingTotal,
 };
 
 use crate::estimate::{estimate, Component, Estimate, LogFigure, Reads};

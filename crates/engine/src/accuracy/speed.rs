@@ -142,7 +142,11 @@ pub fn compare_speed(
                 continue;
             }
         };
-        let Some((predicted, banded)) = e.speed.as_ref().and_then(|s| figure(s, get("figure")))
+        let Some((predicted, banded)) = e
+            .speed
+            .as_ref()
+            .and_then(|t| t.inference())
+            .and_then(|s| figure(s, get("figure")))
         else {
             let why = e.notes.iter().find(|n| n.contains("speed")).cloned();
             skipped.push((
@@ -151,7 +155,7 @@ pub fn compare_speed(
             ));
             continue;
         };
-        let speed = e.speed.as_ref();
+        let speed = e.speed.as_ref().and_then(|t| t.inference());
         let (figure, _) = get("figure")
             .split_once("_tokens")
             .unwrap_or((get("figure"), ""));

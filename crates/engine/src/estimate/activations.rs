@@ -18,7 +18,7 @@ use crate::workload::{Checkpointing, SequenceParallel};
 /// How many of `layers` blocks the policy wraps when only every `every`-th is checkpointed:
 /// torchtitan counts the blocks from 1 and wraps those whose count is a multiple of k
 /// (`ptd_checkpoint_wrapper._count % ac_freq == 0`, parallelize_llama.py @9dec370), so ⌊L/k⌋.
-fn checkpointed_layers(layers: f64, every: u32) -> f64 {
+pub(super) fn checkpointed_layers(layers: f64, every: u32) -> f64 {
     (layers / f64::from(every.max(1))).floor()
 }
 

@@ -21,6 +21,7 @@ mod per_token;
 mod serving;
 pub(crate) mod speed;
 mod stack;
+mod train_speed;
 mod training;
 mod weights;
 
@@ -40,6 +41,9 @@ pub use speed::{
     Band, Bound, Clocked, Efficiency, Speed, TensorPath, HOST_BANDWIDTH_DEFAULT_BYTES_PER_S,
 };
 pub use stack::Component;
+pub use train_speed::{
+    implied_utilisation, TrainSpeed, TRAIN_FULL, TRAIN_LORA, TRAIN_QLORA, UTILISATION_SPREAD,
+};
 pub use weights::{NF4_BLOCK, NF4_DOUBLE_QUANT_BLOCK};
 
 use crate::dtype::{Dtype, QuantKernel};
@@ -90,8 +94,9 @@ pub struct Estimate {
     pub verdict: Verdict,
     /// A serving runtime's pool, tokens and concurrency; `None` for transformers and training.
     pub serving: Option<Serving>,
-    /// Prefill and decode speed on the GPU, where its datasheet is known; `None` for training.
-    pub speed: Option<Speed>,
+    /// Inference's prefill and decode speed, or a training step's time, on a catalogue GPU whose
+    /// datasheet is known.
+    pub speed: Option<Timing>,
     pub gpu_name: String,
     pub gpus: u32,
     pub notes: Vec<String>,
@@ -159,12 +164,37 @@ struct Additions {
 }
 
 type SpeedOf =
-    fn(&Scenario, &Resolved, &Stack, Option<&Serving>, &mut Vec<String>) -> Option<Speed>;
+    fn(&Scenario, &Resolved, &Stack, Option<&Serving>, &mut Vec<String>) -> Option<Timing>;
 
 const FULL: Additions = Additions {
     speed: with_speed,
     command: serving::write_launch_command,
 };
+
+/// The speed an estimate states: inference's figures, or a training step's. Untagged, so the
+/// JSON's `speed` holds one struct's keys or the other's.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Timing {
+    Inference(Speed),
+    Training(TrainSpeed),
+}
+
+impl Timing {
+    pub fn inference(&self) -> Option<&Speed> {
+        match self {
+            Timing::Inference(speed) => Some(speed),
+            Timing::Training(_) => None,
+        }
+    }
+
+    pub fn training(&self) -> Option<&TrainSpeed> {
+        match self {
+            Timing::Training(speed) => Some(speed),
+            Timing::Inference(_) => None,
+        }
+    }
+}
 
 fn with_speed(
     s: &Scenario,
@@ -172,10 +202,13 @@ fn with_speed(
     stack: &Stack,
     serving: Option<&Serving>,
     notes: &mut Vec<String>,
-) -> Option<Speed> {
-    speed::speed(s, r, &stack.components, serving)
-        .map_err(|why| notes.extend(why))
-        .ok()
+) -> Option<Timing> {
+    let timed = if s.mode.is_training() {
+        train_speed::speed(s, r).map(Timing::Training)
+    } else {
+        speed::speed(s, r, &stack.components, serving).map(Timing::Inference)
+    };
+    timed.map_err(|why| notes.extend(why)).ok()
 }
 
 /// The estimate with each component's `formula` as plain arithmetic (numbers in the text's form

@@ -472,7 +472,7 @@ fn lengths(s: &Scenario) -> (f64, Option<f64>, f64) {
 }
 
 /// The card's datasheet, or the note saying why there is no speed (none to say for training,
-/// which has no speed model yet, or without a catalogue GPU).
+/// which `train_speed` times, or without a catalogue GPU).
 fn datasheet(s: &Scenario, r: &Resolved) -> Result<&'static Datasheet, Option<String>> {
     let gpu = match (s.mode.is_training(), r.gpu, r.custom_vram) {
         (false, Some(gpu), _) => gpu,
@@ -497,7 +497,7 @@ fn deployment(s: &Scenario, r: &Resolved, par: &Parallel) -> Deployment {
 }
 
 /// The scenario's speed, or the note saying why there is none (none to say for training, which
-/// has no speed model yet, or without a catalogue GPU).
+/// `train_speed` times, or without a catalogue GPU).
 pub(super) fn speed(
     s: &Scenario,
     r: &Resolved,

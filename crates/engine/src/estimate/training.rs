@@ -56,6 +56,13 @@ fn trainable_matrices(s: &Scenario, a: &Architecture) -> (Vec<MatrixShape>, f64)
     (shapes, routed)
 }
 
+/// The parameters the scenario trains (as [`TrainableState`] counts them): every one in full
+/// fine-tuning, the adapters' otherwise.
+pub(super) fn trainable_elements(s: &Scenario, r: &Resolved) -> f64 {
+    let (matrices, routed_elements) = trainable_matrices(s, &r.arch);
+    TrainableState::new(s, r, &matrices, routed_elements).trainable
+}
+
 /// A factor of 1 while the optimizer state (and master weights) are on the GPU, 0 when offloaded.
 fn optimizer_on_gpu(s: &Scenario, fx: Fx) -> Formula {
     kept_on_gpu(fx, s.offload == Offload::None)

@@ -1,0 +1,392 @@
+//! How long a training step takes: its FLOPs against the card's datasheet tensor throughput for
+//! the compute dtype, at a utilisation set from published runs, plus what no FLOPs overlap.
+//!
+//! FLOPs per token follow the convention the published utilisations are computed with (PaLM,
+//! Chowdhery et al. 2022, appendix B; llm-foundry's scripts/train/benchmarking/collect_results.py;
+//! torchtitan's `get_num_flop_per_token`): two per matmul parameter forward and four backward
+//! (activation and weight gradients), and attention's `4 × seq × query width` per layer forward,
+//! twice that backward, over the whole square (no causal half), so a full step does
+//! `6·N + 12·L·d·s` per token. Frozen weights (LoRA, QLoRA) get no weight gradients: `4·N`, plus
+//! the adapters' own `6` per adapter parameter. Activation checkpointing recomputes the forward
+//! of the layers it covers (`full`: the whole layer; `op`: every other matmul; `selective`: the
+//! attention scores). The utilisation is of the hardware FLOPs, recomputation included.
+//!
+//! QLoRA dequantizes every 4-bit weight to 16 bits in the forward and again in the backward
+//! (bitsandbytes 0.49.2, bitsandbytes/autograd/_functions.py: `MatMul4Bit.forward` line 315,
+//! `F.dequantize_4bit(B, quant_state).to(A.dtype)` into `linear`, and `backward` line 346 for
+//! `grad_A`; torchao's `LinearNF4`, torchao/dtypes/nf4tensor.py @0598012, `weight.to(dtype)` in
+//! both), and once more where checkpointing recomputes the forward: the 4-bit codes and their
+//! absmax read and a 16-bit copy written, at the card's bandwidth, after the FLOPs.
+//!
+//! Data parallelism runs `batch × seq` tokens on each GPU and exchanges gradients over the
+//! card's link by ring (`2(n−1)/n` of the gradients each way, once an optimizer step, overlapping
+//! the last micro-batch's backward, as DDP's buckets do); a fully sharded run also gathers the
+//! weights twice a micro-batch and reduce-scatters the gradients (`(n−1)/n` each), overlapping
+//! that micro-batch's compute. Only what outlasts its overlap adds to the step.
+
+use super::activations::checkpointed_layers;
+use super::speed::Band;
+use super::training::trainable_elements;
+use super::{NF4_BLOCK, NF4_DOUBLE_QUANT_BLOCK};
+use crate::dtype::{Dtype, QuantScope};
+use crate::gpu_catalogue::Datasheet;
+use crate::model::Block;
+use crate::scenario::{Resolved, Scenario};
+use crate::sharding::{Offload, Sharding};
+use crate::units::group_thousands;
+use crate::workload::{Checkpointing, Mode};
+use serde::{Deserialize, Serialize};
+
+/// Of the 16-bit tensor throughput, what full fine-tuning and pre-training reach, recomputation
+/// counted: the median of the implied utilisation (61.8% to 76.7%) of llm-foundry's seven MPT-7B
+/// runs on 8 A100 80GB (Composer FSDP full shard, seq 1,024 to 65,536; its table "A100 80GB with
+/// 1600 Gbps node-node interconnect", scripts/train/benchmarking/README.md @495218376), the
+/// `TRAIN_FULL` rows of calibration/training-speed.csv.
+pub const TRAIN_FULL: f64 = 0.685;
+
+/// LoRA on 16-bit weights: the implied utilisation of torchtune's Llama 3.1 8B LoRA on one RTX
+/// 4090 (README @30b8519e8, "Memory and training speed"; 8B_lora_single_device.yaml).
+pub const TRAIN_LORA: f64 = 0.901;
+
+/// QLoRA, its dequantization timed apart: torchtune's Llama 3.1 8B QLoRA on one RTX 4090 (the
+/// same table; 8B_qlora_single_device.yaml).
+pub const TRAIN_QLORA: f64 = 0.730;
+
+/// The band's low and high ends as shares of the typical utilisation: the lowest and highest
+/// ratio of a fit row's implied utilisation to its constant, over the fit rows of all three
+/// (llm-foundry's seq 65,536 and 1,024 rows: 61.8 / 68.5 and 76.7 / 68.5).
+pub const UTILISATION_SPREAD: (f64, f64) = (0.901, 1.120);
+
+/// Bytes of a weight's 16-bit copy, which dequantization writes.
+const HALF_BYTES: f64 = 2.0;
+
+/// A training step's speed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TrainSpeed {
+    /// Seconds per optimizer step: `grad-accum` micro-batches of `batch × seq` tokens on each
+    /// GPU, and what of the gradients' exchange no compute overlaps.
+    pub train_step_s: f64,
+    /// Tokens per second over every data-parallel GPU.
+    pub train_tokens_per_s: f64,
+    /// Tokens per second on one GPU (torchtitan's TPS/GPU, llm-foundry's T/s/GPU).
+    pub train_tokens_per_s_per_gpu: f64,
+    /// `train_tokens_per_s` at the low and high utilisation.
+    pub train_tokens_per_s_low: f64,
+    pub train_tokens_per_s_high: f64,
+    /// The typical share of the tensor throughput the step is timed at.
+    pub utilisation: f64,
+    /// Why, in words: the FLOPs, the peak and the share.
+    pub basis: String,
+}
+
+/// One GPU's optimizer step: the work and the peaks it is timed against.
+struct Step {
+    /// Tokens one micro-batch runs on one GPU.
+    tokens: f64,
+    micro_batches: f64,
+    /// FLOPs per token: forward and backward, recomputation, and of those the backward.
+    model_flops: f64,
+    recompute_flops: f64,
+    backward_flops: f64,
+    peak_flops_per_s: f64,
+    /// Bytes the 4-bit weights' dequantization reads and writes per micro-batch.
+    dequant_bytes: f64,
+    bandwidth_bytes_per_s: f64,
+    exchange: Exchange,
+}
+
+/// The gradients' (and a sharded run's weights') traffic over one GPU's link.
+struct Exchange {
+    gpus: f64,
+    /// Bytes each GPU sends per optimizer step, and per micro-batch.
+    step_bytes: f64,
+    micro_bytes: f64,
+    link_bytes_per_s: f64,
+}
+
+impl Step {
+    fn compute_s(&self, utilisation: f64) -> f64 {
+        self.tokens * (self.model_flops + self.recompute_flops)
+            / (self.peak_flops_per_s * utilisation)
+    }
+
+    fn dequant_s(&self) -> f64 {
+        self.dequant_bytes / self.bandwidth_bytes_per_s
+    }
+
+    /// What of the exchange outlasts the compute it overlaps: a micro-batch's sharded traffic
+    /// its forward and backward, the step's gradients the last backward.
+    fn exposed_s(&self, utilisation: f64) -> f64 {
+        let x = &self.exchange;
+        if x.gpus <= 1.0 || x.link_bytes_per_s <= 0.0 {
+            return 0.0;
+        }
+        let micro = self.compute_s(utilisation);
+        let backward = micro * self.backward_flops / (self.model_flops + self.recompute_flops);
+        self.micro_batches * (x.micro_bytes / x.link_bytes_per_s - micro).max(0.0)
+            + (x.step_bytes / x.link_bytes_per_s - backward).max(0.0)
+    }
+
+    fn seconds(&self, utilisation: f64) -> f64 {
+        self.micro_batches * (self.compute_s(utilisation) + self.dequant_s())
+            + self.exposed_s(utilisation)
+    }
+
+    /// The same sum in words.
+    fn words(&self, utilisation: f64) -> String {
+        let recompute = if self.recompute_flops > 0.0 {
+            format!(" (+{:.2} recomputed)", self.recompute_flops / 1e9)
+        } else {
+            String::new()
+        };
+        let dequant = if self.dequant_bytes > 0.0 {
+            format!(
+                ", plus {:.2} GB of 4-bit weights dequantized at {} GB/s",
+                self.dequant_bytes / 1e9,
+                group_thousands((self.bandwidth_bytes_per_s / 1e9).round() as u64)
+            )
+        } else {
+            String::new()
+        };
+        let exposed = self.exposed_s(utilisation);
+        let exchange = if self.exchange.gpus > 1.0 {
+            format!(
+                ", plus {:.0} ms of the exchange over {} GB/s that no compute hides",
+                exposed * 1e3,
+                (self.exchange.link_bytes_per_s / 1e9).round()
+            )
+        } else {
+            String::new()
+        };
+        let accum = if self.micro_batches > 1.0 {
+            format!("{} micro-batches × ", self.micro_batches)
+        } else {
+            String::new()
+        };
+        format!(
+            "compute-bound: {accum}{} tokens × {:.2} GFLOP a token{recompute} at {:.0} TFLOPS × \
+             {:.0}%{dequant}{exchange}",
+            group_thousands(self.tokens as u64),
+            self.model_flops / 1e9,
+            self.peak_flops_per_s / 1e12,
+            utilisation * 100.0,
+        )
+    }
+}
+
+/// The typical utilisation for the scenario's method, and its band.
+fn utilisation(mode: Mode) -> Band {
+    let typical = match mode {
+        Mode::Lora => TRAIN_LORA,
+        Mode::Qlora => TRAIN_QLORA,
+        _ => TRAIN_FULL,
+    };
+    Band::new(
+        typical * UTILISATION_SPREAD.0,
+        typical,
+        typical * UTILISATION_SPREAD.1,
+    )
+}
+
+/// Matmul parameters one token uses, in the blocks and in the LM head (whose matmul runs whether
+/// or not it shares the embedding's matrix; the embedding itself is a lookup), scaled as `params`
+/// scales the shape.
+fn matmul_params(r: &Resolved) -> (f64, f64) {
+    let a = &r.arch;
+    let routed = a.params_in(&[Block::RoutedExpert]);
+    let unused = if a.moe.is_moe() {
+        1.0 - f64::from(a.moe.per_token) / f64::from(a.moe.experts.max(1))
+    } else {
+        0.0
+    };
+    let scale = r.params / r.shape_params.max(1.0);
+    let head = f64::from(a.vocab) * f64::from(a.hidden);
+    ((r.linear_params - routed * unused) * scale, head * scale)
+}
+
+/// Attention's forward FLOPs per token: `4 × query width` per position attended, `seq` on a
+/// full-attention layer and at most the window on a sliding one.
+fn attention_flops(r: &Resolved, seq: f64) -> f64 {
+    let a = &r.arch;
+    let layers = f64::from(a.attention_layers());
+    let windowed = f64::from(a.window.layers).min(layers);
+    let window = if a.window.tokens > 0 {
+        seq.min(f64::from(a.window.tokens))
+    } else {
+        seq
+    };
+    4.0 * a.q_width() * ((layers - windowed) * seq + windowed * window)
+}
+
+/// FLOPs per token: (forward and backward, recomputed, backward alone).
+fn token_flops(s: &Scenario, r: &Resolved, seq: f64) -> (f64, f64, f64) {
+    let (blocks, head) = matmul_params(r);
+    let n = blocks + head;
+    let attention = attention_flops(r, seq);
+    let adapters = if s.mode.is_adapter() {
+        trainable_elements(s, r)
+    } else {
+        0.0
+    };
+    let weight_grads = if s.mode.is_adapter() { 0.0 } else { 2.0 * n };
+    let forward = 2.0 * n + attention + 2.0 * adapters;
+    let backward = 2.0 * n + 2.0 * attention + 4.0 * adapters + weight_grads;
+    let layers = f64::from(r.arch.layers.max(1));
+    let covered = match s.checkpointing {
+        Checkpointing::None => 0.0,
+        _ => checkpointed_layers(layers, s.checkpoint_every) / layers,
+    };
+    let recomputed = match s.checkpointing {
+        Checkpointing::None => 0.0,
+        Checkpointing::Full => 2.0 * blocks + attention + 2.0 * adapters,
+        Checkpointing::Op => blocks,
+        Checkpointing::Selective => attention,
+    };
+    (forward + backward, covered * recomputed, backward)
+}
+
+/// Bytes one micro-batch's dequantization moves: each pass reads the 4-bit codes and their
+/// absmax and writes the 16-bit copy (the matmul's read of it overlaps its FLOPs), twice, and
+/// once more for the share of the forward that checkpointing recomputes.
+fn dequant_bytes(s: &Scenario, r: &Resolved) -> f64 {
+    if r.weights.is_float() || !s.mode.is_adapter() {
+        return 0.0;
+    }
+    let quantized = match r.quantized {
+        QuantScope::AllLinear => r.linear_params,
+        QuantScope::Experts => r.arch.params_in(&[Block::RoutedExpert]),
+    } * r.params
+        / r.shape_params.max(1.0);
+    // One fp32 absmax per block, or under double quantization one byte per block and one fp32
+    // constant per NF4_DOUBLE_QUANT_BLOCK of those.
+    let absmax = match (r.weights, s.double_quant) {
+        (Dtype::Nf4, false) => Dtype::Fp32.bytes() / NF4_BLOCK,
+        (Dtype::Nf4, true) => (1.0 + Dtype::Fp32.bytes() / NF4_DOUBLE_QUANT_BLOCK) / NF4_BLOCK,
+        _ => 0.0,
+    };
+    let layers = f64::from(r.arch.layers.max(1));
+    let covered = checkpointed_layers(layers, s.checkpoint_every) / layers;
+    let recomputed = match s.checkpointing {
+        Checkpointing::Full => covered,
+        Checkpointing::Op => covered / 2.0,
+        Checkpointing::None | Checkpointing::Selective => 0.0,
+    };
+    (2.0 + recomputed) * quantized * (r.weights.bytes() + absmax + HALF_BYTES)
+}
+
+/// What each GPU sends per optimizer step and per micro-batch.
+fn exchange(s: &Scenario, r: &Resolved, sheet: &Datasheet) -> Exchange {
+    let gpus = f64::from(s.gpus.max(1));
+    let share = (gpus - 1.0) / gpus;
+    let gradients = trainable_elements(s, r) * r.grads.bytes();
+    let (step_bytes, micro_bytes) = if s.sharding.is_fully_sharded() {
+        (
+            0.0,
+            share * (2.0 * r.params * r.act_dtype.bytes() + gradients),
+        )
+    } else {
+        (2.0 * share * gradients, 0.0)
+    };
+    Exchange {
+        gpus,
+        step_bytes,
+        micro_bytes,
+        link_bytes_per_s: sheet.link_bytes_per_s,
+    }
+}
+
+/// Why this scenario has no training speed, where the model does not cover it.
+fn unmodelled(s: &Scenario, r: &Resolved) -> Option<String> {
+    let why = if s.tp > 1
+        || s.cp > 1
+        || s.sharding.is_model_parallel()
+        || s.sharding == Sharding::Expert
+    {
+        "tensor, pipeline, context and expert parallelism are not modelled (data parallelism is)"
+            .to_string()
+    } else if s.float8.is_on() {
+        "float8 linears run on the fp8 tensor cores beside 16-bit attention, which is not modelled"
+            .to_string()
+    } else if s.offload != Offload::None {
+        format!("offload={} moves state over PCIe and steps the optimizer on the CPU, which is not modelled", s.offload)
+    } else if !matches!(r.act_dtype, Dtype::Bf16 | Dtype::Fp16) {
+        format!(
+            "it computes in {}, and the catalogue states 16-bit tensor throughput only",
+            r.act_dtype
+        )
+    } else {
+        return None;
+    };
+    Some(format!("No training speed estimate: {why}."))
+}
+
+/// The step the scenario runs on its card, or the note saying why it is not timed.
+fn step(s: &Scenario, r: &Resolved) -> Result<Step, Option<String>> {
+    let gpu = r.gpu.ok_or(None)?;
+    let sheet = gpu.datasheet.as_ref().ok_or_else(|| {
+        Some(format!(
+            "No speed estimate: the catalogue has no datasheet figures (bandwidth, throughput) for the {} yet.",
+            gpu.name
+        ))
+    })?;
+    if let Some(why) = unmodelled(s, r) {
+        return Err(Some(why));
+    }
+    if sheet.half_flops_per_s <= 0.0 {
+        return Err(Some(format!(
+            "No training speed estimate: the {}'s maker states no 16-bit tensor throughput.",
+            gpu.name
+        )));
+    }
+    let seq = f64::from(s.seq.max(1));
+    let (model_flops, recompute_flops, backward_flops) = token_flops(s, r, seq);
+    Ok(Step {
+        tokens: f64::from(s.batch.max(1)) * seq,
+        micro_batches: f64::from(s.grad_accum.max(1)),
+        model_flops,
+        recompute_flops,
+        backward_flops,
+        peak_flops_per_s: sheet.half_flops_per_s,
+        dequant_bytes: dequant_bytes(s, r),
+        bandwidth_bytes_per_s: sheet.memory_bytes_per_s,
+        exchange: exchange(s, r, sheet),
+    })
+}
+
+/// The training step's speed on the scenario's card, or the note saying why there is none.
+pub(super) fn speed(s: &Scenario, r: &Resolved) -> Result<TrainSpeed, Option<String>> {
+    let step = step(s, r)?;
+    let band = utilisation(s.mode);
+    let gpus = step.exchange.gpus;
+    let rate = |u: f64| gpus * step.micro_batches * step.tokens / step.seconds(u);
+    Ok(TrainSpeed {
+        train_step_s: step.seconds(band.typical),
+        train_tokens_per_s: rate(band.typical),
+        train_tokens_per_s_per_gpu: rate(band.typical) / gpus,
+        train_tokens_per_s_low: rate(band.low),
+        train_tokens_per_s_high: rate(band.high),
+        utilisation: band.typical,
+        basis: step.words(band.typical),
+    })
+}
+
+/// The utilisation at which the scenario's optimizer step takes `step_s` (bisection: the step
+/// shortens as the utilisation grows), the figure a utilisation constant is the median of; `None`
+/// where the scenario is not timed or no utilisation up to 100% is that fast.
+pub fn implied_utilisation(s: &Scenario, step_s: f64) -> Option<f64> {
+    let r = s.resolve().ok()?;
+    let step = step(s, &r).ok()?;
+    let (mut low, mut high) = (1e-4, 1.0);
+    if !(step.seconds(high) <= step_s && step_s <= step.seconds(low)) {
+        return None;
+    }
+    for _ in 0..60 {
+        let mid = (low + high) / 2.0;
+        if step.seconds(mid) > step_s {
+            low = mid;
+        } else {
+            high = mid;
+        }
+    }
+    Some((low + high) / 2.0)
+}
