@@ -142,6 +142,7 @@ test('a training scenario shows the step time, tokens/s and basis estimate --jso
   const tokens = await page.$('[data-testid=speed-train-tokens]');
   assert.equal(Number(await tokens.getAttribute('data-value')), speed.train_tokens_per_s);
   assert.equal(await (await page.$('[data-testid=speed-basis]')).textContent(), speed.basis);
+  await page.locator('section.speed').screenshot({ path: path.join(ARTIFACTS, 'speed-training.png') });
   await page.close();
   assert.deepEqual(problems, []);
 });
