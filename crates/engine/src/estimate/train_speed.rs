@@ -141,7 +141,7 @@ impl Step {
         };
         let dequant = if self.dequant_bytes > 0.0 {
             format!(
-                ", plus {:.2} GB of 4-bit weights dequantized at {} GB/s",
+                ", plus dequantizing the 4-bit weights: {:.2} GB read and written at {} GB/s",
                 self.dequant_bytes / 1e9,
                 group_thousands((self.bandwidth_bytes_per_s / 1e9).round() as u64)
             )
