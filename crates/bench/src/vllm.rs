@@ -100,7 +100,10 @@ impl Partial {
             (self.completed.is_none(), "Successful requests"),
             (self.total_input_tokens.is_none(), "Total input tokens"),
             (self.total_output_tokens.is_none(), "Total generated tokens"),
-            (self.output_tokens_per_s.is_none(), "Output token throughput"),
+            (
+                self.output_tokens_per_s.is_none(),
+                "Output token throughput",
+            ),
         ]
         .into_iter()
         .filter_map(|(absent, name)| absent.then_some(name))
@@ -140,16 +143,43 @@ type Setter = fn(&mut Partial, &str);
 const LABELS: [(&str, Option<Setter>); 14] = [
     ("peak output token throughput (tok/s):", None),
     ("successful requests:", Some(|p, v| p.completed = whole(v))),
-    ("maximum request concurrency:", Some(|p, v| p.max_concurrency = whole(v).and_then(|c| u32::try_from(c).ok()))),
-    ("traffic request rate:", Some(|p, v| p.request_rate = rate(v))),
-    ("request rate configured (rps):", Some(|p, v| p.request_rate = rate(v))),
-    ("traffic ramp-up strategy:", Some(|p, v| p.ramp_up = Some(v.trim_end_matches('.').to_string()))),
-    ("benchmark duration (s):", Some(|p, v| p.duration_s = number(v))),
-    ("total input tokens:", Some(|p, v| p.total_input_tokens = whole(v))),
-    ("total generated tokens:", Some(|p, v| p.total_output_tokens = whole(v))),
-    ("output token throughput (tok/s):", Some(|p, v| p.output_tokens_per_s = number(v).filter(|r| *r > 0.0))),
+    (
+        "maximum request concurrency:",
+        Some(|p, v| p.max_concurrency = whole(v).and_then(|c| u32::try_from(c).ok())),
+    ),
+    (
+        "traffic request rate:",
+        Some(|p, v| p.request_rate = rate(v)),
+    ),
+    (
+        "request rate configured (rps):",
+        Some(|p, v| p.request_rate = rate(v)),
+    ),
+    (
+        "traffic ramp-up strategy:",
+        Some(|p, v| p.ramp_up = Some(v.trim_end_matches('.').to_string())),
+    ),
+    (
+        "benchmark duration (s):",
+        Some(|p, v| p.duration_s = number(v)),
+    ),
+    (
+        "total input tokens:",
+        Some(|p, v| p.total_input_tokens = whole(v)),
+    ),
+    (
+        "total generated tokens:",
+        Some(|p, v| p.total_output_tokens = whole(v)),
+    ),
+    (
+        "output token throughput (tok/s):",
+        Some(|p, v| p.output_tokens_per_s = number(v).filter(|r| *r > 0.0)),
+    ),
     ("mean ttft (ms):", Some(|p, v| p.mean_ttft_ms = number(v))),
-    ("median ttft (ms):", Some(|p, v| p.median_ttft_ms = number(v))),
+    (
+        "median ttft (ms):",
+        Some(|p, v| p.median_ttft_ms = number(v)),
+    ),
     ("mean tpot (ms):", Some(|p, v| p.mean_tpot_ms = number(v))),
     ("mean itl (ms):", Some(|p, v| p.mean_itl_ms = number(v))),
 ];
@@ -235,7 +265,9 @@ fn record(map: &Map<String, Value>) -> Result<ServeRun, String> {
         max_concurrency: map
             .whole("max_concurrency")
             .and_then(|c| u32::try_from(c).ok()),
-        request_rate: map.number("request_rate").filter(|r| r.is_finite() && *r > 0.0),
+        request_rate: map
+            .number("request_rate")
+            .filter(|r| r.is_finite() && *r > 0.0),
         ramp_up: text("ramp_up_strategy").map(str::to_string),
         duration_s: map.number("duration"),
         total_input_tokens: map.whole("total_input_tokens"),
@@ -253,7 +285,12 @@ fn record(map: &Map<String, Value>) -> Result<ServeRun, String> {
 /// for requests of several lengths, which is said.
 fn spread(map: &Map<String, Value>) -> Option<String> {
     let range = |key: &str| {
-        let lens: Vec<u64> = map.get(key)?.as_array()?.iter().filter_map(Value::as_u64).collect();
+        let lens: Vec<u64> = map
+            .get(key)?
+            .as_array()?
+            .iter()
+            .filter_map(Value::as_u64)
+            .collect();
         Some((*lens.iter().min()?, *lens.iter().max()?))
     };
     let (input, output) = (range("input_lens")?, range("output_lens")?);
@@ -267,9 +304,9 @@ fn spread(map: &Map<String, Value>) -> Option<String> {
 
 /// Whether an object is a `vllm bench serve` result rather than a llama-bench record.
 fn is_result(value: &Value) -> bool {
-    value
-        .as_object()
-        .is_some_and(|m| m.contains_key("output_throughput") || m.contains_key("total_output_tokens"))
+    value.as_object().is_some_and(|m| {
+        m.contains_key("output_throughput") || m.contains_key("total_output_tokens")
+    })
 }
 
 /// The JSON form: `None` where the text is not JSON of vLLM's results.
@@ -290,7 +327,9 @@ pub fn json(text: &str) -> Option<Bench> {
     let mut bench = Bench::empty(Format::VllmJson);
     for value in &values {
         let Some(map) = value.as_object().filter(|_| is_result(value)) else {
-            bench.warnings.push("a line that is not a vllm bench serve result".into());
+            bench
+                .warnings
+                .push("a line that is not a vllm bench serve result".into());
             continue;
         };
         match record(map) {
