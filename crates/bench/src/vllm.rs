@@ -2,12 +2,12 @@
 //! prints (`vllm/benchmarks/serve.py`'s `benchmark`, 0.11.0: "Successful requests:", "Maximum
 //! request concurrency:" when set (since PR #21095), "Request rate configured (RPS):" when not
 //! `inf`, "Total input tokens:", "Total generated tokens:", "Output token throughput (tok/s):",
-//! "Mean TTFT (ms):", …), with the lines printed above it ("Traffic request rate:", "Maximum request
-//! concurrency:"), which are all the older script shows of its traffic; and the `--save-result`
-//! JSON (`completed`, `total_input_tokens`, `total_output_tokens`, `output_throughput`,
-//! `mean_ttft_ms`, `request_rate` (a number or `"inf"`), `max_concurrency` (`null` when unset),
-//! `input_lens` and `output_lens` with `--save-detailed`), one object, an array of them, or one a
-//! line as `--append-result` leaves them.
+//! "Mean TTFT (ms):", …), with the lines printed above it ("Traffic request rate:", "Maximum
+//! request concurrency:"), which are all the older script shows of its traffic; and the
+//! `--save-result` JSON (`completed`, `total_input_tokens`, `total_output_tokens`,
+//! `output_throughput`, `mean_ttft_ms`, `request_rate` (a number or `"inf"`), `max_concurrency`
+//! (`null` when unset), `input_lens` and `output_lens` with `--save-detailed`), one object, an
+//! array of them, or one a line as `--append-result` leaves them.
 
 use crate::record::Fields;
 use crate::{Bench, Format};
@@ -96,25 +96,29 @@ struct Partial {
 impl Partial {
     /// The run, or the figures it lacks, by the names vLLM prints them under.
     fn finish(self) -> Result<ServeRun, String> {
-        let missing: Vec<&str> = [
-            (self.completed.is_none(), "Successful requests"),
-            (self.total_input_tokens.is_none(), "Total input tokens"),
-            (self.total_output_tokens.is_none(), "Total generated tokens"),
-            (
-                self.output_tokens_per_s.is_none(),
-                "Output token throughput",
-            ),
-        ]
-        .into_iter()
-        .filter_map(|(absent, name)| absent.then_some(name))
-        .collect();
-        if !missing.is_empty() {
+        let (Some(completed), Some(input), Some(output), Some(rate)) = (
+            self.completed,
+            self.total_input_tokens,
+            self.total_output_tokens,
+            self.output_tokens_per_s,
+        ) else {
+            let missing: Vec<&str> = [
+                (self.completed.is_none(), "Successful requests"),
+                (self.total_input_tokens.is_none(), "Total input tokens"),
+                (self.total_output_tokens.is_none(), "Total generated tokens"),
+                (
+                    self.output_tokens_per_s.is_none(),
+                    "Output token throughput",
+                ),
+            ]
+            .into_iter()
+            .filter_map(|(absent, name)| absent.then_some(name))
+            .collect();
             return Err(format!(
                 "a result without {}: paste the whole block",
                 missing.join(", ")
             ));
-        }
-        let completed = self.completed.unwrap_or(0);
+        };
         if completed == 0 {
             return Err("a result with no successful request".into());
         }
@@ -125,9 +129,9 @@ impl Partial {
             request_rate: self.request_rate,
             ramp_up: self.ramp_up,
             duration_s: self.duration_s,
-            total_input_tokens: self.total_input_tokens.unwrap_or(0),
-            total_output_tokens: self.total_output_tokens.unwrap_or(0),
-            output_tokens_per_s: self.output_tokens_per_s.unwrap_or(0.0),
+            total_input_tokens: input,
+            total_output_tokens: output,
+            output_tokens_per_s: rate,
             mean_ttft_ms: self.mean_ttft_ms,
             median_ttft_ms: self.median_ttft_ms,
             mean_tpot_ms: self.mean_tpot_ms,

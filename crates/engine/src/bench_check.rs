@@ -114,7 +114,9 @@ fn compared(
         quantity,
         measured,
         predicted,
-        error_pct: predicted.map(|p| (p - measured) / measured * 100.0),
+        error_pct: predicted
+            .filter(|_| measured > 0.0)
+            .map(|p| (p - measured) / measured * 100.0),
         note,
     }
 }
