@@ -43,13 +43,7 @@ fn check_row(c: BenchCheck) -> impl IntoView {
 
 /// What the benchmark ran, the figures, the correction and the reader's warnings.
 fn result(bench: Bench, report: BenchReport) -> impl IntoView {
-    let mut models: Vec<&str> = bench
-        .rows
-        .iter()
-        .map(|r| r.model.as_str())
-        .chain(bench.runs.iter().filter_map(|r| r.model.as_deref()))
-        .collect();
-    models.dedup();
+    let models = bench.models();
     let ran = if models.is_empty() {
         String::new()
     } else {

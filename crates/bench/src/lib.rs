@@ -97,6 +97,18 @@ pub struct Bench {
 }
 
 impl Bench {
+    /// The models the tests or runs name, each once in a row.
+    pub fn models(&self) -> Vec<&str> {
+        let mut models: Vec<&str> = self
+            .rows
+            .iter()
+            .map(|r| r.model.as_str())
+            .chain(self.runs.iter().filter_map(|r| r.model.as_deref()))
+            .collect();
+        models.dedup();
+        models
+    }
+
     pub(crate) fn empty(format: Format) -> Bench {
         Bench {
             format,

@@ -72,13 +72,7 @@ fn line(check: &BenchCheck) -> Vec<String> {
 }
 
 fn table(bench: &Bench, report: &BenchReport) -> String {
-    let mut models: Vec<&str> = bench
-        .rows
-        .iter()
-        .map(|r| r.model.as_str())
-        .chain(bench.runs.iter().filter_map(|r| r.model.as_deref()))
-        .collect();
-    models.dedup();
+    let models = bench.models();
     let ran = if models.is_empty() {
         String::new()
     } else {
