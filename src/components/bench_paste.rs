@@ -1,39 +1,54 @@
-//! "Your llama-bench run": llama-bench's output, pasted or dropped in any format it prints
-//! (`vramfit_engine::bench`), each test set beside the speed model at that test's lengths
-//! (`bench_check::check_bench`, as `vramfit parse-bench` does), with the correction: the median of
-//! measured ÷ predicted.
+//! "Your llama-bench or vllm bench serve run": llama-bench's output, pasted or dropped in any
+//! format it prints, or `vllm bench serve`'s result block or JSON (`vramfit_engine::bench`), each
+//! test or run set beside the speed model at its lengths (`bench_check::check_bench`, as `vramfit
+//! parse-bench` does), with the correction: the median of measured ÷ predicted token rates.
 
 use crate::components::paste_area::PasteArea;
-use crate::components::speed_panel::rate;
+use crate::components::speed_panel::{duration, rate};
 use crate::state::PageState;
 use leptos::prelude::*;
 use vramfit_engine::bench::{parse, Bench};
-use vramfit_engine::bench_check::{check_bench, BenchCheck, BenchReport};
+use vramfit_engine::bench_check::{check_bench, BenchCheck, BenchReport, Quantity};
 
-/// One test measured and predicted, the error, and why it has no prediction. The exact figures
-/// are in data- attributes for the tests.
+/// A figure with its unit: "1,234 t/s", "148 ms".
+fn figure(quantity: Quantity, value: f64) -> String {
+    match quantity {
+        Quantity::TokensPerS => format!("{} t/s", rate(value)),
+        Quantity::TtftS => duration(value),
+    }
+}
+
+/// One figure measured and predicted, the error, and why it has no prediction or what it leaves
+/// out. The exact figures (tokens/s, or seconds for a TTFT) are in data- attributes for the tests.
 fn check_row(c: BenchCheck) -> impl IntoView {
-    let predicted = c.predicted_tokens_per_s;
+    let (quantity, predicted) = (c.quantity, c.predicted);
+    let what = match quantity {
+        Quantity::TokensPerS => "tokens_per_s",
+        Quantity::TtftS => "ttft_s",
+    };
     let test = c.test.clone();
     view! {
-        <tr data-test=test data-measured=c.measured_tokens_per_s.to_string()
+        <tr data-test=test data-quantity=what data-measured=c.measured.to_string()
             data-predicted=predicted.map_or_else(String::new, |p| p.to_string())>
             <td>
                 {c.test}
                 {c.note.map(|n| view! { <small class="bench-note">{n}</small> })}
             </td>
-            <td class="num">{rate(c.measured_tokens_per_s)}</td>
-            <td class="num">{predicted.map_or_else(|| "—".to_string(), rate)}</td>
+            <td class="num">{figure(quantity, c.measured)}</td>
+            <td class="num">{predicted.map_or_else(|| "—".to_string(), |p| figure(quantity, p))}</td>
             <td class="num">{c.error_pct.map_or_else(|| "—".to_string(), |e| format!("{e:+.1}%"))}</td>
         </tr>
     }
 }
 
-/// What llama-bench ran, the tests, the correction and the reader's warnings.
+/// What the benchmark ran, the figures, the correction and the reader's warnings.
 fn result(bench: Bench, report: BenchReport) -> impl IntoView {
-    let mut models: Vec<&str> = bench.rows.iter().map(|r| r.model.as_str()).collect();
-    models.dedup();
-    let ran = models.join(", ");
+    let models = bench.models();
+    let ran = if models.is_empty() {
+        String::new()
+    } else {
+        format!(" ran {}", models.join(", "))
+    };
     let build = bench
         .build
         .map_or_else(String::new, |b| format!(", build {b}"));
@@ -41,7 +56,7 @@ fn result(bench: Bench, report: BenchReport) -> impl IntoView {
         view! {
             <p data-testid="bench-correction" data-value=factor.to_string()>
                 "Correction "<strong>{format!("×{factor:.3}")}</strong>
-                {format!(": this machine runs at {:.0}% of the estimate (the median of measured ÷ predicted over its tests)", factor * 100.0)}
+                {format!(": this machine runs at {:.0}% of the estimate (the median of measured ÷ predicted over its token rates)", factor * 100.0)}
             </p>
         }
     });
@@ -53,13 +68,13 @@ fn result(bench: Bench, report: BenchReport) -> impl IntoView {
         }
     });
     view! {
-        <p class="note">"llama-bench ran "{ran}{build}</p>
+        <p class="note">{bench.format.tool()}{ran}{build}</p>
         <table data-testid="bench-check">
             <thead>
                 <tr>
                     <th scope="col">"Test"</th>
-                    <th scope="col" class="num">"Measured t/s"</th>
-                    <th scope="col" class="num">"Predicted t/s"</th>
+                    <th scope="col" class="num">"Measured"</th>
+                    <th scope="col" class="num">"Predicted"</th>
                     <th scope="col" class="num">"Error"</th>
                 </tr>
             </thead>
@@ -79,7 +94,7 @@ pub fn BenchPaste() -> impl IntoView {
     let shown = move || {
         bench.with(|b| match b.as_ref()? {
             Ok(bench) => {
-                let report = state.scenario.with(|s| check_bench(s, &bench.rows));
+                let report = state.scenario.with(|s| check_bench(s, bench));
                 Some(result(bench.clone(), report).into_any())
             }
             Err(e) => Some(
@@ -90,8 +105,8 @@ pub fn BenchPaste() -> impl IntoView {
     };
     view! {
         <details class="bench-paste">
-            <summary>"Compare with your llama-bench run"</summary>
-            <label for="bench-paste">"llama-bench's output as it prints it (its table, or -o csv, json or jsonl): each test is set beside this scenario at that test's lengths. llama-bench runs llama.cpp, so choose that runtime to compare like with like."</label>
+            <summary>"Compare with your llama-bench or vllm bench serve run"</summary>
+            <label for="bench-paste">"llama-bench's output as it prints it (its table, or -o csv, json or jsonl), or vllm bench serve's result block or --save-result JSON: each test or run is set beside this scenario at its lengths (a vLLM run at its --max-concurrency, its mean prompt and output). llama-bench runs llama.cpp and vllm bench serve vLLM, so choose that runtime to compare like with like."</label>
             <PasteArea id="bench-paste" testid="bench-paste" rows=4 text=text/>
             <div>{shown}</div>
         </details>

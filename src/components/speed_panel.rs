@@ -31,7 +31,7 @@ pub fn rate(tokens_per_s: f64) -> String {
 }
 
 /// "85 ms", "1.24 s".
-fn duration(seconds: f64) -> String {
+pub fn duration(seconds: f64) -> String {
     if seconds < 1.0 {
         format!("{:.0} ms", seconds * 1000.0)
     } else {

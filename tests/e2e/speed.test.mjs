@@ -1,7 +1,7 @@
 // End-to-end tests of the page's speed parts, with the CLI as the oracle: the speed panel's
 // figures, its output-vs-concurrency table and benchmark command, the serving panel's launch
-// command, and a pasted llama-bench run, each as `vramfit estimate --json` or `vramfit
-// parse-bench --json` gives them for the same scenario. Copy buttons are checked through the
+// command, and a pasted llama-bench or vllm bench serve run, each as `vramfit estimate --json` or
+// `vramfit parse-bench --json` gives them for the same scenario. Copy buttons are checked through the
 // clipboard itself.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,6 +17,7 @@ const SGLANG = 'model=qwen2.5-7b&mode=inference&runtime=sglang&gpu=l40s&max-mode
 const MAC = 'model=llama-3.1-8b&mode=inference&runtime=llama.cpp&gpu=m2-pro-16&quant=Q4_K_M';
 const BENCH = 'model=qwen2.5-7b&mode=inference&runtime=llama.cpp&quant=Q4_K_M&gpu=rtx-4080';
 const BENCH_FILE = 'crates/bench/tests/fixtures/readme.json';
+const VLLM_BENCH_FILE = 'crates/bench/tests/fixtures/vllm-pr35777.txt';
 
 let server, browser, context, base, problems;
 
@@ -188,29 +189,59 @@ test('the speed panel at 360 px, light and dark: no horizontal scroll', async ()
   assert.deepEqual(problems, []);
 });
 
-test('a pasted llama-bench run predicts what vramfit parse-bench does for the same scenario', async () => {
-  const args = ['parse-bench', BENCH_FILE, '--json'];
-  for (const [k, v] of new URLSearchParams(BENCH)) args.push(`--${k}`, v);
+/** The page's checks as its rows hold them. */
+async function benchRows(page) {
+  return page.$$eval('[data-testid=bench-check] tr[data-test]', (rows) => rows.map((r) => ({
+    test: r.dataset.test, quantity: r.dataset.quantity, measured: Number(r.dataset.measured),
+    predicted: r.dataset.predicted === '' ? null : Number(r.dataset.predicted),
+  })));
+}
+
+/** The page's checks and correction equal what `vramfit parse-bench --json` gives for `file`. */
+async function sameAsCli(page, file, scenario) {
+  const args = ['parse-bench', file, '--json'];
+  for (const [k, v] of new URLSearchParams(scenario)) args.push(`--${k}`, v);
   const { check } = JSON.parse(execFileSync(BIN, args, { encoding: 'utf8' }));
-  assert.ok(check.checks.some((c) => c.predicted_tokens_per_s !== null), 'the CLI predicts the tests');
+  assert.ok(check.checks.some((c) => c.predicted !== null), 'the CLI predicts the figures');
+  await paste(page, '#bench-paste', fs.readFileSync(file, 'utf8'));
+  await page.waitForSelector('[data-testid=bench-check]');
+  const rows = await benchRows(page);
+  assert.deepEqual(rows.map((r) => [r.test, r.quantity]), check.checks.map((c) => [c.test, c.quantity]));
+  rows.forEach((row, i) => {
+    const c = check.checks[i];
+    assert.equal(row.measured, c.measured, `${row.test} ${row.quantity}: measured`);
+    if (c.predicted === null) assert.equal(row.predicted, null, `${row.test}: no prediction`);
+    else near(row.predicted, c.predicted, `${row.test} ${row.quantity}: predicted`);
+  });
+  near(Number(await page.getAttribute('[data-testid=bench-correction]', 'data-value')), check.correction, 'the correction');
+  return rows;
+}
+
+test('a pasted llama-bench run predicts what vramfit parse-bench does for the same scenario', async () => {
   const page = await openPage(context, `${base}?${BENCH}`, problems);
   await page.click('details.bench-paste summary');
   await paste(page, '#bench-paste', 'not a benchmark');
-  assert.match(await (await page.waitForSelector('[data-testid=bench-error]')).textContent(), /not llama-bench output/);
-  await paste(page, '#bench-paste', fs.readFileSync(BENCH_FILE, 'utf8'));
-  await page.waitForSelector('[data-testid=bench-check]');
-  const rows = await page.$$eval('[data-testid=bench-check] tr[data-test]', (rows) => rows.map((r) => ({
-    test: r.dataset.test, measured: Number(r.dataset.measured), predicted: r.dataset.predicted === '' ? null : Number(r.dataset.predicted),
-  })));
-  assert.deepEqual(rows.map((r) => r.test), check.checks.map((c) => c.test));
-  rows.forEach((row, i) => {
-    const c = check.checks[i];
-    assert.equal(row.measured, c.measured_tokens_per_s, `${row.test}: measured`);
-    if (c.predicted_tokens_per_s === null) assert.equal(row.predicted, null, `${row.test}: no prediction`);
-    else near(row.predicted, c.predicted_tokens_per_s, `${row.test}: predicted`);
-  });
-  near(Number(await page.getAttribute('[data-testid=bench-correction]', 'data-value')), check.correction, 'the correction');
+  assert.match(await (await page.waitForSelector('[data-testid=bench-error]')).textContent(), /not llama-bench or vllm bench serve output/);
+  await sameAsCli(page, BENCH_FILE, BENCH);
   await page.locator('section.speed').screenshot({ path: path.join(ARTIFACTS, 'speed-bench-paste.png') });
+  await page.close();
+  assert.deepEqual(problems, []);
+});
+
+test('a pasted vllm bench serve block gives its output rate and TTFT measured and predicted, as parse-bench does', async () => {
+  const page = await openPage(context, `${base}?${VLLM}`, problems);
+  await page.click('details.bench-paste summary');
+  assert.match(await page.textContent('details.bench-paste summary'), /llama-bench or vllm bench serve/);
+  const rows = await sameAsCli(page, VLLM_BENCH_FILE, VLLM);
+  assert.deepEqual(rows.map((r) => [r.test, r.quantity, r.measured]), [
+    ['c8, 237 in / 300 out', 'tokens_per_s', 775.71],
+    ['c8, 237 in / 300 out', 'ttft_s', 0.14837],
+  ]);
+  // The output rate is the estimate's at --concurrency 8 --prompt 237 --seq 537.
+  const expected = cliEstimate(`${VLLM}&concurrency=8&prompt=237&seq=537`);
+  near(rows[0].predicted, expected.speed.output_tokens_per_s, 'the output rate');
+  near(rows[1].predicted, expected.speed.ttft_s, 'the TTFT');
+  await page.locator('section.speed').screenshot({ path: path.join(ARTIFACTS, 'speed-vllm-paste.png') });
   await page.close();
   assert.deepEqual(problems, []);
 });

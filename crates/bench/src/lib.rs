@@ -1,7 +1,8 @@
 //! A sans-IO reader of llama-bench's results in each format it prints (`-o md`, the default, and
 //! `-o csv`, `-o json`, `-o jsonl`; tools/llama-bench/llama-bench.cpp's printers), as pasted: text
-//! in, one [`Row`] per test out. It does no IO and never panics, because it also runs in a
-//! browser tab.
+//! in, one [`Row`] per test out; and of `vllm bench serve`'s (`vllm` module): its result block or
+//! `--save-result` JSON, one [`ServeRun`] per run. It does no IO and never panics, because it also
+//! runs in a browser tab.
 //!
 //! A markdown table prints `model | size | params | backend | ngl | … | test | t/s`, a test as
 //! `pp512`, `tg128`, `pp512+tg128` (older builds `pp 512`), with ` @ d4096` for a test after that
@@ -12,6 +13,9 @@
 
 mod markdown;
 mod record;
+mod vllm;
+
+pub use vllm::ServeRun;
 
 use serde::Serialize;
 
@@ -54,41 +58,84 @@ impl Row {
 
 /// The format the text was in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
 pub enum Format {
     Markdown,
     Csv,
     Json,
     Jsonl,
+    /// `vllm bench serve`'s printed result block (or `benchmark_serving.py`'s).
+    VllmConsole,
+    /// Its `--save-result` JSON.
+    VllmJson,
+}
+
+impl Format {
+    /// The tool that prints this format.
+    pub fn tool(self) -> &'static str {
+        match self {
+            Format::Markdown | Format::Csv | Format::Json | Format::Jsonl => "llama-bench",
+            Format::VllmConsole | Format::VllmJson => "vllm bench serve",
+        }
+    }
 }
 
 /// What the text held.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Bench {
     pub format: Format,
+    /// llama-bench's tests.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub rows: Vec<Row>,
+    /// `vllm bench serve`'s runs.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub runs: Vec<ServeRun>,
     /// The build line or field: `8cf6b42 (6140)`.
     pub build: Option<String>,
     /// Lines or records that looked like results but could not be read, each said.
     pub warnings: Vec<String>,
 }
 
-/// Why the text is not llama-bench output.
+impl Bench {
+    /// The models the tests or runs name, each once in a row.
+    pub fn models(&self) -> Vec<&str> {
+        let mut models: Vec<&str> = self
+            .rows
+            .iter()
+            .map(|r| r.model.as_str())
+            .chain(self.runs.iter().filter_map(|r| r.model.as_deref()))
+            .collect();
+        models.dedup();
+        models
+    }
+
+    pub(crate) fn empty(format: Format) -> Bench {
+        Bench {
+            format,
+            rows: Vec::new(),
+            runs: Vec::new(),
+            build: None,
+            warnings: Vec::new(),
+        }
+    }
+}
+
+/// Why the text is not a benchmark's output.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ParseError {
     TooLarge,
-    /// No table, CSV header or JSON record of llama-bench's.
+    /// No table, CSV header or JSON record of llama-bench's, and no result of vLLM's.
     NotBench,
-    /// A table or records with no test that could be read; the first reason.
+    /// A table, records or result blocks with no test that could be read; the first reason.
     NoRows(String),
 }
 
 impl std::fmt::Display for ParseError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ParseError::TooLarge => write!(f, "over {} MiB: paste llama-bench's output only", MAX_INPUT_BYTES >> 20),
+            ParseError::TooLarge => write!(f, "over {} MiB: paste the benchmark's output only", MAX_INPUT_BYTES >> 20),
             ParseError::NotBench => f.write_str(
-                "not llama-bench output: paste its markdown table (the default), or its -o csv, -o json or -o jsonl output",
+                "not llama-bench or vllm bench serve output: paste llama-bench's markdown table (the default) or its -o csv, -o json or -o jsonl output, or vllm bench serve's result block or --save-result JSON",
             ),
             ParseError::NoRows(why) => write!(f, "no test could be read: {why}"),
         }
@@ -97,13 +144,18 @@ impl std::fmt::Display for ParseError {
 
 impl std::error::Error for ParseError {}
 
-/// Reads llama-bench output in any of its formats.
+/// Reads llama-bench's output in any of its formats, or `vllm bench serve`'s.
 pub fn parse(text: &str) -> Result<Bench, ParseError> {
     if text.len() > MAX_INPUT_BYTES {
         return Err(ParseError::TooLarge);
     }
     let trimmed = text.trim_start();
-    let bench = if trimmed.starts_with('[') {
+    let json = trimmed.starts_with('[') || trimmed.starts_with('{');
+    let bench = if text.contains(vllm::HEADER) {
+        Some(vllm::console(text))
+    } else if let Some(bench) = json.then(|| vllm::json(text)).flatten() {
+        Some(bench)
+    } else if trimmed.starts_with('[') {
         record::json(text)
     } else if trimmed.starts_with('{') {
         record::jsonl(text)
@@ -113,7 +165,7 @@ pub fn parse(text: &str) -> Result<Bench, ParseError> {
         markdown::parse(text)
     };
     let bench = bench.ok_or(ParseError::NotBench)?;
-    if bench.rows.is_empty() {
+    if bench.rows.is_empty() && bench.runs.is_empty() {
         let why = bench.warnings.first().cloned();
         return Err(ParseError::NoRows(
             why.unwrap_or_else(|| "the table is empty".into()),

@@ -40,12 +40,7 @@ fn cells(line: &str) -> Option<Vec<&str>> {
 
 /// Every table's rows, and the build line.
 pub fn parse(text: &str) -> Option<Bench> {
-    let mut bench = Bench {
-        format: Format::Markdown,
-        rows: Vec::new(),
-        build: None,
-        warnings: Vec::new(),
-    };
+    let mut bench = Bench::empty(Format::Markdown);
     let mut columns: Option<Columns> = None;
     let mut found = false;
     for line in text.lines() {

@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 use vramfit_units::{csv_fields, parse_f64};
 
 /// A record's fields, whatever the format gave them as.
-trait Fields {
+pub(crate) trait Fields {
     fn text(&self, key: &str) -> Option<String>;
 
     fn number(&self, key: &str) -> Option<f64> {
@@ -68,12 +68,7 @@ fn row(fields: &impl Fields) -> Result<Row, String> {
 }
 
 fn collect<F: Fields>(format: Format, records: impl Iterator<Item = Result<F, String>>) -> Bench {
-    let mut bench = Bench {
-        format,
-        rows: Vec::new(),
-        build: None,
-        warnings: Vec::new(),
-    };
+    let mut bench = Bench::empty(format);
     for record in records {
         match record.and_then(|r| {
             bench.build = bench.build.take().or_else(|| build(&r));

@@ -65,8 +65,9 @@ enum Command {
     },
     /// Read nvidia-smi output in any format (table, CSV, -q, -q -x, -L, gpustat --json), amd-smi (static, metric, list as text, --csv or --json; monitor; its default view), rocm-smi --showmeminfo vram (text, --csv, --json), or a Mac's sysctl and system_profiler, from FILE or stdin.
     ParseSmi(parse_smi::ParseSmiArgs),
-    /// Read llama-bench output (its table, -o csv, -o json or -o jsonl) from FILE or stdin and
-    /// compare each test with the speed estimate of the scenario the flags describe.
+    /// Read llama-bench output (its table, -o csv, -o json or -o jsonl) or vllm bench serve's (its
+    /// result block or --save-result JSON) from FILE or stdin and compare each test or run with the
+    /// speed estimate of the scenario the flags describe.
     ParseBench(parse_bench::ParseBenchArgs),
     /// Show each GPU's memory, processes and MIG devices, read live through NVML.
     Probe(gpu::ProbeArgs),

@@ -1,5 +1,6 @@
-//! `vramfit parse-bench`: llama-bench's output (any format) against the speed model for the
-//! scenario the flags describe: each test measured and predicted, and the correction to apply.
+//! `vramfit parse-bench`: llama-bench's output (any format) or `vllm bench serve`'s against the
+//! speed model for the scenario the flags describe: each test or run measured and predicted, and
+//! the correction to apply.
 
 use crate::columns::{grid, Column};
 use crate::parse_smi::read_input;
@@ -7,14 +8,15 @@ use crate::scenario_args::ScenarioArgs;
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use vramfit_engine::bench::{parse, Bench, MAX_INPUT_BYTES};
-use vramfit_engine::bench_check::{check_bench, BenchReport};
+use vramfit_engine::bench::{parse, Bench, Format, MAX_INPUT_BYTES};
+use vramfit_engine::bench_check::{check_bench, BenchCheck, BenchReport, Quantity};
 
 #[derive(Args)]
 pub struct ParseBenchArgs {
     /// The file to read; `-` or nothing reads stdin.
     file: Option<PathBuf>,
-    /// The model, GPU and runtime the benchmark ran (`--gguf FILE` or `--model`, `--gpu`).
+    /// The model, GPU and runtime the benchmark ran (`--gguf FILE` or `--model`, `--gpu`; the
+    /// runtime is llama.cpp for llama-bench's output and vLLM for vLLM's unless given).
     #[command(flatten)]
     scenario: ScenarioArgs,
     /// Print the tests and their check as JSON.
@@ -32,54 +34,67 @@ pub fn parse_bench(args: &ParseBenchArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    // llama-bench measures llama.cpp's inference; the flags say the rest.
-    let base = [("mode", "inference"), ("runtime", "llama.cpp")];
+    // llama-bench measures llama.cpp's inference, vllm bench serve vLLM's; the flags say the rest.
+    let runtime = match bench.format {
+        Format::VllmConsole | Format::VllmJson => "vllm",
+        _ => "llama.cpp",
+    };
+    let base = [("mode", "inference"), ("runtime", runtime)];
     let scenario = match args.scenario.scenario_over(&base) {
         Ok(s) => s,
         Err(errors) => return crate::invalid(&errors),
     };
-    let report = check_bench(&scenario, &bench.rows);
+    let report = check_bench(&scenario, &bench);
     if args.json {
         return crate::print_json(&serde_json::json!({ "bench": bench, "check": report }));
     }
     crate::emit(&table(&bench, &report))
 }
 
+/// A figure with its unit: `7100.0 t/s`, `148 ms`.
+fn figure(quantity: Quantity, value: f64) -> String {
+    match quantity {
+        Quantity::TokensPerS => format!("{value:.1} t/s"),
+        Quantity::TtftS => format!("{:.0} ms TTFT", value * 1e3),
+    }
+}
+
+fn line(check: &BenchCheck) -> Vec<String> {
+    vec![
+        check.test.clone(),
+        figure(check.quantity, check.measured),
+        check
+            .predicted
+            .map_or("—".into(), |p| figure(check.quantity, p)),
+        check.error_pct.map_or("—".into(), |e| format!("{e:+.1}%")),
+        check.note.clone().unwrap_or_default(),
+    ]
+}
+
 fn table(bench: &Bench, report: &BenchReport) -> String {
-    let rows = bench
-        .rows
-        .iter()
-        .zip(&report.checks)
-        .map(|(row, check)| {
-            vec![
-                row.model.clone(),
-                check.test.clone(),
-                format!("{:.1}", check.measured_tokens_per_s),
-                check
-                    .predicted_tokens_per_s
-                    .map_or("—".into(), |p| format!("{p:.1}")),
-                check.error_pct.map_or("—".into(), |e| format!("{e:+.1}%")),
-                check.note.clone().unwrap_or_default(),
-            ]
-        })
-        .collect();
-    let mut out = grid(
+    let models = bench.models();
+    let ran = if models.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", models.join(", "))
+    };
+    let mut out = format!("ran            {}{ran}\n", bench.format.tool());
+    out += &grid(
         &[
-            Column::left("model"),
             Column::left("test"),
-            Column::right("measured t/s"),
-            Column::right("predicted t/s"),
+            Column::right("measured"),
+            Column::right("predicted"),
             Column::right("error"),
             Column::left("note"),
         ],
-        rows,
+        report.checks.iter().map(line).collect(),
     );
     if let Some(build) = &bench.build {
         out += &format!("build          {build}\n");
     }
     if let Some(factor) = report.correction {
         out += &format!(
-            "correction     ×{factor:.3}: this machine runs at {:.0}% of the estimate (the median over its tests)\n",
+            "correction     ×{factor:.3}: this machine runs at {:.0}% of the estimate (the median over its token rates)\n",
             factor * 100.0
         );
     }

@@ -100,7 +100,9 @@ fn qlora_adds_its_dequantization_and_data_parallel_its_exchange() {
     let lora = train(&run(&[("mode", "lora"), ("lora-targets", "all")])).train_step_s;
     let qlora = run(&[("mode", "qlora"), ("lora-targets", "all")]);
     assert!(
-        train(&qlora).basis.contains("read and written at 3,350 GB/s"),
+        train(&qlora)
+            .basis
+            .contains("read and written at 3,350 GB/s"),
         "{}",
         train(&qlora).basis
     );
