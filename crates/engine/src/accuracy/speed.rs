@@ -14,7 +14,7 @@ use serde::Serialize;
 use std::collections::BTreeSet;
 
 /// The constants a `fit` cell may name: each runtime efficiency calibration/ sets, as
-/// crates/engine/src/estimate/serving/llamacpp.rs names it.
+/// crates/engine/src/estimate/serving/llamacpp.rs and mlx.rs name it.
 pub const FIT_CONSTANTS: &[&str] = &[
     "LLAMA_CPP_CUDA.bandwidth",
     "LLAMA_CPP_CUDA.compute",
@@ -30,6 +30,8 @@ pub const FIT_CONSTANTS: &[&str] = &[
     "LLAMA_CPP_ROCM.bandwidth",
     "LLAMA_CPP_ROCM_WAVE64.bandwidth",
     "LLAMA_CPP_VULKAN.bandwidth",
+    "MLX_METAL.bandwidth",
+    "MLX_METAL.experts",
 ];
 
 /// One published speed against the estimate's.

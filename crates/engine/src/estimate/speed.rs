@@ -33,8 +33,9 @@ pub struct Efficiency {
     /// the attention kernels that multiply one query by the cache (`KQ`, then `KQV`) rather than
     /// one fused kernel. With flash attention the cache is read at [`Efficiency::bandwidth`].
     pub attention: Band,
-    /// Of the memory bandwidth, for the routed experts a decode step reads: `mul_mat_id`'s
-    /// kernels, which multiply each token by the few experts it chose, one small matrix each.
+    /// Of the memory bandwidth, for the routed experts a decode step reads: kernels that multiply
+    /// each token by the few experts it chose, one small matrix each (llama.cpp's `mul_mat_id`,
+    /// MLX's gathered matmuls).
     pub experts: Band,
     /// Of the tensor throughput, in prefill.
     pub compute: Band,
@@ -608,7 +609,7 @@ fn basis(
             } else {
                 String::new()
             };
-            // A mixture of experts' routed experts, read through `mul_mat_id` at their own share.
+            // A mixture of experts' routed experts, read by their own kernels at their own share.
             let experts_part = if step.expert_bytes > 0.0 {
                 format!(
                     " (the routed experts' {} of it at {:.0}%)",

@@ -57,7 +57,7 @@ use super::{
     Serving, Settings,
 };
 use crate::estimate::formula::{Formula, Fx};
-use crate::estimate::speed::Efficiency;
+use crate::estimate::speed::{Band, Efficiency};
 use crate::estimate::stack::Stack;
 use crate::estimate::ComponentId;
 use crate::model::Architecture;
@@ -160,12 +160,38 @@ impl RuntimeRules for Mlx {
     }
 }
 
+/// mlx-lm on an Apple GPU (MLX's Metal backend). Decode: its own published benchmark table,
+/// mlx_lm/BENCHMARKS.md @a4c64703 (a 64 GB M4 Max, mlx-lm 0.28.2, `mlx_lm.benchmark -p 2048 -g
+/// 128`; calibration/speed-measured.csv speed-1593 to speed-1613, the `fit` rows of
+/// speed-scenarios.csv), fitted by the rule [`llamacpp::LLAMA_CPP_METAL`]'s were: least squares
+/// of the step time's relative error. Qwen3-4B's seven precisions (bf16 to q4) vary the bytes at
+/// 36 layers: 91% of the bandwidth (91.1%) and 64.3 µs a layer, where llama.cpp's Metal backend
+/// takes 187.5 µs; every dense fit row within 1%. The band spans the shares those rows reach with
+/// that time taken out, from 89% (speed-1601 reads 89.8%, rounded outward) to the peak; at the
+/// peak every fit row leaves more than 64.3 µs a layer beside its reads (75.5 µs at least), so
+/// the time keeps no faster end. Qwen3-30B-A3B's four (q8 to q4, 48 layers) then set the routed
+/// experts' share with those held: 59% (58.8%), from 52% (speed-1613, 52.2%) to the peak; its
+/// rows put the fixed time per layer, as llama.cpp's MoE rows did (squared relative error 0.0077
+/// per layer, 0.0148 per step). The rows ran at one context (2,048 to 2,176 tokens), so the
+/// cache is read at the weights' share as under flash attention, and `attention` (the cache
+/// without it) stays Metal's; Apple states no M4 Max throughput, so prefill keeps Metal's shares.
+pub const MLX_METAL: Efficiency = Efficiency {
+    bandwidth: Band::new(0.89, 0.91, 1.0),
+    attention: llamacpp::LLAMA_CPP_METAL.attention,
+    experts: Band::new(0.52, 0.59, 1.0),
+    compute: llamacpp::LLAMA_CPP_METAL.compute,
+    layer_s: Band::new(64.3e-6, 64.3e-6, 64.3e-6),
+    // MLX keeps no layer on the CPU, so this is never charged.
+    cpu_layer_s: llamacpp::LLAMA_CPP_METAL.cpu_layer_s,
+    clocked: None,
+};
+
 impl RuntimeSpeed for Mlx {
-    /// No MLX benchmark rows set constants of their own: llama.cpp's Metal shares stand in on a
-    /// Mac (the same GPU through Metal kernels), its CUDA ones elsewhere, and a note says so.
+    /// [`MLX_METAL`] on a Mac; on an NVIDIA GPU (MLX's CUDA backend, no rows of which are in
+    /// calibration/) llama.cpp's CUDA shares stand in, and a note says so.
     fn efficiency(&self, _s: &Scenario, r: &Resolved) -> Efficiency {
         if r.gpu.is_some_and(|g| g.is_mac()) {
-            llamacpp::LLAMA_CPP_METAL
+            MLX_METAL
         } else {
             llamacpp::LLAMA_CPP_CUDA
         }
@@ -688,12 +714,14 @@ fn notes(s: &Scenario, r: &Resolved, notes: &mut Vec<String>) {
             r.weights
         ));
     }
-    notes.push(
-        "MLX's speed uses llama.cpp's shares of bandwidth: no MLX runs were fitted.".to_string(),
-    );
     // MLX's CUDA backend: the `mlx[cuda]` wheel, mlx/backend/cuda.
-    if crate::gpu_catalogue::find(&s.gpu).is_some_and(|g| !g.is_mac()) {
-        notes.push("MLX runs on NVIDIA GPUs through its CUDA backend, whose allocator is not modelled: these are the Metal allocator's rules.".to_string());
+    match r.gpu.map(|g| g.is_mac()) {
+        Some(true) => notes.push("MLX's decode speed uses its own share of the bandwidth and time per layer, fitted on mlx-lm's benchmark table (one M4 Max, Qwen3-4B and Qwen3-30B-A3B at a 2,048-token prompt); its prefill uses llama.cpp Metal's shares.".to_string()),
+        Some(false) => {
+            notes.push("MLX runs on NVIDIA GPUs through its CUDA backend, whose allocator is not modelled: these are the Metal allocator's rules.".to_string());
+            notes.push("MLX's speed on an NVIDIA GPU uses llama.cpp's CUDA shares: no MLX CUDA runs were fitted.".to_string());
+        }
+        None => {}
     }
 }
 
@@ -906,6 +934,31 @@ mod tests {
         assert!(two.iter().any(|e| e.field == "gpus"), "{two:?}");
         let bits = estimate(&format!("{base}&mlx-bits=7")).unwrap_err();
         assert!(bits.iter().any(|e| e.field == "mlx-bits"), "{bits:?}");
+    }
+
+    /// The same run's decode step by hand: the weights above (2,262,901,760 bytes with their
+    /// constants and norms) and the cache at its mean 2,112 tokens read at 91% of the M4 Max's
+    /// 546 GB/s, and 36 layers × 64.3 µs ([`MLX_METAL`]); on an NVIDIA card llama.cpp's CUDA
+    /// shares stand in, and a note says so.
+    #[test]
+    fn a_decode_step_on_a_mac_takes_mlx_metals_share_and_time_per_layer() {
+        let q = "runtime=mlx&mode=inference&model=qwen3-4b&seq=2176&prompt=2048&mlx-bits=4";
+        let mac = estimate(&format!("{q}&gpu=m4-max-64")).unwrap();
+        let reads = (2_262_901_760.0 + 2112.0 * 147_456.0) / 546e9;
+        let step = reads / 0.91 + 36.0 * 64.3e-6;
+        let decode = mac.speed.as_ref().unwrap().decode_tokens_per_s;
+        assert!(
+            (decode * step - 1.0).abs() < 1e-9,
+            "{decode} vs {}",
+            1.0 / step
+        );
+        assert!(mac.notes.iter().any(|n| n.contains("fitted on mlx-lm's")));
+        let nvidia = estimate(&format!("{q}&gpu=rtx-4090")).unwrap();
+        assert!(nvidia.notes.iter().any(|n| n.contains("no MLX CUDA runs")));
+        assert!(!nvidia
+            .notes
+            .iter()
+            .any(|n| n.contains("fitted on mlx-lm's")));
     }
 
     /// Qwen3-4B's KV per token: 2 × 36 layers × 8 heads × 128 × 2 bytes = 147,456 bytes.
