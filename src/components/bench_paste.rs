@@ -43,6 +43,7 @@ fn check_row(c: BenchCheck) -> impl IntoView {
 
 /// What the benchmark ran, the figures, the correction and the reader's warnings.
 fn result(bench: Bench, report: BenchReport) -> impl IntoView {
+    let tool = bench.tool();
     let models = bench.models();
     let ran = if models.is_empty() {
         String::new()
@@ -68,7 +69,7 @@ fn result(bench: Bench, report: BenchReport) -> impl IntoView {
         }
     });
     view! {
-        <p class="note">{bench.format.tool()}{ran}{build}</p>
+        <p class="note">{tool}{ran}{build}</p>
         <table data-testid="bench-check">
             <thead>
                 <tr>

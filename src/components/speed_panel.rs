@@ -98,7 +98,10 @@ fn training_figures(s: &TrainSpeed) -> impl IntoView {
         </p>
         <dl class="figures">
             {figure("speed-train-step", "Optimizer step", Some(s.train_step_s), duration)}
-            {figure("speed-train-per-gpu", "Each GPU", Some(s.train_tokens_per_s_per_gpu), tokens)}
+            // One GPU's rate is the whole: said only where several GPUs share the step.
+            {(s.train_tokens_per_s_per_gpu < s.train_tokens_per_s).then(|| {
+                figure("speed-train-per-gpu", "Each GPU", Some(s.train_tokens_per_s_per_gpu), tokens)
+            })}
             <dt>"Band"</dt>
             <dd data-testid="speed-band" data-low=s.train_tokens_per_s_low.to_string() data-high=s.train_tokens_per_s_high.to_string()>
                 {rate(s.train_tokens_per_s_low)}"–"{rate(s.train_tokens_per_s_high)}" tokens/s, at the low and high utilisation"
@@ -263,7 +266,8 @@ pub fn SpeedPanel() -> impl IntoView {
             <h2>"How fast"</h2>
             <div>{answer}</div>
             <div><CurveTable curve current/></div>
-            <BenchPaste/>
+            // Benchmarks time inference; a training scenario has nothing to set beside them.
+            {move || (!state.scenario.with(|s| s.mode.is_training())).then(|| view! { <BenchPaste/> })}
         </section>
     }
 }

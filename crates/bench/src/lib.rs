@@ -109,6 +109,35 @@ impl Bench {
         models
     }
 
+    /// The runtime the results measured: llama-bench runs llama.cpp; a serving benchmark's runs
+    /// name their client's backend, `sglang…` for SGLang's server, and otherwise vLLM's.
+    pub fn runtime(&self) -> &'static str {
+        match self.format {
+            Format::VllmConsole | Format::VllmJson => {
+                let sglang = self.runs.iter().any(|r| {
+                    r.backend
+                        .as_deref()
+                        .is_some_and(|b| b.starts_with("sglang"))
+                });
+                if sglang {
+                    "sglang"
+                } else {
+                    "vllm"
+                }
+            }
+            _ => "llama.cpp",
+        }
+    }
+
+    /// The tool that printed the results: `sglang.bench_serving` prints vLLM's block and JSON
+    /// keys with its own backend.
+    pub fn tool(&self) -> &'static str {
+        match self.runtime() {
+            "sglang" => "sglang.bench_serving",
+            _ => self.format.tool(),
+        }
+    }
+
     pub(crate) fn empty(format: Format) -> Bench {
         Bench {
             format,

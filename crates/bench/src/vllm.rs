@@ -23,6 +23,10 @@ pub(crate) const HEADER: &str = "Serving Benchmark Result";
 pub struct ServeRun {
     /// The model as the JSON names it (`model_id`); the block does not print it.
     pub model: Option<String>,
+    /// The client's `--backend` where printed (SGLang's `bench_serving` prints it, and its JSON
+    /// and vLLM's name it): `sglang`, `sglang-oai`, `vllm`, `openai`, ….
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backend: Option<String>,
     /// Requests that completed: the totals are theirs.
     pub completed: u64,
     /// `--max-concurrency`; `None` where unset or not printed.
@@ -79,6 +83,7 @@ impl ServeRun {
 #[derive(Default)]
 struct Partial {
     model: Option<String>,
+    backend: Option<String>,
     completed: Option<u64>,
     max_concurrency: Option<u32>,
     request_rate: Option<f64>,
@@ -124,6 +129,7 @@ impl Partial {
         }
         Ok(ServeRun {
             model: self.model,
+            backend: self.backend,
             completed,
             max_concurrency: self.max_concurrency.filter(|c| *c > 0),
             request_rate: self.request_rate,
@@ -144,11 +150,22 @@ impl Partial {
 /// "Peak output token throughput" comes before "Output token throughput".
 type Setter = fn(&mut Partial, &str);
 
-const LABELS: [(&str, Option<Setter>); 14] = [
+const LABELS: [(&str, Option<Setter>); 17] = [
     ("peak output token throughput (tok/s):", None),
     ("successful requests:", Some(|p, v| p.completed = whole(v))),
+    ("backend:", Some(|p, v| p.backend = Some(v.to_string()))),
     (
         "maximum request concurrency:",
+        Some(|p, v| p.max_concurrency = whole(v).and_then(|c| u32::try_from(c).ok())),
+    ),
+    // SGLang's `bench_serving` (python/sglang/bench_serving.py), "not set" when unset; older
+    // releases printed "reqeuest" (as sgl-project/sglang#2805 and #6121 show).
+    (
+        "max request concurrency:",
+        Some(|p, v| p.max_concurrency = whole(v).and_then(|c| u32::try_from(c).ok())),
+    ),
+    (
+        "max reqeuest concurrency:",
         Some(|p, v| p.max_concurrency = whole(v).and_then(|c| u32::try_from(c).ok())),
     ),
     (
@@ -241,6 +258,7 @@ pub fn console(text: &str) -> Bench {
             }
             let traffic = std::mem::take(&mut above);
             block = Some(Partial {
+                backend: traffic.backend,
                 max_concurrency: traffic.max_concurrency,
                 request_rate: traffic.request_rate,
                 ramp_up: traffic.ramp_up,
@@ -265,6 +283,7 @@ fn record(map: &Map<String, Value>) -> Result<ServeRun, String> {
     let text = |key: &str| map.get(key).and_then(Value::as_str);
     let run = Partial {
         model: text("model_id").map(str::to_string),
+        backend: text("backend").map(str::to_string),
         completed: map.whole("completed"),
         max_concurrency: map
             .whole("max_concurrency")
@@ -313,8 +332,38 @@ fn is_result(value: &Value) -> bool {
     })
 }
 
+/// Python's `json.dumps` writes an unbounded rate as `Infinity` (SGLang's `--output-file` does)
+/// and a missing mean as `NaN`, which JSON lacks: outside strings they become `"inf"` and `null`.
+fn python_json(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let (mut in_string, mut escaped) = (false, false);
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if in_string {
+            (in_string, escaped) = (escaped || c != '"', !escaped && c == '\\');
+        } else if c == '"' {
+            in_string = true;
+        } else if let Some((word, with)) = [
+            ("-Infinity", "\"-inf\""),
+            ("Infinity", "\"inf\""),
+            ("NaN", "null"),
+        ]
+        .into_iter()
+        .find(|(word, _)| rest.starts_with(word))
+        {
+            out.push_str(with);
+            rest = &rest[word.len()..];
+            continue;
+        }
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    out
+}
+
 /// The JSON form: `None` where the text is not JSON of vLLM's results.
 pub fn json(text: &str) -> Option<Bench> {
+    let text = &python_json(text);
     let values: Vec<Value> = match serde_json::from_str(text) {
         Ok(Value::Array(values)) => values,
         Ok(value) => vec![value],

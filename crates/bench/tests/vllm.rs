@@ -163,3 +163,35 @@ proptest! {
         let _ = parse(&damaged);
     }
 }
+
+/// SGLang's `bench_serving`: its "Backend:" line names the server, its concurrency label differs
+/// from vLLM's (and was misspelt in older releases), and its JSON lines carry Python's `Infinity`.
+#[test]
+fn sglang_blocks_and_json_lines_read_as_sglang_runs() {
+    let b = parse(include_str!("fixtures/sglang-pr8552.txt")).unwrap();
+    let [run] = &b.runs[..] else {
+        panic!("{:?}", b.runs)
+    };
+    assert_eq!(run.backend.as_deref(), Some("sglang-oai"));
+    assert_eq!(run.max_concurrency, Some(1));
+    assert_eq!((run.mean_input(), run.mean_output()), (1000, 1000));
+    assert_eq!(
+        (run.output_tokens_per_s, run.mean_ttft_ms),
+        (78.0, Some(167.36))
+    );
+    assert_eq!((b.runtime(), b.tool()), ("sglang", "sglang.bench_serving"));
+
+    let b = parse(include_str!("fixtures/sglang-pr6121.txt")).unwrap();
+    assert_eq!(b.runs[0].max_concurrency, Some(128), "the misspelt label");
+    assert_eq!(b.runs[0].output_tokens_per_s, 2022.48);
+
+    let b = parse(include_str!("fixtures/sglang-issue9585.jsonl")).unwrap();
+    assert_eq!(b.format, Format::VllmJson);
+    let [run] = &b.runs[..] else {
+        panic!("{:?} {:?}", b.runs, b.warnings)
+    };
+    assert_eq!((run.request_rate, run.max_concurrency), (None, Some(16)));
+    assert_eq!(run.completed, 300);
+    assert_eq!(b.runtime(), "sglang");
+    assert_eq!(parse(PR35777).unwrap().runtime(), "vllm");
+}

@@ -8,7 +8,7 @@ use crate::scenario_args::ScenarioArgs;
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use vramfit_engine::bench::{parse, Bench, Format, MAX_INPUT_BYTES};
+use vramfit_engine::bench::{parse, Bench, MAX_INPUT_BYTES};
 use vramfit_engine::bench_check::{check_bench, BenchCheck, BenchReport, Quantity};
 
 #[derive(Args)]
@@ -34,12 +34,8 @@ pub fn parse_bench(args: &ParseBenchArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    // llama-bench measures llama.cpp's inference, vllm bench serve vLLM's; the flags say the rest.
-    let runtime = match bench.format {
-        Format::VllmConsole | Format::VllmJson => "vllm",
-        _ => "llama.cpp",
-    };
-    let base = [("mode", "inference"), ("runtime", runtime)];
+    // The runtime the benchmark measured is the default; the flags say the rest.
+    let base = [("mode", "inference"), ("runtime", bench.runtime())];
     let scenario = match args.scenario.scenario_over(&base) {
         Ok(s) => s,
         Err(errors) => return crate::invalid(&errors),
@@ -78,7 +74,7 @@ fn table(bench: &Bench, report: &BenchReport) -> String {
     } else {
         format!(": {}", models.join(", "))
     };
-    let mut out = format!("ran            {}{ran}\n", bench.format.tool());
+    let mut out = format!("ran            {}{ran}\n", bench.tool());
     out += &grid(
         &[
             Column::left("test"),
