@@ -6,9 +6,9 @@
 
 use std::path::Path;
 use vramfit_engine::accuracy::{
-    compare, compare_measured, compare_runtime_logs, compare_speed, speed_totals, summarize,
-    summarize_runtime_logs, summarize_runtime_logs_by_release, summarize_speed, Comparison, Metric,
-    SpeedComparison, Summary,
+    compare, compare_measured, compare_runtime_logs, compare_speed, fit_speed_constants,
+    speed_totals, summarize, summarize_runtime_logs, summarize_runtime_logs_by_release,
+    summarize_speed, Comparison, Fit, Metric, SpeedComparison, Summary,
 };
 
 /// Where the measurement kit writes, one document per scenario, and where the kit is.
@@ -28,6 +28,9 @@ pub fn report(root: &Path) -> Result<(), String> {
     }
     runtime_report(&read("runtime-logs.csv")?);
     speed_report(&read("speed-measured.csv")?, &read("speed-scenarios.csv")?);
+    for fit in fit_speed_constants(&read("speed-measured.csv")?, &read("speed-scenarios.csv")?) {
+        print_fit(&fit);
+    }
     measured_report(root)
 }
 
@@ -185,6 +188,53 @@ fn speed_report(measured: &str, scenarios: &str) {
     print_speed_totals("fit", &fit);
     for (id, why) in skipped {
         println!("not compared: {id}: {why}");
+    }
+}
+
+/// A decode constant's rule (least squares of the step time's relative error on its fit rows)
+/// against its committed value, and what each fit row reaches at the committed value: the share
+/// with the committed time taken out, and the time per layer beside its reads at the peak.
+fn print_fit(f: &Fit) {
+    let pct = |s: Option<f64>| s.map_or("—".into(), |s| format!("{:.1}%", s * 100.0));
+    let us = |t: Option<f64>| t.map_or("—".into(), |t| format!("{:.1} µs", t * 1e6));
+    println!(
+        "\nfit {} ({:?}) on {} rows `{}`: free rule {}; held: {}; rule {} and {} a layer beside \
+         the committed share; committed {} and {} (Σ squared rel. error {:.4}); band low {}, \
+         fast time {}",
+        f.name,
+        f.form,
+        f.rows.len(),
+        f.rows_tag,
+        f.free
+            .iter()
+            .map(|v| format!("{v:.6}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        f.held.unwrap_or("nothing"),
+        pct(f.share),
+        us(f.time),
+        pct(Some(f.committed_share)),
+        us(Some(f.committed_time)),
+        f.committed_error,
+        pct(Some(f.band_low)),
+        us(Some(f.band_fast_time)),
+    );
+    println!(
+        "  {:<10} {:>10} {:>9} {:>9} {:>9} {:>6} {:>8} {:>12}",
+        "row", "step ms", "dense GB", "experts", "cache GB", "layers", "share", "time @peak"
+    );
+    for r in &f.rows {
+        println!(
+            "  {:<10} {:>10.3} {:>9.3} {:>9.3} {:>9.3} {:>6} {:>8} {:>12}",
+            r.id,
+            r.measured_s * 1e3,
+            r.dense_bytes / 1e9,
+            r.expert_bytes / 1e9,
+            r.cache_bytes / 1e9,
+            r.layers,
+            pct(Some(r.share)),
+            us(r.time_at_peak),
+        );
     }
 }
 

@@ -423,8 +423,8 @@ const SPEED_HELD_OUT: &[(&str, Option<bool>, f64, usize, f64)] = &[
     ("decode_tokens_per_s", Some(false), 6.5, 241, 0.82), // today 6.1% over 241 rows, 198 in the band
     ("prefill_tokens_per_s", Some(false), 12.9, 96, 0.0), // today 12.3% over 96 rows
     ("output_tokens_per_s", Some(false), 12.9, 70, 0.61), // today 12.6% over 70 rows, 43 in the band
-    ("decode_tokens_per_s", Some(true), 9.2, 21, 0.80), // today 8.8% over 21 rows, 17 in the band
-    ("output_tokens_per_s", Some(true), 18.5, 8, 0.50), // today 17.6% over 8 rows, 4 in the band
+    ("decode_tokens_per_s", Some(true), 9.2, 21, 0.80),   // today 8.8% over 21 rows, 17 in the band
+    ("output_tokens_per_s", Some(true), 18.5, 8, 0.50),   // today 17.6% over 8 rows, 4 in the band
 ];
 
 #[test]
@@ -490,4 +490,61 @@ fn every_fit_row_lies_inside_its_band() {
         outside.is_empty(),
         "fit rows outside their band: {outside:?}"
     );
+}
+
+/// Each decode constant set by the step time's rule (`accuracy::FITTED`) equals the rule's value
+/// on its fit rows within the rounding its doc comment states, or is held where the rule runs
+/// past the peak (the share at 100%) or below none (no time per layer); and where the constant's
+/// share is the weights' alone with the cache following it, its band's low end is the lowest
+/// share a fit row reaches with the committed time taken out, rounded outward by under a point.
+/// Editing a constant or its fit rows without refitting fails here.
+#[test]
+fn every_fitted_constant_is_its_rules_value() {
+    use vramfit_engine::accuracy::{fit_speed_constants, Form};
+    let fits = fit_speed_constants(SPEED_MEASURED, SPEED_SCENARIOS);
+    for f in &fits {
+        let what = format!("{} ({:?}, {} rows)", f.name, f.form, f.rows.len());
+        assert!(!f.rows.is_empty(), "{what}: no fit rows");
+        match f.held {
+            Some("the share at the peak") => {
+                assert!(
+                    f.free[0] > 1.0,
+                    "{what}: held at the peak, rule {}",
+                    f.free[0]
+                );
+                assert_eq!(f.committed_share, 1.0, "{what}");
+            }
+            Some("no time") => {
+                assert!(f.free[1] < 0.0, "{what}: no time held, rule {}", f.free[1]);
+                assert_eq!(f.committed_time, 0.0, "{what}");
+            }
+            _ => {}
+        }
+        if let Some(share) = f.share {
+            let off = (share - f.committed_share).abs();
+            assert!(
+                off <= f.share_within + 1e-9,
+                "{what}: rule {share:.4}, committed {}",
+                f.committed_share
+            );
+        }
+        if let Some(time) = f.time {
+            let off = (time - f.committed_time).abs();
+            assert!(
+                off <= f.time_within,
+                "{what}: rule {time:e} s a layer, committed {:e}",
+                f.committed_time
+            );
+        }
+        if f.form == Form::ShareAndTime && f.cache_follows_share {
+            let lowest = f.rows.iter().map(|r| r.share).fold(f64::INFINITY, f64::min);
+            assert!(
+                f.band_low <= lowest && f.band_low > lowest - 0.011,
+                "{what}: band low {} against the lowest share reached {lowest:.4}",
+                f.band_low
+            );
+        }
+    }
+    let names: Vec<_> = fits.iter().map(|f| f.name).collect();
+    assert_eq!(fits.len(), 9, "{names:?}");
 }
