@@ -197,28 +197,30 @@ fn speed_report(measured: &str, scenarios: &str) {
 fn print_fit(f: &Fit) {
     let pct = |s: Option<f64>| s.map_or("—".into(), |s| format!("{:.1}%", s * 100.0));
     let us = |t: Option<f64>| t.map_or("—".into(), |t| format!("{:.1} µs", t * 1e6));
+    let free: Vec<String> = f.free.iter().map(|v| format!("{v:.6e}")).collect();
     println!(
-        "\nfit {} ({:?}) on {} rows `{}`: free rule {}; held: {}; rule {} and {} a layer beside \
-         the committed share; committed {} and {} (Σ squared rel. error {:.4}); band low {}, \
-         fast time {}",
+        "\nfit {} ({:?}) on {} rows `{}` (Σ squared relative error {:.4} as committed); \
+         free rule {}; held: {}; band low {}, fast time {}",
         f.name,
         f.form,
         f.rows.len(),
         f.rows_tag,
-        f.free
-            .iter()
-            .map(|v| format!("{v:.6}"))
-            .collect::<Vec<_>>()
-            .join(", "),
-        f.held.unwrap_or("nothing"),
-        pct(f.share),
-        us(f.time),
-        pct(Some(f.committed_share)),
-        us(Some(f.committed_time)),
         f.committed_error,
+        free.join(", "),
+        f.held.unwrap_or("nothing"),
         pct(Some(f.band_low)),
-        us(Some(f.band_fast_time)),
+        us(f.band_fast_time),
     );
+    for v in &f.values {
+        println!(
+            "  {:<24} rule {:<14.6e} committed {:<14.6e} within {:.1e}: {}",
+            v.name,
+            v.rule,
+            v.committed,
+            v.within,
+            if v.agrees() { "agrees" } else { "DIFFERS" }
+        );
+    }
     println!(
         "  {:<10} {:>10} {:>9} {:>9} {:>9} {:>6} {:>8} {:>12}",
         "row", "step ms", "dense GB", "experts", "cache GB", "layers", "share", "time @peak"
@@ -232,7 +234,7 @@ fn print_fit(f: &Fit) {
             r.expert_bytes / 1e9,
             r.cache_bytes / 1e9,
             r.layers,
-            pct(Some(r.share)),
+            pct(r.share),
             us(r.time_at_peak),
         );
     }

@@ -13,7 +13,7 @@ mod fit;
 mod kind;
 mod speed;
 
-pub use fit::{fit_speed_constants, Fit, FitConstant, Form, RowReach, FITTED};
+pub use fit::{fit_speed_constants, Fit, FitConstant, Form, RowReach, Value, FITTED};
 pub use kind::{RunKind, WeightClass};
 pub use speed::{
     compare_speed, speed_totals, summarize_speed, SpeedComparison, SpeedTotal, FIT_CONSTANTS,
