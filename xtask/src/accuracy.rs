@@ -195,7 +195,7 @@ fn speed_report(measured: &str, scenarios: &str) {
 /// against its committed value, and what each fit row reaches at the committed value: the share
 /// with the committed time taken out, and the time per layer beside its reads at the peak.
 fn print_fit(f: &Fit) {
-    let pct = |s: Option<f64>| s.map_or("—".into(), |s| format!("{:.1}%", s * 100.0));
+    let pct = |s: Option<f64>| s.map_or("—".into(), |s| format!("{:.2}%", s * 100.0));
     let us = |t: Option<f64>| t.map_or("—".into(), |t| format!("{:.1} µs", t * 1e6));
     let free: Vec<String> = f.free.iter().map(|v| format!("{v:.6e}")).collect();
     println!(
