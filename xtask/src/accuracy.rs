@@ -7,9 +7,9 @@
 use std::path::Path;
 use vramfit_engine::accuracy::{
     compare, compare_measured, compare_runtime_logs, compare_speed, compare_training_speed,
-    speed_totals, summarize, summarize_runtime_logs, summarize_runtime_logs_by_release,
-    summarize_speed, training_total, Comparison, Metric, SpeedComparison, Summary,
-    TrainingComparison,
+    fit_speed_constants, speed_totals, summarize, summarize_runtime_logs,
+    summarize_runtime_logs_by_release, summarize_speed, training_total, Comparison, Fit, Metric,
+    SpeedComparison, Summary, TrainingComparison,
 };
 
 /// Where the measurement kit writes, one document per scenario, and where the kit is.
@@ -30,6 +30,9 @@ pub fn report(root: &Path) -> Result<(), String> {
     runtime_report(&read("runtime-logs.csv")?);
     speed_report(&read("speed-measured.csv")?, &read("speed-scenarios.csv")?);
     training_speed_report(&read("training-speed.csv")?);
+    for fit in fit_speed_constants(&read("speed-measured.csv")?, &read("speed-scenarios.csv")?) {
+        print_fit(&fit);
+    }
     measured_report(root)
 }
 
@@ -225,6 +228,55 @@ fn training_speed_report(csv: &str) {
     }
     for (id, why) in skipped {
         println!("not compared: {id}: {why}");
+    }
+}
+
+/// A decode constant's rule (least squares of the step time's relative error on its fit rows)
+/// against its committed value, and what each fit row reaches at the committed value: the share
+/// with the committed time taken out, and the time per layer beside its reads at the peak.
+fn print_fit(f: &Fit) {
+    let pct = |s: Option<f64>| s.map_or("—".into(), |s| format!("{:.2}%", s * 100.0));
+    let us = |t: Option<f64>| t.map_or("—".into(), |t| format!("{:.1} µs", t * 1e6));
+    let free: Vec<String> = f.free.iter().map(|v| format!("{v:.6e}")).collect();
+    println!(
+        "\nfit {} ({:?}) on {} rows `{}` (Σ squared relative error {:.4} as committed); \
+         free rule {}; held: {}; band low {}, fast time {}",
+        f.name,
+        f.form,
+        f.rows.len(),
+        f.rows_tag,
+        f.committed_error,
+        free.join(", "),
+        f.held.unwrap_or("nothing"),
+        pct(Some(f.band_low)),
+        us(f.band_fast_time),
+    );
+    for v in &f.values {
+        println!(
+            "  {:<24} rule {:<14.6e} committed {:<14.6e} within {:.1e}: {}",
+            v.name,
+            v.rule,
+            v.committed,
+            v.within,
+            if v.agrees() { "agrees" } else { "DIFFERS" }
+        );
+    }
+    println!(
+        "  {:<10} {:>10} {:>9} {:>9} {:>9} {:>6} {:>8} {:>12}",
+        "row", "step ms", "dense GB", "experts", "cache GB", "layers", "share", "time @peak"
+    );
+    for r in &f.rows {
+        println!(
+            "  {:<10} {:>10.3} {:>9.3} {:>9.3} {:>9.3} {:>6} {:>8} {:>12}",
+            r.id,
+            r.measured_s * 1e3,
+            r.dense_bytes / 1e9,
+            r.expert_bytes / 1e9,
+            r.cache_bytes / 1e9,
+            r.layers,
+            pct(r.share),
+            us(r.time_at_peak),
+        );
     }
 }
 

@@ -226,6 +226,7 @@ mod tests {
     fn run(completed: u64, max_concurrency: Option<u32>) -> ServeRun {
         ServeRun {
             model: None,
+            backend: None,
             completed,
             max_concurrency,
             request_rate: None,

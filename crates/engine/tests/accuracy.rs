@@ -580,3 +580,46 @@ fn mlx_metal_is_set_from_mlx_lms_benchmark_table_alone() {
     let held_out = mlx.iter().filter(|r| r.fit.is_none()).count();
     assert!(held_out >= 39, "{held_out} held-out MLX rows");
 }
+
+/// Each decode constant set by the step time's rule (`accuracy::FITTED`) equals the rule's value
+/// on its fit rows within the rounding its doc comment states, or is held where the rule runs
+/// past the peak (the share at 100%) or below none (no time per layer); and where the constant's
+/// share is the weights' alone with the cache following it, its band's low end is the lowest
+/// share a fit row reaches with the committed time taken out, rounded outward by under a point.
+/// Editing a constant or its fit rows without refitting fails here.
+#[test]
+fn every_fitted_constant_is_its_rules_value() {
+    use vramfit_engine::accuracy::{fit_speed_constants, Form, FIT_CONSTANTS};
+    let fits = fit_speed_constants(SPEED_MEASURED, SPEED_SCENARIOS);
+    for f in &fits {
+        let what = format!("{} ({:?}, {} rows)", f.name, f.form, f.rows.len());
+        assert!(!f.rows.is_empty(), "{what}: no fit rows");
+        match f.held {
+            Some("the share at the peak") => assert!(f.free[0] > 1.0, "{what}: {:?}", f.free),
+            Some("no time") => assert!(f.free[1] < 0.0, "{what}: {:?}", f.free),
+            _ => {}
+        }
+        for v in &f.values {
+            assert!(v.agrees(), "{what}: {v:?}");
+        }
+        if f.form == Form::ShareAndTime && f.cache_follows_share {
+            let lowest = f
+                .rows
+                .iter()
+                .filter_map(|r| r.share)
+                .fold(f64::INFINITY, f64::min);
+            assert!(
+                f.band_low <= lowest && f.band_low > lowest - 0.011,
+                "{what}: band low {} against the lowest share reached {lowest:.4}",
+                f.band_low
+            );
+        }
+    }
+    // Every decode constant a `fit` cell may name has its rule here.
+    for tag in FIT_CONSTANTS {
+        let decode = [".bandwidth", ".experts", ".layer_s"];
+        if decode.iter().any(|d| tag.ends_with(d)) {
+            assert!(fits.iter().any(|f| f.rows_tag == *tag), "{tag} has no rule");
+        }
+    }
+}

@@ -9,10 +9,12 @@
 //! way figure by figure: torch's allocated and reserved peaks and NVML's peak, each against the
 //! estimate of the scenario the kit ran.
 
+mod fit;
 mod kind;
 mod speed;
 mod train_speed;
 
+pub use fit::{fit_speed_constants, Fit, FitConstant, Form, RowReach, Value, FITTED};
 pub use kind::{RunKind, WeightClass};
 pub use speed::{
     compare_speed, speed_totals, summarize_speed, SpeedComparison, SpeedTotal, FIT_CONSTANTS,

@@ -33,12 +33,16 @@ pub use logits::LOSS_CHUNK_TOKENS;
 pub use overhead::{FRAGMENTATION_OF_STATIC, FRAGMENTATION_OF_TRANSIENT};
 pub use serving::{
     parse_launch_command, shell_quote, shell_split, Build, Host, Launch, LoggedFigure, ModelSource,
-    ParsedLaunch, PoolWords, Reads, RuntimeRules, Serving, Setting, FUSED_MOE_CHUNK_TOKENS,
-    GRAPH_BYTES_PER_DENSE_LAYER, GRAPH_BYTES_PER_MOE_LAYER, GRAPH_BYTES_PER_SHARED_EXPERT,
-    GRAPH_POOL_BYTES, NON_TORCH_SINGLE_GPU, NON_TORCH_TENSOR_PARALLEL, SAMPLER_BYTES_PER_LOGIT,
+    ParsedLaunch, PoolWords, Reads, RuntimeRules, Serving, Setting, DMMV_2024,
+    FUSED_MOE_CHUNK_TOKENS, GRAPH_BYTES_PER_DENSE_LAYER, GRAPH_BYTES_PER_MOE_LAYER,
+    GRAPH_BYTES_PER_SHARED_EXPERT, GRAPH_POOL_BYTES, LLAMA_CPP_CUDA, LLAMA_CPP_CUDA_2024,
+    LLAMA_CPP_CUDA_2024_MMVQ, LLAMA_CPP_CUDA_PRE_AMPERE, LLAMA_CPP_METAL, LLAMA_CPP_METAL_2024,
+    LLAMA_CPP_ROCM, LLAMA_CPP_ROCM_WAVE64, LLAMA_CPP_VULKAN, MLX_METAL, MMVQ_2024,
+    NON_TORCH_SINGLE_GPU, NON_TORCH_TENSOR_PARALLEL, SAMPLER_BYTES_PER_LOGIT,
 };
 pub use speed::{
-    Band, Bound, Clocked, Efficiency, Speed, TensorPath, HOST_BANDWIDTH_DEFAULT_BYTES_PER_S,
+    Band, Bound, Clocked, DecodeParts, Efficiency, SmCeiling, Speed, TensorPath,
+    HOST_BANDWIDTH_DEFAULT_BYTES_PER_S,
 };
 pub use stack::Component;
 pub use train_speed::{
@@ -280,6 +284,15 @@ pub fn speed_of(scenario: &Scenario) -> Result<Option<Speed>, Vec<FieldError>> {
     let mut notes = Vec::new();
     let (stack, _, serving) = build_stack(scenario, &resolved, Text::None, &mut notes);
     Ok(speed::speed(scenario, &resolved, &stack.components, serving.as_ref()).ok())
+}
+
+/// A decode step's parts as the speed model times it (`None` without a speed): what fitting a
+/// runtime's constants to measured step times reads.
+pub fn decode_parts_of(scenario: &Scenario) -> Option<DecodeParts> {
+    let resolved = devices::plan(scenario).ok()?.resolved;
+    let mut notes = Vec::new();
+    let (stack, _, serving) = build_stack(scenario, &resolved, Text::None, &mut notes);
+    speed::decode_parts(scenario, &resolved, &stack.components, serving.as_ref())
 }
 
 /// The total on one GPU, without formula text.

@@ -497,6 +497,153 @@ fn deployment(s: &Scenario, r: &Resolved, par: &Parallel) -> Deployment {
     }
 }
 
+/// What the speed model times a scenario's steps with: the card's sheet, the runtime's constants
+/// and its split over GPUs, the weights a step reads, and the lengths and batch it runs.
+struct Setup {
+    sheet: &'static Datasheet,
+    eff: Efficiency,
+    par: Parallel,
+    d: Deployment,
+    layout: KvLayout,
+    w: Weights,
+    /// The path prefill's matmuls take, and the host's bandwidth (bytes/s).
+    path: TensorPath,
+    host: f64,
+    /// The prompt, the tokens each request generates and the mean context decoding reads.
+    lengths: (f64, Option<f64>, f64),
+    /// Requests in all, and in each batch in flight.
+    b: f64,
+    micro: f64,
+    /// Layers on the GPU and on the CPU.
+    layers: (f64, f64),
+}
+
+impl Setup {
+    fn new(
+        s: &Scenario,
+        r: &Resolved,
+        components: &[Component],
+        serving: Option<&Serving>,
+    ) -> Result<Setup, Option<String>> {
+        let sheet = datasheet(s, r)?;
+        let par = s.runtime.speed().parallel(s, r);
+        let d = deployment(s, r, &par);
+        let b = f64::from(s.concurrency.unwrap_or(s.batch).max(1));
+        // The requests split into the batches in flight; each passes every stage.
+        let micro = (b / f64::from(par.in_flight.max(1))).ceil();
+        // The layers llama.cpp keeps on the CPU add the CPU's time per layer, not the GPU's.
+        let cpu_layers = f64::from(serving.map_or(0, |s| s.host.layers).min(r.arch.layers));
+        Ok(Setup {
+            sheet,
+            eff: s.runtime.speed().efficiency(s, r),
+            layout: KvLayout::new(r, &d),
+            w: Weights::new(r, components, serving),
+            path: s.runtime.speed().tensor_path(s, r, sheet),
+            host: s
+                .host_bandwidth
+                .map_or(HOST_BANDWIDTH_DEFAULT_BYTES_PER_S, |gb| gb * 1e9),
+            lengths: lengths(s),
+            b,
+            micro,
+            layers: (f64::from(r.arch.layers) - cpu_layers, cpu_layers),
+            par,
+            d,
+        })
+    }
+
+    /// A decode step of the batch in flight, through every stage.
+    fn decode(&self, r: &Resolved) -> Step {
+        let context = self.lengths.2;
+        decode_step(r, &self.d, &self.w, &self.layout, self.micro, context).through(&self.par)
+    }
+
+    /// The seconds a decode step takes at `eff`'s shares (`band` picks the end) and what it
+    /// waits on most: its reads, FLOPs and fixed time, and the links' traffic.
+    fn decode_seconds(
+        &self,
+        (decode, traffic): (&Step, f64),
+        (eff, flash_attn): (&Efficiency, bool),
+        band: fn(&Band) -> f64,
+    ) -> (f64, Bound, Shares) {
+        let shares = Shares::at(
+            band,
+            (eff, &self.path, Some(self.sheet)),
+            flash_attn,
+            self.layers,
+        );
+        let (step, bound) = decode.seconds(self.sheet, (self.path.peak, self.host), shares);
+        (step + traffic, bound, shares)
+    }
+}
+
+/// A decode step's parts as the speed model times them, for fitting a runtime's constants to
+/// measured step times (the accuracy module's fits): what it reads at each share, the layers the
+/// GPU runs, and its time at any trial constant.
+pub struct DecodeParts {
+    /// Bytes the GPU reads per step at the weights' share (dense weights and shared experts).
+    pub dense_bytes: f64,
+    /// Bytes of routed experts, at the experts' share.
+    pub expert_bytes: f64,
+    /// Bytes of KV cache, at the attention share (the weights' under flash attention).
+    pub cache_bytes: f64,
+    /// Layers the GPU runs, each adding the time per layer.
+    pub layers: f64,
+    /// The constant the scenario runs at, after its settings.
+    pub efficiency: Efficiency,
+    scenario: Scenario,
+    setup: Setup,
+    step: Step,
+    traffic_s: f64,
+}
+
+impl DecodeParts {
+    /// Whether the scenario runs at `constant` (as its settings adjust it).
+    pub fn runs(&self, constant: &Efficiency) -> bool {
+        self.scenario
+            .runtime
+            .speed()
+            .at_settings(&self.scenario, *constant)
+            == self.efficiency
+    }
+
+    /// Seconds a decode step takes had the runtime's constant been `constant` (its typical
+    /// values, as the scenario's settings adjust them).
+    pub fn seconds(&self, constant: &Efficiency) -> f64 {
+        let eff = self
+            .scenario
+            .runtime
+            .speed()
+            .at_settings(&self.scenario, *constant);
+        let parts = (&self.step, self.traffic_s);
+        self.setup
+            .decode_seconds(parts, (&eff, self.scenario.flash_attn), |b| b.typical)
+            .0
+    }
+}
+
+/// The scenario's decode step in parts, or `None` where it has no speed.
+pub(super) fn decode_parts(
+    s: &Scenario,
+    r: &Resolved,
+    components: &[Component],
+    serving: Option<&Serving>,
+) -> Option<DecodeParts> {
+    let setup = Setup::new(s, r, components, serving).ok()?;
+    let step = setup.decode(r);
+    let traffic_s = Traffic::new(&setup.par, r, setup.micro).seconds(setup.sheet.link_bytes_per_s);
+    Some(DecodeParts {
+        dense_bytes: step.gpu_bytes,
+        expert_bytes: step.expert_bytes,
+        cache_bytes: step.cache_bytes,
+        layers: setup.layers.0,
+        efficiency: setup.eff,
+        scenario: s.clone(),
+        setup,
+        step,
+        traffic_s,
+    })
+}
+
 /// The scenario's speed, or the note saying why there is none (none to say for training, which
 /// `train_speed` times, or without a catalogue GPU).
 pub(super) fn speed(
@@ -505,43 +652,28 @@ pub(super) fn speed(
     components: &[Component],
     serving: Option<&Serving>,
 ) -> Result<Speed, Option<String>> {
-    let sheet = datasheet(s, r)?;
-    let eff = s.runtime.speed().efficiency(s, r);
-    let par = s.runtime.speed().parallel(s, r);
-    let d = deployment(s, r, &par);
-    let layout = KvLayout::new(r, &d);
-    let w = Weights::new(r, components, serving);
-    let host = s
-        .host_bandwidth
-        .map_or(HOST_BANDWIDTH_DEFAULT_BYTES_PER_S, |gb| gb * 1e9);
-    let path = s.runtime.speed().tensor_path(s, r, sheet);
-    let peaks = (path.peak, host);
-    let (prompt, output, context) = lengths(s);
-    let b = f64::from(s.concurrency.unwrap_or(s.batch).max(1));
-    // The requests split into the batches in flight; each passes every stage.
-    let micro = (b / f64::from(par.in_flight.max(1))).ceil();
-    // The layers llama.cpp keeps on the CPU add the CPU's time per layer, not the GPU's.
-    let cpu_layers = f64::from(serving.map_or(0, |s| s.host.layers).min(r.arch.layers));
-    let layers = (f64::from(r.arch.layers) - cpu_layers, cpu_layers);
+    let setup = Setup::new(s, r, components, serving)?;
+    let (sheet, eff, path, par) = (setup.sheet, &setup.eff, &setup.path, &setup.par);
+    let peaks = (path.peak, setup.host);
+    let ((prompt, output, _), b, micro) = (setup.lengths, setup.b, setup.micro);
     // Without a published throughput there is no prefill to time, and output is decoding alone.
     let prefill_known = path.peak > 0.0;
     let prefill_work = prefill_step(
-        (r, &d, &layout),
-        &w,
+        (r, &setup.d, &setup.layout),
+        &setup.w,
         (prompt, f64::from(s.ubatch_size)),
-        (&path, s.flash_attn),
+        (path, s.flash_attn),
     )
-    .through(&par);
-    let decode = decode_step(r, &d, &w, &layout, micro, context).through(&par);
+    .through(par);
+    let decode = setup.decode(r);
     let (traffic, link) = (
-        |tokens| Traffic::new(&par, r, tokens),
+        |tokens| Traffic::new(par, r, tokens),
         sheet.link_bytes_per_s,
     );
     let run = |band: fn(&Band) -> f64| {
-        let shares = Shares::at(band, (&eff, &path, Some(sheet)), s.flash_attn, layers);
         // Prefill's compute shares were set from whole prompts, their fixed time included, and
         // beside the unclocked share of the bandwidth.
-        let unclocked = Shares::at(band, (&eff, &path, None), s.flash_attn, layers);
+        let unclocked = Shares::at(band, (eff, path, None), s.flash_attn, setup.layers);
         let (prefill, _) = prefill_work.seconds(
             sheet,
             peaks,
@@ -551,8 +683,8 @@ pub(super) fn speed(
             },
         );
         let prefill = prefill + traffic(prompt).seconds(link);
-        let (step, bound) = decode.seconds(sheet, peaks, shares);
-        let step = step + traffic(micro).seconds(link);
+        let decode_parts = (&decode, traffic(micro).seconds(link));
+        let (step, bound, shares) = setup.decode_seconds(decode_parts, (eff, s.flash_attn), band);
         // Every request's prefill, then its output one step at a time with the others; without
         // a prompt, decoding alone.
         let output_rate = match output.filter(|_| prefill_known) {
@@ -571,8 +703,13 @@ pub(super) fn speed(
         low: run(|b| b.low).3,
         high: run(|b| b.high).3,
         concurrency: b as u32,
-        basis: basis(&decode, bound, (sheet, path.peak, host), micro, &typical)
-            + &traffic(micro).words(link),
+        basis: basis(
+            &decode,
+            bound,
+            (sheet, path.peak, setup.host),
+            micro,
+            &typical,
+        ) + &traffic(micro).words(link),
         measure: s.runtime.speed().bench_command(
             prompt as u32,
             output.map_or(DECODE_BENCH_TOKENS, |o| o as u32),

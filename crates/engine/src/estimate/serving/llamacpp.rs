@@ -609,6 +609,10 @@ impl RuntimeSpeed for LlamaCpp {
             _ if s.quant.default_type().is_quantized() => LLAMA_CPP_CUDA_2024_MMVQ,
             _ => LLAMA_CPP_CUDA_2024,
         };
+        self.at_settings(s, eff)
+    }
+
+    fn at_settings(&self, s: &Scenario, eff: Efficiency) -> Efficiency {
         if s.flash_attn {
             with_flash_attention(eff)
         } else {

@@ -728,6 +728,7 @@ fn notes(s: &Scenario, r: &Resolved, notes: &mut Vec<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::estimate::Timing;
 
     fn tokens(prompt: u32, total: u32) -> Tokens {
         Tokens {
@@ -946,7 +947,12 @@ mod tests {
         let mac = estimate(&format!("{q}&gpu=m4-max-64")).unwrap();
         let reads = (2_262_901_760.0 + 2112.0 * 147_456.0) / 546e9;
         let step = reads / 0.91 + 36.0 * 64.3e-6;
-        let decode = mac.speed.as_ref().unwrap().decode_tokens_per_s;
+        let decode = mac
+            .speed
+            .as_ref()
+            .and_then(Timing::inference)
+            .unwrap()
+            .decode_tokens_per_s;
         assert!(
             (decode * step - 1.0).abs() < 1e-9,
             "{decode} vs {}",

@@ -35,6 +35,12 @@ pub use launch::{
 use launch::{Flag, Parallel, When, Write};
 pub(crate) use layout::KvLayout;
 pub(crate) use llamacpp::device_blocks;
+pub use llamacpp::{
+    DMMV_2024, LLAMA_CPP_CUDA, LLAMA_CPP_CUDA_2024, LLAMA_CPP_CUDA_2024_MMVQ,
+    LLAMA_CPP_CUDA_PRE_AMPERE, LLAMA_CPP_METAL, LLAMA_CPP_METAL_2024, LLAMA_CPP_ROCM,
+    LLAMA_CPP_ROCM_WAVE64, LLAMA_CPP_VULKAN, MMVQ_2024,
+};
+pub use mlx::MLX_METAL;
 pub use rules::{Build, Facts, LoggedFigure, PoolWords, Reads, RuntimeRules, RuntimeSpeed};
 pub use vllm::{FUSED_MOE_CHUNK_TOKENS, SAMPLER_BYTES_PER_LOGIT};
 pub use vllm_graphs::{

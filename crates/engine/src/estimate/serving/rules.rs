@@ -152,6 +152,13 @@ pub trait RuntimeSpeed: RuntimeRules {
         llamacpp::LLAMA_CPP_CUDA
     }
 
+    /// What its constant `eff` becomes under the scenario's settings (llama.cpp: a shorter time
+    /// per layer under flash attention); [`RuntimeSpeed::efficiency`] returns its constant so
+    /// adjusted, and a fit of the constant times each row through this.
+    fn at_settings(&self, _s: &Scenario, eff: Efficiency) -> Efficiency {
+        eff
+    }
+
     /// The tensor throughput its matmuls run at on this card, and the share of it they reach:
     /// the weights' format's peak at [`RuntimeSpeed::efficiency`]'s compute share.
     fn tensor_path(&self, s: &Scenario, r: &Resolved, sheet: &Datasheet) -> TensorPath {
