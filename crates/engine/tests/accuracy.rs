@@ -495,38 +495,45 @@ fn every_fit_row_lies_inside_its_band() {
 }
 
 const TRAINING_SPEED: &str = include_str!("../../../calibration/training-speed.csv");
+/// Rows in calibration/training-speed.csv.
+const TRAINING_ROWS: usize = 227;
 
-/// Each training utilisation constant is its rule's value: the median implied utilisation of
-/// the rows that name it, to the constant's three decimals; the band's ends are the pooled fit
-/// rows' lowest and highest ratio to their constant, rounded outward, so every fit row lies inside.
+/// Each architecture's training utilisation is its rule's value: the median implied utilisation
+/// of the rows that name it (llm-foundry's MPT-7B rows on one node of that architecture's GPUs),
+/// to the constant's three decimals; the band's ends are the fit rows' lowest and highest ratio
+/// to their constant, rounded outward, so every fit row lies inside.
 #[test]
 fn training_utilisations_are_their_fit_rows_medians() {
     use vramfit_engine::accuracy::{compare_training_speed, fitted_utilisation};
-    use vramfit_engine::estimate::{TRAIN_FULL, TRAIN_LORA, TRAIN_QLORA, UTILISATION_SPREAD};
+    use vramfit_engine::estimate::{TRAIN_AMPERE, TRAIN_HOPPER, UTILISATION_SPREAD};
     let (rows, skipped) = compare_training_speed(TRAINING_SPEED);
     assert!(skipped.is_empty(), "{skipped:?}");
-    assert_eq!(rows.len(), 25);
-    for (name, value) in [
-        ("TRAIN_FULL", TRAIN_FULL),
-        ("TRAIN_LORA", TRAIN_LORA),
-        ("TRAIN_QLORA", TRAIN_QLORA),
-    ] {
+    assert_eq!(rows.len(), TRAINING_ROWS);
+    let constant = |name: &str| match name {
+        "TRAIN_AMPERE" => TRAIN_AMPERE,
+        "TRAIN_HOPPER" => TRAIN_HOPPER,
+        other => panic!("no constant {other}"),
+    };
+    for name in ["TRAIN_AMPERE", "TRAIN_HOPPER"] {
         let fitted = fitted_utilisation(&rows, name);
+        let value = constant(name);
         assert!(
             (fitted - value).abs() < 5e-4,
             "{name}: rule gives {fitted}, constant {value}"
         );
     }
+    // The rule's rows: llm-foundry's MPT-7B on one node of 8 GPUs, and no other.
+    for r in &rows {
+        let line = TRAINING_SPEED
+            .lines()
+            .find(|l| l.starts_with(&format!("{},", r.id)))
+            .unwrap();
+        let rule = line.contains("llm-foundry") && line.contains(", MPT 7b, 8 GPUs,");
+        assert_eq!(r.fit.is_some(), rule, "{}", r.id);
+    }
     let ratios: Vec<f64> = rows
         .iter()
-        .filter_map(|r| {
-            let constant = match r.fit.as_deref()? {
-                "TRAIN_FULL" => TRAIN_FULL,
-                "TRAIN_LORA" => TRAIN_LORA,
-                _ => TRAIN_QLORA,
-            };
-            Some(r.implied_utilisation? / constant)
-        })
+        .filter_map(|r| Some(r.implied_utilisation? / constant(r.fit.as_deref()?)))
         .collect();
     let low = ratios.iter().copied().fold(f64::INFINITY, f64::min);
     let high = ratios.iter().copied().fold(0.0, f64::max);

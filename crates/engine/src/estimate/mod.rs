@@ -46,7 +46,7 @@ pub use speed::{
 };
 pub use stack::Component;
 pub use train_speed::{
-    implied_utilisation, TrainSpeed, TRAIN_FULL, TRAIN_LORA, TRAIN_QLORA, UTILISATION_SPREAD,
+    implied_utilisation, TrainSpeed, TRAIN_AMPERE, TRAIN_HOPPER, UTILISATION_SPREAD,
 };
 pub use weights::{NF4_BLOCK, NF4_DOUBLE_QUANT_BLOCK};
 

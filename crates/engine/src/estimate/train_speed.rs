@@ -29,33 +29,30 @@ use super::speed::Band;
 use super::training::trainable_elements;
 use super::{NF4_BLOCK, NF4_DOUBLE_QUANT_BLOCK};
 use crate::dtype::{Dtype, QuantScope};
-use crate::gpu_catalogue::Datasheet;
+use crate::gpu_catalogue::{Datasheet, Gpu};
 use crate::model::Block;
 use crate::scenario::{Resolved, Scenario};
 use crate::sharding::{Offload, Sharding};
 use crate::units::group_thousands;
-use crate::workload::{Checkpointing, Mode};
+use crate::workload::Checkpointing;
 use serde::{Deserialize, Serialize};
 
-/// Of the 16-bit tensor throughput, what full fine-tuning and pre-training reach, recomputation
-/// counted: the median of the implied utilisation (61.8% to 76.7%) of llm-foundry's seven MPT-7B
-/// runs on 8 A100 80GB (Composer FSDP full shard, seq 1,024 to 65,536; its table "A100 80GB with
-/// 1600 Gbps node-node interconnect", scripts/train/benchmarking/README.md @495218376), the
-/// `TRAIN_FULL` rows of calibration/training-speed.csv.
-pub const TRAIN_FULL: f64 = 0.685;
+/// Of the 16-bit tensor throughput, what training reaches on an Ampere card, recomputation
+/// counted: the median implied utilisation of llm-foundry's MPT-7B rows on one node of 8 A100s
+/// (its tables "A100 80GB with 1600 Gbps node-node interconnect", amp_bf16, seq 1,024 to 65,536,
+/// and "A100 40GB ...", pure bf16, seq 512 to 16,384; Composer FSDP full shard;
+/// scripts/train/benchmarking/README.md @495218376), the `TRAIN_AMPERE` rows of
+/// calibration/training-speed.csv.
+pub const TRAIN_AMPERE: f64 = 0.672;
 
-/// LoRA on 16-bit weights: the implied utilisation of torchtune's Llama 3.1 8B LoRA on one RTX
-/// 4090 (README @30b8519e8, "Memory and training speed"; 8B_lora_single_device.yaml).
-pub const TRAIN_LORA: f64 = 0.901;
-
-/// QLoRA, its dequantization timed apart: torchtune's Llama 3.1 8B QLoRA on one RTX 4090 (the
-/// same table; 8B_qlora_single_device.yaml).
-pub const TRAIN_QLORA: f64 = 0.730;
+/// The same on a Hopper card, whose datasheet peak its wgmma kernels reach at a smaller share:
+/// the median of the same README's MPT-7B rows on one node of 8 H100s ("H100 80GB BF16",
+/// seq 1,024 to 65,536), the `TRAIN_HOPPER` rows.
+pub const TRAIN_HOPPER: f64 = 0.477;
 
 /// The band's low and high ends as shares of the typical utilisation: the lowest and highest
-/// ratio of a fit row's implied utilisation to its constant, over the fit rows of all three
-/// (llm-foundry's seq 65,536 and 1,024 rows: 61.8 / 68.5 and 76.7 / 68.5).
-pub const UTILISATION_SPREAD: (f64, f64) = (0.901, 1.120);
+/// ratio of a fit row's implied utilisation to its architecture's constant, over every fit row.
+pub const UTILISATION_SPREAD: (f64, f64) = (0.788, 1.188);
 
 /// Bytes of a weight's 16-bit copy, which dequantization writes.
 const HALF_BYTES: f64 = 2.0;
@@ -132,8 +129,8 @@ impl Step {
             + self.exposed_s(utilisation)
     }
 
-    /// The same sum in words.
-    fn words(&self, utilisation: f64) -> String {
+    /// The same sum in words, naming the utilisation's rule.
+    fn words(&self, utilisation: f64, rule: &str) -> String {
         let recompute = if self.recompute_flops > 0.0 {
             format!(" (+{:.2} recomputed)", self.recompute_flops / 1e9)
         } else {
@@ -165,7 +162,7 @@ impl Step {
         };
         format!(
             "compute-bound: {accum}{} tokens × {:.2} GFLOP a token{recompute} at {:.0} TFLOPS × \
-             {:.0}%{dequant}{exchange}",
+             {:.0}% ({rule}){dequant}{exchange}",
             group_thousands(self.tokens as u64),
             self.model_flops / 1e9,
             self.peak_flops_per_s / 1e12,
@@ -174,18 +171,42 @@ impl Step {
     }
 }
 
-/// The typical utilisation for the scenario's method, and its band.
-fn utilisation(mode: Mode) -> Band {
-    let typical = match mode {
-        Mode::Lora => TRAIN_LORA,
-        Mode::Qlora => TRAIN_QLORA,
-        _ => TRAIN_FULL,
+/// The typical utilisation on the card, and its band, by its architecture's rule; LoRA and QLoRA
+/// take it too, since they run a full fine-tune's GEMMs at its shapes (less the frozen weights'
+/// gradients, which the FLOPs leave out) and QLoRA's dequantization is timed apart. Hopper's
+/// rule holds where the tensor cores run asynchronously, fed by TMA (wgmma on Hopper, tcgen05 on
+/// data-centre Blackwell); Ampere's where each warp issues its own synchronous MMA (mma.sync from
+/// Volta to Ada and on GeForce and RTX PRO Blackwell, AMD's MFMA). The words name the rule, and
+/// on a card of neither fit architecture say that it is the nearest one and why.
+fn utilisation(gpu: &Gpu, sheet: &Datasheet) -> (Band, String) {
+    let ampere = gpu.is_nvidia() && !gpu.pre_ampere && sheet.fp8_flops_per_s <= 0.0;
+    let hopper_like = ("Hopper's", "asynchronous MMA fed by TMA, as Hopper's wgmma");
+    let ampere_like = (
+        "Ampere's",
+        "synchronous MMA issued by each warp, as Ampere's mma.sync",
+    );
+    let (typical, rule, own) = if gpu.hopper {
+        (TRAIN_HOPPER, hopper_like, true)
+    } else if gpu.nvswitch && sheet.fp4_flops_per_s > 0.0 {
+        (TRAIN_HOPPER, hopper_like, false)
+    } else {
+        (TRAIN_AMPERE, ampere_like, ampere)
     };
-    Band::new(
+    let words = if own {
+        format!("{} utilisation", rule.0)
+    } else {
+        format!(
+            "{} utilisation, the nearest rule: no published run on the {}'s architecture set one; \
+             it runs {}",
+            rule.0, gpu.name, rule.1
+        )
+    };
+    let band = Band::new(
         typical * UTILISATION_SPREAD.0,
         typical,
         typical * UTILISATION_SPREAD.1,
-    )
+    );
+    (band, words)
 }
 
 /// Matmul parameters one token uses, in the blocks and in the LM head (whose matmul runs whether
@@ -320,8 +341,9 @@ fn unmodelled(s: &Scenario, r: &Resolved) -> Option<String> {
     Some(format!("No training speed estimate: {why}."))
 }
 
-/// The step the scenario runs on its card, or the note saying why it is not timed.
-fn step(s: &Scenario, r: &Resolved) -> Result<Step, Option<String>> {
+/// The step the scenario runs on its card and the utilisation it runs at, or the note saying
+/// why it is not timed.
+fn step(s: &Scenario, r: &Resolved) -> Result<(Step, Band, String), Option<String>> {
     let gpu = r.gpu.ok_or(None)?;
     let sheet = gpu.datasheet.as_ref().ok_or_else(|| {
         Some(format!(
@@ -340,7 +362,8 @@ fn step(s: &Scenario, r: &Resolved) -> Result<Step, Option<String>> {
     }
     let seq = f64::from(s.seq.max(1));
     let (model_flops, recompute_flops, backward_flops) = token_flops(s, r, seq);
-    Ok(Step {
+    let (band, rule) = utilisation(gpu, sheet);
+    let step = Step {
         tokens: f64::from(s.batch.max(1)) * seq,
         micro_batches: f64::from(s.grad_accum.max(1)),
         model_flops,
@@ -350,13 +373,13 @@ fn step(s: &Scenario, r: &Resolved) -> Result<Step, Option<String>> {
         dequant_bytes: dequant_bytes(s, r),
         bandwidth_bytes_per_s: sheet.memory_bytes_per_s,
         exchange: exchange(s, r, sheet),
-    })
+    };
+    Ok((step, band, rule))
 }
 
 /// The training step's speed on the scenario's card, or the note saying why there is none.
 pub(super) fn speed(s: &Scenario, r: &Resolved) -> Result<TrainSpeed, Option<String>> {
-    let step = step(s, r)?;
-    let band = utilisation(s.mode);
+    let (step, band, rule) = step(s, r)?;
     let gpus = step.exchange.gpus;
     let rate = |u: f64| gpus * step.micro_batches * step.tokens / step.seconds(u);
     Ok(TrainSpeed {
@@ -366,7 +389,7 @@ pub(super) fn speed(s: &Scenario, r: &Resolved) -> Result<TrainSpeed, Option<Str
         train_tokens_per_s_low: rate(band.low),
         train_tokens_per_s_high: rate(band.high),
         utilisation: band.typical,
-        basis: step.words(band.typical),
+        basis: step.words(band.typical, &rule),
     })
 }
 
@@ -375,7 +398,7 @@ pub(super) fn speed(s: &Scenario, r: &Resolved) -> Result<TrainSpeed, Option<Str
 /// where the scenario is not timed or no utilisation up to 100% is that fast.
 pub fn implied_utilisation(s: &Scenario, step_s: f64) -> Option<f64> {
     let r = s.resolve().ok()?;
-    let step = step(s, &r).ok()?;
+    let (step, ..) = step(s, &r).ok()?;
     let (mut low, mut high) = (1e-4, 1.0);
     if !(step.seconds(high) <= step_s && step_s <= step.seconds(low)) {
         return None;
