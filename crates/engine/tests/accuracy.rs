@@ -419,14 +419,14 @@ const SPEED_FIT_MEDIAN_MAX_PCT: &[(&str, f64)] = &[
 /// by `--fit` on the RTX 5070 fast) and one `vllm bench serve` sweep on an L4 (19.6%, all fast:
 /// per-request overhead and a step that grows with concurrency, docs/speed.md).
 const SPEED_HELD_OUT: &[(&str, Option<bool>, f64, usize, f64)] = &[
-    ("decode_tokens_per_s", None, 5.7, 251, 0.87), // today 5.3% over 251 rows, 220 in the band
+    ("decode_tokens_per_s", None, 5.7, 251, 0.93), // today 5.3% over 251 rows, 234 in the band
     ("prefill_tokens_per_s", None, 14.2, 100, 0.0), // today 13.5% over 100 rows
-    ("output_tokens_per_s", None, 11.7, 78, 0.61), // today 11.3% over 78 rows, 48 in the band
-    ("decode_tokens_per_s", Some(false), 5.7, 234, 0.86), // today 5.3% over 234 rows, 203 in the band
+    ("output_tokens_per_s", None, 11.7, 78, 0.78), // today 11.3% over 78 rows, 61 in the band
+    ("decode_tokens_per_s", Some(false), 5.7, 234, 0.93), // today 5.3% over 234 rows, 218 in the band
     ("prefill_tokens_per_s", Some(false), 12.9, 96, 0.0), // today 12.3% over 96 rows
-    ("output_tokens_per_s", Some(false), 11.6, 70, 0.62), // today 11.2% over 70 rows, 44 in the band
-    ("decode_tokens_per_s", Some(true), 5.5, 17, 1.0),    // today 5.1% over 17 rows, 17 in the band
-    ("output_tokens_per_s", Some(true), 13.0, 8, 0.50),   // today 12.4% over 8 rows, 4 in the band
+    ("output_tokens_per_s", Some(false), 11.6, 70, 0.80), // today 11.2% over 70 rows, 56 in the band
+    ("decode_tokens_per_s", Some(true), 5.5, 17, 0.94),   // today 5.1% over 17 rows, 16 in the band
+    ("output_tokens_per_s", Some(true), 13.0, 8, 0.62),   // today 12.4% over 8 rows, 5 in the band
 ];
 
 #[test]
@@ -471,26 +471,32 @@ fn speed_rows_stay_within_their_ceilings() {
     }
 }
 
-/// Each efficiency constant's band spans what its fit rows reach (docs/speed.md), so every
-/// banded row a constant was set from lies inside the band: a low or high end rounded inward
-/// leaves the row it was read from outside.
+/// The speed band's factors are its rule's (docs/speed.md, "The band"), computed from the fit
+/// rows and rounded outward to two decimals, and at least 90% of those fit rows lie inside it.
 #[test]
-fn every_fit_row_lies_inside_its_band() {
-    use vramfit_engine::accuracy::compare_speed;
+fn speed_spread_is_its_fit_rows_rule() {
+    use vramfit_engine::accuracy::{compare_speed, speed_band_rule};
+    use vramfit_engine::estimate::SPEED_SPREAD;
     let (rows, _) = compare_speed(SPEED_MEASURED, SPEED_SCENARIOS);
-    let outside: Vec<_> = rows
-        .iter()
-        .filter(|r| r.fit.is_some() && r.in_band == Some(false))
-        .map(|r| {
-            format!(
-                "{} ({:?}: {:.1} outside {:?})",
-                r.id, r.fit, r.measured, r.band
-            )
-        })
-        .collect();
+    let (low, high) = speed_band_rule(&rows).expect("banded fit rows");
+    let (set_low, set_high) = SPEED_SPREAD;
     assert!(
-        outside.is_empty(),
-        "fit rows outside their band: {outside:?}"
+        set_low <= low && low - set_low < 0.01,
+        "the rule gives {low:.4}, SPEED_SPREAD.0 is {set_low}"
+    );
+    assert!(
+        set_high >= high && set_high - high < 0.01,
+        "the rule gives {high:.4}, SPEED_SPREAD.1 is {set_high}"
+    );
+    let fit: Vec<_> = rows
+        .iter()
+        .filter(|r| r.fit.is_some() && r.in_band.is_some())
+        .collect();
+    let inside = fit.iter().filter(|r| r.in_band == Some(true)).count();
+    assert!(
+        inside * 10 >= fit.len() * 9,
+        "{inside} of {} fit rows inside the band",
+        fit.len()
     );
 }
 

@@ -39,6 +39,7 @@ pub use serving::{
 };
 pub use speed::{
     Band, Bound, Clocked, Efficiency, Speed, TensorPath, HOST_BANDWIDTH_DEFAULT_BYTES_PER_S,
+    SPEED_SPREAD,
 };
 pub use stack::Component;
 pub use train_speed::{

@@ -77,7 +77,7 @@ use crate::dtype::{Dtype, FP32_BYTES};
 use crate::estimate::formula::{Formula, Fx};
 use crate::estimate::links::Parallel;
 use crate::estimate::overhead;
-use crate::estimate::speed::{Band, Clocked, Efficiency, SmCeiling, TensorPath};
+use crate::estimate::speed::{Clocked, Efficiency, SmCeiling, TensorPath};
 use crate::estimate::stack::{Component, Stack};
 use crate::estimate::ComponentId;
 use crate::estimate::LogFigure;
@@ -133,11 +133,11 @@ pub(super) struct LlamaCpp;
 /// Spark's, whose dense rows also read 12–23% fast. The band's low end is the share
 /// the slowest fit row (speed-820, build b6761) leaves.
 pub const LLAMA_CPP_CUDA: Efficiency = Efficiency {
-    bandwidth: Band::new(0.59, 1.0, 1.0),
-    attention: Band::new(0.59, 1.0, 1.0),
-    experts: Band::new(0.30, 0.61, 1.0),
-    compute: Band::new(0.33, 0.65, 0.90),
-    layer_s: Band::new(65.5e-6, 65.5e-6, 40.6e-6),
+    bandwidth: 1.0,
+    attention: 1.0,
+    experts: 0.61,
+    compute: 0.65,
+    layer_s: 65.5e-6,
     cpu_layer_s: CPU_LAYER_S,
     clocked: None,
 };
@@ -159,18 +159,14 @@ const LAYER_NODES_FLASH_ATTN: f64 = 19.0;
 /// graph of small nodes, where the barriers dominate, took 2.07 µs a node on 8 threads (PR #9461,
 /// 2024-09) and 1.96–3.16 µs on 4 and 8 threads of an EPYC (PR #9598): the band's slow and fast
 /// ends. Not fitted: no fit row keeps a layer on the CPU.
-const CPU_NODE_S: Band = Band::new(3.16e-6, 2.07e-6, 1.96e-6);
+const CPU_NODE_S: f64 = 2.07e-6;
 
 /// A layer llama.cpp keeps on the CPU (`-ngl` below all): its nodes at the CPU's time per node. The
 /// GPU runs none of them, so the layer adds no GPU time of its own; what crossing between the
 /// two costs (at each end of the CPU's run of layers, `ggml_backend_sched_compute_splits` in
 /// ggml/src/ggml-backend.cpp, ggml-org/llama.cpp@5bc7a740, waits for the backend that wrote a
 /// split's input and copies it: one activation vector) has no cited figure and is not charged.
-const CPU_LAYER_S: Band = Band::new(
-    LAYER_NODES * CPU_NODE_S.low,
-    LAYER_NODES * CPU_NODE_S.typical,
-    LAYER_NODES * CPU_NODE_S.high,
-);
+const CPU_LAYER_S: f64 = LAYER_NODES * CPU_NODE_S;
 
 /// A backend's decode under flash attention: each layer launches 19 kernels where it launched
 /// 22, so its fixed time per layer (in seconds, or in cycles where clocked; on the CPU, per node)
@@ -180,10 +176,7 @@ const CPU_LAYER_S: Band = Band::new(
 /// the experts' share refitted by its rule (53%) the squared relative error of CUDA's 14 MoE
 /// fit rows goes from 0.4390 to 0.4381 (docs/speed.md, "A fixed time per layer").
 fn with_flash_attention(eff: Efficiency) -> Efficiency {
-    let scale = |b: Band| {
-        let f = LAYER_NODES_FLASH_ATTN / LAYER_NODES;
-        Band::new(b.low * f, b.typical * f, b.high * f)
-    };
+    let scale = |t: f64| t * LAYER_NODES_FLASH_ATTN / LAYER_NODES;
     Efficiency {
         layer_s: scale(eff.layer_s),
         cpu_layer_s: scale(eff.cpu_layer_s),
@@ -207,7 +200,7 @@ fn with_flash_attention(eff: Efficiency) -> Efficiency {
 /// here) captures graphs on Volta and Turing too; builds after it read those cards slower than they
 /// run.
 pub const LLAMA_CPP_CUDA_PRE_AMPERE: Efficiency = Efficiency {
-    layer_s: Band::new(110e-6, 110e-6, 40.6e-6),
+    layer_s: 110e-6,
     ..LLAMA_CPP_CUDA
 };
 
@@ -234,11 +227,11 @@ pub const LLAMA_CPP_CUDA_PRE_AMPERE: Efficiency = Efficiency {
 /// row (gpt-oss-20b on the M3 Ultra, M4 Max, M1 Pro), with 189 µs a layer: 64.6% (61% by the
 /// rate's relative error; 79% with 6.0 ms a step).
 pub const LLAMA_CPP_METAL: Efficiency = Efficiency {
-    bandwidth: Band::new(0.64, 0.93, 1.0),
-    attention: Band::new(0.64, 0.93, 1.0),
-    experts: Band::new(0.53, 0.65, 1.0),
+    bandwidth: 0.93,
+    attention: 0.93,
+    experts: 0.65,
     compute: LLAMA_CPP_CUDA.compute,
-    layer_s: Band::new(189e-6, 189e-6, 156e-6),
+    layer_s: 189e-6,
     cpu_layer_s: CPU_LAYER_S,
     clocked: None,
 };
@@ -259,11 +252,11 @@ pub const LLAMA_CPP_METAL: Efficiency = Efficiency {
 /// outward: from 55% (the R9700) to the peak. Prefill keeps CUDA's shares; AMD states no dense
 /// matrix throughput for these cards, so none is predicted.
 pub const LLAMA_CPP_ROCM: Efficiency = Efficiency {
-    bandwidth: Band::new(0.55, 0.64, 1.0),
-    attention: Band::new(0.55, 0.64, 1.0),
-    experts: Band::new(0.55, 0.64, 1.0),
+    bandwidth: 0.64,
+    attention: 0.64,
+    experts: 0.64,
     compute: LLAMA_CPP_CUDA.compute,
-    layer_s: Band::new(0.0, 0.0, 0.0),
+    layer_s: 0.0,
     cpu_layer_s: CPU_LAYER_S,
     clocked: None,
 };
@@ -279,15 +272,11 @@ pub const LLAMA_CPP_ROCM: Efficiency = Efficiency {
 /// node of the same graph, without HIP graphs unless built with `GGML_HIP_GRAPHS`. Its rows
 /// cannot tell per layer from per step; CUDA's and Metal's MoE rows can, and found per layer.
 pub const LLAMA_CPP_ROCM_WAVE64: Efficiency = Efficiency {
-    bandwidth: Band::new(0.67, 0.67, 1.0),
-    attention: Band::new(0.67, 0.67, 1.0),
-    experts: Band::new(0.67, 0.67, 1.0),
+    bandwidth: 0.67,
+    attention: 0.67,
+    experts: 0.67,
     compute: LLAMA_CPP_CUDA.compute,
-    layer_s: Band::new(
-        4.6e-3 / SCOREBOARD_LAYERS,
-        4.6e-3 / SCOREBOARD_LAYERS,
-        4.6e-3 / SCOREBOARD_LAYERS,
-    ),
+    layer_s: 4.6e-3 / SCOREBOARD_LAYERS,
     cpu_layer_s: CPU_LAYER_S,
     clocked: None,
 };
@@ -309,15 +298,11 @@ pub const LLAMA_CPP_ROCM_WAVE64: Efficiency = Efficiency {
 /// cannot tell per layer from per step; CUDA's and Metal's MoE rows can, and found per layer.
 /// Prefill keeps CUDA's shares.
 pub const LLAMA_CPP_VULKAN: Efficiency = Efficiency {
-    bandwidth: Band::new(0.81, 0.95, 1.0),
-    attention: Band::new(0.81, 0.95, 1.0),
-    experts: Band::new(0.81, 0.95, 1.0),
+    bandwidth: 0.95,
+    attention: 0.95,
+    experts: 0.95,
     compute: LLAMA_CPP_CUDA.compute,
-    layer_s: Band::new(
-        1.57e-3 / SCOREBOARD_LAYERS,
-        1.57e-3 / SCOREBOARD_LAYERS,
-        0.93e-3 / SCOREBOARD_LAYERS,
-    ),
+    layer_s: 1.57e-3 / SCOREBOARD_LAYERS,
     cpu_layer_s: CPU_LAYER_S,
     clocked: None,
 };
@@ -367,19 +352,19 @@ const SCOREBOARD_LAYERS: f64 = 32.0;
 ///   leaves beside its reads at the peak.
 ///   Without SMs or a clock the unclocked share and time per layer above hold.
 pub const LLAMA_CPP_CUDA_2024: Efficiency = Efficiency {
-    bandwidth: Band::new(0.60, 0.90, 1.0),
-    attention: Band::new(0.14, 0.33, 0.79),
-    experts: Band::new(0.60, 0.90, 1.0),
-    compute: Band::new(0.20, 0.34, 1.0),
-    layer_s: Band::new(124e-6, 124e-6, 61e-6),
+    bandwidth: 0.90,
+    attention: 0.33,
+    experts: 0.90,
+    compute: 0.34,
+    layer_s: 124e-6,
     cpu_layer_s: CPU_LAYER_S,
     clocked: Some(CLOCKED_2024),
 };
 
 const CLOCKED_2024: Clocked = Clocked {
-    bandwidth: Band::new(0.75, 0.893, 1.0),
+    bandwidth: 0.893,
     sm_ceiling: SmCeiling::PerCycle(DMMV_2024),
-    layer_cycles: Band::new(167e3, 167e3, 123e3),
+    layer_cycles: 167e3,
 };
 
 /// [`LLAMA_CPP_CUDA_2024`] for a quantized file: the same share and cycles, the weights capped
@@ -403,7 +388,7 @@ pub const LLAMA_CPP_CUDA_2024_MMVQ: Efficiency = Efficiency {
 /// where it binds, the H100 PCIe's F16 rows (speed-1227 to 1230, 6.32–6.47 at 167,000 cycles;
 /// no other fit card's ceiling lies below its share of the bandwidth); the band rounds them
 /// outward.
-pub const DMMV_2024: Band = Band::new(6.3, 6.42, 6.5);
+pub const DMMV_2024: f64 = 6.42;
 
 /// Bytes per SM per second `mul_mat_vec_q` (mmvq) reads at most at the 2024 builds (a quantized
 /// file; see [`DMMV_2024`]): a ceiling in time rather than in cycles, as a kernel bound by the
@@ -416,7 +401,7 @@ pub const DMMV_2024: Band = Band::new(6.3, 6.42, 6.5);
 /// and cycles held, on the fit rows where it binds, the H100 PCIe's
 /// Q4_K_M rows (speed-1219 to 1222 and 1235 to 1238, 9.6–11.9 GB/s per SM; no other fit card's
 /// ceiling lies below its share of the bandwidth); the band spans those rows.
-pub const MMVQ_2024: Band = Band::new(9.6e9, 10.9e9, 11.9e9);
+pub const MMVQ_2024: f64 = 10.9e9;
 
 /// llama.cpp's Metal backend at the same builds, set the same way from the notebooks' Apple
 /// rows on every other Mac in speed-scenarios.csv's order (M1 Max, M3 Max; the M2 Ultra is held
@@ -428,11 +413,11 @@ pub const MMVQ_2024: Band = Band::new(9.6e9, 10.9e9, 11.9e9);
 /// 4.3 tokens/s, a sixth of its bandwidth) pull further down than the step time's does. Prefill keeps
 /// [`LLAMA_CPP_METAL`]'s shares: neither fit Mac has a stated throughput.
 pub const LLAMA_CPP_METAL_2024: Efficiency = Efficiency {
-    bandwidth: Band::new(0.47, 0.84, 1.0),
-    attention: Band::new(0.065, 0.11, 0.17),
-    experts: Band::new(0.47, 0.84, 1.0),
+    bandwidth: 0.84,
+    attention: 0.11,
+    experts: 0.84,
     compute: LLAMA_CPP_METAL.compute,
-    layer_s: Band::new(211e-6, 211e-6, 130e-6),
+    layer_s: 211e-6,
     cpu_layer_s: CPU_LAYER_S,
     clocked: None,
 };
@@ -442,7 +427,7 @@ pub const LLAMA_CPP_METAL_2024: Efficiency = Efficiency {
 /// speed-scenarios.csv) reach a median 24% of the card's dense int8 peak, from 7% (H100) to
 /// 37.5% (L40), with the time their runs without flash attention spend on the attention scores
 /// taken out.
-pub const LLAMA_CPP_MMQ: Band = Band::new(0.07, 0.24, 0.375);
+pub const LLAMA_CPP_MMQ: f64 = 0.24;
 
 /// Int8 ops MMQ does per SM per cycle at the boost clock, on a card whose sheet states both:
 /// what its share of the int8 peak follows. ggml-cuda's `mul_mat_q` (mmq.cuh) multiplies
@@ -455,18 +440,16 @@ pub const LLAMA_CPP_MMQ: Band = Band::new(0.07, 0.24, 0.375);
 /// of that peak run from 7% to 37.5%. Set by least squares of the relative error of every
 /// `LLAMA_CPP_MMQ` row (all ten on cards with SMs and a clock); the band spans what those rows
 /// reach, rounded outward.
-pub const MMQ_SM_OPS_PER_CYCLE: Band = Band::new(380.0, 477.0, 660.0);
+pub const MMQ_SM_OPS_PER_CYCLE: f64 = 477.0;
 
 /// MMQ's share of the card's int8 peak: [`MMQ_SM_OPS_PER_CYCLE`] over the peak per SM-cycle
 /// where the sheet states SMs and a boost clock, else [`LLAMA_CPP_MMQ`].
-fn mmq_share(sheet: &Datasheet) -> Band {
+fn mmq_share(sheet: &Datasheet) -> f64 {
     let sm_cycles_per_s = f64::from(sheet.sms) * f64::from(sheet.boost_mhz) * 1e6;
     if sm_cycles_per_s <= 0.0 {
         return LLAMA_CPP_MMQ;
     }
-    let per = |ops: f64| ops * sm_cycles_per_s / sheet.int8_ops_per_s;
-    let b = MMQ_SM_OPS_PER_CYCLE;
-    Band::new(per(b.low), per(b.typical), per(b.high))
+    MMQ_SM_OPS_PER_CYCLE * sm_cycles_per_s / sheet.int8_ops_per_s
 }
 
 /// FLOP/s per board watt the 2024 builds' cuBLAS prefill reaches on a Samsung 8N chip (GA102,
@@ -480,14 +463,14 @@ fn mmq_share(sheet: &Datasheet) -> Band {
 /// 4N). Each value by least squares of the relative error of its process's fit `pp` rows (24
 /// and 30), the dequantized copy and the scores timed apart; the bands span those rows.
 /// GA100 (TSMC N7: the A100s) has no fit row, so it keeps the share.
-pub const CUBLAS_2024_SAMSUNG_8N: Band = Band::new(0.11e12, 0.202e12, 0.26e12);
+pub const CUBLAS_2024_SAMSUNG_8N: f64 = 0.202e12;
 
 /// See [`CUBLAS_2024_SAMSUNG_8N`].
-pub const CUBLAS_2024_TSMC_4N: Band = Band::new(0.34e12, 0.439e12, 0.54e12);
+pub const CUBLAS_2024_TSMC_4N: f64 = 0.439e12;
 
 /// The 2024 builds' cuBLAS share of `peak`: the FLOP/s the board's watts buy on its process
 /// where the sheet states both and a constant was fitted for that process, else `share`.
-fn cublas_2024_share(sheet: &Datasheet, peak: f64, share: Band) -> Band {
+fn cublas_2024_share(sheet: &Datasheet, peak: f64, share: f64) -> f64 {
     let per_watt = match sheet.process {
         Process::Samsung8N => CUBLAS_2024_SAMSUNG_8N,
         Process::Tsmc4N => CUBLAS_2024_TSMC_4N,
@@ -496,8 +479,7 @@ fn cublas_2024_share(sheet: &Datasheet, peak: f64, share: Band) -> Band {
     if sheet.board_watts == 0 || peak <= 0.0 {
         return share;
     }
-    let per = |flops_per_watt: f64| flops_per_watt * f64::from(sheet.board_watts) / peak;
-    Band::new(per(per_watt.low), per(per_watt.typical), per(per_watt.high))
+    per_watt * f64::from(sheet.board_watts) / peak
 }
 
 /// llama.cpp's facts: a server without a pool (its KV cache is per slot, on the GPU and in system
@@ -1993,9 +1975,8 @@ mod tests {
         let r = s.resolve().expect("the scenario resolves");
         let eff = LlamaCpp.efficiency(&s, &r);
         let off = efficiency_of("a100-80", "Q4_K_M", "latest");
-        assert!((eff.layer_s.typical / off.layer_s.typical - 19.0 / 22.0).abs() < 1e-12);
-        assert!((eff.layer_s.high / off.layer_s.high - 19.0 / 22.0).abs() < 1e-12);
-        let cpu = eff.cpu_layer_s.typical / off.cpu_layer_s.typical;
+        assert!((eff.layer_s / off.layer_s - 19.0 / 22.0).abs() < 1e-12);
+        let cpu = eff.cpu_layer_s / off.cpu_layer_s;
         assert!((cpu - 19.0 / 22.0).abs() < 1e-12);
         assert_eq!(
             Efficiency {
@@ -2006,7 +1987,7 @@ mod tests {
             off
         );
         // A 2024 build's time per layer is in cycles, and shortens the same way.
-        let cycles = |e: Efficiency| e.clocked.map(|c| c.layer_cycles.typical).unwrap_or(0.0);
+        let cycles = |e: Efficiency| e.clocked.map(|c| c.layer_cycles).unwrap_or(0.0);
         let clocked = with_flash_attention(LLAMA_CPP_CUDA_2024);
         assert!((cycles(clocked) / cycles(LLAMA_CPP_CUDA_2024) - 19.0 / 22.0).abs() < 1e-12);
     }

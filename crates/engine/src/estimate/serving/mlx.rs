@@ -57,7 +57,7 @@ use super::{
     Serving, Settings,
 };
 use crate::estimate::formula::{Formula, Fx};
-use crate::estimate::speed::{Band, Efficiency};
+use crate::estimate::speed::Efficiency;
 use crate::estimate::stack::Stack;
 use crate::estimate::ComponentId;
 use crate::model::Architecture;
@@ -176,11 +176,11 @@ impl RuntimeRules for Mlx {
 /// cache is read at the weights' share as under flash attention, and `attention` (the cache
 /// without it) stays Metal's; Apple states no M4 Max throughput, so prefill keeps Metal's shares.
 pub const MLX_METAL: Efficiency = Efficiency {
-    bandwidth: Band::new(0.89, 0.91, 1.0),
+    bandwidth: 0.91,
     attention: llamacpp::LLAMA_CPP_METAL.attention,
-    experts: Band::new(0.52, 0.59, 1.0),
+    experts: 0.59,
     compute: llamacpp::LLAMA_CPP_METAL.compute,
-    layer_s: Band::new(64.3e-6, 64.3e-6, 64.3e-6),
+    layer_s: 64.3e-6,
     // MLX keeps no layer on the CPU, so this is never charged.
     cpu_layer_s: llamacpp::LLAMA_CPP_METAL.cpu_layer_s,
     clocked: None,
