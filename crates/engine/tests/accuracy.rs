@@ -408,11 +408,10 @@ const SPEED_FIT_MEDIAN_MAX_PCT: &[(&str, f64)] = &[
 /// mixtures of experts (`Some(true)`): the median |error|, the rows at least, and the share inside
 /// the band at least, each set just past today's so they fail when the model drifts. The targets
 /// (docs/speed.md) are 10% for decode over 150 rows on 15 GPUs, 15% for prefill, and 90% inside
-/// the band; decode meets the median (5.3% over 251 rows on 56 GPUs) and misses the band (87.6%;
-/// outside it, by cause in docs/speed.md: the M3 Pro's ollama runs, Q4_K_M on RDNA3, TinyLlama,
-/// the R9700 on a Pi, the MI50, Arc B580 and RX 7900 XT on Vulkan,
-/// the Instinct cards and W7900 on ROCm, the B200, the Tesla M40, a `-fa 1` row on Vulkan, and 6 of
-/// mlx-lm's 21: the M3 Max's longest contexts and the M3 Pro, read fast), and prefill
+/// the band; decode meets the median (5.3% over 251 rows on 56 GPUs) and the band (93.2%, under
+/// `SPEED_SPREAD`; outside it, by cause in docs/speed.md: the M3 Pro's ollama runs, Q4_K_M on
+/// RDNA3, TinyLlama, the R9700 on a Pi, the MI50, Arc B580 and an RX 7900 XT row on Vulkan, the
+/// MI300X VF on ROCm, the Tesla M40, A30 and T4, gpt-oss-120b on the DGX Spark), and prefill
 /// meets 15% (13.6%; its misses: gpt-oss, the flagged A100 SXM and L40S F16 rows, the B200 and
 /// MI300X VF, the A6000 9–29% slow). The output rows are llmfit's whole chat requests (11.3%:
 /// small models on the M4 Pro read slow on llama.cpp and fast on MLX, layers kept in system RAM

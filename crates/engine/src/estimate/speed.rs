@@ -12,7 +12,8 @@
 //! reads them and writes their f16 copy once per ubatch, bytes no FLOPs overlap. Layers llama.cpp keeps
 //! in system RAM are read at the host's bandwidth in decode and copied over the link in prefill.
 //! Peaks are the card's datasheet's; what a runtime reaches of them is its [`Efficiency`] and
-//! [`TensorPath`], named in its rules, and the band spans their low and high.
+//! [`TensorPath`], named in its rules; the band is where 90% of measurements fall around the
+//! estimate, [`SPEED_SPREAD`].
 
 use super::component::ComponentId;
 use super::links::{Parallel, Traffic};
@@ -84,7 +85,7 @@ pub struct TensorPath {
     pub dequantizes: bool,
 }
 
-/// A share with its spread.
+/// A figure with its spread: the low, typical and high ends.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Band {
     pub low: f64,
@@ -130,7 +131,7 @@ pub struct Speed {
     /// Time to first token of one request: its prefill.
     pub ttft_s: Option<f64>,
     pub bound: Bound,
-    /// `output_tokens_per_s` at the runtime's low and high efficiency.
+    /// `output_tokens_per_s`'s band: where 90% of measurements fall ([`SPEED_SPREAD`]).
     pub low: f64,
     pub high: f64,
     /// Requests decoding at once.
@@ -246,11 +247,7 @@ impl Shares {
         };
         Shares {
             bandwidth,
-            attention: if flash_attn {
-                bandwidth
-            } else {
-                eff.attention
-            },
+            attention: if flash_attn { bandwidth } else { eff.attention },
             experts: eff.experts,
             compute: path.share,
             fixed: Fixed {

@@ -166,11 +166,8 @@ impl RuntimeRules for Mlx {
 /// speed-scenarios.csv), fitted by the rule [`llamacpp::LLAMA_CPP_METAL`]'s were: least squares
 /// of the step time's relative error. Qwen3-4B's seven precisions (bf16 to q4) vary the bytes at
 /// 36 layers: 91% of the bandwidth (91.1%) and 64.3 µs a layer, where llama.cpp's Metal backend
-/// takes 187.5 µs; every dense fit row within 1%. The band spans the shares those rows reach with
-/// that time taken out, from 89% (speed-1601 reads 89.8%, rounded outward) to the peak; at the
-/// peak every fit row leaves more than 64.3 µs a layer beside its reads (75.5 µs at least), so
-/// the time keeps no faster end. Qwen3-30B-A3B's four (q8 to q4, 48 layers) then set the routed
-/// experts' share with those held: 59% (58.8%), from 52% (speed-1613, 52.2%) to the peak; its
+/// takes 187.5 µs; every dense fit row within 1%. Qwen3-30B-A3B's four (q8 to q4, 48 layers)
+/// then set the routed experts' share with those held: 59% (58.8%; speed-1613 reads 52.2%); its
 /// rows put the fixed time per layer, as llama.cpp's MoE rows did (squared relative error 0.0077
 /// per layer, 0.0148 per step). The rows ran at one context (2,048 to 2,176 tokens), so the
 /// cache is read at the weights' share as under flash attention, and `attention` (the cache
@@ -946,7 +943,12 @@ mod tests {
         let mac = estimate(&format!("{q}&gpu=m4-max-64")).unwrap();
         let reads = (2_262_901_760.0 + 2112.0 * 147_456.0) / 546e9;
         let step = reads / 0.91 + 36.0 * 64.3e-6;
-        let decode = mac.speed.as_ref().unwrap().decode_tokens_per_s;
+        let decode = mac
+            .speed
+            .as_ref()
+            .and_then(|t| t.inference())
+            .unwrap()
+            .decode_tokens_per_s;
         assert!(
             (decode * step - 1.0).abs() < 1e-9,
             "{decode} vs {}",
