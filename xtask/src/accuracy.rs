@@ -7,9 +7,9 @@
 use std::path::Path;
 use vramfit_engine::accuracy::{
     compare, compare_measured, compare_runtime_logs, compare_speed, compare_training_speed,
-    speed_totals, summarize, summarize_runtime_logs, summarize_runtime_logs_by_release,
-    summarize_speed, training_total, Comparison, Metric, SpeedComparison, Summary,
-    TrainingComparison,
+    speed_band_cross_validated, speed_band_rule, speed_totals, summarize, summarize_runtime_logs,
+    summarize_runtime_logs_by_release, summarize_speed, training_total, Comparison, Metric,
+    SpeedComparison, Summary, TrainingComparison,
 };
 
 /// Where the measurement kit writes, one document per scenario, and where the kit is.
@@ -185,8 +185,52 @@ fn speed_report(measured: &str, scenarios: &str) {
         &summarize_speed(&fit),
     );
     print_speed_totals("fit", &fit);
+    band_report(measured, scenarios, &fit, &held_out);
     for (id, why) in skipped {
         println!("not compared: {id}: {why}");
+    }
+}
+
+/// The band's rule on the fit rows' residuals (`SPEED_SPREAD`), beside the band leave-one-card-out
+/// cross-validation gives, and the held-out rows each would hold.
+fn band_report(
+    measured: &str,
+    scenarios: &str,
+    fit: &[SpeedComparison],
+    held_out: &[SpeedComparison],
+) {
+    // A row's band is its predicted figure times the band's two factors.
+    let inside = |(low, high): (f64, f64)| {
+        let banded = held_out.iter().filter(|r| r.in_band.is_some());
+        let held = banded
+            .clone()
+            .filter(|r| (low * r.predicted..=high * r.predicted).contains(&r.measured));
+        format!(
+            "{} of {} held-out rows inside",
+            held.count(),
+            banded.count()
+        )
+    };
+    if let Some(rule) = speed_band_rule(fit) {
+        println!(
+            "speed band, fit rows' residuals widened (SPEED_SPREAD's rule): {:.4}–{:.4}, {}",
+            rule.0,
+            rule.1,
+            inside(rule)
+        );
+    }
+    // Not adopted: it moves with which constants have enough cards to leave one out.
+    for min_cards in [2, 3] {
+        if let Some((cv, rows, constants)) =
+            speed_band_cross_validated(measured, scenarios, min_cards)
+        {
+            println!(
+                "speed band, leave-one-card-out ({rows} rows of the {constants} constants on {min_cards} cards or more): {:.4}–{:.4}, {}",
+                cv.0,
+                cv.1,
+                inside(cv)
+            );
+        }
     }
 }
 

@@ -9,10 +9,12 @@
 //! way figure by figure: torch's allocated and reserved peaks and NVML's peak, each against the
 //! estimate of the scenario the kit ran.
 
+mod cross_validation;
 mod kind;
 mod speed;
 mod train_speed;
 
+pub use cross_validation::speed_band_cross_validated;
 pub use kind::{RunKind, WeightClass};
 pub use speed::{
     compare_speed, speed_band_rule, speed_totals, summarize_speed, SpeedComparison, SpeedTotal,

@@ -272,7 +272,7 @@ pub const DECODE_FITTED_CONSTANTS: usize = 25;
 /// row's error by that factor in variance (`σ²(n − p)/n` against `σ²(1 + p/n)`). The low end is
 /// held at or below the typical value and the high end at or above it. `None` without rows.
 pub fn speed_band_rule(rows: &[SpeedComparison]) -> Option<(f64, f64)> {
-    let mut logs: Vec<f64> = rows
+    let logs: Vec<f64> = rows
         .iter()
         .filter(|r| r.fit.is_some() && r.in_band.is_some())
         .map(|r| (r.measured / r.predicted).ln())
@@ -282,16 +282,21 @@ pub fn speed_band_rule(rows: &[SpeedComparison]) -> Option<(f64, f64)> {
     if n <= p {
         return None;
     }
+    Some(spread(logs, ((n + p) / (n - p)).sqrt()))
+}
+
+/// The 5th and 95th percentiles of `logs` (linear between order statistics) times `k`, as
+/// factors of the typical value, the low end at or below 1 and the high end at or above it.
+pub(super) fn spread(mut logs: Vec<f64>, k: f64) -> (f64, f64) {
     logs.sort_by(f64::total_cmp);
+    let last = logs.len().saturating_sub(1);
     let quantile = |q: f64| {
-        let at = q * (n - 1.0);
+        let at = q * last as f64;
         let (below, frac) = (at.floor() as usize, at.fract());
-        let above = (below + 1).min(logs.len() - 1);
-        logs[below] + frac * (logs[above] - logs[below])
+        logs[below] + frac * (logs[(below + 1).min(last)] - logs[below])
     };
-    let k = ((n + p) / (n - p)).sqrt();
-    Some((
+    (
         (k * quantile(0.05).min(0.0)).exp(),
         (k * quantile(0.95).max(0.0)).exp(),
-    ))
+    )
 }

@@ -283,6 +283,20 @@ pub fn speed_of(scenario: &Scenario) -> Result<Option<Speed>, Vec<FieldError>> {
     Ok(speed::speed(scenario, &resolved, &stack.components, serving.as_ref()).ok())
 }
 
+/// The decode tokens/s of a scenario with its runtime's efficiency passed through `adjust`
+/// (`None` without a speed): the accuracy module's cross-validation of the efficiency constants.
+pub(crate) fn decode_with(
+    scenario: &Scenario,
+    adjust: &dyn Fn(Efficiency) -> Efficiency,
+) -> Option<f64> {
+    let resolved = devices::plan(scenario).ok()?.resolved;
+    let mut notes = Vec::new();
+    let (stack, _, serving) = build_stack(scenario, &resolved, Text::None, &mut notes);
+    let parts = (&stack.components[..], serving.as_ref());
+    let speed = speed::speed_with(scenario, &resolved, parts, adjust).ok()?;
+    Some(speed.decode_tokens_per_s)
+}
+
 /// The total on one GPU, without formula text.
 pub fn total_bytes(scenario: &Scenario) -> Result<Bytes, Vec<FieldError>> {
     breakdown(scenario).map(|b| b.total)

@@ -510,8 +510,19 @@ pub(super) fn speed(
     components: &[Component],
     serving: Option<&Serving>,
 ) -> Result<Speed, Option<String>> {
+    speed_with(s, r, (components, serving), &|eff| eff)
+}
+
+/// [`speed`] with the runtime's efficiency passed through `adjust`: what the accuracy module's
+/// cross-validation refits a constant with.
+pub(super) fn speed_with(
+    s: &Scenario,
+    r: &Resolved,
+    (components, serving): (&[Component], Option<&Serving>),
+    adjust: &dyn Fn(Efficiency) -> Efficiency,
+) -> Result<Speed, Option<String>> {
     let sheet = datasheet(s, r)?;
-    let eff = s.runtime.speed().efficiency(s, r);
+    let eff = adjust(s.runtime.speed().efficiency(s, r));
     let par = s.runtime.speed().parallel(s, r);
     let d = deployment(s, r, &par);
     let layout = KvLayout::new(r, &d);
