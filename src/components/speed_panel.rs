@@ -81,7 +81,7 @@ fn figures(s: &Speed) -> impl IntoView {
             {figure("speed-ttft", "Time to first token", s.ttft_s, duration)}
             <dt>"Band"</dt>
             <dd data-testid="speed-band" data-low=s.low.to_string() data-high=s.high.to_string()>
-                {rate(s.low)}"–"{rate(s.high)}" tokens/s of output, at the runtime's low and high efficiency"
+                {rate(s.low)}"–"{rate(s.high)}" tokens/s of output, where 90% of published runs fall"
             </dd>
             <dt>"Why"</dt>
             <dd data-testid="speed-basis">{s.basis.clone()}</dd>

@@ -7,7 +7,7 @@
 use std::path::Path;
 use vramfit_engine::accuracy::{
     compare, compare_measured, compare_runtime_logs, compare_speed, compare_training_speed,
-    fit_speed_constants, speed_totals, summarize, summarize_runtime_logs,
+    fit_speed_constants, speed_band_rule, speed_totals, summarize, summarize_runtime_logs,
     summarize_runtime_logs_by_release, summarize_speed, training_total, Comparison, Fit, Metric,
     SpeedComparison, Summary, TrainingComparison,
 };
@@ -188,8 +188,33 @@ fn speed_report(measured: &str, scenarios: &str) {
         &summarize_speed(&fit),
     );
     print_speed_totals("fit", &fit);
+    band_report(&fit, &held_out);
     for (id, why) in skipped {
         println!("not compared: {id}: {why}");
+    }
+}
+
+/// The band's rule on the fit rows' residuals (`SPEED_SPREAD`), and the held-out rows it holds.
+fn band_report(fit: &[SpeedComparison], held_out: &[SpeedComparison]) {
+    // A row's band is its predicted figure times the band's two factors.
+    let inside = |(low, high): (f64, f64)| {
+        let banded = held_out.iter().filter(|r| r.in_band.is_some());
+        let held = banded
+            .clone()
+            .filter(|r| (low * r.predicted..=high * r.predicted).contains(&r.measured));
+        format!(
+            "{} of {} held-out rows inside",
+            held.count(),
+            banded.count()
+        )
+    };
+    if let Some(rule) = speed_band_rule(fit) {
+        println!(
+            "speed band, fit rows' residuals widened (SPEED_SPREAD's rule): {:.4}–{:.4}, {}",
+            rule.0,
+            rule.1,
+            inside(rule)
+        );
     }
 }
 
@@ -240,7 +265,7 @@ fn print_fit(f: &Fit) {
     let free: Vec<String> = f.free.iter().map(|v| format!("{v:.6e}")).collect();
     println!(
         "\nfit {} ({:?}) on {} rows `{}` (Σ squared relative error {:.4} as committed); \
-         free rule {}; held: {}; band low {}, fast time {}",
+         free rule {}; held: {}",
         f.name,
         f.form,
         f.rows.len(),
@@ -248,8 +273,6 @@ fn print_fit(f: &Fit) {
         f.committed_error,
         free.join(", "),
         f.held.unwrap_or("nothing"),
-        pct(Some(f.band_low)),
-        us(f.band_fast_time),
     );
     for v in &f.values {
         println!(

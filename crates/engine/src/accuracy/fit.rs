@@ -9,7 +9,7 @@
 
 use super::records;
 use super::speed::compare_speed;
-use crate::estimate::{decode_parts_of, Band, DecodeParts, Efficiency, SmCeiling};
+use crate::estimate::{decode_parts_of, DecodeParts, Efficiency, SmCeiling};
 use crate::estimate::{
     LLAMA_CPP_CUDA, LLAMA_CPP_CUDA_2024, LLAMA_CPP_CUDA_2024_MMVQ, LLAMA_CPP_CUDA_PRE_AMPERE,
     LLAMA_CPP_METAL, LLAMA_CPP_METAL_2024, LLAMA_CPP_ROCM, LLAMA_CPP_ROCM_WAVE64, LLAMA_CPP_VULKAN,
@@ -156,12 +156,11 @@ enum Unknown {
 /// `c` with each unknown at its value; a share the constant repeats in the cache's or the
 /// experts' follows it, and a ceiling of the other kernel than `c`'s is left alone.
 fn trial(c: &Efficiency, values: &[(Unknown, f64)]) -> Efficiency {
-    let set = |b: Band, v: f64| Band { typical: v, ..b };
     let mut t = *c;
     for &(u, v) in values {
         match (u, t.clocked.as_mut()) {
             (Unknown::Share, _) => {
-                t.bandwidth = set(c.bandwidth, 1.0 / v);
+                t.bandwidth = 1.0 / v;
                 if c.attention == c.bandwidth {
                     t.attention = t.bandwidth;
                 }
@@ -169,18 +168,18 @@ fn trial(c: &Efficiency, values: &[(Unknown, f64)]) -> Efficiency {
                     t.experts = t.bandwidth;
                 }
             }
-            (Unknown::Time, _) => t.layer_s = set(c.layer_s, v),
-            (Unknown::Experts, _) => t.experts = set(c.experts, 1.0 / v),
-            (Unknown::ClockedShare, Some(k)) => k.bandwidth = set(k.bandwidth, v),
-            (Unknown::Cycles, Some(k)) => k.layer_cycles = set(k.layer_cycles, v),
+            (Unknown::Time, _) => t.layer_s = v,
+            (Unknown::Experts, _) => t.experts = 1.0 / v,
+            (Unknown::ClockedShare, Some(k)) => k.bandwidth = v,
+            (Unknown::Cycles, Some(k)) => k.layer_cycles = v,
             (Unknown::Dmmv, Some(k)) => {
-                if let SmCeiling::PerCycle(b) = k.sm_ceiling {
-                    k.sm_ceiling = SmCeiling::PerCycle(set(b, v));
+                if let SmCeiling::PerCycle(_) = k.sm_ceiling {
+                    k.sm_ceiling = SmCeiling::PerCycle(v);
                 }
             }
             (Unknown::Mmvq, Some(k)) => {
-                if let SmCeiling::PerSecond(b) = k.sm_ceiling {
-                    k.sm_ceiling = SmCeiling::PerSecond(set(b, v));
+                if let SmCeiling::PerSecond(_) = k.sm_ceiling {
+                    k.sm_ceiling = SmCeiling::PerSecond(v);
                 }
             }
             (_, None) => {}
@@ -193,14 +192,14 @@ fn trial(c: &Efficiency, values: &[(Unknown, f64)]) -> Efficiency {
 fn value_of(c: &Efficiency, u: Unknown) -> f64 {
     let k = c.clocked;
     match u {
-        Unknown::Share => 1.0 / c.bandwidth.typical,
-        Unknown::Time => c.layer_s.typical,
-        Unknown::Experts => 1.0 / c.experts.typical,
-        Unknown::ClockedShare => k.map_or(0.0, |k| k.bandwidth.typical),
-        Unknown::Cycles => k.map_or(0.0, |k| k.layer_cycles.typical),
+        Unknown::Share => 1.0 / c.bandwidth,
+        Unknown::Time => c.layer_s,
+        Unknown::Experts => 1.0 / c.experts,
+        Unknown::ClockedShare => k.map_or(0.0, |k| k.bandwidth),
+        Unknown::Cycles => k.map_or(0.0, |k| k.layer_cycles),
         Unknown::Dmmv | Unknown::Mmvq => match k.map(|k| k.sm_ceiling) {
-            Some(SmCeiling::PerCycle(b)) if u == Unknown::Dmmv => b.typical,
-            Some(SmCeiling::PerSecond(b)) if u == Unknown::Mmvq => b.typical,
+            Some(SmCeiling::PerCycle(b)) if u == Unknown::Dmmv => b,
+            Some(SmCeiling::PerSecond(b)) if u == Unknown::Mmvq => b,
             _ => 0.0,
         },
     }
@@ -387,12 +386,6 @@ pub struct Fit {
     pub values: Vec<Value>,
     /// Σ squared relative error of the step at the committed constant.
     pub committed_error: f64,
-    /// The committed band's low share, and whether the cache's share follows the weights' (else
-    /// the band's low end is read at the cache's own low share).
-    pub band_low: f64,
-    pub cache_follows_share: bool,
-    /// The band's fast time per layer (seconds), for a form that sets the time in seconds.
-    pub band_fast_time: Option<f64>,
 }
 
 /// The rule's share and time for a [`Form::ShareAndTime`] constant: the free fit, what it held,
@@ -424,8 +417,8 @@ fn rule(k: &FitConstant, rows: &[FitRow]) -> (Vec<f64>, Option<&'static str>, Ve
         committed,
         within,
     };
-    let share = |rule| value("share", rule, c.bandwidth.typical, k.share_within);
-    let time = |rule| value("time per layer (s)", rule, c.layer_s.typical, k.time_within);
+    let share = |rule| value("share", rule, c.bandwidth, k.share_within);
+    let time = |rule| value("time per layer (s)", rule, c.layer_s, k.time_within);
     match k.form {
         Form::ShareAndTime => {
             let (free, held, s, t) = share_and_time(rows);
@@ -437,7 +430,7 @@ fn rule(k: &FitConstant, rows: &[FitRow]) -> (Vec<f64>, Option<&'static str>, Ve
         }
         Form::Experts => {
             let e = 1.0 / least_squares(rows, &[], &[Unknown::Experts])[0];
-            let v = value("experts' share", e, c.experts.typical, k.share_within);
+            let v = value("experts' share", e, c.experts, k.share_within);
             (vec![e], None, vec![v])
         }
         Form::Clocked {
@@ -461,13 +454,7 @@ fn rule(k: &FitConstant, rows: &[FitRow]) -> (Vec<f64>, Option<&'static str>, Ve
 
 /// The rule applied to `k` on `rows`, beside its committed value and what each row reaches.
 pub fn fit_constant(k: &FitConstant, rows: Vec<FitRow>) -> Fit {
-    let c = &k.constant;
     let (free, held, values) = rule(k, &rows);
-    let band_low = match k.form {
-        Form::Experts => c.experts.low,
-        Form::Clocked { .. } => c.clocked.map_or(0.0, |k| k.bandwidth.low),
-        _ => c.bandwidth.low,
-    };
     Fit {
         name: k.name,
         rows_tag: k.rows,
@@ -477,9 +464,6 @@ pub fn fit_constant(k: &FitConstant, rows: Vec<FitRow>) -> Fit {
         free,
         held,
         values,
-        band_low,
-        cache_follows_share: c.attention == c.bandwidth,
-        band_fast_time: matches!(k.form, Form::ShareAndTime | Form::Time).then_some(c.layer_s.high),
     }
 }
 

@@ -17,7 +17,8 @@ mod train_speed;
 pub use fit::{fit_speed_constants, Fit, FitConstant, Form, RowReach, Value, FITTED};
 pub use kind::{RunKind, WeightClass};
 pub use speed::{
-    compare_speed, speed_totals, summarize_speed, SpeedComparison, SpeedTotal, FIT_CONSTANTS,
+    compare_speed, speed_band_rule, speed_totals, summarize_speed, SpeedComparison, SpeedTotal,
+    DECODE_FITTED_CONSTANTS, FIT_CONSTANTS,
 };
 pub use train_speed::{
     compare_training_speed, fitted_utilisation, training_total, TrainingComparison, TrainingTotal,

@@ -254,3 +254,49 @@ pub fn summarize_speed(rows: &[SpeedComparison]) -> Vec<Summary> {
         })
         .collect()
 }
+
+/// The efficiency constants fitted on decode rows, which the speed band's rule counts as the
+/// parameters the fit rows' residuals were fitted with: `LLAMA_CPP_CUDA`'s share, time per layer
+/// and experts' share (3), `LLAMA_CPP_CUDA_PRE_AMPERE`'s time per layer (1), `LLAMA_CPP_CUDA_2024`'s
+/// cache share, unclocked share and time per layer, and clocked share, dmmv and mmvq ceilings
+/// and cycles (7), `LLAMA_CPP_METAL`'s share, time and experts (3), `LLAMA_CPP_METAL_2024`'s
+/// share, time and cache share (3), `LLAMA_CPP_ROCM`'s share (1), `LLAMA_CPP_ROCM_WAVE64`'s and
+/// `LLAMA_CPP_VULKAN`'s share and time (2 each), `MLX_METAL`'s share, time and experts (3).
+pub const DECODE_FITTED_CONSTANTS: usize = 25;
+
+/// The speed band's factors by its rule, set before its held-out coverage was seen: over every
+/// banded fit row (each decode row a constant was set from), the log of measured over predicted
+/// tokens/s; its 5th and 95th percentiles (linear between order statistics), pooled across
+/// backends, scaled by `√((n + p) / (n − p))` for `n` rows and `p` fitted constants
+/// ([`DECODE_FITTED_CONSTANTS`]): a least-squares fit's in-sample residuals understate a new
+/// row's error by that factor in variance (`σ²(n − p)/n` against `σ²(1 + p/n)`). The low end is
+/// held at or below the typical value and the high end at or above it. `None` without rows.
+pub fn speed_band_rule(rows: &[SpeedComparison]) -> Option<(f64, f64)> {
+    let logs: Vec<f64> = rows
+        .iter()
+        .filter(|r| r.fit.is_some() && r.in_band.is_some())
+        .map(|r| (r.measured / r.predicted).ln())
+        .collect();
+    let n = logs.len() as f64;
+    let p = DECODE_FITTED_CONSTANTS as f64;
+    if n <= p {
+        return None;
+    }
+    Some(spread(logs, ((n + p) / (n - p)).sqrt()))
+}
+
+/// The 5th and 95th percentiles of `logs` (linear between order statistics) times `k`, as
+/// factors of the typical value, the low end at or below 1 and the high end at or above it.
+pub(super) fn spread(mut logs: Vec<f64>, k: f64) -> (f64, f64) {
+    logs.sort_by(f64::total_cmp);
+    let last = logs.len().saturating_sub(1);
+    let quantile = |q: f64| {
+        let at = q * last as f64;
+        let (below, frac) = (at.floor() as usize, at.fract());
+        logs[below] + frac * (logs[(below + 1).min(last)] - logs[below])
+    };
+    (
+        (k * quantile(0.05).min(0.0)).exp(),
+        (k * quantile(0.95).max(0.0)).exp(),
+    )
+}

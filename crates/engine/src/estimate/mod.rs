@@ -42,7 +42,7 @@ pub use serving::{
 };
 pub use speed::{
     Band, Bound, Clocked, DecodeParts, Efficiency, SmCeiling, Speed, TensorPath,
-    HOST_BANDWIDTH_DEFAULT_BYTES_PER_S,
+    HOST_BANDWIDTH_DEFAULT_BYTES_PER_S, SPEED_SPREAD,
 };
 pub use stack::Component;
 pub use train_speed::{

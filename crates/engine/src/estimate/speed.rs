@@ -12,7 +12,8 @@
 //! reads them and writes their f16 copy once per ubatch, bytes no FLOPs overlap. Layers llama.cpp keeps
 //! in system RAM are read at the host's bandwidth in decode and copied over the link in prefill.
 //! Peaks are the card's datasheet's; what a runtime reaches of them is its [`Efficiency`] and
-//! [`TensorPath`], named in its rules, and the band spans their low and high.
+//! [`TensorPath`], named in its rules; the band is where 90% of measurements fall around the
+//! estimate, [`SPEED_SPREAD`].
 
 use super::component::ComponentId;
 use super::links::{Parallel, Traffic};
@@ -23,30 +24,30 @@ use crate::scenario::{Resolved, Scenario};
 use crate::units::group_thousands;
 use serde::{Deserialize, Serialize};
 
-/// What a runtime reaches of the card's peaks: low, typical and high shares, and the time each
-/// layer of a decode step takes whatever it reads.
+/// What a runtime reaches of the card's peaks: its shares, and the time each layer of a decode
+/// step takes whatever it reads.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Efficiency {
     /// Of the memory bandwidth, in a decode step.
-    pub bandwidth: Band,
+    pub bandwidth: f64,
     /// Of the memory bandwidth, for the KV cache a decode step reads without flash attention:
     /// the attention kernels that multiply one query by the cache (`KQ`, then `KQV`) rather than
     /// one fused kernel. With flash attention the cache is read at [`Efficiency::bandwidth`].
-    pub attention: Band,
+    pub attention: f64,
     /// Of the memory bandwidth, for the routed experts a decode step reads: kernels that multiply
     /// each token by the few experts it chose, one small matrix each (llama.cpp's `mul_mat_id`,
     /// MLX's gathered matmuls).
-    pub experts: Band,
+    pub experts: f64,
     /// Of the tensor throughput, in prefill.
-    pub compute: Band,
+    pub compute: f64,
     /// Seconds each layer adds to a decode step's reads and FLOPs: launching and synchronising
     /// its kernels, which no bandwidth shortens. It dominates a step that reads little (a small
-    /// model, a mixture of experts' few active experts, a fast card). Its `low` is the slow
-    /// end, the longest time, and `high` the shortest. Charged only for the layers the GPU runs.
-    pub layer_s: Band,
+    /// model, a mixture of experts' few active experts, a fast card). Charged only for the layers
+    /// the GPU runs.
+    pub layer_s: f64,
     /// Seconds each layer kept on the CPU (llama.cpp's `-ngl` below all) adds beside its reads at
-    /// the host's bandwidth: the CPU backend's own time per node. `low` is the slow end.
-    pub cpu_layer_s: Band,
+    /// the host's bandwidth: the CPU backend's own time per node.
+    pub cpu_layer_s: f64,
     /// Where set, and the card's sheet states its SMs and boost clock, these replace
     /// `bandwidth` and `layer_s`.
     pub clocked: Option<Clocked>,
@@ -59,19 +60,19 @@ pub struct Efficiency {
 /// faster clock shortens), not a fixed time.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Clocked {
-    pub bandwidth: Band,
+    pub bandwidth: f64,
     pub sm_ceiling: SmCeiling,
-    pub layer_cycles: Band,
+    pub layer_cycles: f64,
 }
 
 /// What one SM of a batch-1 matmul kernel streams at most.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum SmCeiling {
     /// Bytes per SM per cycle at the boost clock: a kernel bound by the instructions it issues.
-    PerCycle(Band),
+    PerCycle(f64),
     /// Bytes per SM per second, whatever the clock: a kernel bound by the loads it keeps in
     /// flight against the memory's latency (bytes in flight over latency, Little's law).
-    PerSecond(Band),
+    PerSecond(f64),
 }
 
 /// The tensor throughput a runtime's prefill matmuls run at, the share of it they reach, and
@@ -80,11 +81,11 @@ pub enum SmCeiling {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TensorPath {
     pub peak: f64,
-    pub share: Band,
+    pub share: f64,
     pub dequantizes: bool,
 }
 
-/// A share with its spread.
+/// A figure with its spread: the low, typical and high ends.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Band {
     pub low: f64,
@@ -97,6 +98,15 @@ impl Band {
         Band { low, typical, high }
     }
 }
+
+/// The band's low and high ends as shares of a speed figure: where a new card's or model's
+/// measurement falls, at 90% (5th to 95th percentile), by a rule stated before its held-out
+/// coverage was seen and computed from the fit rows alone
+/// (`vramfit_engine::accuracy::speed_band_rule`, checked by the accuracy tests): the spread of
+/// the decode rows the efficiency constants were set from, measured over predicted, widened for
+/// the constants fitted on them. Pooled over every runtime and backend: ROCm's and the Instinct
+/// cards' constants rest on two or three rows each, too few for a spread of their own.
+pub const SPEED_SPREAD: (f64, f64) = (0.77, 1.17);
 
 /// Which limit a decode step meets first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -121,7 +131,7 @@ pub struct Speed {
     /// Time to first token of one request: its prefill.
     pub ttft_s: Option<f64>,
     pub bound: Bound,
-    /// `output_tokens_per_s` at the runtime's low and high efficiency.
+    /// `output_tokens_per_s`'s band: where 90% of measurements fall ([`SPEED_SPREAD`]).
     pub low: f64,
     pub high: f64,
     /// Requests decoding at once.
@@ -207,13 +217,12 @@ impl Fixed {
 }
 
 impl Shares {
-    /// The shares at one end of the bands (`band` picks it), and a decode step's fixed time over
+    /// The shares, and a decode step's fixed time over
     /// `layers` on the GPU and `cpu_layers` on the CPU; the cache takes the weights' share under
     /// flash attention. `clock` is the sheet
     /// a decode step is timed on by its SMs and clock (`Efficiency::clocked`); without one, or
     /// on a sheet that states neither, the unclocked share and time per layer hold.
     fn at(
-        band: fn(&Band) -> f64,
         (eff, path, clock): (&Efficiency, &TensorPath, Option<&Datasheet>),
         flash_attn: bool,
         (layers, cpu_layers): (f64, f64),
@@ -225,30 +234,26 @@ impl Shares {
             Some((sheet, c)) => {
                 let hz = f64::from(sheet.boost_mhz) * 1e6;
                 let per_sm = match c.sm_ceiling {
-                    SmCeiling::PerCycle(b) => band(&b) * hz,
-                    SmCeiling::PerSecond(b) => band(&b),
+                    SmCeiling::PerCycle(bytes) => bytes * hz,
+                    SmCeiling::PerSecond(bytes) => bytes,
                 };
                 let sm_bytes_per_s = per_sm * f64::from(sheet.sms);
                 (
-                    band(&c.bandwidth).min(sm_bytes_per_s / sheet.memory_bytes_per_s),
-                    band(&c.layer_cycles) / hz,
+                    c.bandwidth.min(sm_bytes_per_s / sheet.memory_bytes_per_s),
+                    c.layer_cycles / hz,
                 )
             }
-            None => (band(&eff.bandwidth), band(&eff.layer_s)),
+            None => (eff.bandwidth, eff.layer_s),
         };
         Shares {
             bandwidth,
-            attention: if flash_attn {
-                bandwidth
-            } else {
-                band(&eff.attention)
-            },
-            experts: band(&eff.experts),
-            compute: band(&path.share),
+            attention: if flash_attn { bandwidth } else { eff.attention },
+            experts: eff.experts,
+            compute: path.share,
             fixed: Fixed {
                 layer_s,
                 layers,
-                cpu_layer_s: band(&eff.cpu_layer_s),
+                cpu_layer_s: eff.cpu_layer_s,
                 cpu_layers,
             },
         }
@@ -557,20 +562,14 @@ impl Setup {
         decode_step(r, &self.d, &self.w, &self.layout, self.micro, context).through(&self.par)
     }
 
-    /// The seconds a decode step takes at `eff`'s shares (`band` picks the end) and what it
+    /// The seconds a decode step takes at `eff`'s shares and what it
     /// waits on most: its reads, FLOPs and fixed time, and the links' traffic.
     fn decode_seconds(
         &self,
         (decode, traffic): (&Step, f64),
         (eff, flash_attn): (&Efficiency, bool),
-        band: fn(&Band) -> f64,
     ) -> (f64, Bound, Shares) {
-        let shares = Shares::at(
-            band,
-            (eff, &self.path, Some(self.sheet)),
-            flash_attn,
-            self.layers,
-        );
+        let shares = Shares::at((eff, &self.path, Some(self.sheet)), flash_attn, self.layers);
         let (step, bound) = decode.seconds(self.sheet, (self.path.peak, self.host), shares);
         (step + traffic, bound, shares)
     }
@@ -606,8 +605,8 @@ impl DecodeParts {
             == self.efficiency
     }
 
-    /// Seconds a decode step takes had the runtime's constant been `constant` (its typical
-    /// values, as the scenario's settings adjust them).
+    /// Seconds a decode step takes had the runtime's constant been `constant` (as the
+    /// scenario's settings adjust it).
     pub fn seconds(&self, constant: &Efficiency) -> f64 {
         let eff = self
             .scenario
@@ -616,7 +615,7 @@ impl DecodeParts {
             .at_settings(&self.scenario, *constant);
         let parts = (&self.step, self.traffic_s);
         self.setup
-            .decode_seconds(parts, (&eff, self.scenario.flash_attn), |b| b.typical)
+            .decode_seconds(parts, (&eff, self.scenario.flash_attn))
             .0
     }
 }
@@ -670,45 +669,41 @@ pub(super) fn speed(
         |tokens| Traffic::new(par, r, tokens),
         sheet.link_bytes_per_s,
     );
-    let run = |band: fn(&Band) -> f64| {
-        // Prefill's compute shares were set from whole prompts, their fixed time included, and
-        // beside the unclocked share of the bandwidth.
-        let unclocked = Shares::at(band, (eff, path, None), s.flash_attn, setup.layers);
-        let (prefill, _) = prefill_work.seconds(
-            sheet,
-            peaks,
-            Shares {
-                fixed: Fixed::NONE,
-                ..unclocked
-            },
-        );
-        let prefill = prefill + traffic(prompt).seconds(link);
-        let decode_parts = (&decode, traffic(micro).seconds(link));
-        let (step, bound, shares) = setup.decode_seconds(decode_parts, (eff, s.flash_attn), band);
-        // Every request's prefill, then its output one step at a time with the others; without
-        // a prompt, decoding alone.
-        let output_rate = match output.filter(|_| prefill_known) {
-            Some(output) => b * output / (output * step + b * prefill),
-            None => b / step,
-        };
-        (prefill, step, bound, output_rate, shares)
+    // Prefill's compute shares were set from whole prompts, their fixed time included, and
+    // beside the unclocked share of the bandwidth.
+    let unclocked = Shares::at((eff, path, None), s.flash_attn, setup.layers);
+    let (prefill, _) = prefill_work.seconds(
+        sheet,
+        peaks,
+        Shares {
+            fixed: Fixed::NONE,
+            ..unclocked
+        },
+    );
+    let prefill = prefill + traffic(prompt).seconds(link);
+    let decode_parts = (&decode, traffic(micro).seconds(link));
+    let (step, bound, shares) = setup.decode_seconds(decode_parts, (eff, s.flash_attn));
+    // Every request's prefill, then its output one step at a time with the others; without
+    // a prompt, decoding alone.
+    let output_rate = match output.filter(|_| prefill_known) {
+        Some(output) => b * output / (output * step + b * prefill),
+        None => b / step,
     };
-    let (prefill, step, bound, output_rate, typical) = run(|b| b.typical);
     Ok(Speed {
         prefill_tokens_per_s: prefill_known.then(|| prompt / prefill),
         decode_tokens_per_s: 1.0 / step,
         output_tokens_per_s: output_rate,
         ttft_s: prefill_known.then_some(prefill),
         bound,
-        low: run(|b| b.low).3,
-        high: run(|b| b.high).3,
+        low: output_rate * SPEED_SPREAD.0,
+        high: output_rate * SPEED_SPREAD.1,
         concurrency: b as u32,
         basis: basis(
             &decode,
             bound,
             (sheet, path.peak, setup.host),
             micro,
-            &typical,
+            &shares,
         ) + &traffic(micro).words(link),
         measure: s.runtime.speed().bench_command(
             prompt as u32,

@@ -77,7 +77,7 @@ use crate::dtype::{Dtype, FP32_BYTES};
 use crate::estimate::formula::{Formula, Fx};
 use crate::estimate::links::Parallel;
 use crate::estimate::overhead;
-use crate::estimate::speed::{Band, Clocked, Efficiency, SmCeiling, TensorPath};
+use crate::estimate::speed::{Clocked, Efficiency, SmCeiling, TensorPath};
 use crate::estimate::stack::{Component, Stack};
 use crate::estimate::ComponentId;
 use crate::estimate::LogFigure;
@@ -102,7 +102,7 @@ pub(super) struct LlamaCpp;
 /// and 2.1 ms a step. The rows that run these constants today are the scoreboard's ten on Ampere
 /// and newer (the V100's takes [`LLAMA_CPP_CUDA_PRE_AMPERE`], PR #4766's the 2024 builds'): the
 /// same rule on them runs past the peak (110.6% and 2.38 ms), so the share is held at the
-/// datasheet's peak, the band's high end, and the time refitted beside it: 100% and 2.096 ms (65.5
+/// datasheet's peak and the time refitted beside it: 100% and 2.096 ms (65.5
 /// µs over 32 layers). The fixed time is why a bandwidth share alone read the H100 at 51% and the
 /// RTX 4080 at 75%: on a fast card the same 3.8 GB take less time and the launches more of it. It
 /// is taken per layer, 65.5 µs (over those rows' 32 layers): Llama's decode graph has 22 nodes a
@@ -112,10 +112,10 @@ pub(super) struct LlamaCpp;
 /// launches but still runs each kernel, so the time follows layers. The dense rows, all 32 layers,
 /// cannot split it; the MoE rows below (24, 36 and 48 layers), refitted with the experts' share,
 /// put 95–100% of it per layer (their squared relative error 0.473 all per step, 0.4375 all per
-/// layer). The band spans the shares the rows reach with the fixed time taken out, from 59% (the
-/// A100, speed-248, reads 59.2%: rounded outward, as 60% left that fit row below the band) to the
-/// datasheet's peak, and the fixed time from 65.5 µs a layer down to the 40.6 µs (1.3 ms over 32)
-/// the RTX 5090's row (speed-160) leaves beside its reads at the peak. Prefill through cuBLAS in
+/// layer). With the fixed time taken out the rows reach from 59.2% of the bandwidth (the A100,
+/// speed-248) to the peak, and beside its reads at the peak the RTX 5090's row (speed-160) leaves
+/// 40.6 µs a layer (1.3 ms over 32); the speed band is their spread with every other backend's
+/// ([`crate::estimate::SPEED_SPREAD`]). Prefill through cuBLAS in
 /// fp16: 90% of the RTX 4090's fp16 peak for an F16 file (PR #4766, `pp 512` 11,048 t/s), 65% for
 /// quantized files when they were dequantized for cuBLAS (the same PR), 33% on a V100, whose
 /// quantized matmuls have no int8 tensor cores (the scoreboard). The other runtimes take these
@@ -130,14 +130,14 @@ pub(super) struct LlamaCpp;
 /// Qwen3-30B-A3B, on the RTX 5090, RTX 4080 Super, RTX 5070 Ti, RTX PRO 6000 and DGX Spark): 61.5%.
 /// It had been 53%, the least squares of the rate's relative error, a reading that weighs the rows
 /// read fast (the DGX Spark's b6761 runs) more than those read slow. Ten of the rows are the DGX
-/// Spark's, whose dense rows also read 12–23% fast. The band's low end is the share
-/// the slowest fit row (speed-820, build b6761) leaves.
+/// Spark's, whose dense rows also read 12–23% fast; the slowest (speed-820, build b6761) leaves
+/// 30%.
 pub const LLAMA_CPP_CUDA: Efficiency = Efficiency {
-    bandwidth: Band::new(0.59, 1.0, 1.0),
-    attention: Band::new(0.59, 1.0, 1.0),
-    experts: Band::new(0.30, 0.61, 1.0),
-    compute: Band::new(0.33, 0.65, 0.90),
-    layer_s: Band::new(65.5e-6, 65.5e-6, 40.6e-6),
+    bandwidth: 1.0,
+    attention: 1.0,
+    experts: 0.61,
+    compute: 0.65,
+    layer_s: 65.5e-6,
     cpu_layer_s: CPU_LAYER_S,
     clocked: None,
 };
@@ -157,20 +157,15 @@ const LAYER_NODES_FLASH_ATTN: f64 = 19.0;
 /// `ggml_graph_compute_thread` (ggml/src/ggml-cpu/ggml-cpu.c, ggml-org/llama.cpp@1b5f9501) runs
 /// each node on all its threads and has them meet at `ggml_barrier` before the next. test-barrier's
 /// graph of small nodes, where the barriers dominate, took 2.07 µs a node on 8 threads (PR #9461,
-/// 2024-09) and 1.96–3.16 µs on 4 and 8 threads of an EPYC (PR #9598): the band's slow and fast
-/// ends. Not fitted: no fit row keeps a layer on the CPU.
-const CPU_NODE_S: Band = Band::new(3.16e-6, 2.07e-6, 1.96e-6);
+/// 2024-09) and 1.96–3.16 µs on 4 and 8 threads of an EPYC (PR #9598). Not fitted: no fit row keeps a layer on the CPU.
+const CPU_NODE_S: f64 = 2.07e-6;
 
 /// A layer llama.cpp keeps on the CPU (`-ngl` below all): its nodes at the CPU's time per node. The
 /// GPU runs none of them, so the layer adds no GPU time of its own; what crossing between the
 /// two costs (at each end of the CPU's run of layers, `ggml_backend_sched_compute_splits` in
 /// ggml/src/ggml-backend.cpp, ggml-org/llama.cpp@5bc7a740, waits for the backend that wrote a
 /// split's input and copies it: one activation vector) has no cited figure and is not charged.
-const CPU_LAYER_S: Band = Band::new(
-    LAYER_NODES * CPU_NODE_S.low,
-    LAYER_NODES * CPU_NODE_S.typical,
-    LAYER_NODES * CPU_NODE_S.high,
-);
+const CPU_LAYER_S: f64 = LAYER_NODES * CPU_NODE_S;
 
 /// A backend's decode under flash attention: each layer launches 19 kernels where it launched
 /// 22, so its fixed time per layer (in seconds, or in cycles where clocked; on the CPU, per node)
@@ -180,10 +175,7 @@ const CPU_LAYER_S: Band = Band::new(
 /// the experts' share refitted by its rule (53%) the squared relative error of CUDA's 14 MoE
 /// fit rows goes from 0.4390 to 0.4381 (docs/speed.md, "A fixed time per layer").
 fn with_flash_attention(eff: Efficiency) -> Efficiency {
-    let scale = |b: Band| {
-        let f = LAYER_NODES_FLASH_ATTN / LAYER_NODES;
-        Band::new(b.low * f, b.typical * f, b.high * f)
-    };
+    let scale = |t: f64| t * LAYER_NODES_FLASH_ATTN / LAYER_NODES;
     Efficiency {
         layer_s: scale(eff.layer_s),
         cpu_layer_s: scale(eff.cpu_layer_s),
@@ -202,12 +194,11 @@ fn with_flash_attention(eff: Efficiency) -> Efficiency {
 /// changes: 3.53 ms a step, [`LLAMA_CPP_CUDA`]'s 2.096 ms plus the 1.43 ms the one fit row on such
 /// a card (the V100's `tg128`, speed-194) leaves beside CUDA's reads and step time, taken per layer
 /// as CUDA's is (110 µs, over its 32 layers): each kernel launched from the host. That row was
-/// among those CUDA's constants were first fitted on; they were refitted without it. The band's
-/// fast end is CUDA's, as with graphs. PR #25749 (opened 2026-07-16, its first build not pinned
+/// among those CUDA's constants were first fitted on; they were refitted without it. PR #25749 (opened 2026-07-16, its first build not pinned
 /// here) captures graphs on Volta and Turing too; builds after it read those cards slower than they
 /// run.
 pub const LLAMA_CPP_CUDA_PRE_AMPERE: Efficiency = Efficiency {
-    layer_s: Band::new(110e-6, 110e-6, 40.6e-6),
+    layer_s: 110e-6,
     ..LLAMA_CPP_CUDA
 };
 
@@ -218,11 +209,9 @@ pub const LLAMA_CPP_CUDA_PRE_AMPERE: Efficiency = Efficiency {
 /// (188.7 µs over 32 layers), held at 93% (the share rounded to a point) 6.05 ms, 189 µs a layer;
 /// before that check 93% and 6.0 ms. The fixed time is what made a bandwidth share alone
 /// fall from 83% for F16 on one die to 36% for Q4_0 on the 48-core M1 Ultra (speed-038): the
-/// fewer bytes a step reads and the faster the chip, the more of the step the fixed time is. The
-/// band spans the rows' shares with the fixed time taken out, from 64% (speed-038 reads 64.5%,
-/// rounded outward: 65% left that fit row below the band) to the peak,
-/// and the fixed time from 189 µs a layer down to the 156 µs (5.0 ms over 32) that the M3 Max's
-/// Q4_0 row (speed-110) leaves beside its reads at the peak. Taken per layer as
+/// fewer bytes a step reads and the faster the chip, the more of the step the fixed time is. With
+/// the fixed time taken out the rows reach from 64.5% (speed-038) to the peak, and the M3 Max's
+/// Q4_0 row (speed-110) leaves 156 µs a layer (5.0 ms over 32) beside its reads at the peak. Taken per layer as
 /// [`LLAMA_CPP_CUDA`]'s is; ggml-metal encodes the same graph's nodes, one dispatch
 /// each. The three MoE fit rows (gpt-oss-20b, 24 layers) refitted with the experts' share put
 /// all of it per layer or more (squared relative error 0.0389 per step, 0.0197 per layer;
@@ -234,11 +223,11 @@ pub const LLAMA_CPP_CUDA_PRE_AMPERE: Efficiency = Efficiency {
 /// row (gpt-oss-20b on the M3 Ultra, M4 Max, M1 Pro), with 189 µs a layer: 64.6% (61% by the
 /// rate's relative error; 79% with 6.0 ms a step).
 pub const LLAMA_CPP_METAL: Efficiency = Efficiency {
-    bandwidth: Band::new(0.64, 0.93, 1.0),
-    attention: Band::new(0.64, 0.93, 1.0),
-    experts: Band::new(0.53, 0.65, 1.0),
+    bandwidth: 0.93,
+    attention: 0.93,
+    experts: 0.65,
     compute: LLAMA_CPP_CUDA.compute,
-    layer_s: Band::new(189e-6, 189e-6, 156e-6),
+    layer_s: 189e-6,
     cpu_layer_s: CPU_LAYER_S,
     clocked: None,
 };
@@ -255,15 +244,15 @@ pub const LLAMA_CPP_METAL: Efficiency = Efficiency {
 /// squares of the step time's relative error puts it at −33 µs a layer, which no launch takes, so
 /// it is held at none), and 64% of the bandwidth by the same rule beside it (63.7%; 62% by the
 /// rate's relative error, the reading it was first set by); where one is fitted (the Instinct cards', below) it is per layer, as CUDA's is,
-/// since the HIP build is ggml-cuda's own code. The band spans the fit rows' shares, rounded
-/// outward: from 55% (the R9700) to the peak. Prefill keeps CUDA's shares; AMD states no dense
+/// since the HIP build is ggml-cuda's own code. The fit rows reach from 55% (the R9700) to the
+/// peak. Prefill keeps CUDA's shares; AMD states no dense
 /// matrix throughput for these cards, so none is predicted.
 pub const LLAMA_CPP_ROCM: Efficiency = Efficiency {
-    bandwidth: Band::new(0.55, 0.64, 1.0),
-    attention: Band::new(0.55, 0.64, 1.0),
-    experts: Band::new(0.55, 0.64, 1.0),
+    bandwidth: 0.64,
+    attention: 0.64,
+    experts: 0.64,
     compute: LLAMA_CPP_CUDA.compute,
-    layer_s: Band::new(0.0, 0.0, 0.0),
+    layer_s: 0.0,
     cpu_layer_s: CPU_LAYER_S,
     clocked: None,
 };
@@ -272,22 +261,18 @@ pub const LLAMA_CPP_ROCM: Efficiency = Efficiency {
 /// `mul_mat_vec_q` runs the GCN table of the same mmvq.cu (two 64-lane warps a block at batch
 /// 1). Fitted as [`LLAMA_CPP_ROCM`] on every other Instinct card of the ROCm scoreboard in
 /// speed-measured.csv's order (MI210, MI50): 67% of the bandwidth and 4.6 ms a step. Both rows
-/// reach 67% with that time taken out, so the band runs from the fit to the peak. Taken per
+/// reach 67% with that time taken out. Taken per
 /// layer as [`LLAMA_CPP_CUDA`]'s is, 144 µs (4.6 ms over the rows' 32 layers): the HIP build
 /// compiles ggml-cuda's sources (`GGML_SOURCES_ROCM` globs `../ggml-cuda/*.cu`,
 /// ggml/src/ggml-hip/CMakeLists.txt, ggml-org/llama.cpp@a04f285f), so it launches a kernel per
 /// node of the same graph, without HIP graphs unless built with `GGML_HIP_GRAPHS`. Its rows
 /// cannot tell per layer from per step; CUDA's and Metal's MoE rows can, and found per layer.
 pub const LLAMA_CPP_ROCM_WAVE64: Efficiency = Efficiency {
-    bandwidth: Band::new(0.67, 0.67, 1.0),
-    attention: Band::new(0.67, 0.67, 1.0),
-    experts: Band::new(0.67, 0.67, 1.0),
+    bandwidth: 0.67,
+    attention: 0.67,
+    experts: 0.67,
     compute: LLAMA_CPP_CUDA.compute,
-    layer_s: Band::new(
-        4.6e-3 / SCOREBOARD_LAYERS,
-        4.6e-3 / SCOREBOARD_LAYERS,
-        4.6e-3 / SCOREBOARD_LAYERS,
-    ),
+    layer_s: 4.6e-3 / SCOREBOARD_LAYERS,
     cpu_layer_s: CPU_LAYER_S,
     clocked: None,
 };
@@ -299,25 +284,20 @@ pub const LLAMA_CPP_ROCM_WAVE64: Efficiency = Efficiency {
 /// 4070 Ti, RTX 4070, RTX 5090, Radeon AI PRO R9700, RTX 3090, RX 9070), by least squares of the
 /// step time's relative error: 95.3% of the bandwidth and 1.58 ms a step; at 95% (rounded to a
 /// point) 1.57 ms. It had been 91% and 1.5 ms, the least squares of the rate's relative error
-/// (90.5% and 1.46 ms). The band spans the fit rows' shares with the fixed time taken out,
-/// rounded outward: from 81% (the RTX 4070's 81.3%) to the peak, and the fixed time from 1.57 ms
-/// down to the 0.93 ms the R9700's row leaves beside its reads at the peak. Taken per layer as
-/// [`LLAMA_CPP_CUDA`]'s is, 49 µs (down to 29 µs; over the rows' 32 layers): ggml-vulkan runs the
+/// (90.5% and 1.46 ms). With the fixed time taken out the fit rows reach from 81.3% (the RTX
+/// 4070) to the peak, and the R9700's row leaves 0.93 ms beside its reads at the peak. Taken per
+/// layer as [`LLAMA_CPP_CUDA`]'s is, 49 µs (over the rows' 32 layers): ggml-vulkan runs the
 /// same graph and records one dispatch per node (`ggml_backend_vk_graph_compute` calls
 /// `ggml_vk_build_graph` for each of `cgraph->n_nodes`, submitting every 100 nodes or so,
 /// ggml/src/ggml-vulkan/ggml-vulkan.cpp, ggml-org/llama.cpp@80ec54e9). Its rows, all 32 layers,
 /// cannot tell per layer from per step; CUDA's and Metal's MoE rows can, and found per layer.
 /// Prefill keeps CUDA's shares.
 pub const LLAMA_CPP_VULKAN: Efficiency = Efficiency {
-    bandwidth: Band::new(0.81, 0.95, 1.0),
-    attention: Band::new(0.81, 0.95, 1.0),
-    experts: Band::new(0.81, 0.95, 1.0),
+    bandwidth: 0.95,
+    attention: 0.95,
+    experts: 0.95,
     compute: LLAMA_CPP_CUDA.compute,
-    layer_s: Band::new(
-        1.57e-3 / SCOREBOARD_LAYERS,
-        1.57e-3 / SCOREBOARD_LAYERS,
-        0.93e-3 / SCOREBOARD_LAYERS,
-    ),
+    layer_s: 1.57e-3 / SCOREBOARD_LAYERS,
     cpu_layer_s: CPU_LAYER_S,
     clocked: None,
 };
@@ -339,9 +319,7 @@ const SCOREBOARD_LAYERS: f64 = 32.0;
 ///   scores and `soft_max` between them, and reaches a fraction of what the weights' kernels do;
 /// - the weights' share, 90%, and 124 µs per layer, by least squares of the relative error of
 ///   every fit decode row. The rows' 32- and 80-layer models tell a time per layer from one per
-///   step, and a time per step comes out negative. The band spans the rows' shares with that
-///   time taken out, from 60% to the peak, and the time per layer from 124 µs down to the 61 µs
-///   the fastest row leaves beside its reads at the peak;
+///   step, and a time per step comes out negative;
 /// - prefill's share of the fp16-accumulate peak `tensor_path` (below) runs cuBLAS at, with
 ///   the dequantized copies (the quantized weights read and their f16 copy written) and the
 ///   scores timed apart: 34% by least squares of the fit `pp` rows' relative error, spanning
@@ -360,26 +338,21 @@ const SCOREBOARD_LAYERS: f64 = 32.0;
 ///   microseconds (124 µs on the A100, 62 µs on the RTX 6000 Ada), and the HBM cards read at a
 ///   few bytes per SM-cycle whatever their bandwidth: the kernel's blocks, not DRAM, set their
 ///   pace, so an A100 (108 SMs at 1410 MHz) reads F16 at under half its 2 TB/s while a GeForce
-///   card's ceiling lies above its bandwidth. The band spans what the fit rows reach at 167,000
-///   cycles, rounded outward: the share from 75% (the RTX 3090's Q4_K_M at 8,192 tokens,
-///   speed-906) to the peak over the rows the share binds (every fit card but the H100 PCIe),
-///   and the cycles from 167,000 down to the 123,000 the fastest row (the RTX 3070's, speed-882)
-///   leaves beside its reads at the peak.
-///   Without SMs or a clock the unclocked share and time per layer above hold.
+///   card's ceiling lies above its bandwidth. Without SMs or a clock the unclocked share and time per layer above hold.
 pub const LLAMA_CPP_CUDA_2024: Efficiency = Efficiency {
-    bandwidth: Band::new(0.60, 0.90, 1.0),
-    attention: Band::new(0.14, 0.33, 0.79),
-    experts: Band::new(0.60, 0.90, 1.0),
-    compute: Band::new(0.20, 0.34, 1.0),
-    layer_s: Band::new(124e-6, 124e-6, 61e-6),
+    bandwidth: 0.90,
+    attention: 0.33,
+    experts: 0.90,
+    compute: 0.34,
+    layer_s: 124e-6,
     cpu_layer_s: CPU_LAYER_S,
     clocked: Some(CLOCKED_2024),
 };
 
 const CLOCKED_2024: Clocked = Clocked {
-    bandwidth: Band::new(0.75, 0.893, 1.0),
+    bandwidth: 0.893,
     sm_ceiling: SmCeiling::PerCycle(DMMV_2024),
-    layer_cycles: Band::new(167e3, 167e3, 123e3),
+    layer_cycles: 167e3,
 };
 
 /// [`LLAMA_CPP_CUDA_2024`] for a quantized file: the same share and cycles, the weights capped
@@ -401,9 +374,8 @@ pub const LLAMA_CPP_CUDA_2024_MMVQ: Efficiency = Efficiency {
 /// choice than dmmv" clears dmmv wherever mmvq applies, so F16 reads through dmmv and the
 /// k-quants through `mul_mat_vec_q` (mmvq). Fitted with the share and the cycles on the rows
 /// where it binds, the H100 PCIe's F16 rows (speed-1227 to 1230, 6.32–6.47 at 167,000 cycles;
-/// no other fit card's ceiling lies below its share of the bandwidth); the band rounds them
-/// outward.
-pub const DMMV_2024: Band = Band::new(6.3, 6.42, 6.5);
+/// no other fit card's ceiling lies below its share of the bandwidth).
+pub const DMMV_2024: f64 = 6.42;
 
 /// Bytes per SM per second `mul_mat_vec_q` (mmvq) reads at most at the 2024 builds (a quantized
 /// file; see [`DMMV_2024`]): a ceiling in time rather than in cycles, as a kernel bound by the
@@ -415,24 +387,24 @@ pub const DMMV_2024: Band = Band::new(6.3, 6.42, 6.5);
 /// least squares of the step time's relative error (10.94; the rate's gave 10.9 too), the share
 /// and cycles held, on the fit rows where it binds, the H100 PCIe's
 /// Q4_K_M rows (speed-1219 to 1222 and 1235 to 1238, 9.6–11.9 GB/s per SM; no other fit card's
-/// ceiling lies below its share of the bandwidth); the band spans those rows.
-pub const MMVQ_2024: Band = Band::new(9.6e9, 10.9e9, 11.9e9);
+/// ceiling lies below its share of the bandwidth).
+pub const MMVQ_2024: f64 = 10.9e9;
 
 /// llama.cpp's Metal backend at the same builds, set the same way from the notebooks' Apple
 /// rows on every other Mac in speed-scenarios.csv's order (M1 Max, M3 Max; the M2 Ultra is held
 /// out): the cache at 11% (6.5% to 17%), then the weights' share and the time per layer by
 /// least squares of the step time's relative error, as [`LLAMA_CPP_METAL`]'s: 83.6% and 207 µs,
-/// at 84% (rounded to a point) 211 µs (47% to the peak, the M1 Max's 70B Q4_K_M row, speed-989,
-/// reading 47.4% at the cache's low end; down to 130 µs). They had been 66% and 168 µs, the
+/// at 84% (rounded to a point) 211 µs (the fit rows reach from 47.4%, the M1 Max's 70B Q4_K_M
+/// row, speed-989, with the cache at 6.5%, to the peak). They had been 66% and 168 µs, the
 /// least squares of the rate's relative error, which the M1 Max's slow rows (its 70B Q4_K_M at
 /// 4.3 tokens/s, a sixth of its bandwidth) pull further down than the step time's does. Prefill keeps
 /// [`LLAMA_CPP_METAL`]'s shares: neither fit Mac has a stated throughput.
 pub const LLAMA_CPP_METAL_2024: Efficiency = Efficiency {
-    bandwidth: Band::new(0.47, 0.84, 1.0),
-    attention: Band::new(0.065, 0.11, 0.17),
-    experts: Band::new(0.47, 0.84, 1.0),
+    bandwidth: 0.84,
+    attention: 0.11,
+    experts: 0.84,
     compute: LLAMA_CPP_METAL.compute,
-    layer_s: Band::new(211e-6, 211e-6, 130e-6),
+    layer_s: 211e-6,
     cpu_layer_s: CPU_LAYER_S,
     clocked: None,
 };
@@ -442,7 +414,7 @@ pub const LLAMA_CPP_METAL_2024: Efficiency = Efficiency {
 /// speed-scenarios.csv) reach a median 24% of the card's dense int8 peak, from 7% (H100) to
 /// 37.5% (L40), with the time their runs without flash attention spend on the attention scores
 /// taken out.
-pub const LLAMA_CPP_MMQ: Band = Band::new(0.07, 0.24, 0.375);
+pub const LLAMA_CPP_MMQ: f64 = 0.24;
 
 /// Int8 ops MMQ does per SM per cycle at the boost clock, on a card whose sheet states both:
 /// what its share of the int8 peak follows. ggml-cuda's `mul_mat_q` (mmq.cuh) multiplies
@@ -453,20 +425,17 @@ pub const LLAMA_CPP_MMQ: Band = Band::new(0.07, 0.24, 0.375);
 /// the fit rows reach 384–653 ops per SM-cycle whether the card's int8 tensor peak is about
 /// 2,048 (GA102, Ada), 4,096 (GA100) or 7,600 (the H100 SXM) per SM-cycle, where their shares
 /// of that peak run from 7% to 37.5%. Set by least squares of the relative error of every
-/// `LLAMA_CPP_MMQ` row (all ten on cards with SMs and a clock); the band spans what those rows
-/// reach, rounded outward.
-pub const MMQ_SM_OPS_PER_CYCLE: Band = Band::new(380.0, 477.0, 660.0);
+/// `LLAMA_CPP_MMQ` row (all ten on cards with SMs and a clock), which reach 380–660.
+pub const MMQ_SM_OPS_PER_CYCLE: f64 = 477.0;
 
 /// MMQ's share of the card's int8 peak: [`MMQ_SM_OPS_PER_CYCLE`] over the peak per SM-cycle
 /// where the sheet states SMs and a boost clock, else [`LLAMA_CPP_MMQ`].
-fn mmq_share(sheet: &Datasheet) -> Band {
+fn mmq_share(sheet: &Datasheet) -> f64 {
     let sm_cycles_per_s = f64::from(sheet.sms) * f64::from(sheet.boost_mhz) * 1e6;
     if sm_cycles_per_s <= 0.0 {
         return LLAMA_CPP_MMQ;
     }
-    let per = |ops: f64| ops * sm_cycles_per_s / sheet.int8_ops_per_s;
-    let b = MMQ_SM_OPS_PER_CYCLE;
-    Band::new(per(b.low), per(b.typical), per(b.high))
+    MMQ_SM_OPS_PER_CYCLE * sm_cycles_per_s / sheet.int8_ops_per_s
 }
 
 /// FLOP/s per board watt the 2024 builds' cuBLAS prefill reaches on a Samsung 8N chip (GA102,
@@ -478,16 +447,16 @@ fn mmq_share(sheet: &Datasheet) -> Band {
 /// FLOP/s per board watt hold within each process: 0.11–0.25 TFLOPS per watt on the RTX 3070,
 /// RTX 3090 and A40 (Samsung 8N), 0.35–0.53 on the RTX 4080, RTX 6000 Ada and H100 PCIe (TSMC
 /// 4N). Each value by least squares of the relative error of its process's fit `pp` rows (24
-/// and 30), the dequantized copy and the scores timed apart; the bands span those rows.
+/// and 30), the dequantized copy and the scores timed apart.
 /// GA100 (TSMC N7: the A100s) has no fit row, so it keeps the share.
-pub const CUBLAS_2024_SAMSUNG_8N: Band = Band::new(0.11e12, 0.202e12, 0.26e12);
+pub const CUBLAS_2024_SAMSUNG_8N: f64 = 0.202e12;
 
 /// See [`CUBLAS_2024_SAMSUNG_8N`].
-pub const CUBLAS_2024_TSMC_4N: Band = Band::new(0.34e12, 0.439e12, 0.54e12);
+pub const CUBLAS_2024_TSMC_4N: f64 = 0.439e12;
 
 /// The 2024 builds' cuBLAS share of `peak`: the FLOP/s the board's watts buy on its process
 /// where the sheet states both and a constant was fitted for that process, else `share`.
-fn cublas_2024_share(sheet: &Datasheet, peak: f64, share: Band) -> Band {
+fn cublas_2024_share(sheet: &Datasheet, peak: f64, share: f64) -> f64 {
     let per_watt = match sheet.process {
         Process::Samsung8N => CUBLAS_2024_SAMSUNG_8N,
         Process::Tsmc4N => CUBLAS_2024_TSMC_4N,
@@ -496,8 +465,7 @@ fn cublas_2024_share(sheet: &Datasheet, peak: f64, share: Band) -> Band {
     if sheet.board_watts == 0 || peak <= 0.0 {
         return share;
     }
-    let per = |flops_per_watt: f64| flops_per_watt * f64::from(sheet.board_watts) / peak;
-    Band::new(per(per_watt.low), per(per_watt.typical), per(per_watt.high))
+    per_watt * f64::from(sheet.board_watts) / peak
 }
 
 /// llama.cpp's facts: a server without a pool (its KV cache is per slot, on the GPU and in system
@@ -1997,9 +1965,8 @@ mod tests {
         let r = s.resolve().expect("the scenario resolves");
         let eff = LlamaCpp.efficiency(&s, &r);
         let off = efficiency_of("a100-80", "Q4_K_M", "latest");
-        assert!((eff.layer_s.typical / off.layer_s.typical - 19.0 / 22.0).abs() < 1e-12);
-        assert!((eff.layer_s.high / off.layer_s.high - 19.0 / 22.0).abs() < 1e-12);
-        let cpu = eff.cpu_layer_s.typical / off.cpu_layer_s.typical;
+        assert!((eff.layer_s / off.layer_s - 19.0 / 22.0).abs() < 1e-12);
+        let cpu = eff.cpu_layer_s / off.cpu_layer_s;
         assert!((cpu - 19.0 / 22.0).abs() < 1e-12);
         assert_eq!(
             Efficiency {
@@ -2010,7 +1977,7 @@ mod tests {
             off
         );
         // A 2024 build's time per layer is in cycles, and shortens the same way.
-        let cycles = |e: Efficiency| e.clocked.map(|c| c.layer_cycles.typical).unwrap_or(0.0);
+        let cycles = |e: Efficiency| e.clocked.map(|c| c.layer_cycles).unwrap_or(0.0);
         let clocked = with_flash_attention(LLAMA_CPP_CUDA_2024);
         assert!((cycles(clocked) / cycles(LLAMA_CPP_CUDA_2024) - 19.0 / 22.0).abs() < 1e-12);
     }

@@ -57,7 +57,7 @@ use super::{
     Serving, Settings,
 };
 use crate::estimate::formula::{Formula, Fx};
-use crate::estimate::speed::{Band, Efficiency};
+use crate::estimate::speed::Efficiency;
 use crate::estimate::stack::Stack;
 use crate::estimate::ComponentId;
 use crate::model::Architecture;
@@ -166,21 +166,18 @@ impl RuntimeRules for Mlx {
 /// speed-scenarios.csv), fitted by the rule [`llamacpp::LLAMA_CPP_METAL`]'s were: least squares
 /// of the step time's relative error. Qwen3-4B's seven precisions (bf16 to q4) vary the bytes at
 /// 36 layers: 91% of the bandwidth (91.1%) and 64.3 µs a layer, where llama.cpp's Metal backend
-/// takes 187.5 µs; every dense fit row within 1%. The band spans the shares those rows reach with
-/// that time taken out, from 89% (speed-1601 reads 89.8%, rounded outward) to the peak; at the
-/// peak every fit row leaves more than 64.3 µs a layer beside its reads (75.5 µs at least), so
-/// the time keeps no faster end. Qwen3-30B-A3B's four (q8 to q4, 48 layers) then set the routed
-/// experts' share with those held: 59% (58.8%), from 52% (speed-1613, 52.2%) to the peak; its
+/// takes 187.5 µs; every dense fit row within 1%. Qwen3-30B-A3B's four (q8 to q4, 48 layers)
+/// then set the routed experts' share with those held: 59% (58.8%; speed-1613 reads 52.2%); its
 /// rows put the fixed time per layer, as llama.cpp's MoE rows did (squared relative error 0.0077
 /// per layer, 0.0148 per step). The rows ran at one context (2,048 to 2,176 tokens), so the
 /// cache is read at the weights' share as under flash attention, and `attention` (the cache
 /// without it) stays Metal's; Apple states no M4 Max throughput, so prefill keeps Metal's shares.
 pub const MLX_METAL: Efficiency = Efficiency {
-    bandwidth: Band::new(0.89, 0.91, 1.0),
+    bandwidth: 0.91,
     attention: llamacpp::LLAMA_CPP_METAL.attention,
-    experts: Band::new(0.52, 0.59, 1.0),
+    experts: 0.59,
     compute: llamacpp::LLAMA_CPP_METAL.compute,
-    layer_s: Band::new(64.3e-6, 64.3e-6, 64.3e-6),
+    layer_s: 64.3e-6,
     // MLX keeps no layer on the CPU, so this is never charged.
     cpu_layer_s: llamacpp::LLAMA_CPP_METAL.cpu_layer_s,
     clocked: None,
