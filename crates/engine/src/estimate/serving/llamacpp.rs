@@ -178,7 +178,7 @@ const CPU_LAYER_S: Band = Band::new(
 /// of experts' layer has more nodes (its router), so it overstates their saving a little. The
 /// ten fit rows run with `-fa 1` (the DGX Spark's, b6761 and b6918) barely tell it apart: with
 /// the experts' share refitted by its rule (53%) the squared relative error of CUDA's 14 MoE
-/// fit rows goes from 0.4390 to 0.4381 (docs/speed.md, "A fixed time per layer").
+/// fit rows goes from 0.4390 to 0.4381 (docs/speed-calibration.md, "A fixed time per layer").
 fn with_flash_attention(eff: Efficiency) -> Efficiency {
     let scale = |b: Band| {
         let f = LAYER_NODES_FLASH_ATTN / LAYER_NODES;
