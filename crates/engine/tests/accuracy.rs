@@ -409,14 +409,14 @@ const SPEED_FIT_MEDIAN_MAX_PCT: &[(&str, f64)] = &[
 /// the band at least, each set just past today's so they fail when the model drifts. The targets
 /// (docs/speed.md) are 10% for decode over 150 rows on 15 GPUs, 15% for prefill, and 90% inside
 /// the band; decode meets the median (5.3% over 251 rows on 56 GPUs) and the band (93.2%, under
-/// `SPEED_SPREAD`; outside it, by cause in docs/speed.md: the M3 Pro's ollama runs, Q4_K_M on
+/// `SPEED_SPREAD`; outside it, by cause in docs/speed-calibration.md: the M3 Pro's ollama runs, Q4_K_M on
 /// RDNA3, TinyLlama, the R9700 on a Pi, the MI50, Arc B580 and an RX 7900 XT row on Vulkan, the
 /// MI300X VF on ROCm, the Tesla M40, A30 and T4, gpt-oss-120b on the DGX Spark), and prefill
 /// meets 15% (13.6%; its misses: gpt-oss, the flagged A100 SXM and L40S F16 rows, the B200 and
 /// MI300X VF, the A6000 9–29% slow). The output rows are llmfit's whole chat requests (11.3%:
 /// small models on the M4 Pro read slow on llama.cpp and fast on MLX, layers kept in system RAM
 /// by `--fit` on the RTX 5070 fast) and one `vllm bench serve` sweep on an L4 (19.6%, all fast:
-/// per-request overhead and a step that grows with concurrency, docs/speed.md).
+/// per-request overhead and a step that grows with concurrency, docs/speed-calibration.md).
 const SPEED_HELD_OUT: &[(&str, Option<bool>, f64, usize, f64)] = &[
     ("decode_tokens_per_s", None, 5.7, 251, 0.93), // today 5.3% over 251 rows, 234 in the band
     ("prefill_tokens_per_s", None, 14.2, 100, 0.0), // today 13.5% over 100 rows
@@ -470,7 +470,7 @@ fn speed_rows_stay_within_their_ceilings() {
     }
 }
 
-/// The speed band's factors are its rule's (docs/speed.md, "The band"), computed from the fit
+/// The speed band's factors are its rule's (docs/speed-calibration.md, "The band, row by row"), computed from the fit
 /// rows and rounded outward to two decimals, and at least 90% of those fit rows lie inside it.
 #[test]
 fn speed_spread_is_its_fit_rows_rule() {

@@ -171,9 +171,10 @@ const CPU_LAYER_S: f64 = LAYER_NODES * CPU_NODE_S;
 /// 22, so its fixed time per layer (in seconds, or in cycles where clocked; on the CPU, per node)
 /// is 19/22 of the time the constants were set at without it. The ratio is the source's, not fitted; a mixture
 /// of experts' layer has more nodes (its router), so it overstates their saving a little. The
-/// ten fit rows run with `-fa 1` (the DGX Spark's, b6761 and b6918) barely tell it apart: with
-/// the experts' share refitted by its rule (53%) the squared relative error of CUDA's 14 MoE
-/// fit rows goes from 0.4390 to 0.4381 (docs/speed.md, "A fixed time per layer").
+/// ten fit rows run with `-fa 1` (the DGX Spark's, b6761 and b6918) barely tell it apart: when it
+/// was adopted, with the experts' share then refitted beside it, the squared relative error of
+/// CUDA's 14 MoE fit rows went from 0.43893 to 0.43802 (docs/speed-calibration.md, "A fixed time
+/// per layer").
 fn with_flash_attention(eff: Efficiency) -> Efficiency {
     let scale = |t: f64| t * LAYER_NODES_FLASH_ATTN / LAYER_NODES;
     Efficiency {
