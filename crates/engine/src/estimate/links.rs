@@ -102,6 +102,10 @@ impl Traffic {
     /// The traffic in words, from the figures [`Traffic::seconds`] adds: ", plus 2 all-reduces ×
     /// 80 layers of 16.4 kB at 450 GB/s, 9.5 µs each: 1.52 ms"; empty without any.
     pub fn words(&self, link: f64) -> String {
+        // Most steps cross no link: nothing to say, and nothing to format.
+        if self.all_reduces <= 0.0 && self.sends <= 0.0 {
+            return String::new();
+        }
         let size = if self.bytes < 1e6 {
             format!("{:.1} kB", self.bytes / 1e3)
         } else {
@@ -125,9 +129,6 @@ impl Traffic {
                 self.sends,
                 if self.sends == 1.0 { "" } else { "s" }
             ));
-        }
-        if parts.is_empty() {
-            return String::new();
         }
         format!(
             ", plus {} {at}: {:.2} ms",

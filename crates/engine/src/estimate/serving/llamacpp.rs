@@ -594,6 +594,18 @@ impl RuntimeSpeed for LlamaCpp {
     /// each boundary copying the hidden state, which ggml computes in f32. The planned GPU is the
     /// fullest, with the output layer the others lack.
     fn parallel(&self, s: &Scenario, r: &Resolved) -> Parallel {
+        let one = Parallel {
+            tp: 1,
+            stages: 1,
+            in_flight: 1,
+            activation_bytes: FP32_BYTES,
+            overcount_bytes: 0.0,
+        };
+        // Placing the layers is the costly part of an estimate: on one GPU there is nothing to
+        // split.
+        if s.gpus <= 1 {
+            return one;
+        }
         let layers = Layers::new(s, r, r.arch.layers);
         let output = if layers.gpus > 1 && layers.output_here {
             ModelBuffers::new(s, &r.arch, &layers).output_gpu
@@ -601,11 +613,9 @@ impl RuntimeSpeed for LlamaCpp {
             0.0
         };
         Parallel {
-            tp: 1,
             stages: layers.gpus,
-            in_flight: 1,
-            activation_bytes: FP32_BYTES,
             overcount_bytes: f64::from(layers.gpus - 1) * output,
+            ..one
         }
     }
 
