@@ -209,6 +209,59 @@ fn qlora_adds_its_dequantization_and_data_parallel_its_exchange() {
     assert!(train(&pcie).train_tokens_per_s_per_gpu < train(&alone).train_tokens_per_s_per_gpu);
 }
 
+/// Past one node of eight the ring runs at the slower of the card's link and the node's network:
+/// an H100's 450 GB/s NVLink against the default 3,200 Gb/s (400 GB/s), or a stated 100 Gb/s
+/// (12.5 GB/s), over which DDP's gradients outlast a 512-token backward.
+#[test]
+fn past_one_node_the_exchange_crosses_the_network() {
+    use vramfit_engine::estimate::{GPUS_PER_NODE, NETWORK_DEFAULT_BITS_PER_S};
+    assert_eq!((GPUS_PER_NODE, NETWORK_DEFAULT_BITS_PER_S), (8, 3200e9));
+    let ddp = |gpus: &'static str, network: Option<&'static str>| {
+        let mut pairs = vec![
+            ("mode", "full"),
+            ("sharding", "ddp"),
+            ("gpus", gpus),
+            ("batch", "1"),
+            ("seq", "512"),
+        ];
+        pairs.extend(network.map(|n| ("network", n)));
+        run(&pairs)
+    };
+    let node = ddp("8", Some("100"));
+    assert!(
+        train(&node).basis.contains("over 450 GB/s that"),
+        "{}",
+        train(&node).basis
+    );
+    let two = ddp("16", None);
+    assert!(
+        train(&two).basis.contains(
+            "over 400 GB/s (the slower of the link and the node's network) that no compute hides"
+        ),
+        "{}",
+        train(&two).basis
+    );
+    let slow = ddp("16", Some("100"));
+    assert!(
+        train(&slow).basis.contains("over 13 GB/s"),
+        "{}",
+        train(&slow).basis
+    );
+    // The step outlasts the ring, which only the last backward overlaps.
+    let ring_s = 2.0 * 15.0 / 16.0 * slow.bytes_of(ComponentId::Gradients).as_f64() / 12.5e9;
+    assert!(
+        train(&slow).train_step_s > ring_s,
+        "{}",
+        train(&slow).train_step_s
+    );
+    assert!(
+        train(&slow).train_tokens_per_s_per_gpu < 0.5 * train(&node).train_tokens_per_s_per_gpu,
+        "{} against {}",
+        train(&slow).train_tokens_per_s_per_gpu,
+        train(&node).train_tokens_per_s_per_gpu
+    );
+}
+
 #[test]
 fn what_is_not_modelled_is_named() {
     for (pairs, says) in [

@@ -46,7 +46,10 @@ pub use speed::{
     HOST_BANDWIDTH_DEFAULT_BYTES_PER_S,
 };
 pub use stack::Component;
-pub use train_speed::{TrainSpeed, TRAIN_AMPERE, TRAIN_HOPPER, UTILISATION_SPREAD};
+pub use train_speed::{
+    TrainSpeed, GPUS_PER_NODE, NETWORK_DEFAULT_BITS_PER_S, TRAIN_AMPERE, TRAIN_HOPPER,
+    UTILISATION_SPREAD,
+};
 pub use weights::{NF4_BLOCK, NF4_DOUBLE_QUANT_BLOCK};
 
 use crate::dtype::{Dtype, QuantKernel};

@@ -27,7 +27,11 @@
 //! card's link by ring (`2(n−1)/n` of the gradients each way, once an optimizer step, overlapping
 //! the last micro-batch's backward, as DDP's buckets do); a fully sharded run also gathers the
 //! weights twice a micro-batch and reduce-scatters the gradients (`(n−1)/n` each), overlapping
-//! that micro-batch's compute. Only what outlasts its overlap adds to the step.
+//! that micro-batch's compute. Only what outlasts its overlap adds to the step. Past one node the
+//! ring also crosses the network between nodes, and runs at its slowest link: every hop of a ring
+//! carries the same `2(n−1)/n` of the data (nccl-tests doc/PERFORMANCE.md, the all-reduce's bus
+//! bandwidth), and NCCL splits it over as many rings as the node has network ports, so a node's
+//! whole network carries what one GPU's link does.
 
 use super::activations::checkpointed_layers;
 use super::speed::Band;
@@ -60,6 +64,17 @@ pub const TRAIN_HOPPER: f64 = 0.497;
 /// The band's low and high ends as shares of the typical utilisation: the lowest and highest
 /// ratio of a fit row's implied utilisation to its architecture's constant, over every fit row.
 pub const UTILISATION_SPREAD: (f64, f64) = (0.764, 1.202);
+
+const BITS_PER_BYTE: f64 = 8.0;
+
+/// GPUs one node holds: eight in NVIDIA's DGX and HGX systems (DGX BasePOD reference architecture,
+/// "Core Components": DGX B200, H200 and H100, eight GPUs each; DGX A100 likewise).
+pub const GPUS_PER_NODE: u32 = 8;
+
+/// A node's network to the others, in bits per second each way, where `network` is unset: eight
+/// single-port ConnectX-7 at 400 Gb/s (InfiniBand NDR), one per GPU, the compute fabric of the
+/// DGX H100, H200 and B200 (the same reference architecture).
+pub const NETWORK_DEFAULT_BITS_PER_S: f64 = 3200e9;
 
 /// Bytes of a weight's 16-bit copy, which dequantization writes.
 const HALF_BYTES: f64 = 2.0;
@@ -109,6 +124,8 @@ struct Exchange {
     step_bytes: f64,
     micro_bytes: f64,
     link_bytes_per_s: f64,
+    /// Whether the ring crosses the network between nodes.
+    across_nodes: bool,
 }
 
 impl Step {
@@ -171,9 +188,14 @@ impl Step {
         let exposed = self.exposed_s(utilisation);
         let exchange = if self.exchange.gpus > 1.0 {
             format!(
-                ", plus {:.0} ms of the exchange over {} GB/s that no compute hides",
+                ", plus {:.0} ms of the exchange over {} GB/s{} that no compute hides",
                 exposed * 1e3,
-                (self.exchange.link_bytes_per_s / 1e9).round()
+                (self.exchange.link_bytes_per_s / 1e9).round(),
+                if self.exchange.across_nodes {
+                    " (the slower of the link and the node's network)"
+                } else {
+                    ""
+                }
             )
         } else {
             String::new()
@@ -331,11 +353,21 @@ fn exchange(s: &Scenario, r: &Resolved, sheet: &Datasheet) -> Exchange {
     } else {
         (2.0 * share * gradients, 0.0)
     };
+    let across_nodes = s.gpus > GPUS_PER_NODE;
+    let network = s
+        .network
+        .map_or(NETWORK_DEFAULT_BITS_PER_S, |gbit| gbit * 1e9)
+        / BITS_PER_BYTE;
     Exchange {
         gpus,
         step_bytes,
         micro_bytes,
-        link_bytes_per_s: sheet.link_bytes_per_s,
+        link_bytes_per_s: if across_nodes {
+            sheet.link_bytes_per_s.min(network)
+        } else {
+            sheet.link_bytes_per_s
+        },
+        across_nodes,
     }
 }
 
