@@ -30,8 +30,8 @@
 //! that micro-batch's compute. Only what outlasts its overlap adds to the step. Past one node the
 //! ring also crosses the network between nodes, and runs at its slowest link: every hop of a ring
 //! carries the same `2(n−1)/n` of the data (nccl-tests doc/PERFORMANCE.md, the all-reduce's bus
-//! bandwidth), and NCCL splits it over as many rings as the node has network ports, so a node's
-//! whole network carries what one GPU's link does.
+//! bandwidth), and with a network port per GPU the node's rings leave it through all its ports at
+//! once, so a node's whole network carries what one GPU's link does.
 
 use super::activations::checkpointed_layers;
 use super::speed::Band;
