@@ -1,7 +1,10 @@
-//! The training step's time against FLOPs counted by hand: Llama 3.1 8B's matmul parameters and
-//! attention, full fine-tuning against LoRA, and checkpointing's extra forward.
+//! The training step's time against FLOPs and bytes counted by hand: Llama 3.1 8B's matmul
+//! parameters and attention, its elementwise work and loss, full fine-tuning against LoRA, and
+//! checkpointing's extra forward.
 
-use vramfit_engine::estimate::{TrainSpeed, TRAIN_AMPERE, TRAIN_HOPPER, UTILISATION_SPREAD};
+use vramfit_engine::estimate::{
+    ComponentId, TrainSpeed, TRAIN_AMPERE, TRAIN_HOPPER, UTILISATION_SPREAD,
+};
 use vramfit_engine::{estimate, Estimate, Scenario};
 
 /// The H100 SXM's dense BF16 tensor throughput (datasheet: 1,979 sparse, halved).
@@ -15,6 +18,35 @@ const HEAD: f64 = 128_256.0 * 4096.0;
 const ATTENTION: f64 = 4.0 * 2048.0 * 4096.0 * 32.0;
 /// Tokens of a batch of 8 at seq 2048.
 const TOKENS: f64 = 8.0 * 2048.0;
+/// The H100 SXM's HBM3 bandwidth (datasheet: 3.35 TB/s).
+const H100_BYTES_PER_S: f64 = 3.35e12;
+
+/// Llama 3.1 8B's elementwise bytes per token per layer in bf16, forward: two RMSNorms (fp32
+/// upcast input and bf16 output, 4096 × 6 B each), two residual adds (three 4096-wide tensors
+/// each), SiLU on gate (read and write 14,336) and its product with up (two reads, one write).
+const LAYER_FORWARD: f64 = 2.0 * 4096.0 * 6.0 + 2.0 * 3.0 * 4096.0 * 2.0 + 5.0 * 14336.0 * 2.0;
+/// Backward: the norms 1.5 times their forward, the adds the same three, the product's three reads
+/// and two writes and SiLU's three.
+const LAYER_BACKWARD: f64 =
+    1.5 * 2.0 * 4096.0 * 6.0 + 2.0 * 3.0 * 4096.0 * 2.0 + 8.0 * 14336.0 * 2.0;
+/// The loss per token over 128,256 words: bf16 logits read, fp32 log-probabilities written, their
+/// fp32 gradient written, both read, the bf16 logits' gradient written.
+const LOSS: f64 = 128_256.0 * (2.0 + 4.0 + 4.0 + 8.0 + 2.0);
+
+/// What the optimizer step moves on one GPU: the trained weights, master weights and optimizer
+/// state read and written, the gradients read, at the estimate's own sizes.
+fn optimizer_s(e: &Estimate, trained: ComponentId) -> f64 {
+    let bytes = |id: ComponentId| e.bytes_of(id).as_f64();
+    let updated =
+        bytes(trained) + bytes(ComponentId::MasterWeights) + bytes(ComponentId::Optimizer);
+    (2.0 * updated + bytes(ComponentId::Gradients)) / H100_BYTES_PER_S
+}
+
+/// The memory-bound time of a step of `TOKENS` with no checkpointing.
+fn memory_s(e: &Estimate, trained: ComponentId) -> f64 {
+    TOKENS * (32.0 * (LAYER_FORWARD + LAYER_BACKWARD) + LOSS) / H100_BYTES_PER_S
+        + optimizer_s(e, trained)
+}
 
 fn run(pairs: &[(&str, &str)]) -> Estimate {
     let base = [
@@ -44,20 +76,29 @@ fn a_full_step_is_6n_plus_attention_at_the_utilisation() {
     let e = run(&[("mode", "full")]);
     let t = train(&e);
     let flops = 6.0 * (BLOCKS + HEAD) + 3.0 * ATTENTION;
-    // 48.25 GFLOP a token: 16,384 tokens at 989.5 TFLOPS × 47.7% take 1.675 s.
-    close(
-        t.train_step_s,
-        TOKENS * flops / (H100_HALF_FLOPS * TRAIN_HOPPER),
-    );
-    assert!((t.train_step_s - 1.675).abs() < 0.001, "{}", t.train_step_s);
+    // 48.25 GFLOP a token: 16,384 tokens at 989.5 TFLOPS × 49.7% take 1.607 s; 21.57 MB a token
+    // of elementwise work and loss at 3.35 TB/s 0.105 s more, and the optimizer step the rest.
+    let compute = TOKENS * flops / (H100_HALF_FLOPS * TRAIN_HOPPER);
+    let memory = memory_s(&e, ComponentId::Weights);
+    close(t.train_step_s, compute + memory);
+    assert!((t.train_step_s - 1.785).abs() < 0.001, "{}", t.train_step_s);
     close(t.train_tokens_per_s, TOKENS / t.train_step_s);
+    // The band moves the utilisation, not the bandwidth.
     close(
         t.train_tokens_per_s_low,
-        t.train_tokens_per_s * UTILISATION_SPREAD.0,
+        TOKENS / (compute / UTILISATION_SPREAD.0 + memory),
     );
     assert!(
         t.basis
-            .contains("16,384 tokens × 48.25 GFLOP a token at 990 TFLOPS × 48% (Hopper's"),
+            .contains("16,384 tokens × 48.25 GFLOP a token at 990 TFLOPS × 50% (Hopper's"),
+        "{}",
+        t.basis
+    );
+    assert!(
+        t.basis.contains(
+            "plus at 3,350 GB/s: elementwise work and the loss 353.41 GB a micro-batch, the \
+             optimizer step"
+        ),
         "{}",
         t.basis
     );
@@ -75,7 +116,7 @@ fn lora_skips_the_frozen_weights_gradients() {
     let flops = 4.0 * (BLOCKS + HEAD) + 3.0 * ATTENTION + 6.0 * adapters;
     close(
         train(&e).train_step_s,
-        TOKENS * flops / (H100_HALF_FLOPS * TRAIN_HOPPER),
+        TOKENS * flops / (H100_HALF_FLOPS * TRAIN_HOPPER) + memory_s(&e, ComponentId::Adapters),
     );
 }
 
@@ -117,10 +158,11 @@ fn full_checkpointing_adds_a_forward_of_the_blocks() {
         ("checkpoint-every", "2"),
     ]))
     .train_step_s;
-    let model = 6.0 * (BLOCKS + HEAD) + 3.0 * ATTENTION;
-    let forward = 2.0 * BLOCKS + ATTENTION;
-    close(every / plain, (model + forward) / model);
-    close(half / plain, (model + forward / 2.0) / model);
+    // The recomputed forward: its FLOPs, and its elementwise work again, on every layer or 16.
+    let forward = TOKENS * (2.0 * BLOCKS + ATTENTION) / (H100_HALF_FLOPS * TRAIN_HOPPER)
+        + TOKENS * 32.0 * LAYER_FORWARD / H100_BYTES_PER_S;
+    close(every - plain, forward);
+    close(half - plain, forward / 2.0);
 }
 
 #[test]
@@ -130,7 +172,7 @@ fn qlora_adds_its_dequantization_and_data_parallel_its_exchange() {
     assert!(
         train(&qlora)
             .basis
-            .contains("read and written at 3,350 GB/s"),
+            .contains("plus at 3,350 GB/s: elementwise work and the loss 353.41 GB a micro-batch, dequantizing the 4-bit weights"),
         "{}",
         train(&qlora).basis
     );
@@ -165,6 +207,59 @@ fn qlora_adds_its_dequantization_and_data_parallel_its_exchange() {
         ("seq", "512"),
     ]);
     assert!(train(&pcie).train_tokens_per_s_per_gpu < train(&alone).train_tokens_per_s_per_gpu);
+}
+
+/// Past one node of eight the ring runs at the slower of the card's link and the node's network:
+/// an H100's 450 GB/s NVLink against the default 3,200 Gb/s (400 GB/s), or a stated 100 Gb/s
+/// (12.5 GB/s), over which DDP's gradients outlast a 512-token backward.
+#[test]
+fn past_one_node_the_exchange_crosses_the_network() {
+    use vramfit_engine::estimate::{GPUS_PER_NODE, NETWORK_DEFAULT_BITS_PER_S};
+    assert_eq!((GPUS_PER_NODE, NETWORK_DEFAULT_BITS_PER_S), (8, 3200e9));
+    let ddp = |gpus: &'static str, network: Option<&'static str>| {
+        let mut pairs = vec![
+            ("mode", "full"),
+            ("sharding", "ddp"),
+            ("gpus", gpus),
+            ("batch", "1"),
+            ("seq", "512"),
+        ];
+        pairs.extend(network.map(|n| ("network", n)));
+        run(&pairs)
+    };
+    let node = ddp("8", Some("100"));
+    assert!(
+        train(&node).basis.contains("over 450 GB/s that"),
+        "{}",
+        train(&node).basis
+    );
+    let two = ddp("16", None);
+    assert!(
+        train(&two).basis.contains(
+            "over 400 GB/s (the slower of the link and the node's network) that no compute hides"
+        ),
+        "{}",
+        train(&two).basis
+    );
+    let slow = ddp("16", Some("100"));
+    assert!(
+        train(&slow).basis.contains("over 13 GB/s"),
+        "{}",
+        train(&slow).basis
+    );
+    // The step outlasts the ring, which only the last backward overlaps.
+    let ring_s = 2.0 * 15.0 / 16.0 * slow.bytes_of(ComponentId::Gradients).as_f64() / 12.5e9;
+    assert!(
+        train(&slow).train_step_s > ring_s,
+        "{}",
+        train(&slow).train_step_s
+    );
+    assert!(
+        train(&slow).train_tokens_per_s_per_gpu < 0.5 * train(&node).train_tokens_per_s_per_gpu,
+        "{} against {}",
+        train(&slow).train_tokens_per_s_per_gpu,
+        train(&node).train_tokens_per_s_per_gpu
+    );
 }
 
 #[test]

@@ -22,6 +22,7 @@ mod serving;
 pub(crate) mod speed;
 mod stack;
 mod train_speed;
+mod train_traffic;
 mod training;
 mod weights;
 
@@ -46,7 +47,8 @@ pub use speed::{
 };
 pub use stack::Component;
 pub use train_speed::{
-    implied_utilisation, TrainSpeed, TRAIN_AMPERE, TRAIN_HOPPER, UTILISATION_SPREAD,
+    TrainSpeed, GPUS_PER_NODE, NETWORK_DEFAULT_BITS_PER_S, TRAIN_AMPERE, TRAIN_HOPPER,
+    UTILISATION_SPREAD,
 };
 pub use weights::{NF4_BLOCK, NF4_DOUBLE_QUANT_BLOCK};
 
@@ -208,7 +210,7 @@ fn with_speed(
     notes: &mut Vec<String>,
 ) -> Option<Timing> {
     let timed = if s.mode.is_training() {
-        train_speed::speed(s, r).map(Timing::Training)
+        train_speed::speed(s, r, &stack.components).map(Timing::Training)
     } else {
         speed::speed(s, r, &stack.components, serving).map(Timing::Inference)
     };
@@ -293,6 +295,16 @@ pub fn decode_parts_of(scenario: &Scenario) -> Option<DecodeParts> {
     let mut notes = Vec::new();
     let (stack, _, serving) = build_stack(scenario, &resolved, Text::None, &mut notes);
     speed::decode_parts(scenario, &resolved, &stack.components, serving.as_ref())
+}
+
+/// The training utilisation at which the scenario's optimizer step takes `step_s` (`None` where
+/// it is not timed or no utilisation up to 100% is that fast): what a utilisation constant is the
+/// median of.
+pub fn implied_utilisation(scenario: &Scenario, step_s: f64) -> Option<f64> {
+    let resolved = devices::plan(scenario).ok()?.resolved;
+    let mut notes = Vec::new();
+    let (stack, _, _) = build_stack(scenario, &resolved, Text::None, &mut notes);
+    train_speed::implied_utilisation(scenario, &resolved, &stack.components, step_s)
 }
 
 /// The total on one GPU, without formula text.

@@ -18,14 +18,25 @@
 //! both), and once more where checkpointing recomputes the forward: the 4-bit codes and their
 //! absmax read and a 16-bit copy written, at the card's bandwidth, after the FLOPs.
 //!
+//! The non-matmul work (norms, residual adds, activations, dropout, the loss over the vocabulary,
+//! the optimizer step; `train_traffic`) moves its bytes at the card's datasheet bandwidth, added
+//! to the FLOPs' time: eager PyTorch issues each elementwise kernel on the same stream as the
+//! matmuls, after the one whose output it reads, so nothing overlaps them.
+//!
 //! Data parallelism runs `batch × seq` tokens on each GPU and exchanges gradients over the
 //! card's link by ring (`2(n−1)/n` of the gradients each way, once an optimizer step, overlapping
 //! the last micro-batch's backward, as DDP's buckets do); a fully sharded run also gathers the
 //! weights twice a micro-batch and reduce-scatters the gradients (`(n−1)/n` each), overlapping
-//! that micro-batch's compute. Only what outlasts its overlap adds to the step.
+//! that micro-batch's compute. Only what outlasts its overlap adds to the step. Past one node the
+//! ring also crosses the network between nodes, and runs at its slowest link: every hop of a ring
+//! carries the same `2(n−1)/n` of the data (nccl-tests doc/PERFORMANCE.md, the all-reduce's bus
+//! bandwidth), and with a network port per GPU the node's rings leave it through all its ports at
+//! once, so a node's whole network carries what one GPU's link does.
 
 use super::activations::checkpointed_layers;
 use super::speed::Band;
+use super::stack::Component;
+use super::train_traffic::{micro_batch_bytes_per_token, optimizer_step_bytes};
 use super::training::trainable_elements;
 use super::{NF4_BLOCK, NF4_DOUBLE_QUANT_BLOCK};
 use crate::dtype::{Dtype, QuantScope};
@@ -43,16 +54,27 @@ use serde::{Deserialize, Serialize};
 /// and "A100 40GB ...", pure bf16, seq 512 to 16,384; Composer FSDP full shard;
 /// scripts/train/benchmarking/README.md @495218376), the `TRAIN_AMPERE` rows of
 /// calibration/training-speed.csv.
-pub const TRAIN_AMPERE: f64 = 0.672;
+pub const TRAIN_AMPERE: f64 = 0.699;
 
 /// The same on a Hopper card, whose datasheet peak its wgmma kernels reach at a smaller share:
 /// the median of the same README's MPT-7B rows on one node of 8 H100s ("H100 80GB BF16",
 /// seq 1,024 to 65,536), the `TRAIN_HOPPER` rows.
-pub const TRAIN_HOPPER: f64 = 0.477;
+pub const TRAIN_HOPPER: f64 = 0.497;
 
 /// The band's low and high ends as shares of the typical utilisation: the lowest and highest
 /// ratio of a fit row's implied utilisation to its architecture's constant, over every fit row.
-pub const UTILISATION_SPREAD: (f64, f64) = (0.788, 1.188);
+pub const UTILISATION_SPREAD: (f64, f64) = (0.764, 1.202);
+
+const BITS_PER_BYTE: f64 = 8.0;
+
+/// GPUs one node holds: eight in NVIDIA's DGX and HGX systems (DGX BasePOD reference architecture,
+/// "Core Components": DGX B200, H200 and H100, eight GPUs each; DGX A100 likewise).
+pub const GPUS_PER_NODE: u32 = 8;
+
+/// A node's network to the others, in bits per second each way, where `network` is unset: eight
+/// single-port ConnectX-7 at 400 Gb/s (InfiniBand NDR), one per GPU, the compute fabric of the
+/// DGX H100, H200 and B200 (the same reference architecture).
+pub const NETWORK_DEFAULT_BITS_PER_S: f64 = 3200e9;
 
 /// Bytes of a weight's 16-bit copy, which dequantization writes.
 const HALF_BYTES: f64 = 2.0;
@@ -88,6 +110,9 @@ struct Step {
     peak_flops_per_s: f64,
     /// Bytes the 4-bit weights' dequantization reads and writes per micro-batch.
     dequant_bytes: f64,
+    /// Bytes the elementwise work and the loss move per micro-batch, and the optimizer step.
+    traffic_bytes: f64,
+    optimizer_bytes: f64,
     bandwidth_bytes_per_s: f64,
     exchange: Exchange,
 }
@@ -99,6 +124,8 @@ struct Exchange {
     step_bytes: f64,
     micro_bytes: f64,
     link_bytes_per_s: f64,
+    /// Whether the ring crosses the network between nodes.
+    across_nodes: bool,
 }
 
 impl Step {
@@ -107,8 +134,9 @@ impl Step {
             / (self.peak_flops_per_s * utilisation)
     }
 
-    fn dequant_s(&self) -> f64 {
-        self.dequant_bytes / self.bandwidth_bytes_per_s
+    /// What runs at the memory's bandwidth in one micro-batch.
+    fn memory_s(&self) -> f64 {
+        (self.dequant_bytes + self.traffic_bytes) / self.bandwidth_bytes_per_s
     }
 
     /// What of the exchange outlasts the compute it overlaps: a micro-batch's sharded traffic
@@ -125,8 +153,28 @@ impl Step {
     }
 
     fn seconds(&self, utilisation: f64) -> f64 {
-        self.micro_batches * (self.compute_s(utilisation) + self.dequant_s())
+        self.micro_batches * (self.compute_s(utilisation) + self.memory_s())
+            + self.optimizer_bytes / self.bandwidth_bytes_per_s
             + self.exposed_s(utilisation)
+    }
+
+    /// The bandwidth-bound terms in words.
+    fn memory_words(&self) -> String {
+        let dequant = if self.dequant_bytes > 0.0 {
+            format!(
+                ", dequantizing the 4-bit weights {:.2} GB",
+                self.dequant_bytes / 1e9
+            )
+        } else {
+            String::new()
+        };
+        format!(
+            ", plus at {} GB/s: elementwise work and the loss {:.2} GB a micro-batch{dequant}, \
+             the optimizer step {:.2} GB",
+            group_thousands((self.bandwidth_bytes_per_s / 1e9).round() as u64),
+            self.traffic_bytes / 1e9,
+            self.optimizer_bytes / 1e9,
+        )
     }
 
     /// The same sum in words, naming the utilisation's rule.
@@ -136,21 +184,18 @@ impl Step {
         } else {
             String::new()
         };
-        let dequant = if self.dequant_bytes > 0.0 {
-            format!(
-                ", plus dequantizing the 4-bit weights: {:.2} GB read and written at {} GB/s",
-                self.dequant_bytes / 1e9,
-                group_thousands((self.bandwidth_bytes_per_s / 1e9).round() as u64)
-            )
-        } else {
-            String::new()
-        };
+        let memory = self.memory_words();
         let exposed = self.exposed_s(utilisation);
         let exchange = if self.exchange.gpus > 1.0 {
             format!(
-                ", plus {:.0} ms of the exchange over {} GB/s that no compute hides",
+                ", plus {:.0} ms of the exchange over {} GB/s{} that no compute hides",
                 exposed * 1e3,
-                (self.exchange.link_bytes_per_s / 1e9).round()
+                (self.exchange.link_bytes_per_s / 1e9).round(),
+                if self.exchange.across_nodes {
+                    " (the slower of the link and the node's network)"
+                } else {
+                    ""
+                }
             )
         } else {
             String::new()
@@ -162,7 +207,7 @@ impl Step {
         };
         format!(
             "compute-bound: {accum}{} tokens × {:.2} GFLOP a token{recompute} at {:.0} TFLOPS × \
-             {:.0}% ({rule}){dequant}{exchange}",
+             {:.0}% ({rule}){memory}{exchange}",
             group_thousands(self.tokens as u64),
             self.model_flops / 1e9,
             self.peak_flops_per_s / 1e12,
@@ -308,11 +353,21 @@ fn exchange(s: &Scenario, r: &Resolved, sheet: &Datasheet) -> Exchange {
     } else {
         (2.0 * share * gradients, 0.0)
     };
+    let across_nodes = s.gpus > GPUS_PER_NODE;
+    let network = s
+        .network
+        .map_or(NETWORK_DEFAULT_BITS_PER_S, |gbit| gbit * 1e9)
+        / BITS_PER_BYTE;
     Exchange {
         gpus,
         step_bytes,
         micro_bytes,
-        link_bytes_per_s: sheet.link_bytes_per_s,
+        link_bytes_per_s: if across_nodes {
+            sheet.link_bytes_per_s.min(network)
+        } else {
+            sheet.link_bytes_per_s
+        },
+        across_nodes,
     }
 }
 
@@ -343,7 +398,11 @@ fn unmodelled(s: &Scenario, r: &Resolved) -> Option<String> {
 
 /// The step the scenario runs on its card and the utilisation it runs at, or the note saying
 /// why it is not timed.
-fn step(s: &Scenario, r: &Resolved) -> Result<(Step, Band, String), Option<String>> {
+fn step(
+    s: &Scenario,
+    r: &Resolved,
+    components: &[Component],
+) -> Result<(Step, Band, String), Option<String>> {
     let gpu = r.gpu.ok_or(None)?;
     let sheet = gpu.datasheet.as_ref().ok_or_else(|| {
         Some(format!(
@@ -363,14 +422,17 @@ fn step(s: &Scenario, r: &Resolved) -> Result<(Step, Band, String), Option<Strin
     let seq = f64::from(s.seq.max(1));
     let (model_flops, recompute_flops, backward_flops) = token_flops(s, r, seq);
     let (band, rule) = utilisation(gpu, sheet);
+    let tokens = f64::from(s.batch.max(1)) * seq;
     let step = Step {
-        tokens: f64::from(s.batch.max(1)) * seq,
+        tokens,
         micro_batches: f64::from(s.grad_accum.max(1)),
         model_flops,
         recompute_flops,
         backward_flops,
         peak_flops_per_s: sheet.half_flops_per_s,
         dequant_bytes: dequant_bytes(s, r),
+        traffic_bytes: tokens * micro_batch_bytes_per_token(s, r, seq),
+        optimizer_bytes: optimizer_step_bytes(s, components),
         bandwidth_bytes_per_s: sheet.memory_bytes_per_s,
         exchange: exchange(s, r, sheet),
     };
@@ -378,8 +440,12 @@ fn step(s: &Scenario, r: &Resolved) -> Result<(Step, Band, String), Option<Strin
 }
 
 /// The training step's speed on the scenario's card, or the note saying why there is none.
-pub(super) fn speed(s: &Scenario, r: &Resolved) -> Result<TrainSpeed, Option<String>> {
-    let (step, band, rule) = step(s, r)?;
+pub(super) fn speed(
+    s: &Scenario,
+    r: &Resolved,
+    components: &[Component],
+) -> Result<TrainSpeed, Option<String>> {
+    let (step, band, rule) = step(s, r, components)?;
     let gpus = step.exchange.gpus;
     let rate = |u: f64| gpus * step.micro_batches * step.tokens / step.seconds(u);
     Ok(TrainSpeed {
@@ -396,9 +462,13 @@ pub(super) fn speed(s: &Scenario, r: &Resolved) -> Result<TrainSpeed, Option<Str
 /// The utilisation at which the scenario's optimizer step takes `step_s` (bisection: the step
 /// shortens as the utilisation grows), the figure a utilisation constant is the median of; `None`
 /// where the scenario is not timed or no utilisation up to 100% is that fast.
-pub fn implied_utilisation(s: &Scenario, step_s: f64) -> Option<f64> {
-    let r = s.resolve().ok()?;
-    let (step, ..) = step(s, &r).ok()?;
+pub(super) fn implied_utilisation(
+    s: &Scenario,
+    r: &Resolved,
+    components: &[Component],
+    step_s: f64,
+) -> Option<f64> {
+    let (step, ..) = step(s, r, components).ok()?;
     let (mut low, mut high) = (1e-4, 1.0);
     if !(step.seconds(high) <= step_s && step_s <= step.seconds(low)) {
         return None;

@@ -489,6 +489,11 @@ pub const FACTOR: Positive = Positive {
 };
 
 /// A bandwidth in GB/s (10⁹ bytes per second), as datasheets print it.
+pub const NETWORK_GBIT_S: Positive = Positive {
+    max: 1_000_000.0,
+    example: "1600 is eight 200 Gb/s ports",
+};
+
 pub const BANDWIDTH_GB_S: Positive = Positive {
     max: 100_000.0,
     example: "89.6 is dual-channel DDR5-5600",

@@ -731,6 +731,10 @@ scenario_fields! {
     host_bandwidth: Option<f64> = None,
         "host-bandwidth", Optional { inner: BANDWIDTH_GB_S, none: "89.6 GB/s (dual-channel DDR5-5600)" }, Budget in Inference,
         "System RAM bandwidth (GB/s)", "bandwidth of the system RAM that offloaded layers are read from, for the speed estimate";
+    /// Each node's network to the others, which a training exchange past one node crosses.
+    network: Option<f64> = None,
+        "network", Optional { inner: NETWORK_GBIT_S, none: "3200 Gb/s" }, Budget in Training,
+        "Node network (Gb/s)", "each node's link to the others, for training past 8 GPUs";
     /// Unset means the mode's default: 16-bit, or NF4 for QLoRA.
     weights: Option<Dtype> = None,
         "weights", Optional { inner: pick::<Dtype>(), none: "auto" }, Precision,
