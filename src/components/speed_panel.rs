@@ -79,14 +79,21 @@ fn figures(s: &Speed) -> impl IntoView {
             {figure("speed-prefill", "Prefill (one prompt)", s.prefill_tokens_per_s, tokens)}
             {figure("speed-decode", "Decode (each request)", Some(s.decode_tokens_per_s), tokens)}
             {figure("speed-ttft", "Time to first token", s.ttft_s, duration)}
-            <dt>"Band"</dt>
-            <dd data-testid="speed-band" data-low=s.low.to_string() data-high=s.high.to_string()>
-                {rate(s.low)}"–"{rate(s.high)}" tokens/s of output, where 90% of published runs fall"
-            </dd>
-            <dt>"Why"</dt>
-            <dd data-testid="speed-basis">{s.basis.clone()}</dd>
+            {band_and_basis((s.low, s.high), " tokens/s of output, where 90% of published runs fall", &s.basis)}
         </dl>
         {measure}
+    }
+}
+
+/// The band's two ends, what they are, and the basis in words.
+fn band_and_basis((low, high): (f64, f64), what: &'static str, basis: &str) -> impl IntoView {
+    view! {
+        <dt>"Band"</dt>
+        <dd data-testid="speed-band" data-low=low.to_string() data-high=high.to_string()>
+            {rate(low)}"–"{rate(high)}{what}
+        </dd>
+        <dt>"Why"</dt>
+        <dd data-testid="speed-basis">{basis.to_string()}</dd>
     }
 }
 
@@ -102,12 +109,11 @@ fn training_figures(s: &TrainSpeed) -> impl IntoView {
             {(s.train_tokens_per_s_per_gpu < s.train_tokens_per_s).then(|| {
                 figure("speed-train-per-gpu", "Each GPU", Some(s.train_tokens_per_s_per_gpu), tokens)
             })}
-            <dt>"Band"</dt>
-            <dd data-testid="speed-band" data-low=s.train_tokens_per_s_low.to_string() data-high=s.train_tokens_per_s_high.to_string()>
-                {rate(s.train_tokens_per_s_low)}"–"{rate(s.train_tokens_per_s_high)}" tokens/s, at the low and high utilisation"
-            </dd>
-            <dt>"Why"</dt>
-            <dd data-testid="speed-basis">{s.basis.clone()}</dd>
+            {band_and_basis(
+                (s.train_tokens_per_s_low, s.train_tokens_per_s_high),
+                " tokens/s, at the low and high utilisation",
+                &s.basis,
+            )}
         </dl>
     }
 }
