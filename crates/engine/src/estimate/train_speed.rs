@@ -397,10 +397,11 @@ fn unmodelled(s: &Scenario) -> Option<String> {
 
 /// The peak the matmuls run at and its words: the 16-bit tensor throughput, or for an fp32 run
 /// the CUDA cores' fp32 rate. PyTorch runs fp32 matmuls without TF32 unless told to
-/// (`torch.backends.cuda.matmul.allow_tf32` defaults to False since 1.12, PyTorch docs/source/notes/cuda.rst
-/// "TensorFloat-32 (TF32) on Ampere (and later) devices"), and the HF Trainer's `tf32` argument
-/// defaults to None, leaving PyTorch's default (transformers PR #14606, training_args.py); the
-/// scenario has no TF32 setting, so the words say what TF32 would give.
+/// (`torch.backends.cuda.matmul.allow_tf32` defaults to False since 1.12: PyTorch's
+/// docs/source/notes/cuda.rst, "TensorFloat-32 (TF32) on Ampere (and later) devices"), and the
+/// HF Trainer's `tf32` argument defaults to None, leaving PyTorch's default (transformers PR
+/// #14606, training_args.py); the scenario has no TF32 setting, so the words say what TF32
+/// would give.
 fn peak(gpu: &Gpu, sheet: &Datasheet, dtype: Dtype) -> Result<(f64, String), Option<String>> {
     if dtype != Dtype::Fp32 {
         if sheet.half_flops_per_s <= 0.0 {
