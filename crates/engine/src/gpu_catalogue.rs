@@ -229,6 +229,53 @@ impl Gpu {
         }
     }
 
+    /// Dense TF32 tensor FLOP/s: half the sheet's 16-bit (FP32-accumulate) figure on NVIDIA
+    /// cards from Ampere on, the ratio every NVIDIA sheet and whitepaper states: A100 156 of 312
+    /// (A100 whitepaper, Table 1), H100 SXM 494.7 of 989.4 (H100 whitepaper, dense), RTX 3090
+    /// 35.6 of 71 (GA102 whitepaper v2, Appendix A), RTX 4090 82.6 of 165.2 and RTX 6000 Ada 182.1
+    /// of 364.2 (Ada whitepaper v2.1, Appendix A), RTX 5090 104.8 of 209.5 (RTX Blackwell
+    /// whitepaper, Table 3), A10 62.5 of 125 and L40S 183 of 362.05 (their datasheets). 0 before
+    /// Ampere (Volta's and Turing's tensor cores have no TF32), on other makers' cards (not
+    /// read), and without a stated 16-bit figure.
+    pub fn tf32_flops_per_s(&self) -> f64 {
+        match &self.datasheet {
+            Some(d) if self.is_nvidia() && !self.pre_ampere => d.half_flops_per_s / 2.0,
+            _ => 0.0,
+        }
+    }
+
+    /// FP32 FLOP/s on the CUDA cores (no tensor cores): SMs × FP32 lanes per SM × 2 (a fused
+    /// multiply-add) × the boost clock, as NVIDIA's whitepapers compute their "Peak FP32" rows
+    /// (A100: 108 × 64 × 2 × 1.41 GHz = 19.5 TFLOPS). 0 where the sheet states no SM count or
+    /// clock (AMD, Apple, Intel, and the NVIDIA cards whose clocks were not read) or the lanes
+    /// per SM are not known ([`Gpu::fp32_lanes_per_sm`]).
+    pub fn fp32_flops_per_s(&self) -> f64 {
+        self.datasheet.as_ref().map_or(0.0, |d| {
+            f64::from(d.sms) * self.fp32_lanes_per_sm() * 2.0 * f64::from(d.boost_mhz) * 1e6
+        })
+    }
+
+    /// FP32 lanes (CUDA cores) per SM by architecture, from NVIDIA's whitepapers: 64 on Volta
+    /// (GV100: "64 FP32 Cores" per SM), Turing (TU102: 64) and GA100 (A100 whitepaper: 64); 128
+    /// on GA10x (GA102 whitepaper: both datapaths run FP32), Ada (AD102: 128), Hopper (GH100:
+    /// 128) and Blackwell (GB202: 128). A card below Turing is Volta where its sheet states
+    /// tensor throughput; Pascal and Maxwell (no tensor cores) get 0, since the catalogue cannot
+    /// tell GP100 (64) from GP102 (128). GA100 is named (A100, A800, A30): its flags and process
+    /// match the GA10x cards'. 0 for other makers.
+    fn fp32_lanes_per_sm(&self) -> f64 {
+        let tensor = self.datasheet.is_some_and(|d| d.half_flops_per_s > 0.0);
+        let ga100 = ["A100 ", "A800 ", "A30 "]
+            .iter()
+            .any(|p| self.name.starts_with(p));
+        if !self.is_nvidia() || (self.pre_turing && !tensor) {
+            0.0
+        } else if self.pre_ampere || ga100 {
+            64.0
+        } else {
+            128.0
+        }
+    }
+
     /// An AMD Instinct card: GCN (MI50, MI60) or CDNA (MI100 on), whose wavefront is 64 lanes,
     /// where a Radeon's RDNA runs 32.
     pub fn is_instinct(&self) -> bool {
@@ -1062,6 +1109,44 @@ mod tests {
         assert_eq!(path("a100-80"), Some(false));
         assert_eq!(path("rtx-4070-ti"), None);
         assert_eq!(path("rtx-3080-ti"), None);
+    }
+
+    /// The derived fp32 (CUDA cores) and dense TF32 peaks against the figures NVIDIA states, in
+    /// TFLOPS: (card, fp32, tf32, source). The A10's sheet states 31.2 fp32, but the catalogue
+    /// has no SM count or clock for it, so it derives none; Volta and Turing have no TF32.
+    #[test]
+    fn derived_fp32_and_tf32_peaks_match_the_stated_ones() {
+        for (id, fp32, tf32, source) in [
+            ("a100-80", 19.5, 156.0, "A100 datasheet (SXM)"),
+            ("h100-80", 66.9, 494.7, "H100 whitepaper, Table 3 (SXM5)"),
+            ("rtx-4090", 82.6, 82.6, "Ada whitepaper v2.1, Appendix A"),
+            ("rtx-3090", 35.6, 35.6, "GA102 whitepaper v2, Appendix A"),
+            ("l40s", 91.6, 183.0, "L40S datasheet (TF32 366 sparse)"),
+            (
+                "rtx-6000-ada",
+                91.1,
+                182.1,
+                "Ada whitepaper v2.1, Appendix A",
+            ),
+            ("a10", 0.0, 62.5, "A10 datasheet (TF32 125 sparse)"),
+            ("v100-32", 15.7, 0.0, "V100 datasheet (SXM2)"),
+            ("t4", 8.1, 0.0, "T4 datasheet"),
+        ] {
+            let g = find(id).unwrap();
+            for (got, stated) in [(g.fp32_flops_per_s(), fp32), (g.tf32_flops_per_s(), tf32)] {
+                let off = if stated == 0.0 {
+                    got
+                } else {
+                    (got / 1e12 / stated - 1.0).abs()
+                };
+                assert!(off < 0.015, "{id}: {got:e} against {stated} ({source})");
+            }
+        }
+        // No SMs or clock on the sheet, another maker, or a pre-Volta card the catalogue cannot
+        // place: no fp32 peak.
+        for id in ["mi300x", "m2-ultra-192", "arc-b580", "tesla-p40", "b200"] {
+            assert_eq!(find(id).unwrap().fp32_flops_per_s(), 0.0, "{id}");
+        }
     }
 
     #[test]

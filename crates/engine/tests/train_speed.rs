@@ -262,12 +262,37 @@ fn past_one_node_the_exchange_crosses_the_network() {
     );
 }
 
+/// An fp32 run's matmuls at the CUDA cores' fp32 rate, not TF32's (PyTorch's default): the H100
+/// SXM's 132 SMs × 128 lanes × 2 × 1.98 GHz, 66.9 TFLOPS (the whitepaper's Peak FP32), at the
+/// same utilisation; its bytes at the bandwidth add a little.
+#[test]
+fn an_fp32_run_is_timed_on_the_cuda_cores() {
+    let e = run(&[("mode", "full"), ("act-dtype", "fp32")]);
+    let t = train(&e);
+    let fp32 = 132.0 * 128.0 * 2.0 * 1.98e9;
+    let compute = TOKENS * (6.0 * (BLOCKS + HEAD) + 3.0 * ATTENTION) / (fp32 * TRAIN_HOPPER);
+    assert!(
+        compute < t.train_step_s && t.train_step_s < 1.05 * compute,
+        "{} against {compute}",
+        t.train_step_s
+    );
+    assert!(
+        t.basis.contains(
+            "at 67 TFLOPS fp32 on the CUDA cores (TF32 off, PyTorch's default; with TF32 on, the \
+             tensor cores' 495 TFLOPS would be faster) × 50% (Hopper's utilisation, set on 16-bit \
+             runs)"
+        ),
+        "{}",
+        t.basis
+    );
+}
+
 #[test]
 fn what_is_not_modelled_is_named() {
     for (pairs, says) in [
         (
-            vec![("mode", "full"), ("act-dtype", "fp32")],
-            "computes in fp32",
+            vec![("mode", "full"), ("act-dtype", "fp32"), ("gpu", "b200")],
+            "computes in fp32, and the B200 180GB's fp32 peak is not known",
         ),
         (
             vec![

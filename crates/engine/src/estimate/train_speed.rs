@@ -1,5 +1,6 @@
-//! How long a training step takes: its FLOPs against the card's datasheet tensor throughput for
-//! the compute dtype, at a utilisation set from published runs, plus what no FLOPs overlap.
+//! How long a training step takes: its FLOPs against the card's datasheet 16-bit tensor
+//! throughput (an fp32 run: the CUDA cores' derived fp32 rate), at a utilisation set from
+//! published runs, plus what no FLOPs overlap.
 //!
 //! FLOPs per token follow the convention the published utilisations are computed with (PaLM,
 //! Chowdhery et al. 2022, appendix B; llm-foundry's scripts/train/benchmarking/collect_results.py;
@@ -108,6 +109,8 @@ struct Step {
     recompute_flops: f64,
     backward_flops: f64,
     peak_flops_per_s: f64,
+    /// What the peak is, where it is not the 16-bit tensor throughput.
+    peak_words: String,
     /// Bytes the 4-bit weights' dequantization reads and writes per micro-batch.
     dequant_bytes: f64,
     /// Bytes the elementwise work and the loss move per micro-batch, and the optimizer step.
@@ -206,11 +209,12 @@ impl Step {
             String::new()
         };
         format!(
-            "compute-bound: {accum}{} tokens × {:.2} GFLOP a token{recompute} at {:.0} TFLOPS × \
-             {:.0}% ({rule}){memory}{exchange}",
+            "compute-bound: {accum}{} tokens × {:.2} GFLOP a token{recompute} at {:.0} \
+             TFLOPS{} × {:.0}% ({rule}){memory}{exchange}",
             group_thousands(self.tokens as u64),
             self.model_flops / 1e9,
             self.peak_flops_per_s / 1e12,
+            self.peak_words,
             utilisation * 100.0,
         )
     }
@@ -372,7 +376,7 @@ fn exchange(s: &Scenario, r: &Resolved, sheet: &Datasheet) -> Exchange {
 }
 
 /// Why this scenario has no training speed, where the model does not cover it.
-fn unmodelled(s: &Scenario, r: &Resolved) -> Option<String> {
+fn unmodelled(s: &Scenario) -> Option<String> {
     let why = if s.tp > 1
         || s.cp > 1
         || s.sharding.is_model_parallel()
@@ -385,15 +389,49 @@ fn unmodelled(s: &Scenario, r: &Resolved) -> Option<String> {
             .to_string()
     } else if s.offload != Offload::None {
         format!("offload={} moves state over PCIe and steps the optimizer on the CPU, which is not modelled", s.offload)
-    } else if !matches!(r.act_dtype, Dtype::Bf16 | Dtype::Fp16) {
-        format!(
-            "it computes in {}, and the catalogue states 16-bit tensor throughput only",
-            r.act_dtype
-        )
     } else {
         return None;
     };
     Some(format!("No training speed estimate: {why}."))
+}
+
+/// The peak the matmuls run at and its words: the 16-bit tensor throughput, or for an fp32 run
+/// the CUDA cores' fp32 rate. PyTorch runs fp32 matmuls without TF32 unless told to
+/// (`torch.backends.cuda.matmul.allow_tf32` defaults to False since 1.12: PyTorch's
+/// docs/source/notes/cuda.rst, "TensorFloat-32 (TF32) on Ampere (and later) devices"), and the
+/// HF Trainer's `tf32` argument defaults to None, leaving PyTorch's default (transformers PR
+/// #14606, training_args.py); the scenario has no TF32 setting, so the words say what TF32
+/// would give.
+fn peak(gpu: &Gpu, sheet: &Datasheet, dtype: Dtype) -> Result<(f64, String), Option<String>> {
+    if dtype != Dtype::Fp32 {
+        if sheet.half_flops_per_s <= 0.0 {
+            return Err(Some(format!(
+                "No training speed estimate: the {}'s maker states no 16-bit tensor throughput.",
+                gpu.name
+            )));
+        }
+        return Ok((sheet.half_flops_per_s, String::new()));
+    }
+    let fp32 = gpu.fp32_flops_per_s();
+    if fp32 <= 0.0 {
+        return Err(Some(format!(
+            "No training speed estimate: it computes in fp32, and the {}'s fp32 peak is not \
+             known (it follows from an NVIDIA card's SMs, boost clock and FP32 lanes per SM, \
+             Volta on, which the catalogue does not give for it).",
+            gpu.name
+        )));
+    }
+    let tf32 = gpu.tf32_flops_per_s();
+    let words = if tf32 > 0.0 {
+        format!(
+            " fp32 on the CUDA cores (TF32 off, PyTorch's default; with TF32 on, the tensor \
+             cores' {:.0} TFLOPS would be faster)",
+            tf32 / 1e12
+        )
+    } else {
+        " fp32 on the CUDA cores (no TF32 tensor path)".to_string()
+    };
+    Ok((fp32, words))
 }
 
 /// The step the scenario runs on its card and the utilisation it runs at, or the note saying
@@ -410,18 +448,16 @@ fn step(
             gpu.name
         ))
     })?;
-    if let Some(why) = unmodelled(s, r) {
+    if let Some(why) = unmodelled(s) {
         return Err(Some(why));
     }
-    if sheet.half_flops_per_s <= 0.0 {
-        return Err(Some(format!(
-            "No training speed estimate: the {}'s maker states no 16-bit tensor throughput.",
-            gpu.name
-        )));
-    }
+    let (peak_flops_per_s, peak_words) = peak(gpu, sheet, r.act_dtype)?;
     let seq = f64::from(s.seq.max(1));
     let (model_flops, recompute_flops, backward_flops) = token_flops(s, r, seq);
-    let (band, rule) = utilisation(gpu, sheet);
+    let (band, mut rule) = utilisation(gpu, sheet);
+    if r.act_dtype == Dtype::Fp32 {
+        rule.push_str(", set on 16-bit runs");
+    }
     let tokens = f64::from(s.batch.max(1)) * seq;
     let step = Step {
         tokens,
@@ -429,7 +465,8 @@ fn step(
         model_flops,
         recompute_flops,
         backward_flops,
-        peak_flops_per_s: sheet.half_flops_per_s,
+        peak_flops_per_s,
+        peak_words,
         dequant_bytes: dequant_bytes(s, r),
         traffic_bytes: tokens * micro_batch_bytes_per_token(s, r, seq),
         optimizer_bytes: optimizer_step_bytes(s, components),
