@@ -367,3 +367,90 @@ pub fn speed_validation(
         });
     speed_groups(&inference.chain(training).collect::<Vec<_>>())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::query::scenario_from_query;
+
+    fn estimate_of(query: &str) -> Estimate {
+        let (scenario, errors) = scenario_from_query(query);
+        assert!(errors.is_empty(), "{errors:?}");
+        crate::estimate::estimate(&scenario).unwrap()
+    }
+
+    #[test]
+    fn a_kind_with_too_few_rows_is_widened_and_named() {
+        let e = estimate_of("model=llama-3.1-8b&mode=inference&runtime=llama.cpp&gpu=rtx-4090");
+        let decode = SpeedKind::of(&e, "decode_tokens_per_s");
+        let exact = decode.name(Breadth::Exact);
+        assert_eq!(
+            exact,
+            "llama.cpp CUDA decode, memory-bound, dense, consumer"
+        );
+        let any_card = decode.name(Breadth::AnyCard);
+        assert_eq!(
+            any_card,
+            "llama.cpp CUDA decode, memory-bound, dense, any card"
+        );
+        // Its own kind has 2 rows, any card 7: the narrowest with enough is shown.
+        let rows = |name: &str| match name {
+            n if n == exact => 2,
+            n if n == any_card => FEW_ROWS + 2,
+            _ => 40,
+        };
+        let (picks, none) = speed_picks(&e, &rows);
+        assert_eq!(none, None);
+        let figures: Vec<&str> = picks.iter().map(|p| p.figure).collect();
+        assert_eq!(
+            figures,
+            [
+                "prefill_tokens_per_s",
+                "decode_tokens_per_s",
+                "output_tokens_per_s"
+            ]
+        );
+        let pick = &picks[1];
+        assert_eq!(
+            (pick.kind.as_str(), pick.shown.as_str()),
+            (exact.as_str(), any_card.as_str())
+        );
+        assert_eq!(
+            pick.note.as_deref(),
+            Some("Only 2 held-out rows of llama.cpp CUDA decode, memory-bound, dense, consumer (fewer than 5): shown for llama.cpp CUDA decode, memory-bound, dense, any card.")
+        );
+        assert_eq!(picks[0].note, None);
+        // Too few everywhere: the breadth with the most, narrowest first, said to be too few.
+        let (picks, _) = speed_picks(&e, &|name| usize::from(name != exact) * 3);
+        assert_eq!(picks[1].shown, any_card);
+        assert!(picks[1]
+            .note
+            .as_deref()
+            .unwrap()
+            .ends_with("which has only 3 held-out rows."));
+        // No row of the runtime at all: said, never silent.
+        let (picks, none) = speed_picks(&e, &|_| 0);
+        assert!(picks.is_empty());
+        assert_eq!(
+            none.as_deref(),
+            Some("No held-out published speed measurement validates llama.cpp CUDA runs yet: their speed accuracy is unknown.")
+        );
+    }
+
+    #[test]
+    fn training_rows_are_grouped_by_method_model_and_card() {
+        let e = estimate_of("model=llama-3.1-8b&mode=qlora&gpu=rtx-4090");
+        let kind = SpeedKind::of_training(&e);
+        assert_eq!(kind.name(Breadth::Exact), "qlora training, dense, consumer");
+        assert_eq!(
+            kind.name(Breadth::AnyModelOrCard),
+            "qlora training, any model or card"
+        );
+        let (picks, _) = speed_picks(&e, &|_| FEW_ROWS);
+        assert_eq!(picks.len(), 1);
+        assert_eq!(
+            (picks[0].figure, picks[0].note.as_ref()),
+            (TRAIN_STEP, None)
+        );
+    }
+}
