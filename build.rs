@@ -58,8 +58,8 @@ fn write(name: &str, text: &str) {
     std::fs::write(&out, text).unwrap_or_else(|e| panic!("cannot write {}: {e}", out.display()));
 }
 
-/// A speed kind's cells in the panel's speed table, after the figure the page names: the kind,
-/// its held-out rows, the median and worst error and the rows inside the band.
+/// A speed kind's cells in the panel's speed table, after the figure and the kind the page
+/// names: its held-out rows, the median and worst error and the rows inside the band.
 fn speed_cells(g: &SpeedGroup) -> String {
     let s = &g.summary;
     let band = match g.banded {
@@ -67,8 +67,7 @@ fn speed_cells(g: &SpeedGroup) -> String {
         banded => format!("{} of {banded}", g.in_band),
     };
     format!(
-        "<td>{}</td><td>{}</td><td>{:.1}%</td><td>{:.1}%<br><small>{}</small></td><td>{band}</td>",
-        escape(&s.kind),
+        "<td>{}</td><td>{:.1}%</td><td>{:.1}%<br><small>{}</small></td><td>{band}</td>",
         s.rows,
         s.median_abs_pct,
         s.worst_abs_pct,

@@ -14,7 +14,8 @@ use vramfit_engine::Estimate;
 /// Each kind of run's key and its panel, as build.rs writes them.
 const PANELS: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/accuracy.rs"));
 
-/// Each speed kind's name, its held-out rows and its table row's cells, as build.rs writes them.
+/// Each speed kind's name, its held-out rows and its table row's cells after the kind, as
+/// build.rs writes them.
 const SPEED: &[(&str, usize, &str)] = include!(concat!(env!("OUT_DIR"), "/speed_accuracy.rs"));
 
 const SPEED_HEAD: &str = r#"<table data-testid="accuracy-speed-table"><thead><tr><th scope="col">Speed</th><th scope="col">Runs like this</th><th scope="col">Rows</th><th scope="col">Median error</th><th scope="col">Worst error</th><th scope="col">Inside the band</th></tr></thead><tbody>"#;
@@ -32,10 +33,11 @@ fn speed_html(e: &Estimate) -> String {
         for pick in &picks {
             if let Some((_, _, cells)) = find(&pick.shown) {
                 html += &format!(
-                    r#"<tr data-testid="accuracy-speed" data-figure="{}" data-kind="{}"><th scope="row">{}</th>{cells}</tr>"#,
+                    r#"<tr data-testid="accuracy-speed" data-figure="{}" data-kind="{}"><th scope="row">{}</th><td>{}</td>{cells}</tr>"#,
                     pick.figure,
                     escape(&pick.kind),
-                    pick.figure
+                    pick.figure,
+                    escape(&pick.shown)
                 );
             }
         }
