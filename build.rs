@@ -1,22 +1,34 @@
-//! Computes the page's accuracy panel at build time: calibration/'s published measurements and
-//! runtime logs through `vramfit_engine::accuracy`, the functions `cargo xtask accuracy` and
-//! `vramfit estimate --accuracy` use, written as one finished HTML fragment per kind of run that
-//! `src/components/accuracy.rs` includes. The fragments are static, so the page ships them as text
-//! rather than as view code, which would add to the page's wasm for no behaviour.
+//! Computes the page's accuracy panel at build time: calibration/'s published measurements,
+//! runtime logs, speeds and training rates through `vramfit_engine::accuracy`, the functions
+//! `cargo xtask accuracy` and `vramfit estimate --accuracy` use, written as one finished HTML
+//! fragment per kind of run, and one table row's cells per speed kind (at every breadth the
+//! engine widens a kind to), that `src/components/accuracy.rs` includes. The fragments are
+//! static, so the page ships them as text rather than as view code, which would add to the
+//! page's wasm for no behaviour.
 
 use std::fmt::Write;
 use std::path::Path;
-use vramfit_engine::accuracy::{validation, KindAccuracy, RunKind, PEAK};
+use vramfit_engine::accuracy::{
+    speed_validation, validation, KindAccuracy, RunKind, SpeedGroup, PEAK,
+};
 
-const FILES: [&str; 3] = ["measured-public.csv", "scenarios.csv", "runtime-logs.csv"];
+const FILES: [&str; 6] = [
+    "measured-public.csv",
+    "scenarios.csv",
+    "runtime-logs.csv",
+    "speed-measured.csv",
+    "speed-scenarios.csv",
+    "training-speed.csv",
+];
 
 fn main() {
     let calibration = Path::new(env!("CARGO_MANIFEST_DIR")).join("calibration");
-    let [measured, scenarios, logs] = FILES.map(|name| {
-        println!("cargo:rerun-if-changed=calibration/{name}");
-        std::fs::read_to_string(calibration.join(name))
-            .unwrap_or_else(|e| panic!("cannot read calibration/{name}: {e}"))
-    });
+    let [measured, scenarios, logs, speed_measured, speed_scenarios, training] =
+        FILES.map(|name| {
+            println!("cargo:rerun-if-changed=calibration/{name}");
+            std::fs::read_to_string(calibration.join(name))
+                .unwrap_or_else(|e| panic!("cannot read calibration/{name}: {e}"))
+        });
     let summaries = validation(&measured, &scenarios, &logs);
     let mut table = String::from("&[\n");
     for kind in RunKind::all() {
@@ -24,8 +36,43 @@ fn main() {
         writeln!(table, "    ({:?}, {:?}),", kind.key(), html).expect("writing to a String");
     }
     table.push(']');
-    let out = Path::new(&std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("accuracy.rs");
-    std::fs::write(&out, table).unwrap_or_else(|e| panic!("cannot write {}: {e}", out.display()));
+    write("accuracy.rs", &table);
+    let mut speed = String::from("&[\n");
+    for group in speed_validation(&speed_measured, &speed_scenarios, &training) {
+        let s = &group.summary;
+        writeln!(
+            speed,
+            "    ({:?}, {}, {:?}),",
+            s.kind,
+            s.rows,
+            speed_cells(&group)
+        )
+        .expect("writing to a String");
+    }
+    speed.push(']');
+    write("speed_accuracy.rs", &speed);
+}
+
+fn write(name: &str, text: &str) {
+    let out = Path::new(&std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join(name);
+    std::fs::write(&out, text).unwrap_or_else(|e| panic!("cannot write {}: {e}", out.display()));
+}
+
+/// A speed kind's cells in the panel's speed table, after the figure and the kind the page
+/// names: its held-out rows, the median and worst error and the rows inside the band.
+fn speed_cells(g: &SpeedGroup) -> String {
+    let s = &g.summary;
+    let band = match g.banded {
+        0 => "no band".to_string(),
+        banded => format!("{} of {banded}", g.in_band),
+    };
+    format!(
+        "<td>{}</td><td>{:.1}%</td><td>{:.1}%<br><small>{}</small></td><td>{band}</td>",
+        s.rows,
+        s.median_abs_pct,
+        s.worst_abs_pct,
+        escape(&s.worst_id)
+    )
 }
 
 /// Text as HTML: the sources are free text.

@@ -658,7 +658,7 @@ test('"How accurate is this?" shows the figures `vramfit estimate --accuracy` gi
     const panel = await page.waitForSelector('section.accuracy [data-testid=accuracy-kind]');
     assert.equal(await panel.getAttribute('data-kind'), accuracy.kind, `kind for ?${query}`);
     assert.ok((await panel.textContent()).includes(`(${accuracy.label})`), `label for ?${query}`);
-    const shown = await page.$$eval('section.accuracy tbody tr', (rows) => rows.map((r) => [...r.children].map((c) => c.textContent)));
+    const shown = await page.$$eval('section.accuracy tbody tr:not([data-testid=accuracy-speed])', (rows) => rows.map((r) => [...r.children].map((c) => c.textContent)));
     const wanted = accuracy.figures.map((f) => [f.figure === 'peak' ? 'peak memory' : f.figure, String(f.rows), `${f.median_abs_pct.toFixed(1)}%`, `${f.worst_abs_pct.toFixed(1)}%${f.worst_id}`, `${f.within_10_pct} of ${f.rows}`]);
     assert.deepEqual(shown, wanted, `figures for ?${query}`);
     const few = await page.$('section.accuracy [data-testid=accuracy-few]');
@@ -667,6 +667,25 @@ test('"How accurate is this?" shows the figures `vramfit estimate --accuracy` gi
       const sources = await page.$$eval('section.accuracy li', (items) => items.map((i) => i.textContent));
       assert.deepEqual(sources, accuracy.figures.flatMap((f) => f.sources), `sources for ?${query}`);
     }
+    await page.close();
+  }
+  assert.deepEqual(problems, []);
+});
+
+test('"How accurate is this?" shows the held-out speed rows `vramfit estimate --accuracy` gives for each speed figure\'s kind, and says when a kind is widened or unmeasured', async () => {
+  const cases = [LLAMA_CPP, VLLM, 'model=llama-3.1-8b&mode=inference&runtime=llama.cpp&gpu=rtx-4090', 'model=llama-3.1-8b&mode=lora&gpu=rtx-4090', 'model=llama-3.1-8b&mode=inference&gpu=rtx-4090'];
+  for (const query of cases) {
+    const args = ['estimate', '--json', '--accuracy'];
+    for (const [k, v] of new URLSearchParams(query)) args.push(`--${k}`, v);
+    const { accuracy: { speed } } = JSON.parse(execFileSync(BIN, args, { encoding: 'utf8' }));
+    const page = await openPage(context, `${base}?${query}`, problems);
+    await page.waitForSelector('section.accuracy [data-testid=accuracy-kind]');
+    const rows = await page.$$eval('section.accuracy tr[data-testid=accuracy-speed]', (rows) => rows.map((r) => [r.dataset.figure, r.dataset.kind, ...[...r.children].map((c) => c.textContent)]));
+    const wanted = speed.figures.map((f) => [f.figure, f.kind, f.figure, f.shown, String(f.group.rows), `${f.group.median_abs_pct.toFixed(1)}%`, `${f.group.worst_abs_pct.toFixed(1)}%${f.group.worst_id}`, f.group.banded ? `${f.group.in_band} of ${f.group.banded}` : 'no band']);
+    assert.deepEqual(rows, wanted, `speed rows for ?${query}`);
+    const notes = await page.$$eval('section.accuracy [data-testid=accuracy-speed-note]', (ps) => ps.map((p) => p.textContent));
+    assert.deepEqual(notes, [...speed.figures.map((f) => f.note).filter((n) => n), ...(speed.note ? [speed.note] : [])], `speed notes for ?${query}`);
+    assert.ok(rows.length > 0 || notes.length > 0, `never silent for ?${query}`);
     await page.close();
   }
   assert.deepEqual(problems, []);

@@ -7,9 +7,9 @@
 use std::path::Path;
 use vramfit_engine::accuracy::{
     compare, compare_measured, compare_runtime_logs, compare_speed, compare_training_speed,
-    fit_speed_constants, speed_band_rule, speed_totals, summarize, summarize_runtime_logs,
-    summarize_runtime_logs_by_release, summarize_speed, training_total, Comparison, Fit, Metric,
-    SpeedComparison, Summary, TrainingComparison,
+    fit_speed_constants, speed_band_rule, speed_groups, speed_totals, summarize,
+    summarize_runtime_logs, summarize_runtime_logs_by_release, summarize_speed, training_total,
+    Comparison, Fit, HeldOut, Metric, SpeedComparison, Summary, TrainingComparison,
 };
 
 /// Where the measurement kit writes, one document per scenario, and where the kit is.
@@ -244,6 +244,25 @@ fn training_speed_report(csv: &str) {
     }
     let (fit, held_out): (Vec<&TrainingComparison>, Vec<&TrainingComparison>) =
         rows.iter().partition(|r| r.fit.is_some());
+    let groups: Vec<Summary> = speed_groups(
+        &held_out
+            .iter()
+            .map(|r| HeldOut {
+                kind: &r.kind,
+                id: &r.id,
+                error_pct: r.error_pct,
+                source: &r.source,
+                in_band: Some(r.in_band),
+            })
+            .collect::<Vec<_>>(),
+    )
+    .into_iter()
+    .map(|g| g.summary)
+    .collect();
+    print_summaries(
+        "training step, held out, by kind (and as `estimate --accuracy` widens it)",
+        &groups,
+    );
     for (set, rows) in [("held out", held_out), ("fit", fit)] {
         let t = training_total(&rows);
         println!(

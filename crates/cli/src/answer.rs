@@ -1,19 +1,23 @@
 //! `estimate` and `fit`, up to the objects `--json` prints: built once here, printed by the CLI
 //! and returned by the Python package, so the two cannot disagree.
 
+use serde::Serialize;
 use serde_json::Value;
-use vramfit_engine::accuracy::{self, KindAccuracy, RunKind, Summary};
+use vramfit_engine::accuracy::{self, KindAccuracy, RunKind, SpeedAccuracy, SpeedGroup, Summary};
 use vramfit_engine::serving_plan::{self, ServingPlan};
 use vramfit_engine::solver::{self, Solution};
 use vramfit_engine::{estimate, Estimate, FieldError, Scenario};
 
 use crate::scenario_args::ScenarioArgs;
 
-/// The published measurements and runtime logs the engine is checked against, built in so
-/// `estimate --accuracy` needs no checkout.
+/// The published measurements, runtime logs, speeds and training rates the engine is checked
+/// against, built in so `estimate --accuracy` needs no checkout.
 const MEASURED: &str = include_str!("../../../calibration/measured-public.csv");
 const SCENARIOS: &str = include_str!("../../../calibration/scenarios.csv");
 const RUNTIME_LOGS: &str = include_str!("../../../calibration/runtime-logs.csv");
+const SPEED_MEASURED: &str = include_str!("../../../calibration/speed-measured.csv");
+const SPEED_SCENARIOS: &str = include_str!("../../../calibration/speed-scenarios.csv");
+const TRAINING_SPEED: &str = include_str!("../../../calibration/training-speed.csv");
 
 /// The estimate of `scenario`, which `args` describe, its launch command naming their weights.
 pub fn estimated(args: &ScenarioArgs, scenario: &Scenario) -> Result<Estimate, Vec<FieldError>> {
@@ -22,20 +26,42 @@ pub fn estimated(args: &ScenarioArgs, scenario: &Scenario) -> Result<Estimate, V
     Ok(e)
 }
 
-/// How close the engine's estimates came to the published measurements, figure by figure.
-pub fn validation() -> Vec<Summary> {
-    accuracy::validation(MEASURED, SCENARIOS, RUNTIME_LOGS)
+/// How close the engine's estimates came to the published measurements: memory figure by
+/// figure, and the held-out speeds by kind.
+pub struct Validation {
+    pub memory: Vec<Summary>,
+    pub speed: Vec<SpeedGroup>,
+}
+
+/// Every group's figures from the calibration files.
+pub fn validation() -> Validation {
+    Validation {
+        memory: accuracy::validation(MEASURED, SCENARIOS, RUNTIME_LOGS),
+        speed: accuracy::speed_validation(SPEED_MEASURED, SPEED_SCENARIOS, TRAINING_SPEED),
+    }
+}
+
+/// `estimate --accuracy`'s figures for one estimate: its kind of run's memory figures, and its
+/// speed figures' kinds under `speed`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Accuracy<'a> {
+    #[serde(flatten)]
+    pub memory: KindAccuracy<'a>,
+    pub speed: SpeedAccuracy<'a>,
 }
 
 /// The figures of [`validation`] for `e`'s kind of run; `None` only for an estimate whose
 /// scenario does not resolve, which `estimate` never returns.
-pub fn accuracy_of<'a>(summaries: &'a [Summary], e: &Estimate) -> Option<KindAccuracy<'a>> {
-    Some(KindAccuracy::of(summaries, RunKind::of(&e.scenario)?))
+pub fn accuracy_of<'a>(v: &'a Validation, e: &Estimate) -> Option<Accuracy<'a>> {
+    Some(Accuracy {
+        memory: KindAccuracy::of(&v.memory, RunKind::of(&e.scenario)?),
+        speed: SpeedAccuracy::of(&v.speed, e),
+    })
 }
 
 /// `estimate --json`'s object: the estimate, with an `accuracy` object beside its fields when
 /// asked for (`--accuracy`).
-pub fn estimate_json(e: &Estimate, accuracy: Option<&KindAccuracy>) -> Value {
+pub fn estimate_json(e: &Estimate, accuracy: Option<&Accuracy>) -> Value {
     let mut value = serde_json::to_value(e).unwrap_or_default();
     if let (Value::Object(fields), Some(accuracy)) = (&mut value, accuracy) {
         let accuracy = serde_json::to_value(accuracy).unwrap_or_default();

@@ -31,8 +31,9 @@ enum Command {
         /// Print one JSON object (schema vramfit.estimate/3).
         #[arg(long)]
         json: bool,
-        /// Also show how close estimates of this kind of run came to published measurements
-        /// (calibration/; the same figures as `cargo xtask accuracy` and the page's panel).
+        /// Also show how close estimates of this kind of run came to published measurements of
+        /// memory and speed (calibration/; the same figures as `cargo xtask accuracy` and the
+        /// page's panel).
         #[arg(long)]
         accuracy: bool,
     },
@@ -155,7 +156,13 @@ fn estimate_command(scenario: &ScenarioArgs, json: bool, accuracy: bool) -> Exit
     if json {
         print_json(&answer::estimate_json(&e, Some(&figures)))
     } else {
-        emit(&(render::estimate(&e) + "\n" + &render::accuracy(&figures)))
+        emit(
+            &(render::estimate(&e)
+                + "\n"
+                + &render::accuracy(&figures.memory)
+                + "\n"
+                + &render::speed_accuracy(&figures.speed)),
+        )
     }
 }
 

@@ -2,7 +2,7 @@
 
 use crate::columns::{grid, Column};
 use serde_json::{json, Map, Value};
-use vramfit_engine::accuracy::KindAccuracy;
+use vramfit_engine::accuracy::{KindAccuracy, SpeedAccuracy};
 use vramfit_engine::estimate::{DevicePlan, Serving};
 use vramfit_engine::estimate::{Speed, Timing, TrainSpeed};
 use vramfit_engine::gpu_catalogue::{Gpu, Unified, GPUS};
@@ -151,6 +151,51 @@ pub fn accuracy(a: &KindAccuracy) -> String {
     }
     for source in sources {
         out += &format!("source: {source}\n");
+    }
+    out
+}
+
+/// How the speeds of runs like this one compared with held-out published rows, figure by figure,
+/// each under the kind its rows are of.
+pub fn speed_accuracy(a: &SpeedAccuracy) -> String {
+    let mut out = "speed accuracy for runs like this (held-out published rows: no constant was set from them)\n".to_string();
+    if !a.figures.is_empty() {
+        out += &grid(
+            &[
+                Column::left("figure"),
+                Column::left("kind"),
+                Column::right("rows"),
+                Column::right("median |error|"),
+                Column::right("worst |error|"),
+                Column::right("inside the band"),
+            ],
+            a.figures
+                .iter()
+                .map(|f| {
+                    let g = &f.group.summary;
+                    let band = match f.group.banded {
+                        0 => "no band".to_string(),
+                        banded => format!("{} of {banded}", f.group.in_band),
+                    };
+                    vec![
+                        f.pick.figure.to_string(),
+                        f.pick.shown.clone(),
+                        g.rows.to_string(),
+                        format!("{:.1}%", g.median_abs_pct),
+                        format!("{:.1}% ({})", g.worst_abs_pct, g.worst_id),
+                        band,
+                    ]
+                })
+                .collect(),
+        );
+    }
+    for f in &a.figures {
+        if let Some(note) = &f.pick.note {
+            out += &format!("{}: {note}\n", f.pick.figure);
+        }
+    }
+    if let Some(note) = &a.note {
+        out += &format!("{note}\n");
     }
     out
 }

@@ -923,6 +923,94 @@ fn parse_smi_prints_each_warning_once_on_its_own_line() {
     );
 }
 
+/// `estimate --accuracy` shows, for each speed figure, the held-out published rows of the
+/// scenario's speed kind: as many as `cargo xtask accuracy`'s held-out table counts for it.
+#[test]
+fn accuracy_shows_the_speed_kinds_held_out_rows() {
+    use vramfit_engine::accuracy::{compare_speed, summarize_speed};
+    let read = |name: &str| {
+        std::fs::read_to_string(
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("../../calibration")
+                .join(name),
+        )
+        .expect("calibration file")
+    };
+    let (rows, _) = compare_speed(&read("speed-measured.csv"), &read("speed-scenarios.csv"));
+    let held_out: Vec<_> = rows.into_iter().filter(|r| r.fit.is_none()).collect();
+    let counted = |kind: &str| {
+        summarize_speed(&held_out)
+            .iter()
+            .find(|s| s.kind == kind)
+            .map_or(0, |s| s.rows)
+    };
+    let args = [
+        "estimate",
+        "--model",
+        "llama-3.1-8b",
+        "--mode",
+        "inference",
+        "--runtime",
+        "llama.cpp",
+        "--gpu",
+        "rtx-4090",
+        "--accuracy",
+    ];
+    let e = json(&[&args[..], &["--json"]].concat());
+    let figures = e["accuracy"]["speed"]["figures"].as_array().unwrap();
+    let decode = figures
+        .iter()
+        .find(|f| f["figure"] == "decode_tokens_per_s")
+        .expect("a decode figure");
+    let kind = "llama.cpp CUDA decode, memory-bound, dense, consumer";
+    assert_eq!(decode["kind"], kind);
+    assert_eq!(decode["shown"], kind, "enough rows of its own: not widened");
+    assert!(decode["note"].is_null());
+    let rows = decode["group"]["rows"].as_u64().unwrap() as usize;
+    assert!(rows >= 5, "{rows}");
+    assert_eq!(rows, counted(kind));
+    let in_band = decode["group"]["in_band"].as_u64().unwrap() as usize;
+    assert!(in_band <= decode["group"]["banded"].as_u64().unwrap() as usize);
+    assert!(figures
+        .iter()
+        .any(|f| f["figure"] == "prefill_tokens_per_s"));
+
+    let text = stdout(&run(&args));
+    assert!(text.contains("speed accuracy for runs like this"), "{text}");
+    assert!(text.contains(&format!("{kind}  ")), "{text}");
+
+    // A kind with too few rows of its own is widened, and the note names both.
+    let lora = stdout(&run(&[
+        "estimate",
+        "--model",
+        "llama-3.1-8b",
+        "--mode",
+        "lora",
+        "--gpu",
+        "rtx-4090",
+        "--accuracy",
+    ]));
+    assert!(
+        lora.contains("of lora training, dense, consumer (fewer than 5): shown for lora training"),
+        "{lora}"
+    );
+    // A runtime no held-out speed row measures says so.
+    let transformers = stdout(&run(&[
+        "estimate",
+        "--model",
+        "llama-3.1-8b",
+        "--mode",
+        "inference",
+        "--gpu",
+        "rtx-4090",
+        "--accuracy",
+    ]));
+    assert!(
+        transformers.contains("No held-out published speed measurement validates transformers"),
+        "{transformers}"
+    );
+}
+
 /// `estimate --accuracy` shows the figures of the scenario's kind of run, the ones the engine
 /// computes from calibration/ (and `cargo xtask accuracy` prints), and says plainly when too few
 /// published runs are like it.
@@ -953,7 +1041,9 @@ fn accuracy_shows_the_kind_of_runs_figures() {
     let e = json(&[&qlora[..], &["--json"]].concat());
     let (scenario, _) = scenario_from_query("model=llama-3.1-8b&mode=qlora");
     let expected = KindAccuracy::of(&summaries, RunKind::of(&scenario).unwrap());
-    assert_eq!(e["accuracy"], serde_json::to_value(&expected).unwrap());
+    let mut memory = e["accuracy"].clone();
+    memory.as_object_mut().unwrap().remove("speed");
+    assert_eq!(memory, serde_json::to_value(&expected).unwrap());
     assert_eq!(e["accuracy"]["kind"], "qlora");
     assert!(e["accuracy"]["figures"][0]["rows"].as_u64().unwrap() >= 5);
     assert!(

@@ -560,7 +560,10 @@ fn training_utilisations_are_their_fit_rows_medians() {
 fn mlx_metal_is_set_from_mlx_lms_benchmark_table_alone() {
     use vramfit_engine::accuracy::compare_speed;
     let (rows, _) = compare_speed(SPEED_MEASURED, SPEED_SCENARIOS);
-    let mlx: Vec<_> = rows.iter().filter(|r| r.kind.starts_with("mlx")).collect();
+    let mlx: Vec<_> = rows
+        .iter()
+        .filter(|r| r.kind.runtime.starts_with("mlx"))
+        .collect();
     let fit = |constant: &str| -> Vec<&str> {
         mlx.iter()
             .filter(|r| r.fit.as_deref() == Some(constant))

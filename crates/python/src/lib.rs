@@ -198,15 +198,12 @@ fn estimate<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let (args, scenario) = scenario_of(py, scenario, replay)?;
     let e = answer::estimated(&args, &scenario).map_err(|e| invalid(&e))?;
-    let summaries = match accuracy {
-        true => answer::validation(),
-        false => Vec::new(),
-    };
-    let figures = match accuracy {
-        true => Some(answer::accuracy_of(&summaries, &e).ok_or_else(|| {
+    let summaries = accuracy.then(answer::validation);
+    let figures = match &summaries {
+        Some(summaries) => Some(answer::accuracy_of(summaries, &e).ok_or_else(|| {
             PyRuntimeError::new_err("an estimated scenario that does not resolve: a bug")
         })?),
-        false => None,
+        None => None,
     };
     to_python(py, &answer::estimate_json(&e, figures.as_ref()))
 }

@@ -12,6 +12,7 @@
 mod fit;
 mod kind;
 mod speed;
+mod speed_kind;
 mod train_speed;
 
 pub use fit::{fit_speed_constants, Fit, FitConstant, Form, RowReach, Value, FITTED};
@@ -19,6 +20,10 @@ pub use kind::{RunKind, WeightClass};
 pub use speed::{
     compare_speed, speed_band_rule, speed_totals, summarize_speed, SpeedComparison, SpeedTotal,
     DECODE_FITTED_CONSTANTS, FIT_CONSTANTS,
+};
+pub use speed_kind::{
+    speed_groups, speed_picks, speed_validation, Breadth, HeldOut, SpeedAccuracy, SpeedFigure,
+    SpeedGroup, SpeedKind, SpeedPick, TRAIN_STEP,
 };
 pub use train_speed::{
     compare_training_speed, fitted_utilisation, training_total, TrainingComparison, TrainingTotal,

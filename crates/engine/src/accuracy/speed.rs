@@ -4,8 +4,9 @@
 //! constants were set from names that constant in the `fit` column; the others are held out, and
 //! only they say how well the model predicts a run it was not tuned on.
 
+use super::speed_kind::SpeedKind;
 use super::{median, records, summary, Summary};
-use crate::estimate::{estimate, Bound, Estimate, Speed};
+use crate::estimate::{estimate, Estimate, Speed};
 use crate::gpu_catalogue;
 use crate::query::scenario_from_query;
 use crate::scenario::Scenario;
@@ -40,7 +41,7 @@ pub struct SpeedComparison {
     pub id: String,
     /// Runtime and backend, figure, bound (decode), dense or MoE, and class of card: "llama.cpp
     /// CUDA decode, memory-bound, dense, consumer".
-    pub kind: String,
+    pub kind: SpeedKind,
     /// The catalogue card the row ran on.
     pub gpu: String,
     /// A mixture of experts (else dense).
@@ -68,27 +69,6 @@ fn figure(speed: &Speed, name: &str) -> Option<(f64, bool)> {
         "output_tokens_per_s" => Some((speed.output_tokens_per_s, true)),
         _ => None,
     }
-}
-
-/// GeForce, Radeon RX and Intel Arc cards, Apple silicon (unified memory, Metal), and the rest
-/// (data-centre, workstation and the DGX Spark).
-fn card_class(gpu_name: &str) -> &'static str {
-    if gpu_name.contains("GeForce")
-        || gpu_name.starts_with("Radeon RX")
-        || gpu_name.starts_with("Intel Arc")
-    {
-        "consumer"
-    } else if gpu_name.starts_with("Apple") {
-        "apple"
-    } else {
-        "data-centre"
-    }
-}
-
-/// The backend a row ran on, where its runtime has more than one for the card
-/// (`RuntimeRules::backend`); other runtimes are named alone.
-fn backend(s: &Scenario) -> &'static str {
-    gpu_catalogue::find(&s.gpu).map_or("", |gpu| s.runtime.speed().backend(s, gpu))
 }
 
 /// Whether the scenario's device can run past its memory: a unified one (a Mac past Metal's
@@ -158,32 +138,16 @@ pub fn compare_speed(
             continue;
         };
         let speed = e.speed.as_ref().and_then(|t| t.inference());
-        let (figure, _) = get("figure")
-            .split_once("_tokens")
-            .unwrap_or((get("figure"), ""));
-        // Prefill is compute-bound by construction; what a decode step meets first splits decode.
-        let bound = match (figure, speed.map(|s| s.bound)) {
-            ("decode", Some(Bound::Memory)) => ", memory-bound",
-            ("decode", Some(Bound::Compute)) => ", compute-bound",
-            _ => "",
-        };
-        // Expert kernels read the weights their own way, so a mixture of experts is its own group.
-        let moe = scenario.resolve().is_ok_and(|r| r.arch.moe.is_moe());
-        let model = if moe { "MoE" } else { "dense" };
+        let kind = SpeedKind::of(&e, get("figure"));
         let fit = Some(get("fit").to_string()).filter(|f| !f.is_empty());
         let band = speed.filter(|_| banded).map(|s| {
             let scale = predicted / s.output_tokens_per_s;
             (s.low * scale, s.high * scale)
         });
         compared.push(SpeedComparison {
-            kind: format!(
-                "{}{} {figure}{bound}, {model}, {}",
-                scenario.runtime,
-                backend(&scenario),
-                card_class(&e.gpu_name)
-            ),
             gpu: scenario.gpu.clone(),
-            moe,
+            moe: kind.model == "MoE",
+            kind,
             fit,
             source: published.get("source").cloned().unwrap_or_default(),
             figure: get("figure").to_string(),
@@ -238,17 +202,17 @@ pub fn speed_totals(rows: &[SpeedComparison]) -> Vec<SpeedTotal> {
 
 /// Median and worst absolute error per kind.
 pub fn summarize_speed(rows: &[SpeedComparison]) -> Vec<Summary> {
-    let mut kinds: Vec<&str> = rows.iter().map(|r| r.kind.as_str()).collect();
+    let mut kinds: Vec<String> = rows.iter().map(|r| r.kind.to_string()).collect();
     kinds.sort();
     kinds.dedup();
     kinds
         .into_iter()
         .map(|kind| {
             summary(
-                kind,
+                &kind,
                 "tokens/s",
                 rows.iter()
-                    .filter(|r| r.kind == kind)
+                    .filter(|r| r.kind.to_string() == kind)
                     .map(|r| (r.id.as_str(), r.error_pct, r.source.as_str())),
             )
         })

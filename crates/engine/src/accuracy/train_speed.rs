@@ -5,6 +5,7 @@
 
 use super::median;
 use super::records;
+use super::speed_kind::SpeedKind;
 use crate::estimate::{estimate, implied_utilisation};
 use crate::query::scenario_from_query;
 use crate::units::parse_f64;
@@ -16,6 +17,8 @@ pub struct TrainingComparison {
     pub id: String,
     /// `full`, `lora` or `qlora`.
     pub method: String,
+    /// Method, dense or MoE, and class of card: "full training, dense, data-centre".
+    pub kind: SpeedKind,
     pub gpu: String,
     /// The utilisation constant set from this row; `None` for a held-out row.
     pub fit: Option<String>,
@@ -55,6 +58,7 @@ fn compare_row(
     Ok(TrainingComparison {
         id: get("id").to_string(),
         method: scenario.mode.to_string(),
+        kind: SpeedKind::of_training(&e),
         gpu: scenario.gpu.clone(),
         fit: Some(get("fit").to_string()).filter(|f| !f.is_empty()),
         source: get("source").to_string(),

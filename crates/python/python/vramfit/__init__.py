@@ -87,7 +87,8 @@ estimate.__doc__ = (
 Returns a ``vramfit.estimate/3`` object: ``components`` (each with ``bytes`` and ``formula``),
 ``total_bytes`` per GPU, ``usable_bytes``, ``headroom_bytes``, ``verdict``, and for serving
 runtimes ``serving`` (the KV pool and the launch ``command``). ``accuracy=True`` adds how close
-estimates of this kind of run came to published measurements (``--accuracy``).
+estimates of this kind of run came to published measurements of memory and, under ``speed``, of
+speed (``--accuracy``).
 """
     + _AUTO
     + "\n"
