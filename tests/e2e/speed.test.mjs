@@ -125,7 +125,8 @@ test('without a speed the panel says why: the CLI\'s note for a card without a d
   assert.ok(note, 'the CLI says why');
   const page = await openPage(context, `${base}?${noSheet}`, problems);
   assert.equal(await (await page.waitForSelector('[data-testid=speed-none]')).textContent(), note);
-  const fp32 = 'model=llama-3.1-8b&mode=full&gpu=t4&act-dtype=fp32';
+  // A B200's sheet gives no SMs or clock, so no fp32 peak.
+  const fp32 = 'model=llama-3.1-8b&mode=full&gpu=b200&act-dtype=fp32';
   const fp32Note = cliEstimate(fp32).notes.find((n) => n.startsWith('No training speed estimate'));
   assert.ok(fp32Note, 'the CLI says why');
   await page.goto(`${base}?${fp32}`);
