@@ -18,7 +18,7 @@ const PANELS: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/accuracy.rs"
 /// build.rs writes them.
 const SPEED: &[(&str, usize, &str)] = include!(concat!(env!("OUT_DIR"), "/speed_accuracy.rs"));
 
-const SPEED_HEAD: &str = r#"<table data-testid="accuracy-speed-table"><thead><tr><th scope="col">Speed</th><th scope="col">Runs like this</th><th scope="col">Rows</th><th scope="col">Median error</th><th scope="col">Worst error</th><th scope="col">Inside the band</th></tr></thead><tbody>"#;
+const SPEED_HEAD: &str = r#"<table data-testid="accuracy-speed-table"><thead><tr><th scope="col">Figure</th><th scope="col">Runs like this</th><th scope="col">Rows</th><th scope="col">Median error</th><th scope="col">Worst error</th><th scope="col">Inside the band</th></tr></thead><tbody>"#;
 
 /// The speed part of the panel: a row per figure the published speeds of the runtime measure,
 /// and the notes on kinds widened or unmeasured.
@@ -36,7 +36,7 @@ fn speed_html(e: &Estimate) -> String {
                     r#"<tr data-testid="accuracy-speed" data-figure="{}" data-kind="{}"><th scope="row">{}</th><td>{}</td>{cells}</tr>"#,
                     pick.figure,
                     escape(&pick.kind),
-                    pick.figure,
+                    pick.label,
                     escape(&pick.shown)
                 );
             }

@@ -681,7 +681,7 @@ test('"How accurate is this?" shows the held-out speed rows `vramfit estimate --
     const page = await openPage(context, `${base}?${query}`, problems);
     await page.waitForSelector('section.accuracy [data-testid=accuracy-kind]');
     const rows = await page.$$eval('section.accuracy tr[data-testid=accuracy-speed]', (rows) => rows.map((r) => [r.dataset.figure, r.dataset.kind, ...[...r.children].map((c) => c.textContent)]));
-    const wanted = speed.figures.map((f) => [f.figure, f.kind, f.figure, f.shown, String(f.group.rows), `${f.group.median_abs_pct.toFixed(1)}%`, `${f.group.worst_abs_pct.toFixed(1)}%${f.group.worst_id}`, f.group.banded ? `${f.group.in_band} of ${f.group.banded}` : 'no band']);
+    const wanted = speed.figures.map((f) => [f.figure, f.kind, f.label, f.shown, String(f.group.rows), `${f.group.median_abs_pct.toFixed(1)}%`, `${f.group.worst_abs_pct.toFixed(1)}%${f.group.worst_id}`, f.group.banded ? `${f.group.in_band} of ${f.group.banded}` : 'no band']);
     assert.deepEqual(rows, wanted, `speed rows for ?${query}`);
     const notes = await page.$$eval('section.accuracy [data-testid=accuracy-speed-note]', (ps) => ps.map((p) => p.textContent));
     assert.deepEqual(notes, [...speed.figures.map((f) => f.note).filter((n) => n), ...(speed.note ? [speed.note] : [])], `speed notes for ?${query}`);

@@ -178,7 +178,7 @@ pub fn speed_accuracy(a: &SpeedAccuracy) -> String {
                         banded => format!("{} of {banded}", f.group.in_band),
                     };
                     vec![
-                        f.pick.figure.to_string(),
+                        f.pick.label.to_string(),
                         f.pick.shown.clone(),
                         g.rows.to_string(),
                         format!("{:.1}%", g.median_abs_pct),
@@ -191,7 +191,7 @@ pub fn speed_accuracy(a: &SpeedAccuracy) -> String {
     }
     for f in &a.figures {
         if let Some(note) = &f.pick.note {
-            out += &format!("{}: {note}\n", f.pick.figure);
+            out += &format!("{}: {note}\n", f.pick.label);
         }
     }
     if let Some(note) = &a.note {

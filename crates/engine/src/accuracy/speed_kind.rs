@@ -209,12 +209,24 @@ pub fn speed_groups(rows: &[HeldOut]) -> Vec<SpeedGroup> {
 pub struct SpeedPick {
     /// `decode_tokens_per_s`, … or [`TRAIN_STEP`].
     pub figure: &'static str,
+    /// The figure in words: "decode tokens/s", "training step time".
+    pub label: &'static str,
     /// The estimate's own kind.
     pub kind: String,
     /// The kind whose rows are shown: `kind`, or a broader one when it has too few.
     pub shown: String,
     /// Said when the rows shown are a broader kind's, or too few.
     pub note: Option<String>,
+}
+
+/// A speed figure's key in words, as a table shows it.
+fn label(figure: &str) -> &'static str {
+    match figure {
+        "prefill_tokens_per_s" => "prefill tokens/s",
+        "decode_tokens_per_s" => "decode tokens/s",
+        "output_tokens_per_s" => "output tokens/s",
+        _ => "training step time",
+    }
 }
 
 /// "1 held-out row", "3 held-out rows".
@@ -259,6 +271,7 @@ fn pick(
     };
     Some(SpeedPick {
         figure,
+        label: label(figure),
         kind: exact,
         shown: shown.clone(),
         note,
