@@ -247,13 +247,7 @@ fn training_speed_report(csv: &str) {
     let groups: Vec<Summary> = speed_groups(
         &held_out
             .iter()
-            .map(|r| HeldOut {
-                kind: &r.kind,
-                id: &r.id,
-                error_pct: r.error_pct,
-                source: &r.source,
-                in_band: Some(r.in_band),
-            })
+            .map(|r| HeldOut::of_training(r))
             .collect::<Vec<_>>(),
     )
     .into_iter()

@@ -928,14 +928,7 @@ fn parse_smi_prints_each_warning_once_on_its_own_line() {
 #[test]
 fn accuracy_shows_the_speed_kinds_held_out_rows() {
     use vramfit_engine::accuracy::{compare_speed, summarize_speed};
-    let read = |name: &str| {
-        std::fs::read_to_string(
-            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-                .join("../../calibration")
-                .join(name),
-        )
-        .expect("calibration file")
-    };
+    let read = calibration;
     let (rows, _) = compare_speed(&read("speed-measured.csv"), &read("speed-scenarios.csv"));
     let held_out: Vec<_> = rows.into_iter().filter(|r| r.fit.is_none()).collect();
     let counted = |kind: &str| {
@@ -1017,14 +1010,7 @@ fn accuracy_shows_the_speed_kinds_held_out_rows() {
 #[test]
 fn accuracy_shows_the_kind_of_runs_figures() {
     use vramfit_engine::accuracy::{validation, KindAccuracy, RunKind};
-    let read = |name: &str| {
-        std::fs::read_to_string(
-            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-                .join("../../calibration")
-                .join(name),
-        )
-        .expect("calibration file")
-    };
+    let read = calibration;
     let summaries = validation(
         &read("measured-public.csv"),
         &read("scenarios.csv"),
@@ -1126,4 +1112,14 @@ fn unlike_gpus_get_a_plan_each_in_json_and_text() {
         &[&args[..], &["--tensor-split", "1,2,3"]].concat(),
         &["tensor-split"],
     );
+}
+
+/// A file of calibration/, as the accuracy tests read it.
+fn calibration(name: &str) -> String {
+    std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../calibration")
+            .join(name),
+    )
+    .expect("calibration file")
 }

@@ -3,7 +3,9 @@
 //! rows of runs like it: its own kind, or a broader one, named, when its own has fewer than
 //! [`FEW_ROWS`]. `vramfit estimate --accuracy` and the page's accuracy panel show them.
 
-use super::{compare_speed, compare_training_speed, summary, Summary, FEW_ROWS};
+use super::{
+    compare_speed, compare_training_speed, summary, Summary, TrainingComparison, FEW_ROWS,
+};
 use crate::estimate::{Bound, Estimate};
 use crate::gpu_catalogue;
 use crate::scenario::Scenario;
@@ -155,6 +157,19 @@ pub struct HeldOut<'a> {
     pub source: &'a str,
     /// Whether the measurement lies within the estimate's band; `None` for a figure without one.
     pub in_band: Option<bool>,
+}
+
+impl<'a> HeldOut<'a> {
+    /// A training row, which always has a band.
+    pub fn of_training(r: &'a TrainingComparison) -> HeldOut<'a> {
+        HeldOut {
+            kind: &r.kind,
+            id: &r.id,
+            error_pct: r.error_pct,
+            source: &r.source,
+            in_band: Some(r.in_band),
+        }
+    }
 }
 
 /// The held-out rows of one kind at one breadth: [`Summary`]'s figures (its `kind` the name)
@@ -371,13 +386,7 @@ pub fn speed_validation(
     let training = training
         .iter()
         .filter(|r| r.fit.is_none())
-        .map(|r| HeldOut {
-            kind: &r.kind,
-            id: &r.id,
-            error_pct: r.error_pct,
-            source: &r.source,
-            in_band: Some(r.in_band),
-        });
+        .map(HeldOut::of_training);
     speed_groups(&inference.chain(training).collect::<Vec<_>>())
 }
 
