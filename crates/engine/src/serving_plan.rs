@@ -18,6 +18,9 @@ const GPU_COUNTS: [u32; 7] = [1, 2, 4, 8, 16, 32, 64];
 /// The shortest context on the curve.
 const CURVE_START: u32 = 1024;
 
+/// The most requests a runtime of slots is searched for (llama.cpp's `-np`).
+const MAX_REQUESTS_SEARCHED: u32 = 1024;
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ServingPlan {
     pub schema: String,
@@ -84,14 +87,31 @@ fn serves(s: &Scenario, users: u32) -> bool {
     serving_at(s).is_some_and(|v| v.starts && v.max_concurrency >= f64::from(users)) && fits(s)
 }
 
+/// The scenario set up as its runtime serves `requests` requests of `tokens` each: a pool sized
+/// for that context, or a slot per request.
+fn for_requests(s: &Scenario, tokens: u32, requests: u32) -> Scenario {
+    with(s, |c| c.runtime.rules().for_requests(c, tokens, requests))
+}
+
+/// How many requests of `tokens` each are served at once: what the pool holds where the runtime
+/// pools its cache, else the most slots that fit.
+fn concurrency_at(s: &Scenario, tokens: u32) -> Option<f64> {
+    if s.runtime.rules().facts().pools_kv {
+        let at = serving_at(&for_requests(s, tokens, 1))?;
+        at.starts.then_some(at.max_concurrency)
+    } else {
+        largest(MAX_REQUESTS_SEARCHED, |n| {
+            serves(&for_requests(s, tokens, n), n)
+        })
+        .map(f64::from)
+    }
+}
+
 /// The longest context at which `users` requests fit at once, searched as the solver searches
 /// sequences.
 fn max_context(s: &Scenario, users: u32) -> Option<u32> {
     largest(MAX_SEQ_SEARCHED, |tokens| {
-        serves(
-            &with(s, |c| c.max_model_len = Some(ContextLength::Tokens(tokens))),
-            users,
-        )
+        serves(&for_requests(s, tokens, users), users)
     })
 }
 
@@ -150,10 +170,14 @@ fn fast_enough(s: &Scenario, users: u32, target: f64) -> bool {
     speed_of(&at).is_ok_and(|speed| speed.is_some_and(|v| v.decode_tokens_per_s >= target))
 }
 
-/// The speed answers: the smallest GPU that serves `users` at `target` tokens/s each, and the
-/// most requests the scenario's GPU serves at that speed (speed falls as requests are added, so
-/// the count is searched as the solver searches).
-fn speed_answers(s: &Scenario, users: u32, target: f64) -> (Option<String>, Option<u32>) {
+/// The speed answers: the smallest GPU that serves `users` requests of `tokens` at `target`
+/// tokens/s each, and the most requests of `tokens` the scenario's GPU serves at that speed
+/// (speed falls as requests are added, so the count is searched as the solver searches).
+fn speed_answers(
+    s: &Scenario,
+    (users, tokens): (u32, u32),
+    target: f64,
+) -> (Option<String>, Option<u32>) {
     let smallest = GPUS
         .iter()
         .find(|g| {
@@ -165,7 +189,7 @@ fn speed_answers(s: &Scenario, users: u32, target: f64) -> (Option<String>, Opti
             serves(&on, users) && fast_enough(&on, users, target)
         })
         .map(|g| g.id.to_string());
-    let held = serving_at(s).map_or(0.0, |v| v.max_concurrency).floor() as u32;
+    let held = concurrency_at(s, tokens).unwrap_or(0.0).floor() as u32;
     let most = (held > 0)
         .then(|| largest(held, |n| fast_enough(s, n, target)))
         .flatten();
@@ -188,7 +212,8 @@ pub fn plan_serving(
             ),
         )]
     })?;
-    let users = users.unwrap_or(1).max(1);
+    let asked = users.map(|n| n.max(1));
+    let users = asked.unwrap_or(1);
     // The answers ask what holds every layer left to the runtime on the GPU, so llama.cpp's
     // --fit, which would move layers to system RAM instead, stays off while they search; and
     // they ask for requests of this plan's context, so vLLM's `auto` is pinned at the length it
@@ -200,16 +225,17 @@ pub fn plan_serving(
         }
     });
     let s = &fixed;
-    let smallest_gpu = smallest_gpu(s, users);
-    let fewest_gpus = fewest_gpus(s, users);
+    // `users` requests of this context, each in a slot of its own where the runtime has slots;
+    // without a number of users, the scenario as it is, its slots too.
+    let served = match asked {
+        Some(n) => for_requests(s, here.context_tokens, n),
+        None => s.clone(),
+    };
+    let smallest_gpu = smallest_gpu(&served, users);
+    let fewest_gpus = fewest_gpus(&served, users);
     let curve = std::iter::successors(Some(CURVE_START), |t| t.checked_mul(2))
         .take_while(|&t| t <= MAX_SEQ_SEARCHED)
-        .map_while(|tokens| {
-            let at = serving_at(&with(s, |c| {
-                c.max_model_len = Some(ContextLength::Tokens(tokens))
-            }))?;
-            at.starts.then_some((tokens, at.max_concurrency))
-        })
+        .map_while(|tokens| Some((tokens, concurrency_at(s, tokens)?)))
         .collect();
     let places_layers = s.runtime.rules().facts().places_layers;
     let best_quant = QUANTS_BY_QUALITY
@@ -228,11 +254,11 @@ pub fn plan_serving(
         .filter(|_| places_layers)
         .find(|&n| fits(&with(s, |c| c.n_gpu_layers = Some(n))));
     let (smallest_gpu_for_speed, most_users_at_speed) = match speed_target {
-        Some(target) => speed_answers(s, users, target),
+        Some(target) => speed_answers(&served, (users, here.context_tokens), target),
         None => (None, None),
     };
     let fewest_gpus_for_speed =
-        speed_target.and_then(|target| fewest_gpus_for_speed(s, users, target));
+        speed_target.and_then(|target| fewest_gpus_for_speed(&served, users, target));
     Ok(ServingPlan {
         schema: "vramfit.serving-plan/1".to_string(),
         max_concurrency: here.max_concurrency,

@@ -513,6 +513,12 @@ impl RuntimeRules for LlamaCpp {
         }
     }
 
+    /// A slot (`-np`) per request, each `tokens` long: `-c` is the context of every slot together.
+    fn for_requests(&self, s: &mut Scenario, tokens: u32, requests: u32) {
+        s.parallel = requests.max(1);
+        s.ctx_size = Some(tokens.saturating_mul(s.parallel));
+    }
+
     fn push(&self, b: Build<'_>) -> Option<Serving> {
         if b.r.arch.recurrent.layers > 0 && b.s.ssm_dtype.is_some_and(|t| t != Dtype::Fp32) {
             b.notes.push("llama.cpp keeps the recurrent state (its R and S buffers) in f32 whatever ssm-dtype says, so it is counted in f32.".to_string());

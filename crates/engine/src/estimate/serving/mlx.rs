@@ -97,6 +97,13 @@ impl RuntimeRules for Mlx {
         &FACTS
     }
 
+    /// One request whose cache holds `tokens`, prompt and reply: the estimate serves one at a
+    /// time (a concurrency of 1), so more than one never fits.
+    fn for_requests(&self, s: &mut Scenario, tokens: u32, _requests: u32) {
+        s.seq = tokens;
+        s.prompt = s.prompt.map(|p| p.min(tokens));
+    }
+
     fn check(&self, s: &Scenario, errors: &mut Vec<FieldError>) {
         if s.mlx_bits.is_some_and(|b| !BITS.contains(&b)) {
             errors.push(FieldError::new(

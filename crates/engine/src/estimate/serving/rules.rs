@@ -10,7 +10,7 @@ use crate::estimate::links::Parallel;
 use crate::estimate::speed::{Efficiency, TensorPath};
 use crate::estimate::stack::Stack;
 use crate::gpu_catalogue::{Datasheet, Gpu};
-use crate::runtime::{Release, Runtime};
+use crate::runtime::{ContextLength, Release, Runtime};
 use crate::scenario::{FieldError, Group, Resolved, Scenario};
 use crate::units::Bytes;
 
@@ -140,6 +140,13 @@ pub trait RuntimeRules: Sync {
     /// Pushes its components onto the stack and returns what it does with its pool; `None` for
     /// transformers, whose cache the detailed method sizes per sequence.
     fn push(&self, build: Build<'_>) -> Option<Serving>;
+
+    /// Sets the scenario up to serve `requests` requests of `tokens` tokens each at once, as the
+    /// serving plan asks. A pool is sized for requests of `tokens` (`max-model-len`), and its
+    /// concurrency then says how many it holds.
+    fn for_requests(&self, s: &mut Scenario, tokens: u32, _requests: u32) {
+        s.max_model_len = Some(ContextLength::Tokens(tokens));
+    }
 }
 
 /// A runtime's speed: what it reaches of a card's peaks and the command that measures it. Its
