@@ -296,7 +296,7 @@ const RUNTIME_MEDIAN_MAX_PCT: &[(&str, f64)] = &[
     ("vllm weights", 1.0),                  // today 0.2
     ("vllm activation_peak", 3.5),          // today 1.1
     ("vllm cuda_graphs", 8.0),              // today 6.9
-    ("sglang kv_pool", 2.5),                // today 0.8 over 8 logs (1.3, 2.5 and 4.0 next)
+    ("sglang kv_pool", 2.5),                // today 0.3 over 12 logs (0.5, 0.8 and 1.3 next)
     ("llama.cpp kv_buffer", 1.0),           // today 0.0
     ("llama.cpp model_buffer_gpu", 1.0),    // today 0.3
     ("llama.cpp model_buffer_host", 1.0),   // today 0.0

@@ -22,7 +22,7 @@
 //!     `max_total_tokens`) or, with an MLA backend, 1.5 GiB, before the 10240 MB floor.
 //!   - v0.4.8 to v0.5.2: `reserved` from a table by capacity: `(2.8 + tp·pp/10)` GiB below
 //!     35 GiB, `(9.5 + tp·pp/2)` GiB below 90, `(12 + tp·pp/2)` GiB below 160, 32 GiB above.
-//!   - v0.4.3 to v0.4.7: no formula, a fraction by parallel size (0.88 at TP1, 0.87 at TP2,
+//!   - v0.4.0 to v0.4.7: no formula, a fraction by parallel size (0.88 at TP1, 0.87 at TP2,
 //!     0.85 at TP4, 0.81 at TP8, 0.79 at TP16), since v0.4.6 only up to 80 GiB; other GPUs and
 //!     releases: give `mem-fraction-static`.
 //! - `--max-total-tokens` caps the pool's tokens (`_apply_token_constraints`: the smaller of it
@@ -196,11 +196,12 @@ const PIECEWISE_DEFAULT: [u32; 3] = [0, 5, 10];
 const CAPACITY_TABLE: [u32; 3] = [0, 4, 8];
 
 /// Before the capacity table, the default fraction by parallel size, the largest first
-/// (`ServerArgs.__post_init__`, python/sglang/srt/server_args.py of 0.4.3.post4, 0.4.6 and
-/// 0.4.7): the oldest release read, the first that applies it only up to 81920 MiB (above, other
+/// (`ServerArgs.__post_init__`, python/sglang/srt/server_args.py of 0.4.0, 0.4.6 and 0.4.7;
+/// the same table in 0.4.1, 0.4.1.post7, 0.4.2, 0.4.3.post4 and 0.4.4.post1): the oldest release
+/// with it (0.3.6 gives TP8 0.82), the first that applies it only up to 81920 MiB (above, other
 /// rules this table does not model), and the first that counts `tp × pp` rather than `tp`.
 const TP_FRACTIONS: [(u32, f64); 5] = [(16, 0.79), (8, 0.81), (4, 0.85), (2, 0.87), (1, 0.88)];
-const TP_TABLE: [u32; 3] = [0, 4, 3];
+const TP_TABLE: [u32; 3] = [0, 4, 0];
 const TP_TABLE_UP_TO_80_GIB: [u32; 3] = [0, 4, 6];
 const TP_TABLE_WITH_PP: [u32; 3] = [0, 4, 7];
 const TP_TABLE_MAX_MIB: u64 = 81920;
@@ -382,7 +383,7 @@ fn release_note(release: Release, modelled: bool) -> Option<String> {
             "SGLang {release} is newer than the releases whose memory rules were checked: those of 0.5.23 apply."
         )),
         Release::Version(_) if !modelled => Some(format!(
-            "SGLang {release}'s default mem-fraction-static is not modelled here (before 0.4.8 it came from tables by parallel size, checked from 0.4.3 and, since 0.4.6, only up to 80 GiB): the 0.4.8 table applies; give mem-fraction-static."
+            "SGLang {release}'s default mem-fraction-static is not modelled here (before 0.4.8 it came from tables by parallel size, checked from 0.4.0 and, since 0.4.6, only up to 80 GiB): the 0.4.8 table applies; give mem-fraction-static."
         )),
         _ => None,
     }
@@ -529,7 +530,9 @@ mod tests {
         assert_eq!(tp4("0.4.3", "l4"), ("0.85".to_string(), false));
         // From 0.4.6 the table stops at 80 GiB; an H200's default is not modelled.
         assert!(tp4("0.4.6", "h200").1);
-        assert!(tp4("0.4.2", "l4").1);
+        // 0.4.0 has the same table (0.4.1, 0.4.2 and 0.4.3 too); 0.3.6's TP8 figure differs.
+        assert_eq!(tp4("0.4.0", "l4"), ("0.85".to_string(), false));
+        assert!(tp4("0.3.6", "l4").1);
     }
 
     #[test]
