@@ -231,6 +231,28 @@ impl std::fmt::Display for ContextLength {
     }
 }
 
+/// llama.cpp's `-c` (`--ctx-size`) as set: tokens over every slot together, or the context the
+/// model was trained for (`0 = loaded from model`, common/arg.cpp), either given as `-c 0`, which
+/// `--fit` keeps whole, or left out of the command (`auto`), which `--fit` may shrink.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CtxSize {
+    Tokens(u32),
+    /// `-c 0`.
+    Trained,
+    /// No `-c`: llama.cpp's default, `n_ctx = 0`.
+    Auto,
+}
+
+impl std::fmt::Display for CtxSize {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CtxSize::Tokens(n) => write!(f, "{n}"),
+            CtxSize::Trained => f.write_str("0"),
+            CtxSize::Auto => f.write_str("auto"),
+        }
+    }
+}
+
 /// A llama.cpp build as its binaries print it (`version: 6500 (…)`, release tag `b6500`): the
 /// commit count on master, so a later build has every earlier build's changes. `latest` is the
 /// newest build whose rules were checked (`estimate/serving/llamacpp_rules.rs`).

@@ -4,7 +4,7 @@
 
 use crate::estimate::{breakdown, speed_of, Serving};
 use crate::gpu_catalogue::GPUS;
-use crate::runtime::{ContextLength, Runtime};
+use crate::runtime::Runtime;
 use crate::scenario::{FieldError, Scenario};
 use crate::sharding::Sharding;
 use crate::solver::{largest, MAX_SEQ_SEARCHED};
@@ -216,13 +216,14 @@ pub fn plan_serving(
     let users = asked.unwrap_or(1);
     // The answers ask what holds every layer left to the runtime on the GPU, so llama.cpp's
     // --fit, which would move layers to system RAM instead, stays off while they search; and
-    // they ask for requests of this plan's context, so vLLM's `auto` is pinned at the length it
-    // fits here.
+    // they ask for requests of this plan's context, so a context left to the runtime (vLLM's
+    // `auto`, llama.cpp's trained or fitted one) is pinned at what it is here.
     let fixed = with(s, |c| {
         c.fit = Some(false);
-        if c.max_model_len == Some(ContextLength::Auto) {
-            c.max_model_len = Some(ContextLength::Tokens(here.context_tokens));
-        }
+        let requests = here.max_concurrency.floor().max(1.0) as u32;
+        c.runtime
+            .rules()
+            .for_requests(c, here.context_tokens, requests);
     });
     let s = &fixed;
     // `users` requests of this context, each in a slot of its own where the runtime has slots;

@@ -318,3 +318,83 @@ fn fit_keeps_a_mixture_of_experts_layers_on_the_gpu_with_some_experts_in_system_
         fitted.total_bytes
     );
 }
+
+const EIGHT_ON_A_3070: &str =
+    "mode=inference&runtime=llama.cpp&model=llama-3.1-8b&quant=Q4_K_M&gpu=rtx-3070";
+
+#[test]
+fn without_c_fit_shrinks_the_trained_context_to_what_leaves_a_gib_free() {
+    let fitted = run(&format!("{EIGHT_ON_A_3070}&ctx-size=auto"));
+    let (cells, from) = setting(&fitted, "ctx-size");
+    let cells: u32 = cells.parse().unwrap();
+    assert_eq!(from.as_deref(), Some("chosen by --fit"));
+    assert!(
+        cells > 4096 && cells < 131_072 && cells.is_multiple_of(256),
+        "-c {cells}"
+    );
+    // Every layer stays on the GPU, and the context given by hand is the same buffers.
+    assert_eq!(setting(&fitted, "n-gpu-layers").0, "33");
+    let given = |c: u32| run(&format!("{EIGHT_ON_A_3070}&ctx-size={c}&n-gpu-layers=33"));
+    assert_eq!(given(cells).total_bytes, fitted.total_bytes);
+    // --fit given that context keeps every layer on the GPU, and 1024 cells more it would not:
+    // llama.cpp interpolates between the buffers at the trained context and at 4096, then rounds
+    // down to 256.
+    let layers_at = |c: u32| {
+        setting(
+            &run(&format!("{EIGHT_ON_A_3070}&ctx-size={c}")),
+            "n-gpu-layers",
+        )
+        .0
+    };
+    assert_eq!(layers_at(cells), "33");
+    assert_ne!(layers_at(cells + 1024), "33");
+    assert!(fitted.notes.iter().any(|n| n.contains(&format!(
+        "shrinks the trained context from 131072 to {cells} cells"
+    ))));
+    let serving = fitted.serving.as_ref().unwrap();
+    assert!(serving
+        .command
+        .as_deref()
+        .is_some_and(|c| c.contains(&format!("-c {cells} "))));
+}
+
+#[test]
+fn a_given_c_0_keeps_the_trained_context_from_pr_19070_and_layers_move_instead() {
+    let whole = run(&format!("{EIGHT_ON_A_3070}&ctx-size=0"));
+    assert_eq!(setting(&whole, "ctx-size").0, "131072");
+    let ngl: u32 = setting(&whole, "n-gpu-layers").0.parse().unwrap();
+    assert!(ngl < 33, "-ngl {ngl}");
+    // Before it, --fit shrank -c 0 as it shrinks no -c.
+    let older = run(&format!(
+        "{EIGHT_ON_A_3070}&ctx-size=0&llama-cpp-build=b7539"
+    ));
+    let cells: u32 = setting(&older, "ctx-size").0.parse().unwrap();
+    assert!(cells < 131_072);
+    // Without --fit, llama_context takes the trained context once over every slot.
+    let off = run(&format!(
+        "{EIGHT_ON_A_3070}&ctx-size=0&fit=false&parallel=4&n-gpu-layers=33"
+    ));
+    assert_eq!(setting(&off, "ctx-size").0, "131072");
+    let per_stream = run(&format!(
+        "{EIGHT_ON_A_3070}&ctx-size=0&parallel=4&n-gpu-layers=0"
+    ));
+    assert_eq!(setting(&per_stream, "ctx-size").0, "524288");
+}
+
+#[test]
+fn when_even_4096_cells_leave_no_margin_the_layers_move_too() {
+    let fitted = run(
+        "mode=inference&runtime=llama.cpp&model=llama-3.1-70b&quant=Q4_K_M&gpu=rtx-4090&ctx-size=auto",
+    );
+    assert_eq!(setting(&fitted, "ctx-size").0, "4096");
+    let ngl: u32 = setting(&fitted, "n-gpu-layers").0.parse().unwrap();
+    assert!(ngl > 1 && ngl < 81, "-ngl {ngl}");
+    assert!(fitted.verdict.fits());
+    // A -ngl given stops --fit after the context: it still shrinks, and the layers load as asked.
+    let given = run(
+        "mode=inference&runtime=llama.cpp&model=llama-3.1-70b&quant=Q4_K_M&gpu=rtx-4090&ctx-size=auto&n-gpu-layers=81",
+    );
+    assert_eq!(setting(&given, "ctx-size").0, "4096");
+    assert_eq!(setting(&given, "n-gpu-layers").0, "81");
+    assert!(!given.verdict.fits());
+}

@@ -224,8 +224,10 @@ impl GgufModel {
             .file_type
             .map_or("an unnamed file type", FileType::name);
         let trained = match self.context_length {
-            // llama-server's default `-c 0` takes this length; set ctx-size to plan for it.
-            Some(tokens) => format!(" Trained for {tokens} tokens (llama-server's -c 0)."),
+            // llama-server without `-c` starts from this length: ctx-size=auto plans for it.
+            Some(tokens) => format!(
+                " Trained for {tokens} tokens (llama-server's context without -c: ctx-size=auto)."
+            ),
             None => String::new(),
         };
         format!(

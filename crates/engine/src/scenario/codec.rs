@@ -5,7 +5,7 @@
 use crate::gpu_catalogue::{self, GPUS};
 use crate::lora::LoraTargets;
 use crate::model::{self, CATALOGUE_PRESETS, PRESETS};
-use crate::runtime::ContextLength;
+use crate::runtime::{ContextLength, CtxSize};
 use crate::smi::shown_in_message;
 use crate::units::{format_size_exact, parse_f64, parse_size, Bytes};
 use crate::wire::{Choice, Wire};
@@ -241,6 +241,54 @@ impl Codec for ContextLengthCodec {
             None => Json::Null,
             Some(ContextLength::Tokens(n)) => Json::from(*n),
             Some(ContextLength::Auto) => Json::String("auto".to_string()),
+        }
+    }
+
+    fn json_text<'j>(&self, json: &'j Json) -> Result<Cow<'j, str>, String> {
+        match json {
+            Json::Null => Ok(Cow::Borrowed("")),
+            other => scalar_text(other),
+        }
+    }
+}
+
+/// `ctx-size`: unset (`seq`), a whole number of tokens, `0` as llama.cpp reads `-c 0` (the context
+/// the model was trained for, kept whole), or `auto`: `-c` left out, the trained context, which
+/// `--fit` may shrink.
+pub struct CtxSizeCodec;
+
+impl Codec for CtxSizeCodec {
+    type Value = Option<CtxSize>;
+
+    fn parse(&self, text: &str) -> Result<Self::Value, String> {
+        match text.trim() {
+            "" => Ok(None),
+            "0" => Ok(Some(CtxSize::Trained)),
+            t if t.eq_ignore_ascii_case("auto") => Ok(Some(CtxSize::Auto)),
+            t => Count.parse(t).map(|n| Some(CtxSize::Tokens(n))),
+        }
+    }
+
+    fn format(&self, value: &Self::Value) -> String {
+        value.map(|v| v.to_string()).unwrap_or_default()
+    }
+
+    fn syntax(&self) -> Option<&'static str> {
+        Some(
+            "16384; 0 for the model's trained context (-c 0); auto for no -c (--fit may shrink it)",
+        )
+    }
+
+    fn placeholder(&self, _default: &Self::Value) -> String {
+        "seq".to_string()
+    }
+
+    fn write_json(&self, value: &Self::Value) -> Json {
+        match value {
+            None => Json::Null,
+            Some(CtxSize::Tokens(n)) => Json::from(*n),
+            Some(CtxSize::Trained) => Json::from(0),
+            Some(CtxSize::Auto) => Json::String("auto".to_string()),
         }
     }
 

@@ -9,8 +9,8 @@ use crate::lora::LoraTargets;
 use crate::model::{CheckpointWeights, FileWeights};
 use crate::optimizer::{Optimizer, OptimizerStep};
 use crate::runtime::{
-    AttentionBackend, CacheType, ContextLength, CudagraphMode, GpuBackend, KqMask, LlamaBuild,
-    LogitRows, OffloadOutput, Release, Runtime,
+    AttentionBackend, CacheType, ContextLength, CtxSize, CudagraphMode, GpuBackend, KqMask,
+    LlamaBuild, LogitRows, OffloadOutput, Release, Runtime,
 };
 use crate::sharding::{Offload, Sharding};
 use crate::units::{Bytes, Units, MIB};
@@ -644,10 +644,10 @@ scenario_fields! {
     offload_output: Option<OffloadOutput> = None,
         "offload-output", Optional { inner: pick::<OffloadOutput>(), none: "the build's default (first since PR #18148)" }, LlamaCpp,
         "Output layer offloaded", "whether -ngl offloads the output layer first (builds since PR #18148, December 2025) or last (older builds); unset: the build's";
-    /// `-c`: the cache's cells over every slot.
-    ctx_size: Option<u32> = None,
-        "ctx-size", Optional { inner: Count, none: "seq" }, LlamaCpp,
-        "Context (-c)", "context in tokens, over every slot (-c, --ctx-size)";
+    /// `-c`: the cache's cells over every slot, or the model's trained context.
+    ctx_size: Option<CtxSize> = None,
+        "ctx-size", CtxSizeCodec, LlamaCpp,
+        "Context (-c)", "context in tokens, over every slot (-c, --ctx-size); 0 for the context the model was trained for; auto for llama-server without -c, whose --fit shrinks that context to what fits";
     /// `-np`: slots, each with `ctx-size / parallel` tokens.
     parallel: u32 = 1,
         "parallel", Count, LlamaCpp,

@@ -83,7 +83,7 @@ use crate::estimate::ComponentId;
 use crate::estimate::LogFigure;
 use crate::gpu_catalogue::{Datasheet, Gpu, Process};
 use crate::model::{Architecture, Block, Projection};
-use crate::runtime::{GpuBackend, KqMask, LogitRows, OffloadOutput, Runtime};
+use crate::runtime::{CtxSize, GpuBackend, KqMask, LogitRows, OffloadOutput, Runtime};
 use crate::scenario::{Codec, FieldError, Group, Proportions};
 use crate::scenario::{Resolved, Scenario};
 use crate::units::{Bytes, Units, MIB};
@@ -516,16 +516,19 @@ impl RuntimeRules for LlamaCpp {
     /// A slot (`-np`) per request, each `tokens` long: `-c` is the context of every slot together.
     fn for_requests(&self, s: &mut Scenario, tokens: u32, requests: u32) {
         s.parallel = requests.max(1);
-        s.ctx_size = Some(tokens.saturating_mul(s.parallel));
+        s.ctx_size = Some(CtxSize::Tokens(tokens.saturating_mul(s.parallel)));
     }
 
     fn push(&self, b: Build<'_>) -> Option<Serving> {
         if b.r.arch.recurrent.layers > 0 && b.s.ssm_dtype.is_some_and(|t| t != Dtype::Fp32) {
             b.notes.push("llama.cpp keeps the recurrent state (its R and S buffers) in f32 whatever ssm-dtype says, so it is counted in f32.".to_string());
         }
-        if let Some(note) = Rules::new(b.s.llama_cpp_build).note(b.s, b.r.arch.layers) {
-            b.notes.push(note);
-        }
+        let build = Rules::new(b.s.llama_cpp_build);
+        let notes = [
+            build.note(b.s, b.r.arch.layers),
+            build.full_context_note(b.s),
+        ];
+        b.notes.extend(notes.into_iter().flatten());
         // What the detailed method pushed, kept so that --fit can try other placements on it.
         let before = llamacpp_rules::fit(b.s).then(|| b.stack.trial());
         let mut serving = push(b.s, b.r, &b.d, b.stack);
@@ -541,6 +544,7 @@ impl RuntimeRules for LlamaCpp {
             let chosen = [
                 ("n-gpu-layers", b.s.n_gpu_layers != s.n_gpu_layers),
                 ("n-cpu-moe", b.s.n_cpu_moe != s.n_cpu_moe),
+                ("ctx-size", b.s.ctx_size != s.ctx_size),
             ];
             for setting in &mut serving.settings {
                 if chosen.contains(&(setting.key.as_str(), true)) {
@@ -1381,6 +1385,39 @@ pub(crate) fn device_slots(s: &Scenario, slots: u32) -> Vec<Range<u32>> {
         .collect()
 }
 
+/// `-c` as llama.cpp applies it, before `--fit` shrinks anything, and where that came from.
+pub(super) struct Context {
+    pub cells: u32,
+    pub from: &'static str,
+}
+
+/// The given tokens, `seq` when unset, or for `-c 0` and no `-c` the context the model was
+/// trained for, its RoPE table's positions (`seq` for a shape without one). `--fit` gives each
+/// stream all of it (`n_ctx_max = n_ctx_train × n_streams`, common/fit.cpp at llama.cpp@0c1e57098);
+/// without `--fit`, `llama_context` takes it once over every slot (`n_ctx = n_ctx_train`,
+/// src/llama-context.cpp).
+pub(super) fn context(s: &Scenario, a: &Architecture) -> Context {
+    let trained = match a.rope.positions {
+        0 => s.seq,
+        positions => positions,
+    };
+    let streams = if s.kv_unified { 1 } else { s.parallel.max(1) };
+    let whole = if llamacpp_rules::fit(s) {
+        (
+            trained.saturating_mul(streams),
+            "the model's trained context (its RoPE positions) in each stream, as --fit sets it",
+        )
+    } else {
+        (trained, "the model's trained context (its RoPE positions)")
+    };
+    let (cells, from) = match s.ctx_size {
+        None => (s.seq, "seq"),
+        Some(CtxSize::Tokens(n)) => (n, ""),
+        Some(CtxSize::Trained | CtxSize::Auto) => whole,
+    };
+    Context { cells, from }
+}
+
 /// The KV cache's cells: per slot, per stream and in all.
 struct Cells {
     slots: u32,
@@ -1394,7 +1431,7 @@ struct Cells {
 impl Cells {
     fn new(s: &Scenario, a: &Architecture) -> Cells {
         let slots = s.parallel.max(1);
-        let n_ctx = s.ctx_size.unwrap_or(s.seq);
+        let n_ctx = context(s, a).cells;
         // A unified cache is one stream of every cell; otherwise each slot has its own stream.
         let (streams, per_stream) = if s.kv_unified || slots == 1 {
             (1, pad(n_ctx, CELL_PADDING))
@@ -1725,7 +1762,7 @@ pub(super) fn push(s: &Scenario, r: &Resolved, d: &Deployment, stack: &mut Stack
             layers: layers.first_gpu_block,
         },
         command: None,
-        settings: settings(s, &layers, &cells, ex),
+        settings: settings(s, a, &layers, &cells, ex),
     }
 }
 
@@ -1820,7 +1857,13 @@ fn refusal(s: &Scenario, d: &Deployment, total: Bytes) -> Option<String> {
 }
 
 /// The settings as llama.cpp applies them.
-fn settings(s: &Scenario, layers: &Layers, cells: &Cells, explain: bool) -> Vec<Setting> {
+fn settings(
+    s: &Scenario,
+    a: &Architecture,
+    layers: &Layers,
+    cells: &Cells,
+    explain: bool,
+) -> Vec<Setting> {
     let mut settings = Settings::new(explain);
     settings.given("quant", s.quant);
     match &s.gguf_weights {
@@ -1836,7 +1879,8 @@ fn settings(s: &Scenario, layers: &Layers, cells: &Cells, explain: bool) -> Vec<
         s.n_gpu_layers.is_some(),
         "all layers",
     );
-    settings.push("ctx-size", cells.n_ctx, s.ctx_size.is_some(), "seq");
+    let given = matches!(s.ctx_size, Some(CtxSize::Tokens(_)));
+    settings.push("ctx-size", cells.n_ctx, given, context(s, a).from);
     settings.given("parallel", cells.slots);
     settings.given("cache-type-k", s.cache_type_k);
     settings.given("cache-type-v", s.cache_type_v);

@@ -5,9 +5,11 @@
 //! measures its buffers with the user's settings and changes only what the user left unset:
 //!
 //! 1. If the GPU keeps `--fit-target` (1024 MiB, `fit_params_target`) free, nothing changes.
-//! 2. With `-c` unset, the context shrinks from the training context towards `--fit-ctx` (4096,
-//!    `fit_params_min_ctx`) by linear interpolation, rounded down to 256 × streams. A context
-//!    given with `-c` is kept ("context size set by user … no change").
+//! 2. With `-c` left out (`ctx-size=auto`; before PR #19070 also `-c 0`), the context shrinks from
+//!    the trained one towards `--fit-ctx` (4096 a stream, `fit_params_min_ctx`) by linear
+//!    interpolation of the buffers at both ends, rounded down to 256 × streams; if that leaves
+//!    the margin, the fit ends there, else the context is 4096 a stream and the layers move. A
+//!    context given with `-c` is kept ("context size set by user … no change").
 //! 3. A user's `-ngl`, tensor split or tensor overrides (`--n-cpu-moe` is one) abort the fit:
 //!    llama.cpp loads as asked, and fails if that does not fit.
 //! 4. A dense model: the most layers, the output layer counted first, whose buffers leave the
@@ -16,16 +18,17 @@
 //!    leaves a surplus, layers take their experts back until the margin is reached, else fewer
 //!    layers as for a dense model.
 //!
-//! The prediction replays steps 1, 3, 4 and 5 on this estimate's buffers, on one GPU. Step 2 needs
-//! `-c` unset, which the estimate never is (an unset `ctx-size` is `seq`, written as `-c`); the
-//! estimate says what llama-server without `-c` would do. llama.cpp puts the experts of the last
-//! layers in system RAM where `--n-cpu-moe` names the first; for layers of one shape the bytes
-//! are the same. Its last step, part of one more layer's FFN on the GPU, is not replayed.
+//! The prediction replays every step on this estimate's buffers, on one GPU (on several, step 2
+//! keeps a margin of its own and the later steps split by measurement: neither is replayed).
+//! llama.cpp puts the experts of the last layers in system RAM where `--n-cpu-moe` names the
+//! first; for layers of one shape the bytes are the same. Its last step, part of one more layer's
+//! FFN on the GPU, is not replayed.
 
 use super::llamacpp;
+use super::llamacpp_rules::Rules;
 use super::Deployment;
 use crate::estimate::stack::Stack;
-use crate::runtime::{LlamaBuild, OffloadOutput};
+use crate::runtime::{CtxSize, LlamaBuild, OffloadOutput};
 use crate::scenario::{Resolved, Scenario};
 use crate::units::{Bytes, MIB};
 
@@ -71,21 +74,30 @@ pub(super) fn choose(
     {
         notes.push("offload-output=last describes builds before PR #18148 (after b7445), and --fit is on from b7437 (PR #16653): for an older build, set llama-cpp-build, which then leaves --fit off, or fit=false.".to_string());
     }
-    if s.ctx_size.is_none() {
-        notes.push(format!(
-            "llama-server started without -c takes the model's training context, and --fit shrinks it (to {FIT_MIN_CTX} tokens at least) before it moves layers; the estimate uses -c {} (seq), a context llama.cpp keeps.",
-            s.seq
-        ));
+    if s.gpus > 1 {
+        notes.push("--fit splits the layers over several GPUs by its own measurements (and shrinks an unset context by a margin of its own): the estimate keeps llama.cpp's split by free memory and the context as set.".to_string());
+        return None;
     }
+    let shrunk = match shrink_context(
+        s,
+        r,
+        pushed.saturating_sub(s.context).as_f64(),
+        target,
+        &buffers,
+    ) {
+        Shrunk::Fits(fitted) => return Some(fitted),
+        Shrunk::ToMinimum(c, most) => Some((c, most)),
+        Shrunk::No => None,
+    };
+    let s = shrunk.as_ref().map_or(s, |(c, _)| c);
     if let Some(flag) = user_placement(s) {
         notes.push(format!(
             "--fit leaves the placement alone when {flag} is given (\"already set by user … abort\"): llama.cpp loads as asked."
         ));
-        return None;
-    }
-    if s.gpus > 1 {
-        notes.push("--fit splits the layers over several GPUs by its own measurements; the estimate keeps llama.cpp's split by free memory.".to_string());
-        return None;
+        return shrunk.map(|(scenario, most)| Fitted {
+            note: context_note(&scenario, "", most),
+            scenario,
+        });
     }
     let layers = r.arch.layers;
     let fits = |c: &Scenario| buffers(c) <= target;
@@ -94,7 +106,7 @@ pub(super) fn choose(
     } else {
         fit_layers(s, layers, &fits)
     };
-    let note = match (fitted.n_gpu_layers, fitted.n_cpu_moe) {
+    let placed = match (fitted.n_gpu_layers, fitted.n_cpu_moe) {
         (Some(ngl), 0) => format!(
             "--fit (on by default) moves layers to system RAM to leave {} MiB free: -ngl {ngl}.",
             FIT_TARGET.0 / MIB
@@ -108,10 +120,81 @@ pub(super) fn choose(
             FIT_TARGET.0 / MIB
         ),
     };
+    let note = match &shrunk {
+        Some((c, most)) => context_note(c, &placed, *most),
+        None => placed,
+    };
     Some(Fitted {
         scenario: fitted,
         note,
     })
+}
+
+/// What step 2 did to a context left unset.
+enum Shrunk {
+    /// Shrinking the context alone leaves the margin: `--fit` stops there.
+    Fits(Fitted),
+    /// Even `--fit-ctx` leaves no margin: the context is that (down from the trained one), and
+    /// the layers move too.
+    ToMinimum(Scenario, u32),
+    /// The context was given, or no longer than `--fit-ctx`.
+    No,
+}
+
+/// Step 2 on one GPU, as common/fit.cpp computes it: with `-c` left out, the context goes from
+/// the trained one (`n_ctx_max`) towards `--fit-ctx` by linear interpolation of the buffers
+/// measured at both ends, rounded down to 256 cells a stream. `used` is the buffers at the
+/// trained context, `target` what may be used.
+fn shrink_context(
+    s: &Scenario,
+    r: &Resolved,
+    used: f64,
+    target: f64,
+    buffers: &dyn Fn(&Scenario) -> f64,
+) -> Shrunk {
+    if !Rules::new(s.llama_cpp_build).fit_shrinks(s.ctx_size) {
+        return Shrunk::No;
+    }
+    let streams = if s.kv_unified { 1 } else { s.parallel.max(1) };
+    let most = llamacpp::context(s, &r.arch).cells;
+    let least = FIT_MIN_CTX.saturating_mul(streams);
+    if most <= least {
+        return Shrunk::No;
+    }
+    let with = |cells: u32| {
+        let mut c = s.clone();
+        c.ctx_size = Some(CtxSize::Tokens(cells));
+        c
+    };
+    let at_least = with(least);
+    let used_least = buffers(&at_least);
+    if target <= used_least {
+        return Shrunk::ToMinimum(at_least, most);
+    }
+    // llama.cpp's integer arithmetic in bytes: the share of the span the target reaches.
+    let span = f64::from(most - least);
+    let reach = ((target - used_least) / (used - used_least) * span).floor();
+    let cells = least + reach.clamp(0.0, span) as u32;
+    let align = 256 * streams;
+    let fitted = with((cells - cells % align).max(least));
+    Shrunk::Fits(Fitted {
+        note: context_note(&fitted, "", most),
+        scenario: fitted,
+    })
+}
+
+/// The note for a context `--fit` shrank from `most` cells, before what it then placed.
+fn context_note(c: &Scenario, placed: &str, most: u32) -> String {
+    let cells = match c.ctx_size {
+        Some(CtxSize::Tokens(n)) => n,
+        _ => most,
+    };
+    format!(
+        "--fit (on by default) shrinks the trained context from {most} to {cells} cells to leave {} MiB free (\"context size reduced\"). {placed}",
+        FIT_TARGET.0 / MIB
+    )
+    .trim_end()
+    .to_string()
 }
 
 /// The flag of a placement the user gave, which makes `--fit` abort.

@@ -4,7 +4,7 @@
 //! build, the rule says between which cited builds it lies, and a build in that window gets a note.
 //! `latest` has every change.
 
-use crate::runtime::{KqMask, LlamaBuild, LogitRows, OffloadOutput};
+use crate::runtime::{CtxSize, KqMask, LlamaBuild, LogitRows, OffloadOutput};
 use crate::scenario::Scenario;
 
 /// A default that changed between builds.
@@ -41,7 +41,17 @@ pub(super) enum Rule {
     /// present from b2844. The same builds mark the decode kernels the notebooks ran:
     /// `LLAMA_CPP_CUDA_2024` and `LLAMA_CPP_METAL_2024`.
     MmqTensorCores,
+    /// `-c 0` given keeps the trained context whole under `--fit`: the flag sets
+    /// `fit_params_min_ctx = UINT32_MAX` (PR #19070, "llama-fit-params: keep explicit
+    /// --ctx-size 0", merged 2026-01-24; common/arg.cpp at llama.cpp@0c1e57098). Before it
+    /// `--fit` shrank `-c 0` as it shrinks no `-c`: issue #18376's b7539 takes 4096 for `-c 0`.
+    /// Not pinned: b7539 is the last cited without it and b8586 (row llama-040, a Qwen3.5 model
+    /// released after the merge) the first cited with it; taken as present from b7540.
+    KeepsGivenFullContext,
 }
+
+/// The last build cited without [`Rule::KeepsGivenFullContext`] and the first cited with it.
+const FULL_CONTEXT_BOUNDS: (u32, u32) = (7539, 8586);
 
 /// The last build cited without [`Rule::MmqTensorCores`].
 const MMQ_TENSOR_CORES_LAST_WITHOUT: u32 = 2843;
@@ -58,6 +68,7 @@ impl Rule {
             Rule::SlotLogitRows => 9460,
             Rule::F16KqMask => 9410,
             Rule::MmqTensorCores => MMQ_TENSOR_CORES_LAST_WITHOUT + 1,
+            Rule::KeepsGivenFullContext => FULL_CONTEXT_BOUNDS.0 + 1,
         }
     }
 }
@@ -122,6 +133,32 @@ impl Rules {
         }
     }
 
+    /// Whether `--fit` may shrink the context as set: left out (`auto`), or `-c 0` before
+    /// [`Rule::KeepsGivenFullContext`].
+    pub fn fit_shrinks(self, ctx: Option<CtxSize>) -> bool {
+        match ctx {
+            Some(CtxSize::Auto) => true,
+            Some(CtxSize::Trained) => !self.applies(Rule::KeepsGivenFullContext),
+            _ => false,
+        }
+    }
+
+    /// What the estimate says of a `-c 0` at a build between those cited without and with
+    /// [`Rule::KeepsGivenFullContext`].
+    pub fn full_context_note(self, s: &Scenario) -> Option<String> {
+        let LlamaBuild::Number(n) = self.build else {
+            return None;
+        };
+        let (last_without, first_with) = FULL_CONTEXT_BOUNDS;
+        let unpinned = n > last_without && n < first_with;
+        (s.ctx_size == Some(CtxSize::Trained) && fit(s) && unpinned).then(|| {
+            format!(
+                "-c 0 at {}: PR #19070 (--fit keeps a given -c 0 whole) lies between b{last_without} (without it: --fit shrinks it as it shrinks no -c) and b{first_with}, and its first build is not pinned; it is taken as present.",
+                self.build
+            )
+        })
+    }
+
     /// What the estimate says of the build it was asked for, when a default it relies on is
     /// unpinned there: `-ngl`'s order matters unless every layer is on the GPU.
     pub fn note(self, s: &Scenario, blocks: u32) -> Option<String> {
@@ -182,6 +219,11 @@ mod tests {
         assert_eq!(at("b9409").default_kq_mask().0, KqMask::F32);
         assert_eq!(at("b9410").default_kq_mask().0, KqMask::F16);
         assert_eq!(at("latest").default_kq_mask().0, KqMask::F16);
+        assert!(at("b7539").fit_shrinks(Some(CtxSize::Trained)));
+        assert!(!at("b7540").fit_shrinks(Some(CtxSize::Trained)));
+        assert!(at("latest").fit_shrinks(Some(CtxSize::Auto)));
+        assert!(!at("latest").fit_shrinks(Some(CtxSize::Tokens(4096))));
+        assert!(!at("latest").fit_shrinks(None));
         assert!(!at("b2843").applies(Rule::MmqTensorCores));
         assert!(at("b2844").applies(Rule::MmqTensorCores));
         assert!(at("latest").applies(Rule::MmqTensorCores));
