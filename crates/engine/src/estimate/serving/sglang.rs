@@ -206,10 +206,39 @@ const TP_TABLE_UP_TO_80_GIB: [u32; 3] = [0, 4, 6];
 const TP_TABLE_WITH_PP: [u32; 3] = [0, 4, 7];
 const TP_TABLE_MAX_MIB: u64 = 81920;
 
+/// The first release that lowers a multimodal model's default fraction by its vision tower
+/// (`adjust_mem_fraction_for_vlm`: added in 0.4.9.post3, whose post number the release setting
+/// does not carry, so 0.4.10; the same in 0.5.10's server_args.py and 0.5.21's
+/// arg_groups).
+const VLM_FRACTION: [u32; 3] = [0, 4, 10];
+
+/// `adjust_mem_fraction_for_vlm`'s terms: 0.95 for any tower, then 10% less per 100% more
+/// `layers × hidden²` than ViT-L/14's 24 × 1024², the factor kept within 0.8 and 1.05.
+const VLM_BASE_FACTOR: f64 = 0.95;
+const VIT_L_LAYERS: f64 = 24.0;
+const VIT_L_HIDDEN: f64 = 1024.0;
+const VLM_SENSITIVITY: f64 = 0.1;
+
+/// What SGLang multiplies a multimodal model's default fraction by. It reads the tower's depth
+/// as `vision_config.num_hidden_layers`, 24 where the config does not name it so: Qwen's towers
+/// (Qwen2.5-VL, Qwen3-VL, Qwen3.5) name it `depth`, and they are the towers that merge patches,
+/// so a merging tower is read as 24 layers.
+fn vlm_factor(vision: &crate::model::Vision) -> f64 {
+    let layers = if vision.merge > 1 {
+        VIT_L_LAYERS
+    } else {
+        f64::from(vision.layers)
+    };
+    let ratio = layers * f64::from(vision.hidden).powi(2) / (VIT_L_LAYERS * VIT_L_HIDDEN.powi(2));
+    VLM_BASE_FACTOR * (1.0 - VLM_SENSITIVITY * (ratio - 1.0)).clamp(0.8, 1.05)
+}
+
 struct Defaults {
     chunked_prefill: u32,
     graph_batch: u32,
     fraction: f64,
+    /// What the fraction was multiplied by for a vision tower (1 without).
+    vlm: f64,
     /// Whether the release's default fraction is modelled on this GPU.
     modelled: bool,
 }
@@ -300,10 +329,16 @@ fn defaults(s: &Scenario, r: &Resolved, d: &Deployment) -> Defaults {
     let gpu_mb = gpu_mib as f64;
     let fraction = ((gpu_mb - reserved_mb) / gpu_mb * 1000.0).round() / 1000.0;
     let table = tp_table_fraction(s.sglang_version, gpu_mib, d);
+    let vlm = if r.arch.vision.layers > 0 && s.sglang_version.at_least(VLM_FRACTION) {
+        vlm_factor(&r.arch.vision)
+    } else {
+        1.0
+    };
     Defaults {
         chunked_prefill,
         graph_batch,
-        fraction: table.unwrap_or(fraction.clamp(0.01, 1.0)),
+        fraction: table.unwrap_or(fraction.clamp(0.01, 1.0) * vlm),
+        vlm: if table.is_some() { 1.0 } else { vlm },
         modelled: table.is_some() || s.sglang_version.at_least(CAPACITY_TABLE),
     }
 }
@@ -446,11 +481,19 @@ fn settings(
         s.max_model_len.is_some(),
         "seq",
     );
+    let fraction_from = if dflt.vlm == 1.0 {
+        default.to_string()
+    } else {
+        format!(
+            "{default}, × {:.4} for the vision tower (adjust_mem_fraction_for_vlm)",
+            dflt.vlm
+        )
+    };
     settings.push(
         "mem-fraction-static",
         fraction,
         s.mem_fraction_static.is_some(),
-        default,
+        &fraction_from,
     );
     settings.push(
         "max-num-batched-tokens",
@@ -533,6 +576,35 @@ mod tests {
         // 0.4.0 has the same table (0.4.1, 0.4.2 and 0.4.3 too); 0.3.6's TP8 figure differs.
         assert_eq!(tp4("0.4.0", "l4"), ("0.85".to_string(), false));
         assert!(tp4("0.3.6", "l4").1);
+    }
+
+    #[test]
+    fn a_vision_tower_lowers_the_default_fraction_from_0_4_10() {
+        let base = "runtime=sglang&mode=inference&model=gemma-3-27b&gpu=h100-80";
+        let fraction = |release: &str| -> f64 {
+            setting(
+                &serving(&format!("{base}&sglang-version={release}")),
+                "mem-fraction-static",
+            )
+            .parse()
+            .unwrap()
+        };
+        // Gemma 3's SigLIP: 27 layers of 1152, 1.42 times ViT-L/14's 24 of 1024: × 0.95 × 0.958.
+        let factor =
+            0.95 * (1.0 - 0.1 * (27.0 * 1152.0_f64.powi(2) / (24.0 * 1024.0_f64.powi(2)) - 1.0));
+        assert_eq!(fraction("0.4.9"), 0.874);
+        assert!((fraction("0.4.10") - 0.874 * factor).abs() < 1e-9);
+        // Qwen's towers name their depth `depth`, which SGLang reads as 24 layers.
+        let mut qwen = crate::model::Vision {
+            layers: 27,
+            hidden: 1152,
+            merge: 2,
+            ..Default::default()
+        };
+        let as_24 = 0.95 * (1.0 - 0.1 * (1152.0_f64.powi(2) / 1024.0_f64.powi(2) - 1.0));
+        assert!((super::vlm_factor(&qwen) - as_24).abs() < 1e-12);
+        qwen.hidden = 4096;
+        assert!((super::vlm_factor(&qwen) - 0.95 * 0.8).abs() < 1e-12);
     }
 
     #[test]
