@@ -151,6 +151,12 @@ static SGLANG_LAUNCH: Launch = Launch {
             When::Changed,
         ),
         Flag::new(
+            "mtp",
+            "--speculative-algorithm",
+            Write::Words(&[("true", "NEXTN")]),
+            When::Changed,
+        ),
+        Flag::new(
             "kv-dtype",
             "--kv-cache-dtype",
             Write::Words(&[("fp8", "fp8_e4m3")]),
@@ -175,6 +181,21 @@ const BUCKETS: &[(u64, u32, u32, u32)] = &[
     (160 * 1024, 8192, 256, 512),
     (u64::MAX, 16384, 512, 512),
 ];
+
+/// MB the heuristic reserves for speculative decoding with the model's own MTP modules (NEXTN,
+/// run as EAGLE), after the floor: 2048 from 0.4.8 (the table's "draft model and larger cuda
+/// graph buffers"), 4096 from 0.5.10 ("eagle draft models and cuda graphs"), none from 0.5.14,
+/// whose heuristic drops the term (server_args.py of 0.4.8, 0.5.2, 0.5.9, 0.5.10, 0.5.13 and
+/// 0.5.14).
+fn speculative_mb(release: Release) -> f64 {
+    if release.at_least([0, 5, 14]) {
+        0.0
+    } else if release.at_least(PIECEWISE_DEFAULT) {
+        4096.0
+    } else {
+        2048.0
+    }
+}
 
 /// The least `reserved` above 60 GiB, in MB.
 const LARGE_GPU_RESERVE_MB: f64 = 10240.0;
@@ -297,7 +318,7 @@ fn reserved_mb(s: &Scenario, r: &Resolved, d: &Deployment, chunked: u32, graph_b
             m if m < 160 * 1024 => 12.0 + parallel / 2.0,
             _ => 32.0,
         };
-        return gib * 1024.0;
+        return gib * 1024.0 + if s.mtp { speculative_mb(release) } else { 0.0 };
     }
     let mut reserved = 512.0
         + 1.5 * f64::from(chunked.max(2048))
@@ -313,6 +334,9 @@ fn reserved_mb(s: &Scenario, r: &Resolved, d: &Deployment, chunked: u32, graph_b
     }
     if gpu_mib > 60 * 1024 {
         reserved = reserved.max(LARGE_GPU_RESERVE_MB);
+    }
+    if s.mtp {
+        reserved += speculative_mb(release);
     }
     reserved
 }
@@ -489,9 +513,11 @@ fn settings(
             dflt.vlm
         )
     };
+    // A vision tower's factor leaves the fraction unrounded, as SGLang keeps it; four places
+    // show it.
     settings.push(
         "mem-fraction-static",
-        fraction,
+        (fraction * 1e4).round() / 1e4,
         s.mem_fraction_static.is_some(),
         &fraction_from,
     );
@@ -593,7 +619,7 @@ mod tests {
         let factor =
             0.95 * (1.0 - 0.1 * (27.0 * 1152.0_f64.powi(2) / (24.0 * 1024.0_f64.powi(2)) - 1.0));
         assert_eq!(fraction("0.4.9"), 0.874);
-        assert!((fraction("0.4.10") - 0.874 * factor).abs() < 1e-9);
+        assert!((fraction("0.4.10") - 0.874 * factor).abs() < 5e-5);
         // Qwen's towers name their depth `depth`, which SGLang reads as 24 layers.
         let mut qwen = crate::model::Vision {
             layers: 27,
@@ -605,6 +631,26 @@ mod tests {
         assert!((super::vlm_factor(&qwen) - as_24).abs() < 1e-12);
         qwen.hidden = 4096;
         assert!((super::vlm_factor(&qwen) - 0.95 * 0.8).abs() < 1e-12);
+    }
+
+    #[test]
+    fn mtp_speculative_decoding_reserves_by_release() {
+        let base = "runtime=sglang&mode=inference&model=deepseek-v3&gpu=h100-80";
+        let fraction = |release: &str, mtp: bool| -> f64 {
+            setting(
+                &serving(&format!("{base}&sglang-version={release}&mtp={mtp}")),
+                "mem-fraction-static",
+            )
+            .parse()
+            .unwrap()
+        };
+        // The H100's 81559 MiB: 2048 MB more in the table (0.4.8) and the formula (0.5.9), 4096
+        // from 0.5.10 (after the 10240 MB floor), none from 0.5.14.
+        let less = |release: &str| fraction(release, false) - fraction(release, true);
+        assert!((less("0.4.8") - 2048.0 / 81559.0).abs() < 0.0006);
+        assert!((less("0.5.9") - 2048.0 / 81559.0).abs() < 0.0006);
+        assert!((less("0.5.10") - 4096.0 / 81559.0).abs() < 0.0006);
+        assert_eq!(less("0.5.14"), 0.0);
     }
 
     #[test]
