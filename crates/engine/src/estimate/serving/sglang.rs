@@ -16,7 +16,7 @@
 //!     + 1024 × tp × pp / 8` MB, at least 10240 MB above 60 GiB; `chunked_prefill_size` and
 //!     `cuda_graph_max_bs` by capacity (below).
 //!   - v0.5.10 on: piecewise CUDA graphs for prefill are on by default
-//!     (`disable_piecewise_cuda_graph = False`; off with pipeline parallelism or a vision tower,
+//!     (`disable_piecewise_cuda_graph = False`; off with pipeline parallelism, a vision tower, on AMD or (to 0.5.13) with speculative decoding,
 //!     `_handle_piecewise_cuda_graph`), and the reserve adds 8 MB per captured size
 //!     (`len(piecewise_cuda_graph_tokens) * 8`; sizes up to `chunked_prefill_size`, capped by
 //!     `max_total_tokens`) or, with an MLA backend, 1.5 GiB, before the 10240 MB floor.
@@ -38,6 +38,7 @@ use crate::dtype::Dtype;
 use crate::estimate::overhead;
 use crate::estimate::stack::Stack;
 use crate::estimate::ComponentId;
+use crate::gpu_catalogue::Gpu;
 use crate::runtime::{ContextLength, Release, Runtime};
 use crate::scenario::Group;
 use crate::scenario::{FieldError, Resolved, Scenario};
@@ -306,6 +307,15 @@ fn piecewise_sizes(max_tokens: u32) -> usize {
         .sum()
 }
 
+/// Whether piecewise prefill graphs stay on from 0.5.10 (`_handle_piecewise_cuda_graph`,
+/// server_args.py of 0.5.10): not with pipeline parallelism, a vision tower, on an AMD GPU
+/// (`is_hip`), or, until 0.5.14, with speculative decoding.
+fn piecewise_prefill(s: &Scenario, r: &Resolved, d: &Deployment) -> bool {
+    let amd = r.gpu.is_some_and(Gpu::is_amd);
+    let speculative = s.mtp && !s.sglang_version.at_least([0, 5, 14]);
+    d.pp == 1 && r.arch.vision.layers == 0 && !amd && !speculative
+}
+
 /// The MB the release's heuristic reserves outside the fraction.
 fn reserved_mb(s: &Scenario, r: &Resolved, d: &Deployment, chunked: u32, graph_batch: u32) -> f64 {
     let gpu_mib = r.capacity.0 / MIB;
@@ -324,7 +334,7 @@ fn reserved_mb(s: &Scenario, r: &Resolved, d: &Deployment, chunked: u32, graph_b
         + 1.5 * f64::from(chunked.max(2048))
         + GRAPH_MB_PER_BATCH * f64::from(graph_batch)
         + 1024.0 * parallel / 8.0;
-    if release.at_least(PIECEWISE_DEFAULT) && d.pp == 1 && r.arch.vision.layers == 0 {
+    if release.at_least(PIECEWISE_DEFAULT) && piecewise_prefill(s, r, d) {
         reserved += if r.arch.mla.is_mla() {
             PIECEWISE_MLA_MB
         } else {
@@ -644,12 +654,13 @@ mod tests {
             .parse()
             .unwrap()
         };
-        // The H100's 81559 MiB: 2048 MB more in the table (0.4.8) and the formula (0.5.9), 4096
-        // from 0.5.10 (after the 10240 MB floor), none from 0.5.14.
+        // The H100's 81559 MiB: 2048 MB more in the table (0.4.8) and the formula (0.5.9); from
+        // 0.5.10, 4096 MB after the floor, but with piecewise prefill graphs off, so without
+        // their 1536 MB for an MLA model; none from 0.5.14.
         let less = |release: &str| fraction(release, false) - fraction(release, true);
         assert!((less("0.4.8") - 2048.0 / 81559.0).abs() < 0.0006);
         assert!((less("0.5.9") - 2048.0 / 81559.0).abs() < 0.0006);
-        assert!((less("0.5.10") - 4096.0 / 81559.0).abs() < 0.0006);
+        assert!((less("0.5.10") - (4096.0 - 1536.0) / 81559.0).abs() < 0.0006);
         assert_eq!(less("0.5.14"), 0.0);
     }
 
