@@ -2,9 +2,10 @@
 //! context for a number of concurrent requests, the concurrency curve the page draws, and the
 //! smallest GPU or GPU count that serves a target ("32 users × 8k").
 
+use crate::estimate::Requests;
 use crate::estimate::{breakdown, speed_of, Serving};
 use crate::gpu_catalogue::GPUS;
-use crate::runtime::Runtime;
+use crate::runtime::{ContextLength, CtxSize, Runtime};
 use crate::scenario::{FieldError, Scenario};
 use crate::sharding::Sharding;
 use crate::solver::{largest, MAX_SEQ_SEARCHED};
@@ -90,13 +91,27 @@ fn serves(s: &Scenario, users: u32) -> bool {
 /// The scenario set up as its runtime serves `requests` requests of `tokens` each: a pool sized
 /// for that context, or a slot per request.
 fn for_requests(s: &Scenario, tokens: u32, requests: u32) -> Scenario {
-    with(s, |c| c.runtime.rules().for_requests(c, tokens, requests))
+    with(s, |c| set_requests(c, tokens, requests))
+}
+
+fn set_requests(c: &mut Scenario, tokens: u32, requests: u32) {
+    match c.runtime.rules().facts().requests {
+        Requests::Pool => c.max_model_len = Some(ContextLength::Tokens(tokens)),
+        Requests::Slots => {
+            c.parallel = requests.max(1);
+            c.ctx_size = Some(CtxSize::Tokens(tokens.saturating_mul(c.parallel)));
+        }
+        Requests::One => {
+            c.seq = tokens;
+            c.prompt = c.prompt.map(|p| p.min(tokens));
+        }
+    }
 }
 
 /// How many requests of `tokens` each are served at once: what the pool holds where the runtime
 /// pools its cache, else the most slots that fit.
 fn concurrency_at(s: &Scenario, tokens: u32) -> Option<f64> {
-    if s.runtime.rules().facts().pools_kv {
+    if s.runtime.rules().facts().pools_kv() {
         let at = serving_at(&for_requests(s, tokens, 1))?;
         at.starts.then_some(at.max_concurrency)
     } else {
@@ -221,9 +236,7 @@ pub fn plan_serving(
     let fixed = with(s, |c| {
         c.fit = Some(false);
         let requests = here.max_concurrency.floor().max(1.0) as u32;
-        c.runtime
-            .rules()
-            .for_requests(c, here.context_tokens, requests);
+        set_requests(c, here.context_tokens, requests);
     });
     let s = &fixed;
     // `users` requests of this context, each in a slot of its own where the runtime has slots;

@@ -348,9 +348,10 @@ fn without_c_fit_shrinks_the_trained_context_to_what_leaves_a_gib_free() {
     };
     assert_eq!(layers_at(cells), "33");
     assert_ne!(layers_at(cells + 1024), "33");
-    assert!(fitted.notes.iter().any(|n| n.contains(&format!(
-        "shrinks the trained context from 131072 to {cells} cells"
-    ))));
+    assert!(fitted
+        .notes
+        .iter()
+        .any(|n| n.contains(&format!("shrinks the context from 131072 to {cells} cells"))));
     let serving = fitted.serving.as_ref().unwrap();
     assert!(serving
         .command

@@ -173,7 +173,7 @@ fn note(s: &Scenario, smallest: &Resolved, largest: Bytes, splits_layers: bool) 
             rules.facts().name
         );
     }
-    if rules.facts().pools_kv {
+    if rules.facts().pools_kv() {
         return format!("Unlike GPUs: {} is planned as vLLM sizes its ranks, on the smallest GPU, {name} ({capacity}); {}'s own rule for unlike GPUs was not read, so keep the margin.", rules.facts().name, rules.facts().name);
     }
     format!("Unlike GPUs: every GPU holds the same share of this run, so the smallest, {name} ({capacity}), decides.")

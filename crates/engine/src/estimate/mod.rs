@@ -34,7 +34,7 @@ pub use logits::LOSS_CHUNK_TOKENS;
 pub use overhead::{FRAGMENTATION_OF_STATIC, FRAGMENTATION_OF_TRANSIENT};
 pub use serving::{
     parse_launch_command, shell_quote, shell_split, Build, Host, Launch, LoggedFigure, ModelSource,
-    ParsedLaunch, PoolWords, Reads, RuntimeRules, Serving, Setting, DMMV_2024,
+    ParsedLaunch, PoolWords, Reads, Requests, RuntimeRules, Serving, Setting, DMMV_2024,
     FUSED_MOE_CHUNK_TOKENS, GRAPH_BYTES_PER_DENSE_LAYER, GRAPH_BYTES_PER_MOE_LAYER,
     GRAPH_BYTES_PER_SHARED_EXPERT, GRAPH_POOL_BYTES, LLAMA_CPP_CUDA, LLAMA_CPP_CUDA_2024,
     LLAMA_CPP_CUDA_2024_MMVQ, LLAMA_CPP_CUDA_PRE_AMPERE, LLAMA_CPP_METAL, LLAMA_CPP_METAL_2024,
@@ -262,7 +262,7 @@ fn verdict(budget: &Budget, total: Bytes, serving: Option<&Serving>) -> Verdict 
         {
             Verdict::Oom
         }
-        (Verdict::Tight, Some(s)) if s.runtime.rules().facts().pools_kv => Verdict::Fits,
+        (Verdict::Tight, Some(s)) if s.runtime.rules().facts().pools_kv() => Verdict::Fits,
         (verdict, _) => verdict,
     }
 }

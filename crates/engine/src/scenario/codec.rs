@@ -274,9 +274,7 @@ impl Codec for CtxSizeCodec {
     }
 
     fn syntax(&self) -> Option<&'static str> {
-        Some(
-            "16384; 0 for the model's trained context (-c 0); auto for no -c (--fit may shrink it)",
-        )
+        Some("16384, 0 or auto")
     }
 
     fn placeholder(&self, _default: &Self::Value) -> String {

@@ -93,7 +93,7 @@ impl Group {
     /// are shown only when it is chosen.
     pub fn applies_to(self, runtime: Runtime) -> bool {
         match (self, Runtime::owning(self)) {
-            (Group::Serving, _) => runtime.rules().facts().pools_kv,
+            (Group::Serving, _) => runtime.rules().facts().pools_kv(),
             (_, Some(owner)) => owner == runtime,
             (_, None) => true,
         }
@@ -647,7 +647,7 @@ scenario_fields! {
     /// `-c`: the cache's cells over every slot, or the model's trained context.
     ctx_size: Option<CtxSize> = None,
         "ctx-size", CtxSizeCodec, LlamaCpp,
-        "Context (-c)", "context in tokens, over every slot (-c, --ctx-size); 0 for the context the model was trained for; auto for llama-server without -c, whose --fit shrinks that context to what fits";
+        "Context (-c)", "context in tokens, over every slot (-c, --ctx-size); 0: the trained context; auto: no -c (--fit may shrink it)";
     /// `-np`: slots, each with `ctx-size / parallel` tokens.
     parallel: u32 = 1,
         "parallel", Count, LlamaCpp,

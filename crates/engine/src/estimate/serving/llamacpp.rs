@@ -70,8 +70,8 @@
 use super::llamacpp_fit;
 use super::llamacpp_rules::{self, Rule, Rules};
 use super::{
-    Build, Deployment, Facts, Flag, Host, Launch, LoggedFigure, PoolWords, Reads, RuntimeRules,
-    RuntimeSpeed, Serving, Setting, Settings, When, Write,
+    Build, Deployment, Facts, Flag, Host, Launch, LoggedFigure, PoolWords, Reads, Requests,
+    RuntimeRules, RuntimeSpeed, Serving, Setting, Settings, When, Write,
 };
 use crate::dtype::{Dtype, FP32_BYTES};
 use crate::estimate::formula::{Formula, Fx};
@@ -472,7 +472,7 @@ fn cublas_2024_share(sheet: &Datasheet, peak: f64, share: f64) -> f64 {
 /// llama.cpp's facts: a server without a pool (its KV cache is per slot, on the GPU and in system
 /// RAM), that reads GGUF files, places layers and runs on Metal.
 const FACTS: Facts = Facts {
-    pools_kv: false,
+    requests: Requests::Slots,
     settings_group: Some(Group::LlamaCpp),
     reads_gguf_weights: true,
     runs_on_metal: true,
@@ -511,12 +511,6 @@ impl RuntimeRules for LlamaCpp {
                 "llama.cpp quantizes the V cache only with flash attention (V cache quantization requires flash_attn); set flash-attn=true or cache-type-v=f16",
             ));
         }
-    }
-
-    /// A slot (`-np`) per request, each `tokens` long: `-c` is the context of every slot together.
-    fn for_requests(&self, s: &mut Scenario, tokens: u32, requests: u32) {
-        s.parallel = requests.max(1);
-        s.ctx_size = Some(CtxSize::Tokens(tokens.saturating_mul(s.parallel)));
     }
 
     fn push(&self, b: Build<'_>) -> Option<Serving> {
@@ -1405,10 +1399,10 @@ pub(super) fn context(s: &Scenario, a: &Architecture) -> Context {
     let whole = if llamacpp_rules::fit(s) {
         (
             trained.saturating_mul(streams),
-            "the model's trained context (its RoPE positions) in each stream, as --fit sets it",
+            "the trained context (RoPE positions) a stream, by --fit",
         )
     } else {
-        (trained, "the model's trained context (its RoPE positions)")
+        (trained, "the trained context (RoPE positions)")
     };
     let (cells, from) = match s.ctx_size {
         None => (s.seq, "seq"),

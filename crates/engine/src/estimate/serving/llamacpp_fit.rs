@@ -190,7 +190,7 @@ fn context_note(c: &Scenario, placed: &str, most: u32) -> String {
         _ => most,
     };
     format!(
-        "--fit (on by default) shrinks the trained context from {most} to {cells} cells to leave {} MiB free (\"context size reduced\"). {placed}",
+        "--fit shrinks the context from {most} to {cells} cells to leave {} MiB free. {placed}",
         FIT_TARGET.0 / MIB
     )
     .trim_end()

@@ -153,7 +153,7 @@ impl Rules {
         let unpinned = n > last_without && n < first_with;
         (s.ctx_size == Some(CtxSize::Trained) && fit(s) && unpinned).then(|| {
             format!(
-                "-c 0 at {}: PR #19070 (--fit keeps a given -c 0 whole) lies between b{last_without} (without it: --fit shrinks it as it shrinks no -c) and b{first_with}, and its first build is not pinned; it is taken as present.",
+                "-c 0 at {}: PR #19070 (--fit keeps -c 0 whole) lies between b{last_without} and b{first_with}, unpinned; taken as present.",
                 self.build
             )
         })

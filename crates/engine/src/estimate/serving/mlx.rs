@@ -53,8 +53,8 @@
 //! CUDA backend, and more than one device.
 
 use super::{
-    llamacpp, Build, Facts, Host, LoggedFigure, PoolWords, Reads, RuntimeRules, RuntimeSpeed,
-    Serving, Settings,
+    llamacpp, Build, Facts, Host, LoggedFigure, PoolWords, Reads, Requests, RuntimeRules,
+    RuntimeSpeed, Serving, Settings,
 };
 use crate::estimate::formula::{Formula, Fx};
 use crate::estimate::speed::Efficiency;
@@ -80,7 +80,7 @@ const GROUP_SIZES: [u32; 3] = [32, 64, 128];
 /// MLX's facts: a server-like runtime on one device with a cache per request, no pool, whose
 /// one logged figure is mlx-lm's peak.
 const FACTS: Facts = Facts {
-    pools_kv: false,
+    requests: Requests::One,
     settings_group: Some(Group::Mlx),
     runs_on_metal: true,
     pool_words: PoolWords {
@@ -95,13 +95,6 @@ const FACTS: Facts = Facts {
 impl RuntimeRules for Mlx {
     fn facts(&self) -> &'static Facts {
         &FACTS
-    }
-
-    /// One request whose cache holds `tokens`, prompt and reply: the estimate serves one at a
-    /// time (a concurrency of 1), so more than one never fits.
-    fn for_requests(&self, s: &mut Scenario, tokens: u32, _requests: u32) {
-        s.seq = tokens;
-        s.prompt = s.prompt.map(|p| p.min(tokens));
     }
 
     fn check(&self, s: &Scenario, errors: &mut Vec<FieldError>) {

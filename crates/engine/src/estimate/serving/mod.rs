@@ -41,7 +41,9 @@ pub use llamacpp::{
     LLAMA_CPP_ROCM_WAVE64, LLAMA_CPP_VULKAN, MMVQ_2024,
 };
 pub use mlx::MLX_METAL;
-pub use rules::{Build, Facts, LoggedFigure, PoolWords, Reads, RuntimeRules, RuntimeSpeed};
+pub use rules::{
+    Build, Facts, LoggedFigure, PoolWords, Reads, Requests, RuntimeRules, RuntimeSpeed,
+};
 pub use vllm::{FUSED_MOE_CHUNK_TOKENS, SAMPLER_BYTES_PER_LOGIT};
 pub use vllm_graphs::{
     GRAPH_BYTES_PER_DENSE_LAYER, GRAPH_BYTES_PER_MOE_LAYER, GRAPH_BYTES_PER_SHARED_EXPERT,

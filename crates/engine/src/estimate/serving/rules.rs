@@ -10,7 +10,7 @@ use crate::estimate::links::Parallel;
 use crate::estimate::speed::{Efficiency, TensorPath};
 use crate::estimate::stack::Stack;
 use crate::gpu_catalogue::{Datasheet, Gpu};
-use crate::runtime::{ContextLength, Release, Runtime};
+use crate::runtime::{Release, Runtime};
 use crate::scenario::{FieldError, Group, Resolved, Scenario};
 use crate::units::Bytes;
 
@@ -26,8 +26,8 @@ pub struct Facts {
     /// A serving runtime: inference only, with memory rules of its own that replace
     /// transformers' cache, logits and allocator.
     pub serves: bool,
-    /// It sizes a KV pool once at start and serves many requests from it.
-    pub pools_kv: bool,
+    /// How it holds the requests it serves at once.
+    pub requests: Requests,
     /// The form's group that holds its own settings, shown only while it is chosen.
     pub settings_group: Option<Group>,
     /// It reads a GGUF file's tensors (`gguf-weights`) rather than sizing weights from the shape.
@@ -59,7 +59,7 @@ impl Facts {
             name,
             accuracy_label,
             serves: true,
-            pools_kv: true,
+            requests: Requests::Pool,
             settings_group: None,
             reads_gguf_weights: false,
             runs_on_metal: false,
@@ -79,7 +79,7 @@ impl Facts {
     pub const fn library(name: &'static str, accuracy_label: &'static str) -> Facts {
         Facts {
             serves: false,
-            pools_kv: false,
+            requests: Requests::One,
             ..Facts::server(name, accuracy_label)
         }
     }
@@ -89,14 +89,32 @@ impl Facts {
     /// memory" and "GPU KV cache size"; SGLang's "Load weight end" and "KV Cache is
     /// allocated"), then its own.
     pub fn figures(&self) -> impl Iterator<Item = &'static LoggedFigure> {
-        let pooled: &'static [LoggedFigure] = if self.pools_kv { &POOL_FIGURES } else { &[] };
+        let pooled: &'static [LoggedFigure] = if self.pools_kv() { &POOL_FIGURES } else { &[] };
         pooled.iter().chain(self.logged_figures)
+    }
+
+    /// It sizes a KV pool once at start and serves many requests from it.
+    pub fn pools_kv(&self) -> bool {
+        self.requests == Requests::Pool
     }
 
     /// The figure of that name its log prints, if it prints one.
     pub fn logged(&self, name: &str) -> Option<&'static LoggedFigure> {
         self.figures().find(|f| f.name == name)
     }
+}
+
+/// How a runtime holds the requests it serves at once: what the serving plan sets to ask for
+/// `n` requests of `t` tokens each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Requests {
+    /// One KV pool sized at start for requests of `max-model-len` tokens, whose concurrency says
+    /// how many it holds.
+    Pool,
+    /// A slot (`-np`, `parallel`) per request, `ctx-size` the cells of every slot together.
+    Slots,
+    /// One request at a time, its cache `seq` tokens.
+    One,
 }
 
 /// What every server with a pool logs: see [`Facts::figures`].
@@ -140,13 +158,6 @@ pub trait RuntimeRules: Sync {
     /// Pushes its components onto the stack and returns what it does with its pool; `None` for
     /// transformers, whose cache the detailed method sizes per sequence.
     fn push(&self, build: Build<'_>) -> Option<Serving>;
-
-    /// Sets the scenario up to serve `requests` requests of `tokens` tokens each at once, as the
-    /// serving plan asks. A pool is sized for requests of `tokens` (`max-model-len`), and its
-    /// concurrency then says how many it holds.
-    fn for_requests(&self, s: &mut Scenario, tokens: u32, _requests: u32) {
-        s.max_model_len = Some(ContextLength::Tokens(tokens));
-    }
 }
 
 /// A runtime's speed: what it reaches of a card's peaks and the command that measures it. Its
