@@ -203,9 +203,12 @@ impl std::fmt::Display for Release {
     }
 }
 
-/// vLLM's `--max-model-len` and SGLang's `--context-length` as set: a length, or vLLM's `auto`
-/// (`-1` the same; `human_readable_int_or_auto`, vllm/engine/arg_utils.py of v0.14.0), the
-/// longest request the pool holds.
+/// vLLM's `--max-model-len`, SGLang's `--context-length` and llama.cpp's `-c` as set: a length,
+/// or `auto`, the context left to the runtime to fit: vLLM's (`-1` the same;
+/// `human_readable_int_or_auto`, vllm/engine/arg_utils.py of v0.14.0), the longest request the
+/// pool holds; llama.cpp's, `-c` left out, the trained context that `--fit` may shrink. For
+/// llama.cpp a length of 0 is `-c 0`, the trained context (`0 = loaded from model`,
+/// common/arg.cpp), which `--fit` keeps whole.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ContextLength {
     Tokens(u32),
@@ -227,28 +230,6 @@ impl std::fmt::Display for ContextLength {
         match self {
             ContextLength::Tokens(n) => write!(f, "{n}"),
             ContextLength::Auto => f.write_str("auto"),
-        }
-    }
-}
-
-/// llama.cpp's `-c` (`--ctx-size`) as set: tokens over every slot together, or the context the
-/// model was trained for (`0 = loaded from model`, common/arg.cpp), either given as `-c 0`, which
-/// `--fit` keeps whole, or left out of the command (`auto`), which `--fit` may shrink.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CtxSize {
-    Tokens(u32),
-    /// `-c 0`.
-    Trained,
-    /// No `-c`: llama.cpp's default, `n_ctx = 0`.
-    Auto,
-}
-
-impl std::fmt::Display for CtxSize {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            CtxSize::Tokens(n) => write!(f, "{n}"),
-            CtxSize::Trained => f.write_str("0"),
-            CtxSize::Auto => f.write_str("auto"),
         }
     }
 }

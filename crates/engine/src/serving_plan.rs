@@ -5,7 +5,7 @@
 use crate::estimate::Requests;
 use crate::estimate::{breakdown, speed_of, Serving};
 use crate::gpu_catalogue::GPUS;
-use crate::runtime::{ContextLength, CtxSize, Runtime};
+use crate::runtime::{ContextLength, Runtime};
 use crate::scenario::{FieldError, Scenario};
 use crate::sharding::Sharding;
 use crate::solver::{largest, MAX_SEQ_SEARCHED};
@@ -99,7 +99,7 @@ fn set_requests(c: &mut Scenario, tokens: u32, requests: u32) {
         Requests::Pool => c.max_model_len = Some(ContextLength::Tokens(tokens)),
         Requests::Slots => {
             c.parallel = requests.max(1);
-            c.ctx_size = Some(CtxSize::Tokens(tokens.saturating_mul(c.parallel)));
+            c.ctx_size = Some(ContextLength::Tokens(tokens.saturating_mul(c.parallel)));
         }
         Requests::One => {
             c.seq = tokens;

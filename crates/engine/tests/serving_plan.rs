@@ -4,7 +4,7 @@
 //! pool divided by the context.
 
 use vramfit_engine::estimate::breakdown;
-use vramfit_engine::runtime::CtxSize;
+use vramfit_engine::runtime::ContextLength;
 use vramfit_engine::serving_plan::plan_serving;
 use vramfit_engine::Scenario;
 
@@ -18,7 +18,7 @@ fn scenario(pairs: &[(&str, &str)]) -> Scenario {
 fn llama_server_fits(base: &Scenario, slots: u32, tokens: u32) -> bool {
     let mut s = base.clone();
     s.parallel = slots;
-    s.ctx_size = Some(CtxSize::Tokens(slots * tokens));
+    s.ctx_size = Some(ContextLength::Tokens(slots * tokens));
     s.fit = Some(false);
     breakdown(&s).is_ok_and(|b| b.verdict().fits())
 }

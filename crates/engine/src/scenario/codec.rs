@@ -5,7 +5,7 @@
 use crate::gpu_catalogue::{self, GPUS};
 use crate::lora::LoraTargets;
 use crate::model::{self, CATALOGUE_PRESETS, PRESETS};
-use crate::runtime::{ContextLength, CtxSize};
+use crate::runtime::ContextLength;
 use crate::smi::shown_in_message;
 use crate::units::{format_size_exact, parse_f64, parse_size, Bytes};
 use crate::wire::{Choice, Wire};
@@ -208,9 +208,12 @@ impl Codec for Flag {
     }
 }
 
-/// `max-model-len`: unset (`seq`), a whole number of tokens, or `auto` (also `-1`): vLLM fits the
-/// longest request its pool holds. [`Optional`] reads `auto` as unset, so this field has its own.
-pub struct ContextLengthCodec;
+/// `max-model-len` and `ctx-size`: unset (`seq`), a whole number of tokens (from 0 where
+/// `takes_zero`: llama.cpp's `-c 0`), or `auto` (also `-1`). [`Optional`] reads `auto` as unset,
+/// so these fields have their own.
+pub struct ContextLengthCodec {
+    pub takes_zero: bool,
+}
 
 impl Codec for ContextLengthCodec {
     type Value = Option<ContextLength>;
@@ -220,6 +223,7 @@ impl Codec for ContextLengthCodec {
             "" => Ok(None),
             "-1" => Ok(Some(ContextLength::Auto)),
             t if t.eq_ignore_ascii_case("auto") => Ok(Some(ContextLength::Auto)),
+            t if self.takes_zero => Whole.parse(t).map(|n| Some(ContextLength::Tokens(n))),
             t => Count.parse(t).map(|n| Some(ContextLength::Tokens(n))),
         }
     }
@@ -229,7 +233,11 @@ impl Codec for ContextLengthCodec {
     }
 
     fn syntax(&self) -> Option<&'static str> {
-        Some("16384, or auto (vLLM ≥ 0.14: the longest that fits)")
+        Some(if self.takes_zero {
+            "16384, 0 or auto"
+        } else {
+            "16384, or auto (vLLM ≥ 0.14: the longest that fits)"
+        })
     }
 
     fn placeholder(&self, _default: &Self::Value) -> String {
@@ -241,52 +249,6 @@ impl Codec for ContextLengthCodec {
             None => Json::Null,
             Some(ContextLength::Tokens(n)) => Json::from(*n),
             Some(ContextLength::Auto) => Json::String("auto".to_string()),
-        }
-    }
-
-    fn json_text<'j>(&self, json: &'j Json) -> Result<Cow<'j, str>, String> {
-        match json {
-            Json::Null => Ok(Cow::Borrowed("")),
-            other => scalar_text(other),
-        }
-    }
-}
-
-/// `ctx-size`: unset (`seq`), a whole number of tokens, `0` as llama.cpp reads `-c 0` (the context
-/// the model was trained for, kept whole), or `auto`: `-c` left out, the trained context, which
-/// `--fit` may shrink.
-pub struct CtxSizeCodec;
-
-impl Codec for CtxSizeCodec {
-    type Value = Option<CtxSize>;
-
-    fn parse(&self, text: &str) -> Result<Self::Value, String> {
-        match text.trim() {
-            "" => Ok(None),
-            "0" => Ok(Some(CtxSize::Trained)),
-            t if t.eq_ignore_ascii_case("auto") => Ok(Some(CtxSize::Auto)),
-            t => Count.parse(t).map(|n| Some(CtxSize::Tokens(n))),
-        }
-    }
-
-    fn format(&self, value: &Self::Value) -> String {
-        value.map(|v| v.to_string()).unwrap_or_default()
-    }
-
-    fn syntax(&self) -> Option<&'static str> {
-        Some("16384, 0 or auto")
-    }
-
-    fn placeholder(&self, _default: &Self::Value) -> String {
-        "seq".to_string()
-    }
-
-    fn write_json(&self, value: &Self::Value) -> Json {
-        match value {
-            None => Json::Null,
-            Some(CtxSize::Tokens(n)) => Json::from(*n),
-            Some(CtxSize::Trained) => Json::from(0),
-            Some(CtxSize::Auto) => Json::String("auto".to_string()),
         }
     }
 

@@ -9,8 +9,8 @@ use crate::lora::LoraTargets;
 use crate::model::{CheckpointWeights, FileWeights};
 use crate::optimizer::{Optimizer, OptimizerStep};
 use crate::runtime::{
-    AttentionBackend, CacheType, ContextLength, CtxSize, CudagraphMode, GpuBackend, KqMask,
-    LlamaBuild, LogitRows, OffloadOutput, Release, Runtime,
+    AttentionBackend, CacheType, ContextLength, CudagraphMode, GpuBackend, KqMask, LlamaBuild,
+    LogitRows, OffloadOutput, Release, Runtime,
 };
 use crate::sharding::{Offload, Sharding};
 use crate::units::{Bytes, Units, MIB};
@@ -544,7 +544,7 @@ scenario_fields! {
     /// vLLM's `--max-model-len`, SGLang's `--context-length`: the longest request, prompt and
     /// output together, that the pool must hold. Unset: `seq`; `auto`: vLLM's longest that fits.
     max_model_len: Option<ContextLength> = None,
-        "max-model-len", ContextLengthCodec, Serving,
+        "max-model-len", ContextLengthCodec { takes_zero: false }, Serving,
         "Max model length", "longest request in tokens, prompt + output (vLLM --max-model-len, SGLang --context-length); auto: the longest vLLM's pool holds";
     /// vLLM's `--max-num-seqs`, SGLang's `--max-running-requests`.
     max_num_seqs: Option<u32> = None,
@@ -645,8 +645,8 @@ scenario_fields! {
         "offload-output", Optional { inner: pick::<OffloadOutput>(), none: "the build's default (first since PR #18148)" }, LlamaCpp,
         "Output layer offloaded", "whether -ngl offloads the output layer first (builds since PR #18148, December 2025) or last (older builds); unset: the build's";
     /// `-c`: the cache's cells over every slot, or the model's trained context.
-    ctx_size: Option<CtxSize> = None,
-        "ctx-size", CtxSizeCodec, LlamaCpp,
+    ctx_size: Option<ContextLength> = None,
+        "ctx-size", ContextLengthCodec { takes_zero: true }, LlamaCpp,
         "Context (-c)", "context in tokens, over every slot (-c, --ctx-size); 0: the trained context; auto: no -c (--fit may shrink it)";
     /// `-np`: slots, each with `ctx-size / parallel` tokens.
     parallel: u32 = 1,

@@ -83,7 +83,7 @@ use crate::estimate::ComponentId;
 use crate::estimate::LogFigure;
 use crate::gpu_catalogue::{Datasheet, Gpu, Process};
 use crate::model::{Architecture, Block, Projection};
-use crate::runtime::{CtxSize, GpuBackend, KqMask, LogitRows, OffloadOutput, Runtime};
+use crate::runtime::{ContextLength, GpuBackend, KqMask, LogitRows, OffloadOutput, Runtime};
 use crate::scenario::{Codec, FieldError, Group, Proportions};
 use crate::scenario::{Resolved, Scenario};
 use crate::units::{Bytes, Units, MIB};
@@ -1406,8 +1406,8 @@ pub(super) fn context(s: &Scenario, a: &Architecture) -> Context {
     };
     let (cells, from) = match s.ctx_size {
         None => (s.seq, "seq"),
-        Some(CtxSize::Tokens(n)) => (n, ""),
-        Some(CtxSize::Trained | CtxSize::Auto) => whole,
+        Some(ContextLength::Tokens(0) | ContextLength::Auto) => whole,
+        Some(ContextLength::Tokens(n)) => (n, ""),
     };
     Context { cells, from }
 }
@@ -1873,7 +1873,7 @@ fn settings(
         s.n_gpu_layers.is_some(),
         "all layers",
     );
-    let given = matches!(s.ctx_size, Some(CtxSize::Tokens(_)));
+    let given = matches!(s.ctx_size, Some(ContextLength::Tokens(n)) if n > 0);
     settings.push("ctx-size", cells.n_ctx, given, context(s, a).from);
     settings.given("parallel", cells.slots);
     settings.given("cache-type-k", s.cache_type_k);

@@ -28,7 +28,7 @@ use super::llamacpp;
 use super::llamacpp_rules::Rules;
 use super::Deployment;
 use crate::estimate::stack::Stack;
-use crate::runtime::{CtxSize, LlamaBuild, OffloadOutput};
+use crate::runtime::{ContextLength, LlamaBuild, OffloadOutput};
 use crate::scenario::{Resolved, Scenario};
 use crate::units::{Bytes, MIB};
 
@@ -163,7 +163,7 @@ fn shrink_context(
     }
     let with = |cells: u32| {
         let mut c = s.clone();
-        c.ctx_size = Some(CtxSize::Tokens(cells));
+        c.ctx_size = Some(ContextLength::Tokens(cells));
         c
     };
     let at_least = with(least);
@@ -186,7 +186,7 @@ fn shrink_context(
 /// The note for a context `--fit` shrank from `most` cells, before what it then placed.
 fn context_note(c: &Scenario, placed: &str, most: u32) -> String {
     let cells = match c.ctx_size {
-        Some(CtxSize::Tokens(n)) => n,
+        Some(ContextLength::Tokens(n)) => n,
         _ => most,
     };
     format!(

@@ -4,7 +4,7 @@
 //! build, the rule says between which cited builds it lies, and a build in that window gets a note.
 //! `latest` has every change.
 
-use crate::runtime::{CtxSize, KqMask, LlamaBuild, LogitRows, OffloadOutput};
+use crate::runtime::{ContextLength, KqMask, LlamaBuild, LogitRows, OffloadOutput};
 use crate::scenario::Scenario;
 
 /// A default that changed between builds.
@@ -135,10 +135,10 @@ impl Rules {
 
     /// Whether `--fit` may shrink the context as set: left out (`auto`), or `-c 0` before
     /// [`Rule::KeepsGivenFullContext`].
-    pub fn fit_shrinks(self, ctx: Option<CtxSize>) -> bool {
+    pub fn fit_shrinks(self, ctx: Option<ContextLength>) -> bool {
         match ctx {
-            Some(CtxSize::Auto) => true,
-            Some(CtxSize::Trained) => !self.applies(Rule::KeepsGivenFullContext),
+            Some(ContextLength::Auto) => true,
+            Some(ContextLength::Tokens(0)) => !self.applies(Rule::KeepsGivenFullContext),
             _ => false,
         }
     }
@@ -151,7 +151,7 @@ impl Rules {
         };
         let (last_without, first_with) = FULL_CONTEXT_BOUNDS;
         let unpinned = n > last_without && n < first_with;
-        (s.ctx_size == Some(CtxSize::Trained) && fit(s) && unpinned).then(|| {
+        (s.ctx_size == Some(ContextLength::Tokens(0)) && fit(s) && unpinned).then(|| {
             format!(
                 "-c 0 at {}: PR #19070 (--fit keeps -c 0 whole) lies between b{last_without} and b{first_with}, unpinned; taken as present.",
                 self.build
@@ -219,10 +219,10 @@ mod tests {
         assert_eq!(at("b9409").default_kq_mask().0, KqMask::F32);
         assert_eq!(at("b9410").default_kq_mask().0, KqMask::F16);
         assert_eq!(at("latest").default_kq_mask().0, KqMask::F16);
-        assert!(at("b7539").fit_shrinks(Some(CtxSize::Trained)));
-        assert!(!at("b7540").fit_shrinks(Some(CtxSize::Trained)));
-        assert!(at("latest").fit_shrinks(Some(CtxSize::Auto)));
-        assert!(!at("latest").fit_shrinks(Some(CtxSize::Tokens(4096))));
+        assert!(at("b7539").fit_shrinks(Some(ContextLength::Tokens(0))));
+        assert!(!at("b7540").fit_shrinks(Some(ContextLength::Tokens(0))));
+        assert!(at("latest").fit_shrinks(Some(ContextLength::Auto)));
+        assert!(!at("latest").fit_shrinks(Some(ContextLength::Tokens(4096))));
         assert!(!at("latest").fit_shrinks(None));
         assert!(!at("b2843").applies(Rule::MmqTensorCores));
         assert!(at("b2844").applies(Rule::MmqTensorCores));

@@ -518,10 +518,10 @@ fn settings(
     let fraction_from = if dflt.vlm == 1.0 {
         default.to_string()
     } else {
-        format!(
-            "{default}, × {:.4} for the vision tower (adjust_mem_fraction_for_vlm)",
-            dflt.vlm
-        )
+        // In ten-thousandths, written without float formatting, which the page's shell
+        // otherwise links only for this.
+        let factor = (dflt.vlm * 1e4).round() as u32;
+        format!("{default} × 0.{factor:04} for the vision tower")
     };
     // A vision tower's factor leaves the fraction unrounded, as SGLang keeps it; four places
     // show it.

@@ -242,7 +242,7 @@ impl Rules {
     /// (0.27 to 0.30): the estimate cannot size them and does not count them.
     pub fn pinned_blocks_note(self) -> Option<String> {
         (self.applies(Rule::ConsumedFromFreeMemory) && !self.applies(Rule::ProfileSplitLimit)).then(|| {
-            format!("vLLM {} counts what its profile run leaves on the card as consumed memory, and profiles without the 20 MiB split limit 0.31 adds: a block the profile frees (torch.compile's on a cold cache, the multimodal encoder's, a workspace's) can be pinned by a later small allocation and taken from the KV cache. The estimate does not count such blocks: it matches a start on a warm compile cache (a restart), and a first start's pool comes out smaller, by 0.80 and 2.09 GiB in two pairs at 0.28 with every setting alike (calibration rows vllm-147/148, vllm-150/151).", self.release)
+            format!("vLLM {} counts what its profile run leaves on the card as consumed memory, and profiles without the 20 MiB split limit 0.31 adds: a block the profile frees (torch.compile's on a cold cache, a workspace's) can be pinned and taken from the KV cache. The estimate is a warm cache's start (a restart); a first start's pool is smaller (0.8–2.1 GiB in two pairs at 0.28: docs/accuracy.md).", self.release)
         })
     }
 
