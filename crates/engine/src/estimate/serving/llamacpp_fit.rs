@@ -78,35 +78,35 @@ pub(super) fn choose(
         notes.push("--fit splits the layers over several GPUs by its own measurements (and shrinks an unset context by a margin of its own): the estimate keeps llama.cpp's split by free memory and the context as set.".to_string());
         return None;
     }
-    let shrunk = match shrink_context(
-        s,
-        r,
-        pushed.saturating_sub(s.context).as_f64(),
-        target,
-        &buffers,
-    ) {
-        Shrunk::Fits(fitted) => return Some(fitted),
-        Shrunk::ToMinimum(c, most) => Some((c, most)),
-        Shrunk::No => None,
+    let mut s = s.clone();
+    let used = pushed.saturating_sub(s.context).as_f64();
+    let shrunk = shrink_context(&mut s, r, used, target, &buffers).map(|(most, fits)| {
+        let cells = s.ctx_size.and_then(ContextLength::tokens).unwrap_or(most);
+        let note = format!(
+            "--fit shrinks the context from {most} to {cells} cells to leave {} MiB free.",
+            FIT_TARGET.0 / MIB
+        );
+        (note, fits)
+    });
+    let placed = match shrunk {
+        Some((note, true)) => return Some(Fitted { scenario: s, note }),
+        Some((note, false)) => Some(note),
+        None => None,
     };
-    let s = shrunk.as_ref().map_or(s, |(c, _)| c);
-    if let Some(flag) = user_placement(s) {
+    if let Some(flag) = user_placement(&s) {
         notes.push(format!(
             "--fit leaves the placement alone when {flag} is given (\"already set by user … abort\"): llama.cpp loads as asked."
         ));
-        return shrunk.map(|(scenario, most)| Fitted {
-            note: context_note(&scenario, "", most),
-            scenario,
-        });
+        return placed.map(|note| Fitted { scenario: s, note });
     }
     let layers = r.arch.layers;
     let fits = |c: &Scenario| buffers(c) <= target;
     let fitted = if r.arch.moe.is_moe() {
-        fit_experts(s, layers, &fits)
+        fit_experts(&s, layers, &fits)
     } else {
-        fit_layers(s, layers, &fits)
+        fit_layers(&s, layers, &fits)
     };
-    let placed = match (fitted.n_gpu_layers, fitted.n_cpu_moe) {
+    let moved = match (fitted.n_gpu_layers, fitted.n_cpu_moe) {
         (Some(ngl), 0) => format!(
             "--fit (on by default) moves layers to system RAM to leave {} MiB free: -ngl {ngl}.",
             FIT_TARGET.0 / MIB
@@ -120,81 +120,49 @@ pub(super) fn choose(
             FIT_TARGET.0 / MIB
         ),
     };
-    let note = match &shrunk {
-        Some((c, most)) => context_note(c, &placed, *most),
-        None => placed,
-    };
     Some(Fitted {
         scenario: fitted,
-        note,
+        note: match placed {
+            Some(context) => format!("{context} {moved}"),
+            None => moved,
+        },
     })
-}
-
-/// What step 2 did to a context left unset.
-enum Shrunk {
-    /// Shrinking the context alone leaves the margin: `--fit` stops there.
-    Fits(Fitted),
-    /// Even `--fit-ctx` leaves no margin: the context is that (down from the trained one), and
-    /// the layers move too.
-    ToMinimum(Scenario, u32),
-    /// The context was given, or no longer than `--fit-ctx`.
-    No,
 }
 
 /// Step 2 on one GPU, as common/fit.cpp computes it: with `-c` left out, the context goes from
 /// the trained one (`n_ctx_max`) towards `--fit-ctx` by linear interpolation of the buffers
-/// measured at both ends, rounded down to 256 cells a stream. `used` is the buffers at the
-/// trained context, `target` what may be used.
+/// measured at both ends, rounded down to 256 cells a stream; if even `--fit-ctx` leaves no
+/// margin, it is that and the layers move too. `used` is the buffers at the trained context,
+/// `target` what may be used. Returns the trained cells it shrank from and whether the shrunk
+/// context alone leaves the margin (`--fit` then stops).
 fn shrink_context(
-    s: &Scenario,
+    s: &mut Scenario,
     r: &Resolved,
     used: f64,
     target: f64,
     buffers: &dyn Fn(&Scenario) -> f64,
-) -> Shrunk {
+) -> Option<(u32, bool)> {
     if !Rules::new(s.llama_cpp_build).fit_shrinks(s.ctx_size) {
-        return Shrunk::No;
+        return None;
     }
     let streams = if s.kv_unified { 1 } else { s.parallel.max(1) };
     let most = llamacpp::context(s, &r.arch).cells;
     let least = FIT_MIN_CTX.saturating_mul(streams);
     if most <= least {
-        return Shrunk::No;
+        return None;
     }
-    let with = |cells: u32| {
-        let mut c = s.clone();
-        c.ctx_size = Some(ContextLength::Tokens(cells));
-        c
-    };
-    let at_least = with(least);
-    let used_least = buffers(&at_least);
+    s.ctx_size = Some(ContextLength::Tokens(least));
+    let used_least = buffers(s);
     if target <= used_least {
-        return Shrunk::ToMinimum(at_least, most);
+        return Some((most, false));
     }
     // llama.cpp's integer arithmetic in bytes: the share of the span the target reaches.
     let span = f64::from(most - least);
     let reach = ((target - used_least) / (used - used_least) * span).floor();
     let cells = least + reach.clamp(0.0, span) as u32;
     let align = 256 * streams;
-    let fitted = with((cells - cells % align).max(least));
-    Shrunk::Fits(Fitted {
-        note: context_note(&fitted, "", most),
-        scenario: fitted,
-    })
-}
-
-/// The note for a context `--fit` shrank from `most` cells, before what it then placed.
-fn context_note(c: &Scenario, placed: &str, most: u32) -> String {
-    let cells = match c.ctx_size {
-        Some(ContextLength::Tokens(n)) => n,
-        _ => most,
-    };
-    format!(
-        "--fit shrinks the context from {most} to {cells} cells to leave {} MiB free. {placed}",
-        FIT_TARGET.0 / MIB
-    )
-    .trim_end()
-    .to_string()
+    s.ctx_size = Some(ContextLength::Tokens((cells - cells % align).max(least)));
+    Some((most, true))
 }
 
 /// The flag of a placement the user gave, which makes `--fit` abort.
