@@ -106,7 +106,20 @@ pub(super) fn choose(
     } else {
         fit_layers(&s, layers, &fits)
     };
-    let moved = match (fitted.n_gpu_layers, fitted.n_cpu_moe) {
+    let moved = placement_note(&fitted);
+    Some(Fitted {
+        scenario: fitted,
+        note: match placed {
+            Some(context) => format!("{context} {moved}"),
+            None => moved,
+        },
+    })
+}
+
+/// What `--fit` placed: the layers it kept on the GPU, and the layers whose routed experts it
+/// keeps in system RAM.
+fn placement_note(fitted: &Scenario) -> String {
+    match (fitted.n_gpu_layers, fitted.n_cpu_moe) {
         (Some(ngl), 0) => format!(
             "--fit (on by default) moves layers to system RAM to leave {} MiB free: -ngl {ngl}.",
             FIT_TARGET.0 / MIB
@@ -119,14 +132,7 @@ pub(super) fn choose(
             "--fit (on by default) keeps {moe} layers' routed experts in system RAM to leave {} MiB free (counted here as --n-cpu-moe {moe}).",
             FIT_TARGET.0 / MIB
         ),
-    };
-    Some(Fitted {
-        scenario: fitted,
-        note: match placed {
-            Some(context) => format!("{context} {moved}"),
-            None => moved,
-        },
-    })
+    }
 }
 
 /// Step 2 on one GPU, as common/fit.cpp computes it: with `-c` left out, the context goes from
