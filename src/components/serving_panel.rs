@@ -1,8 +1,9 @@
 //! The serving panel, for a serving runtime: the answer first (does the runtime start,
 //! and how many requests of max-model-len its KV pool holds, or llama.cpp's slots), then the
-//! cache, system RAM, the settings as the runtime applies them, and the plan: for a pool, the
-//! answers for a number of users and the concurrency-vs-context curve; for llama.cpp, the best
-//! quant and the most GPU layers; last, the command that launches it, with a copy button.
+//! cache, system RAM, the settings as the runtime applies them, and the plan: the answers for a
+//! number of users (requests sharing a pool, or llama.cpp's slots) and the concurrency-vs-context
+//! curve, and for llama.cpp also the best quant and the most GPU layers; last, the command that
+//! launches it, with a copy button.
 
 use crate::chart::{draw_concurrency, CURVE_COLOUR, HERE_COLOUR, USERS_COLOUR};
 use crate::components::chart_panel::{fit_canvas, CanvasWidth};
@@ -11,7 +12,7 @@ use crate::components::legend::LineSwatch;
 use crate::state::PageState;
 use leptos::html::Canvas;
 use leptos::prelude::*;
-use vramfit_engine::estimate::{Serving, Setting};
+use vramfit_engine::estimate::{Requests, Serving, Setting};
 use vramfit_engine::gpu_catalogue;
 use vramfit_engine::scenario::FIELDS;
 use vramfit_engine::serving_plan::{plan_serving, ServingPlan};
@@ -183,35 +184,28 @@ fn answers(p: &ServingPlan, places_layers: bool, quant: String, gpu_name: &str) 
     let number = |v: Option<u32>| v.map(|v| v.to_string()).unwrap_or_default();
     let smallest_id = p.smallest_gpu.clone().unwrap_or_default();
     let fewest_count = number(p.fewest_gpus);
-    if places_layers {
+    // Where the runtime places layers (llama.cpp), its best quant and most GPU layers first.
+    let layers = places_layers.then(|| {
         let best = p.best_quant.clone();
-        let best_id = best.clone().unwrap_or_default();
-        let layers = p
+        let most = p
             .max_gpu_layers
             .map_or_else(|| "none: it does not fit".to_string(), |l| l.to_string());
-        return view! {
-            <dl class="figures plan" data-testid="serving-plan"
-                data-best-quant=best_id
-                data-max-gpu-layers=number(p.max_gpu_layers)
-                data-smallest-gpu=smallest_id data-fewest-gpus=fewest_count>
-                <dt>"Best quant with every layer on the GPU"</dt>
-                <dd data-testid="best-quant">{best.unwrap_or_else(|| "none fits".to_string())}</dd>
-                <dt>"Most GPU layers (-ngl) at "{quant}</dt>
-                <dd data-testid="max-gpu-layers">{layers}</dd>
-                <dt>"Smallest GPU for this configuration"</dt>
-                <dd data-testid="smallest-gpu-serving">{smallest}</dd>
-                <dt>"Fewest GPUs"</dt>
-                <dd data-testid="fewest-gpus">{fewest}</dd>
-            </dl>
+        view! {
+            <dt>"Best quant with every layer on the GPU"</dt>
+            <dd data-testid="best-quant">{best.unwrap_or_else(|| "none fits".to_string())}</dd>
+            <dt>"Most GPU layers (-ngl) at "{quant}</dt>
+            <dd data-testid="max-gpu-layers">{most}</dd>
         }
-        .into_any();
-    }
+    });
     let requests = if n == 1 { "request" } else { "requests" };
     let users = group_thousands(u64::from(n));
     view! {
         <dl class="figures plan" data-testid="serving-plan" data-users=n.to_string()
             data-max-context=number(p.max_context)
+            data-best-quant=places_layers.then(|| p.best_quant.clone().unwrap_or_default())
+            data-max-gpu-layers=places_layers.then(|| number(p.max_gpu_layers))
             data-smallest-gpu=smallest_id data-fewest-gpus=fewest_count>
+            {layers}
             <dt>"Longest context for "{users.clone()}" "{requests}</dt>
             <dd data-testid="max-context">{max_context}</dd>
             <dt>"Smallest GPU for "{users.clone()}" × "{context.clone()}" tokens"</dt>
@@ -257,11 +251,11 @@ pub fn ServingPanel() -> impl IntoView {
     });
     let shown = Memo::new(move |_| serving.with(Option::is_some));
     let runtime = Memo::new(move |_| serving.with(|s| s.as_ref().map(|s| s.runtime)));
-    // llama.cpp serves its `-np` slots, not a pool shared by any number of users.
-    let whole_slots = Memo::new(move |_| {
+    // MLX serves one request at a time: no number of users to ask about, no curve.
+    let one_at_a_time = Memo::new(move |_| {
         runtime
             .get()
-            .is_some_and(|r| r.rules().facts().pool_words.whole_slots)
+            .is_some_and(|r| r.rules().facts().requests == Requests::One)
     });
     let places_layers = Memo::new(move |_| {
         runtime
@@ -275,7 +269,7 @@ pub fn ServingPanel() -> impl IntoView {
         if !shown.get() {
             return previous.cloned().flatten();
         }
-        let users = (!whole_slots.get()).then(|| users.get());
+        let users = (!one_at_a_time.get()).then(|| users.get());
         match state.scenario.with(|s| plan_serving(s, users, None)) {
             Ok(plan) => Some(plan),
             Err(_) => previous.cloned().flatten(),
@@ -294,13 +288,13 @@ pub fn ServingPanel() -> impl IntoView {
                     data-starts=move || serving.with(|s| s.as_ref().map(|s| s.starts.to_string()))>
                     <h2>{title}</h2>
                     <div><Figures serving/></div>
-                    {move || if whole_slots.get() {
+                    {move || if one_at_a_time.get() {
                         view! { <h3>"What fits"</h3> }.into_any()
                     } else {
                         how_many_users(users, users_error).into_any()
                     }}
                     {plan_answers(plan, places_layers)}
-                    {move || (!whole_slots.get()).then(|| concurrency_curve(plan))}
+                    {move || (!one_at_a_time.get()).then(|| concurrency_curve(plan))}
                     <div class="launch">
                         {move || state.estimate.with(|e| e.as_ref().map(launch))}
                     </div>
@@ -397,7 +391,7 @@ fn concurrency_curve(plan: Memo<Option<ServingPlan>>) -> impl IntoView {
     view! {
         <h3>"Concurrency vs context"</h3>
         <canvas id="serving-curve" node_ref=canvas_ref role="img"
-            aria-label="Concurrent requests the KV pool holds at each context length, with this scenario's context marked"></canvas>
+            aria-label="Concurrent requests that fit at each context length, with this scenario's context marked"></canvas>
         <p class="field-error">{move || draw_error.get()}</p>
         <ul class="legend">
             <li><LineSwatch colour=CURVE_COLOUR.css() stroke="3"/>"requests that fit at each context"</li>

@@ -997,9 +997,9 @@ test('a vLLM scenario that will not start shows vLLM\'s own reason', async () =>
   assert.deepEqual(problems, []);
 });
 
-test('llama.cpp shows its slots, the cache and system RAM as the CLI does, and its best quant and GPU layers as vramfit fit does', async () => {
+test('llama.cpp shows its slots, the cache and system RAM as the CLI does, and its best quant, GPU layers and slots for a number of users as vramfit fit does', async () => {
   const expected = cliEstimate(LLAMA_CPP).serving;
-  const fit = cliFit(LLAMA_CPP);
+  const fit = cliFit(LLAMA_CPP, 1);
   const page = await openPage(context, `${base}?${LLAMA_CPP}`, problems);
   await page.waitForSelector('[data-testid=serving][data-runtime="llama.cpp"]');
   const shown = await servingShown(page);
@@ -1015,16 +1015,20 @@ test('llama.cpp shows its slots, the cache and system RAM as the CLI does, and i
   const plan = await page.$eval('[data-testid=serving-plan]', (e) => ({ ...e.dataset }));
   assert.deepEqual(plan, {
     testid: 'serving-plan',
+    users: '1',
+    maxContext: fit.max_context === null ? '' : String(fit.max_context),
     bestQuant: fit.best_quant ?? '',
     maxGpuLayers: fit.max_gpu_layers === null ? '' : String(fit.max_gpu_layers),
     smallestGpu: fit.smallest_gpu ?? '',
     fewestGpus: fit.fewest_gpus === null ? '' : String(fit.fewest_gpus),
   });
-  // Slots are llama.cpp's own setting (-np): no users input, no pool curve.
-  assert.equal(await present(page, '#f-users'), false);
-  assert.equal(await present(page, 'canvas#serving-curve'), false);
+  // Each user is a slot (-np) of the context: four users, as `vramfit fit --users 4` answers.
+  assert.equal(await present(page, 'canvas#serving-curve'), true);
+  await page.fill('#f-users', '4');
+  await page.waitForSelector('[data-testid=serving-plan][data-users="4"]');
+  assert.equal(await page.getAttribute('[data-testid=serving-plan]', 'data-max-context'), String(cliFit(LLAMA_CPP, 4).max_context));
   await page.locator('section.serving').screenshot({ path: path.join(ARTIFACTS, 'serving-llamacpp.png') });
-  // Back to a pool: the users input and the curve return.
+  // A pool: the users input and the curve stay.
   await page.selectOption('#f-runtime', 'vllm');
   await page.waitForSelector('canvas#serving-curve');
   await page.waitForSelector('#f-users');
