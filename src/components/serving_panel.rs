@@ -37,7 +37,7 @@ fn answer(s: &Serving) -> AnyView {
     let name = s.runtime.rules().facts().name;
     let tokens = group_thousands(u64::from(s.context_tokens));
     if s.starts {
-        let text = if s.runtime.rules().facts().pool_words.whole_slots {
+        let text = if !s.runtime.rules().facts().pools_kv() {
             // Slots are whole: `-np`.
             let slots = s.max_concurrency.round();
             let noun = if slots == 1.0 { "slot" } else { "slots" };

@@ -161,7 +161,7 @@ fn speed_curve(s: &Scenario, max: f64) -> Vec<(u32, Speed)> {
 /// The pool's concurrency, where the runtime shares a pool among requests, starts and has a speed.
 fn pool_concurrency(e: &Estimate) -> Option<f64> {
     let s = e.serving.as_ref()?;
-    let shared = !s.runtime.rules().facts().pool_words.whole_slots;
+    let shared = s.runtime.rules().facts().pools_kv();
     (s.starts && shared && e.speed.is_some()).then_some(s.max_concurrency)
 }
 

@@ -480,7 +480,6 @@ const FACTS: Facts = Facts {
     pool_words: PoolWords {
         pool: "KV cache, GPU and system RAM",
         tokens: "KV cells",
-        whole_slots: true,
     },
     launch: Some(&LLAMA_SERVER_LAUNCH),
     logged_figures: &[

@@ -86,7 +86,6 @@ const FACTS: Facts = Facts {
     pool_words: PoolWords {
         pool: "KV cache",
         tokens: "KV cells",
-        whole_slots: true,
     },
     logged_figures: &[LoggedFigure::new("peak", Reads::Total)],
     ..Facts::server("MLX", "MLX")

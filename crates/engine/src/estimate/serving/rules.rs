@@ -67,7 +67,6 @@ impl Facts {
             pool_words: PoolWords {
                 pool: "KV pool per GPU",
                 tokens: "KV tokens",
-                whole_slots: false,
             },
             serving_bench: None,
             launch: None,
@@ -244,8 +243,6 @@ pub struct PoolWords {
     pub pool: &'static str,
     /// Its size in tokens: "KV tokens".
     pub tokens: &'static str,
-    /// Requests run in whole slots (`-np`), not a fractional concurrency.
-    pub whole_slots: bool,
 }
 
 /// A figure a runtime's log prints, by its name in calibration/runtime-logs.csv.
